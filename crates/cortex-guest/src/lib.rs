@@ -1,0 +1,24 @@
+//! The guest agent: serves the workspace catalog's operations over JSON lines.
+//!
+//! The agent reads [`GuestRequest`](cortex_protocol::GuestRequest)s, one per
+//! line, and writes [`GuestResponse`](cortex_protocol::GuestResponse)s. It
+//! handles requests concurrently (a long `bash` does not block a `stop`), so
+//! the harness can multiplex. It starts read-only; only a `capabilities`
+//! request makes it writable or allows `bash`, and a read-only guest refuses
+//! `write_file`, `edit_file` and `bash` itself, whatever the harness asks.
+//!
+//! This crate is process start-up and protocol only; isolation (namespaces,
+//! Landlock, seccomp) is layered around it by the runtime, never mixed in.
+
+mod serve;
+
+pub use serve::{GuestConfig, serve};
+
+/// Entry point of the `cortex-guest` binary (and `cortex guest`): serves
+/// stdin/stdout for the workspace given by `--root PATH` (default: the current
+/// folder). Commands run with the agent's own environment, which its parent
+/// built from an allow-list.
+pub fn main_entry(args: impl IntoIterator<Item = String>) -> std::process::ExitCode {
+    let _ = args;
+    unimplemented!()
+}

@@ -1,0 +1,79 @@
+//! Model providers and their wire formats.
+//!
+//! A provider turns a [`ModelRequest`] (provider-neutral history, system
+//! prompt and tool catalog) into a [`ModelStream`] of [`ModelEvent`]s. The
+//! stream is lazy and owns its connection: dropping it aborts the request,
+//! which is how Stop cancels a model call. Providers retry connection errors,
+//! 429 and 5xx *before* the first event of a response; a stream cut mid-way is
+//! reported as [`ModelError::Stream`] and the turn loop decides (it may retry
+//! the whole round, since no tool of that round has run yet).
+
+mod assemble;
+mod error;
+pub mod openai;
+mod retry;
+pub mod scripted;
+
+pub use assemble::{Assembled, Assembler};
+pub use error::ModelError;
+pub use retry::RetryPolicy;
+
+use cortex_protocol::{Message, ToolSpec};
+use futures::Stream;
+use std::pin::Pin;
+
+/// One request to a model.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelRequest {
+    pub model: String,
+    pub system: String,
+    pub messages: Vec<Message>,
+    pub tools: Vec<ToolSpec>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FinishReason {
+    Stop,
+    ToolCalls,
+    Length,
+    Other(String),
+}
+
+/// What a provider streams back.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ModelEvent {
+    TextDelta(String),
+    /// A tool call begins; `index` identifies it within this response.
+    ToolCallStart {
+        index: usize,
+        id: String,
+        name: String,
+    },
+    ToolCallDelta {
+        index: usize,
+        arguments: String,
+    },
+    ToolCallEnd {
+        index: usize,
+    },
+    Usage {
+        input_tokens: u64,
+        output_tokens: u64,
+    },
+    /// The provider is about to retry after a retryable failure that happened
+    /// before any event of the response.
+    Retry {
+        attempt: u32,
+        delay_ms: u64,
+        reason: String,
+    },
+    Finish(FinishReason),
+}
+
+pub type ModelStream = Pin<Box<dyn Stream<Item = Result<ModelEvent, ModelError>> + Send>>;
+
+pub trait ModelProvider: Send + Sync {
+    /// `provider:model`, for events and logs.
+    fn describe(&self) -> String;
+    fn stream(&self, request: ModelRequest) -> ModelStream;
+}

@@ -1,0 +1,329 @@
+//! Timeline events: the session's ordered, append-only, persisted log.
+//!
+//! Every client (the CLI's human output, `exec --json`, the API's SSE stream)
+//! renders these same events. On the wire an event is one JSON object:
+//! `{"seq":7,"ts":"…","session_id":"…","turn_id":"…","type":"tool.call","payload":{…}}`.
+
+use crate::ids::{CallId, SessionId, TurnId};
+use crate::mode::Mode;
+use crate::tools::Todo;
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::str::FromStr;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Event {
+    /// Per-session, monotonic, starting at 1; assigned by the store.
+    pub seq: u64,
+    /// RFC 3339 timestamp with milliseconds.
+    pub ts: String,
+    pub session_id: SessionId,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub turn_id: Option<TurnId>,
+    #[serde(flatten)]
+    pub kind: EventKind,
+}
+
+/// Now, as the timeline writes timestamps.
+pub fn now_rfc3339() -> String {
+    rfc3339::format(std::time::SystemTime::now())
+}
+
+mod rfc3339 {
+    //! RFC 3339 formatting without a date crate: days-from-civil arithmetic.
+    use std::time::{SystemTime, UNIX_EPOCH};
+
+    pub fn format(t: SystemTime) -> String {
+        let d = t.duration_since(UNIX_EPOCH).unwrap_or_default();
+        let secs = d.as_secs() as i64;
+        let millis = d.subsec_millis();
+        let days = secs.div_euclid(86_400);
+        let rem = secs.rem_euclid(86_400);
+        let (h, m, s) = (rem / 3600, (rem % 3600) / 60, rem % 60);
+        // Howard Hinnant's civil_from_days.
+        let z = days + 719_468;
+        let era = z.div_euclid(146_097);
+        let doe = z.rem_euclid(146_097);
+        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+        let mp = (5 * doy + 2) / 153;
+        let day = doy - (153 * mp + 2) / 5 + 1;
+        let month = if mp < 10 { mp + 3 } else { mp - 9 };
+        let year = yoe + era * 400 + i64::from(month <= 2);
+        format!("{year:04}-{month:02}-{day:02}T{h:02}:{m:02}:{s:02}.{millis:03}Z")
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use std::time::{Duration, UNIX_EPOCH};
+
+        #[test]
+        fn formats_known_instants() {
+            assert_eq!(super::format(UNIX_EPOCH), "1970-01-01T00:00:00.000Z");
+            let t = UNIX_EPOCH + Duration::from_millis(1_796_040_000_123);
+            assert_eq!(super::format(t), "2026-11-30T12:00:00.123Z");
+        }
+    }
+}
+
+/// How a tool call ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolStatus {
+    Ok,
+    /// The tool ran (or its arguments were refused) and failed.
+    Error,
+    /// A gate refused it before anything ran (mode, stop rule, unknown tool).
+    Refused,
+    /// The approval policy or the user denied it.
+    Denied,
+    /// Stop was pressed before it finished.
+    Stopped,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OutputStream {
+    Stdout,
+    Stderr,
+}
+
+/// When a turn stops on its own besides the model finishing. Code has none;
+/// the other presets exist for the Chat and Bot products.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum StopRule {
+    /// No round budget: the model stops or the user presses Stop.
+    #[default]
+    Code,
+    /// At most 8 tool rounds.
+    Chat,
+    /// A 15-minute deadline, or six identical consecutive calls.
+    Bot,
+}
+
+impl StopRule {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StopRule::Code => "code",
+            StopRule::Chat => "chat",
+            StopRule::Bot => "bot",
+        }
+    }
+}
+
+impl fmt::Display for StopRule {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for StopRule {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "code" => Ok(StopRule::Code),
+            "chat" => Ok(StopRule::Chat),
+            "bot" => Ok(StopRule::Bot),
+            other => Err(format!(
+                "unknown stop rule `{other}` (expected code, chat or bot)"
+            )),
+        }
+    }
+}
+
+/// Every event type, named on the wire as in the design (`turn.started`, …).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", content = "payload")]
+pub enum EventKind {
+    #[serde(rename = "session.created")]
+    SessionCreated {
+        repository: String,
+        mode: Mode,
+        model: String,
+        stop_rule: StopRule,
+    },
+    #[serde(rename = "runtime.starting")]
+    RuntimeStarting { provider: String },
+    #[serde(rename = "runtime.attached")]
+    RuntimeAttached {
+        provider: String,
+        /// Start to attached, in milliseconds.
+        ms: f64,
+    },
+    #[serde(rename = "runtime.failed")]
+    RuntimeFailed { error: String },
+    #[serde(rename = "env.preparing")]
+    EnvPreparing { workspace: String },
+    #[serde(rename = "env.ready")]
+    EnvReady { ms: f64 },
+    #[serde(rename = "env.failed")]
+    EnvFailed { error: String },
+    #[serde(rename = "turn.started")]
+    TurnStarted { message: String, mode: Mode },
+    #[serde(rename = "model.request")]
+    ModelRequest {
+        round: u32,
+        model: String,
+        messages: usize,
+        tools: Vec<String>,
+        /// Approximate size of the request's content (system prompt, history
+        /// and tool schemas), in bytes.
+        bytes: usize,
+    },
+    #[serde(rename = "model.retry")]
+    ModelRetry {
+        round: u32,
+        attempt: u32,
+        delay_ms: u64,
+        reason: String,
+    },
+    #[serde(rename = "message.delta")]
+    MessageDelta { text: String },
+    #[serde(rename = "message.done")]
+    MessageDone { text: String },
+    #[serde(rename = "tool.call")]
+    ToolCall {
+        call_id: CallId,
+        name: String,
+        /// The raw argument text the model produced.
+        arguments: String,
+    },
+    #[serde(rename = "tool.refused")]
+    ToolRefused {
+        call_id: CallId,
+        name: String,
+        reason: String,
+    },
+    #[serde(rename = "tool.output.delta")]
+    ToolOutputDelta {
+        call_id: CallId,
+        stream: OutputStream,
+        text: String,
+    },
+    #[serde(rename = "tool.result")]
+    ToolResult {
+        call_id: CallId,
+        name: String,
+        status: ToolStatus,
+        /// What the model is given back.
+        output: String,
+        ms: f64,
+        /// Unified diff of what a write or edit changed.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        diff: Option<String>,
+    },
+    #[serde(rename = "mode.changed")]
+    ModeChanged { from: Mode, to: Mode },
+    #[serde(rename = "plan.proposed")]
+    PlanProposed {
+        version: u32,
+        title: String,
+        markdown: String,
+    },
+    #[serde(rename = "todo.updated")]
+    TodoUpdated { todos: Vec<Todo> },
+    #[serde(rename = "usage")]
+    Usage {
+        input_tokens: u64,
+        output_tokens: u64,
+    },
+    #[serde(rename = "turn.completed")]
+    TurnCompleted { rounds: u32 },
+    #[serde(rename = "turn.stopped")]
+    TurnStopped { reason: String },
+    #[serde(rename = "turn.failed")]
+    TurnFailed { error: String },
+    #[serde(rename = "error")]
+    Error { message: String },
+}
+
+impl EventKind {
+    /// The wire name, e.g. `tool.result`.
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            EventKind::SessionCreated { .. } => "session.created",
+            EventKind::RuntimeStarting { .. } => "runtime.starting",
+            EventKind::RuntimeAttached { .. } => "runtime.attached",
+            EventKind::RuntimeFailed { .. } => "runtime.failed",
+            EventKind::EnvPreparing { .. } => "env.preparing",
+            EventKind::EnvReady { .. } => "env.ready",
+            EventKind::EnvFailed { .. } => "env.failed",
+            EventKind::TurnStarted { .. } => "turn.started",
+            EventKind::ModelRequest { .. } => "model.request",
+            EventKind::ModelRetry { .. } => "model.retry",
+            EventKind::MessageDelta { .. } => "message.delta",
+            EventKind::MessageDone { .. } => "message.done",
+            EventKind::ToolCall { .. } => "tool.call",
+            EventKind::ToolRefused { .. } => "tool.refused",
+            EventKind::ToolOutputDelta { .. } => "tool.output.delta",
+            EventKind::ToolResult { .. } => "tool.result",
+            EventKind::ModeChanged { .. } => "mode.changed",
+            EventKind::PlanProposed { .. } => "plan.proposed",
+            EventKind::TodoUpdated { .. } => "todo.updated",
+            EventKind::Usage { .. } => "usage",
+            EventKind::TurnCompleted { .. } => "turn.completed",
+            EventKind::TurnStopped { .. } => "turn.stopped",
+            EventKind::TurnFailed { .. } => "turn.failed",
+            EventKind::Error { .. } => "error",
+        }
+    }
+
+    /// Whether this event ends a turn.
+    pub fn ends_turn(&self) -> bool {
+        matches!(
+            self,
+            EventKind::TurnCompleted { .. }
+                | EventKind::TurnStopped { .. }
+                | EventKind::TurnFailed { .. }
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wire_shape_has_type_and_payload() {
+        let event = Event {
+            seq: 3,
+            ts: now_rfc3339(),
+            session_id: "s1".into(),
+            turn_id: Some("t1".into()),
+            kind: EventKind::ToolCall {
+                call_id: "c1".into(),
+                name: "read_file".into(),
+                arguments: r#"{"path":"a"}"#.into(),
+            },
+        };
+        let json: serde_json::Value = serde_json::to_value(&event).expect("serialize event");
+        assert_eq!(json["type"], "tool.call");
+        assert_eq!(json["payload"]["name"], "read_file");
+        assert_eq!(json["seq"], 3);
+        let back: Event = serde_json::from_value(json).expect("deserialize event");
+        assert_eq!(back, event);
+        assert_eq!(back.kind.type_name(), "tool.call");
+    }
+
+    #[test]
+    fn type_name_matches_serde_name() {
+        let kinds = [
+            EventKind::TurnCompleted { rounds: 1 },
+            EventKind::Usage {
+                input_tokens: 1,
+                output_tokens: 2,
+            },
+            EventKind::ToolOutputDelta {
+                call_id: "c".into(),
+                stream: OutputStream::Stderr,
+                text: "x".into(),
+            },
+            EventKind::EnvReady { ms: 1.0 },
+        ];
+        for kind in kinds {
+            let json = serde_json::to_value(&kind).expect("serialize kind");
+            assert_eq!(json["type"], kind.type_name());
+        }
+    }
+}

@@ -1,0 +1,123 @@
+//! The guest wire protocol: JSON lines between the harness and the guest
+//! agent, over stdio, a Unix socket or TCP.
+//!
+//! The harness sends [`GuestRequest`]s, each with an id it chooses. The guest
+//! answers each with zero or more `delta` responses (streamed command output)
+//! and exactly one `result`. Requests may be in flight concurrently; responses
+//! carry the id they answer.
+
+use crate::event::OutputStream;
+use crate::mode::ToolName;
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GuestRequest {
+    pub id: u64,
+    #[serde(flatten)]
+    pub op: GuestOp,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case")]
+pub enum GuestOp {
+    /// Set what this guest may do. A read-only guest refuses `write_file`,
+    /// `edit_file` and `bash` itself, whatever the harness asks.
+    Capabilities { writable: bool, bash: bool },
+    /// Run one workspace tool. `args` are the tool's argument object.
+    Tool {
+        name: ToolName,
+        args: serde_json::Value,
+    },
+    /// Kill the process group of every running command (or only the one
+    /// started by request `target`).
+    Stop {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        target: Option<u64>,
+    },
+    /// Liveness check; answered with an ok result.
+    Ping,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GuestResponse {
+    pub id: u64,
+    #[serde(flatten)]
+    pub reply: GuestReply,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum GuestReply {
+    Delta { stream: OutputStream, text: String },
+    Result(ToolOutcome),
+}
+
+/// The final answer to one request.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct ToolOutcome {
+    pub ok: bool,
+    /// What the model reads: file lines, matches, command output, or an error.
+    pub output: String,
+    /// The command was killed by a `stop` request.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub stopped: bool,
+    /// Unified diff of a write or edit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub diff: Option<String>,
+    /// Exit code of a command.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i32>,
+}
+
+impl ToolOutcome {
+    pub fn ok(output: impl Into<String>) -> Self {
+        ToolOutcome {
+            ok: true,
+            output: output.into(),
+            ..Default::default()
+        }
+    }
+
+    pub fn error(output: impl Into<String>) -> Self {
+        ToolOutcome {
+            ok: false,
+            output: output.into(),
+            ..Default::default()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn request_and_reply_lines() {
+        let req = GuestRequest {
+            id: 9,
+            op: GuestOp::Tool {
+                name: ToolName::Bash,
+                args: serde_json::json!({"command": "ls"}),
+            },
+        };
+        let line = serde_json::to_string(&req).expect("serialize");
+        assert_eq!(
+            line,
+            r#"{"id":9,"op":"tool","name":"bash","args":{"command":"ls"}}"#
+        );
+        assert_eq!(
+            serde_json::from_str::<GuestRequest>(&line).expect("parse"),
+            req
+        );
+        let reply = GuestResponse {
+            id: 9,
+            reply: GuestReply::Result(ToolOutcome::ok("hi")),
+        };
+        let line = serde_json::to_string(&reply).expect("serialize");
+        assert_eq!(line, r#"{"id":9,"type":"result","ok":true,"output":"hi"}"#);
+        assert_eq!(
+            serde_json::from_str::<GuestResponse>(&line).expect("parse"),
+            reply
+        );
+    }
+}

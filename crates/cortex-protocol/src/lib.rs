@@ -1,0 +1,28 @@
+//! Plain serde types shared by every Cortex crate and client.
+//!
+//! Everything that crosses a boundary lives here: the timeline events every
+//! client renders, the conversation history the model sees, the tool catalog
+//! and its argument types, and the guest wire protocol. The crate does no I/O
+//! and depends on no other crate of ours, so a web client, an IDE plugin or a
+//! test can speak to Cortex by depending on this crate alone.
+//!
+//! Tool argument schemas are generated from the Rust types (schemars), so the
+//! schema the model is offered and the parser that reads its arguments cannot
+//! drift apart.
+
+mod event;
+mod guest;
+mod ids;
+mod message;
+mod mode;
+mod tools;
+
+pub use event::{Event, EventKind, OutputStream, StopRule, ToolStatus, now_rfc3339};
+pub use guest::{GuestOp, GuestReply, GuestRequest, GuestResponse, ToolOutcome};
+pub use ids::{CallId, SessionId, TurnId};
+pub use message::{Message, Role, ToolCallRequest};
+pub use mode::{Mode, ToolName, UnknownMode, UnknownTool};
+pub use tools::{
+    ArgError, BashArgs, EditFileArgs, GlobArgs, GrepArgs, GrepMode, MAX_ARGUMENT_BYTES, PlanArgs,
+    ReadFileArgs, Todo, TodoReadArgs, TodoStatus, TodoWriteArgs, ToolArgs, ToolSpec, WriteFileArgs,
+};

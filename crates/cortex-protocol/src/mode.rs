@@ -1,0 +1,200 @@
+//! Modes and the tool catalog each one offers.
+//!
+//! The mode decides which tools the model is offered at all. This table is the
+//! single source for that decision: the request builder, the dispatcher's mode
+//! gate and the guest capabilities are all derived from it.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::str::FromStr;
+
+/// What the session is allowed to do. Only the user changes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Mode {
+    /// Read-only: read_file, glob, grep.
+    Ask,
+    /// Ask plus the plan tool; the plan lives in the session, not the repo.
+    Plan,
+    /// Ask plus the spec tool (the spec tool arrives with the Plan/Spec work).
+    Spec,
+    /// The full catalog.
+    #[default]
+    Agent,
+}
+
+impl Mode {
+    pub const ALL: [Mode; 4] = [Mode::Ask, Mode::Plan, Mode::Spec, Mode::Agent];
+
+    /// The tools this mode offers, in the order they are presented to the model.
+    pub fn tools(self) -> &'static [ToolName] {
+        use ToolName::*;
+        match self {
+            Mode::Ask | Mode::Spec => &[ReadFile, Glob, Grep],
+            Mode::Plan => &[ReadFile, Glob, Grep, Plan],
+            Mode::Agent => &[
+                ReadFile, WriteFile, EditFile, Glob, Grep, Bash, TodoRead, TodoWrite,
+            ],
+        }
+    }
+
+    pub fn offers(self, tool: ToolName) -> bool {
+        self.tools().contains(&tool)
+    }
+
+    /// Whether any tool of this mode may change the workspace. The guest is
+    /// told this, so a read-only mode is enforced a second time below the
+    /// harness.
+    pub fn may_mutate_workspace(self) -> bool {
+        self.tools().iter().any(|t| t.mutates_workspace())
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mode::Ask => "ask",
+            Mode::Plan => "plan",
+            Mode::Spec => "spec",
+            Mode::Agent => "agent",
+        }
+    }
+}
+
+impl fmt::Display for Mode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown mode `{0}` (expected ask, plan, spec or agent)")]
+pub struct UnknownMode(pub String);
+
+impl FromStr for Mode {
+    type Err = UnknownMode;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Mode::ALL
+            .into_iter()
+            .find(|m| m.as_str().eq_ignore_ascii_case(s))
+            .ok_or_else(|| UnknownMode(s.to_owned()))
+    }
+}
+
+/// Every tool Cortex knows. A name the model invents is not a `ToolName`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolName {
+    ReadFile,
+    WriteFile,
+    EditFile,
+    Glob,
+    Grep,
+    Bash,
+    TodoRead,
+    TodoWrite,
+    Plan,
+}
+
+impl ToolName {
+    pub const ALL: [ToolName; 9] = [
+        ToolName::ReadFile,
+        ToolName::WriteFile,
+        ToolName::EditFile,
+        ToolName::Glob,
+        ToolName::Grep,
+        ToolName::Bash,
+        ToolName::TodoRead,
+        ToolName::TodoWrite,
+        ToolName::Plan,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ToolName::ReadFile => "read_file",
+            ToolName::WriteFile => "write_file",
+            ToolName::EditFile => "edit_file",
+            ToolName::Glob => "glob",
+            ToolName::Grep => "grep",
+            ToolName::Bash => "bash",
+            ToolName::TodoRead => "todo_read",
+            ToolName::TodoWrite => "todo_write",
+            ToolName::Plan => "plan",
+        }
+    }
+
+    /// Tools that can change the workspace (and so need a writable guest).
+    pub fn mutates_workspace(self) -> bool {
+        matches!(
+            self,
+            ToolName::WriteFile | ToolName::EditFile | ToolName::Bash
+        )
+    }
+
+    /// Tools with no side effect at all; calls to these within one round may
+    /// run concurrently. Everything else runs in the order the model asked.
+    pub fn is_read_only(self) -> bool {
+        matches!(
+            self,
+            ToolName::ReadFile | ToolName::Glob | ToolName::Grep | ToolName::TodoRead
+        )
+    }
+
+    /// Tools executed by the guest; the others act on session state held by
+    /// the harness (the todo list, the plan).
+    pub fn runs_in_guest(self) -> bool {
+        matches!(
+            self,
+            ToolName::ReadFile
+                | ToolName::WriteFile
+                | ToolName::EditFile
+                | ToolName::Glob
+                | ToolName::Grep
+                | ToolName::Bash
+        )
+    }
+}
+
+impl fmt::Display for ToolName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown tool `{0}`")]
+pub struct UnknownTool(pub String);
+
+impl FromStr for ToolName {
+    type Err = UnknownTool;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        ToolName::ALL
+            .into_iter()
+            .find(|t| t.as_str() == s)
+            .ok_or_else(|| UnknownTool(s.to_owned()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn read_only_modes_offer_no_mutating_tool() {
+        for mode in [Mode::Ask, Mode::Plan, Mode::Spec] {
+            assert!(!mode.may_mutate_workspace(), "{mode}");
+            assert!(!mode.offers(ToolName::Bash));
+        }
+        assert!(Mode::Agent.may_mutate_workspace());
+        assert!(!Mode::Agent.offers(ToolName::Plan));
+    }
+
+    #[test]
+    fn names_round_trip() {
+        for t in ToolName::ALL {
+            assert_eq!(t.as_str().parse::<ToolName>(), Ok(t));
+            let json = serde_json::to_string(&t).expect("serialize");
+            assert_eq!(json, format!("\"{}\"", t.as_str()));
+        }
+        assert!("list_files".parse::<ToolName>().is_err());
+        assert_eq!("PLAN".parse::<Mode>(), Ok(Mode::Plan));
+    }
+}

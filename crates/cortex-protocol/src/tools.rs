@@ -1,0 +1,354 @@
+//! Tool argument types, their generated JSON Schemas, and the parser that
+//! turns a model's raw argument text into typed arguments.
+//!
+//! A malformed call is never a crash: `ToolArgs::parse` returns an
+//! [`ArgError`] whose message is written for the model to read and correct.
+
+use crate::mode::ToolName;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// Raw argument text larger than this is refused before parsing. Large enough
+/// for any sane `write_file`, small enough that a runaway model cannot make the
+/// harness hold gigabytes.
+pub const MAX_ARGUMENT_BYTES: usize = 1024 * 1024;
+
+/// What the model is offered for one tool.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolSpec {
+    pub name: String,
+    pub description: String,
+    /// JSON Schema of the arguments object.
+    pub parameters: serde_json::Value,
+}
+
+/// Read a text file of the workspace as numbered lines.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReadFileArgs {
+    /// Path relative to the workspace root.
+    pub path: String,
+    /// First line to return, 1-based (default 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offset: Option<u64>,
+    /// How many lines to return (default 2000).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<u64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WriteFileArgs {
+    /// Path relative to the workspace root; parent folders are created.
+    pub path: String,
+    /// The whole new content of the file.
+    pub content: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EditFileArgs {
+    /// Path relative to the workspace root.
+    pub path: String,
+    /// Exact text to replace; must occur once unless replace_all is true.
+    pub old_string: String,
+    /// Replacement text.
+    pub new_string: String,
+    /// Replace every occurrence instead of exactly one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replace_all: Option<bool>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GlobArgs {
+    /// Glob such as `**/*.rs` or `src/*.toml`.
+    pub pattern: String,
+    /// Folder to search in, relative to the workspace root (default: the root).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum GrepMode {
+    /// Paths of matching files.
+    #[default]
+    Files,
+    /// Matching lines with line numbers.
+    Content,
+    /// Number of matching lines per file.
+    Count,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GrepArgs {
+    /// Regular expression (Rust regex syntax, as ripgrep).
+    pub pattern: String,
+    /// File or folder to search, relative to the workspace root (default: the root).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// Only search files whose path matches this glob, e.g. `*.rs`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub glob: Option<String>,
+    /// files (default), content or count.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<GrepMode>,
+    /// Lines of context around each match (content mode).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context: Option<u32>,
+    /// Match case-insensitively.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ignore_case: Option<bool>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BashArgs {
+    /// Shell command, run with `bash -c` in the workspace root.
+    pub command: String,
+    /// Timeout in milliseconds (default 120000, at most 600000).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_ms: Option<u64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema, Default)]
+#[serde(deny_unknown_fields)]
+pub struct TodoReadArgs {}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum TodoStatus {
+    Pending,
+    InProgress,
+    Completed,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Todo {
+    pub content: String,
+    pub status: TodoStatus,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TodoWriteArgs {
+    /// The whole list; it replaces the previous one.
+    pub todos: Vec<Todo>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PlanArgs {
+    /// Short title of the plan.
+    pub title: String,
+    /// The plan in Markdown; must contain a ```mermaid block declaring a diagram type.
+    pub markdown: String,
+}
+
+/// Typed arguments of one call.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "tool", content = "args", rename_all = "snake_case")]
+pub enum ToolArgs {
+    ReadFile(ReadFileArgs),
+    WriteFile(WriteFileArgs),
+    EditFile(EditFileArgs),
+    Glob(GlobArgs),
+    Grep(GrepArgs),
+    Bash(BashArgs),
+    TodoRead(TodoReadArgs),
+    TodoWrite(TodoWriteArgs),
+    Plan(PlanArgs),
+}
+
+/// Why a call's arguments were refused; the message is for the model.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ArgError {
+    #[error("arguments are {size} bytes; the limit is {limit} bytes")]
+    TooLarge { size: usize, limit: usize },
+    #[error("invalid arguments for {tool}: {reason}. Expected an object matching: {schema}")]
+    Invalid {
+        tool: ToolName,
+        reason: String,
+        schema: String,
+    },
+}
+
+impl ToolArgs {
+    /// Parse the raw argument text the model produced for `tool`. Empty text
+    /// means "no arguments" (`{}`), which some providers send for tools that
+    /// take none.
+    pub fn parse(tool: ToolName, raw: &str) -> Result<ToolArgs, ArgError> {
+        if raw.len() > MAX_ARGUMENT_BYTES {
+            return Err(ArgError::TooLarge {
+                size: raw.len(),
+                limit: MAX_ARGUMENT_BYTES,
+            });
+        }
+        let raw = if raw.trim().is_empty() { "{}" } else { raw };
+        let invalid = |e: serde_json::Error| ArgError::Invalid {
+            tool,
+            reason: e.to_string(),
+            schema: tool.spec().parameters.to_string(),
+        };
+        fn de<T: serde::de::DeserializeOwned>(raw: &str) -> Result<T, serde_json::Error> {
+            serde_json::from_str(raw)
+        }
+        Ok(match tool {
+            ToolName::ReadFile => ToolArgs::ReadFile(de(raw).map_err(invalid)?),
+            ToolName::WriteFile => ToolArgs::WriteFile(de(raw).map_err(invalid)?),
+            ToolName::EditFile => ToolArgs::EditFile(de(raw).map_err(invalid)?),
+            ToolName::Glob => ToolArgs::Glob(de(raw).map_err(invalid)?),
+            ToolName::Grep => ToolArgs::Grep(de(raw).map_err(invalid)?),
+            ToolName::Bash => ToolArgs::Bash(de(raw).map_err(invalid)?),
+            ToolName::TodoRead => ToolArgs::TodoRead(de(raw).map_err(invalid)?),
+            ToolName::TodoWrite => ToolArgs::TodoWrite(de(raw).map_err(invalid)?),
+            ToolName::Plan => ToolArgs::Plan(de(raw).map_err(invalid)?),
+        })
+    }
+
+    pub fn tool(&self) -> ToolName {
+        match self {
+            ToolArgs::ReadFile(_) => ToolName::ReadFile,
+            ToolArgs::WriteFile(_) => ToolName::WriteFile,
+            ToolArgs::EditFile(_) => ToolName::EditFile,
+            ToolArgs::Glob(_) => ToolName::Glob,
+            ToolArgs::Grep(_) => ToolName::Grep,
+            ToolArgs::Bash(_) => ToolName::Bash,
+            ToolArgs::TodoRead(_) => ToolName::TodoRead,
+            ToolArgs::TodoWrite(_) => ToolName::TodoWrite,
+            ToolArgs::Plan(_) => ToolName::Plan,
+        }
+    }
+}
+
+fn schema_of<T: JsonSchema>() -> serde_json::Value {
+    let generator = schemars::generate::SchemaSettings::draft07()
+        .with(|s| s.inline_subschemas = true)
+        .into_generator();
+    let mut value = generator.into_root_schema_for::<T>().to_value();
+    if let Some(obj) = value.as_object_mut() {
+        // Metadata the model does not need: every byte of a schema is sent on
+        // every request.
+        obj.remove("$schema");
+        obj.remove("title");
+        obj.remove("description");
+    }
+    value
+}
+
+impl ToolName {
+    /// The description and generated schema offered to the model.
+    pub fn spec(self) -> ToolSpec {
+        let (description, parameters) = match self {
+            ToolName::ReadFile => (
+                "Read a text file. Returns numbered lines (default first 2000). Use offset/limit for long files.",
+                schema_of::<ReadFileArgs>(),
+            ),
+            ToolName::WriteFile => (
+                "Create or overwrite a file with the given content.",
+                schema_of::<WriteFileArgs>(),
+            ),
+            ToolName::EditFile => (
+                "Replace an exact string in a file. old_string must match exactly once (include surrounding lines to make it unique) unless replace_all is true.",
+                schema_of::<EditFileArgs>(),
+            ),
+            ToolName::Glob => (
+                "Find files by glob pattern, newest first. Respects .gitignore.",
+                schema_of::<GlobArgs>(),
+            ),
+            ToolName::Grep => (
+                "Search file contents with a regular expression (ripgrep). Respects .gitignore.",
+                schema_of::<GrepArgs>(),
+            ),
+            ToolName::Bash => (
+                "Run a shell command in the workspace (build, test, git). Returns output and exit code.",
+                schema_of::<BashArgs>(),
+            ),
+            ToolName::TodoRead => ("Read the current task list.", schema_of::<TodoReadArgs>()),
+            ToolName::TodoWrite => (
+                "Replace the task list. Use it for multi-step work; keep one item in_progress.",
+                schema_of::<TodoWriteArgs>(),
+            ),
+            ToolName::Plan => (
+                "Propose the plan: Markdown with numbered steps and a ```mermaid diagram (e.g. flowchart TD).",
+                schema_of::<PlanArgs>(),
+            ),
+        };
+        ToolSpec {
+            name: self.as_str().to_owned(),
+            description: description.to_owned(),
+            parameters,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn schemas_are_objects_with_required_fields() {
+        for tool in ToolName::ALL {
+            let spec = tool.spec();
+            assert_eq!(spec.parameters["type"], "object", "{tool}");
+            assert!(spec.parameters.get("$schema").is_none());
+        }
+        let read = ToolName::ReadFile.spec().parameters;
+        assert_eq!(read["required"], serde_json::json!(["path"]));
+        let grep = ToolName::Grep.spec().parameters.to_string();
+        assert!(grep.contains("content"), "enum inlined: {grep}");
+        assert!(!grep.contains("$ref"), "no refs: {grep}");
+    }
+
+    #[test]
+    fn parse_accepts_valid_and_explains_invalid() {
+        let ok = ToolArgs::parse(ToolName::ReadFile, r#"{"path":"a.rs","limit":5}"#);
+        assert_eq!(
+            ok,
+            Ok(ToolArgs::ReadFile(ReadFileArgs {
+                path: "a.rs".into(),
+                offset: None,
+                limit: Some(5)
+            }))
+        );
+        assert_eq!(
+            ToolArgs::parse(ToolName::TodoRead, ""),
+            Ok(ToolArgs::TodoRead(TodoReadArgs {}))
+        );
+        for bad in [
+            "{not json",
+            r#"{"path": 3}"#,
+            r#"{}"#,
+            r#"{"path":"a","extra":1}"#,
+        ] {
+            let err = ToolArgs::parse(ToolName::ReadFile, bad).expect_err(bad);
+            assert!(err.to_string().contains("read_file"), "{err}");
+        }
+        let huge = format!(
+            r#"{{"path":"a","content":"{}"}}"#,
+            "x".repeat(MAX_ARGUMENT_BYTES)
+        );
+        assert!(matches!(
+            ToolArgs::parse(ToolName::WriteFile, &huge),
+            Err(ArgError::TooLarge { .. })
+        ));
+    }
+
+    #[test]
+    fn catalog_bytes_stay_small() {
+        let bytes: usize = ToolName::ALL
+            .iter()
+            .map(|t| {
+                serde_json::to_string(&t.spec())
+                    .map(|s| s.len())
+                    .unwrap_or(0)
+            })
+            .sum();
+        // The whole catalog must stay a small fraction of the peers' 30-50 KB
+        // requests.
+        assert!(bytes < 6000, "catalog is {bytes} bytes");
+    }
+}

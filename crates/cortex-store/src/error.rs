@@ -1,0 +1,11 @@
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("database error: {0}")]
+    Sqlite(#[from] rusqlite::Error),
+    #[error("stored data is corrupt: {0}")]
+    Corrupt(String),
+    #[error("no session `{0}`")]
+    NoSession(String),
+    #[error("cannot open the store at {path}: {reason}")]
+    Open { path: String, reason: String },
+}

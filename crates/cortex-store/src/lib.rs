@@ -1,0 +1,72 @@
+//! Persistence of sessions, turns and the timeline.
+//!
+//! The timeline is append-only. [`Store::append`] assigns the event's
+//! per-session `seq` and timestamp and commits it in one transaction; callers
+//! show an event to clients only after `append` returned it. Turn status is
+//! derived from the events themselves (`turn.started` opens a turn, a
+//! `turn.completed|stopped|failed` closes it), so there is one write path.
+
+mod error;
+mod sqlite;
+
+pub use error::StoreError;
+pub use sqlite::SqliteStore;
+
+use cortex_protocol::{Event, EventKind, Mode, SessionId, StopRule, TurnId};
+
+/// A session as listed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SessionRecord {
+    pub id: SessionId,
+    pub repository: String,
+    pub mode: Mode,
+    /// `provider:name`.
+    pub model: String,
+    pub stop_rule: StopRule,
+    pub created_at: String,
+    /// Seq of the newest event (0 when none).
+    pub last_seq: u64,
+    /// First user message, for listings.
+    pub title: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TurnStatus {
+    Running,
+    Completed,
+    Stopped,
+    Failed,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct TurnRecord {
+    pub id: TurnId,
+    pub session_id: SessionId,
+    pub status: TurnStatus,
+    pub started_at: String,
+    pub ended_at: Option<String>,
+}
+
+#[async_trait::async_trait]
+pub trait Store: Send + Sync {
+    /// Insert a session (without events; the caller appends `session.created`).
+    async fn create_session(&self, session: &SessionRecord) -> Result<(), StoreError>;
+    async fn get_session(&self, id: &SessionId) -> Result<Option<SessionRecord>, StoreError>;
+    /// Newest first.
+    async fn list_sessions(&self) -> Result<Vec<SessionRecord>, StoreError>;
+    async fn set_mode(&self, id: &SessionId, mode: Mode) -> Result<(), StoreError>;
+
+    /// Persist one event: assign seq (last + 1) and timestamp, update the turn
+    /// table when the event opens or closes a turn, commit, return the event.
+    async fn append(
+        &self,
+        session: &SessionId,
+        turn: Option<&TurnId>,
+        kind: EventKind,
+    ) -> Result<Event, StoreError>;
+    /// Events with `seq > after`, in order.
+    async fn events(&self, session: &SessionId, after: u64) -> Result<Vec<Event>, StoreError>;
+    async fn turns(&self, session: &SessionId) -> Result<Vec<TurnRecord>, StoreError>;
+    /// Turns still `running` (a process died mid-turn), across all sessions.
+    async fn running_turns(&self) -> Result<Vec<TurnRecord>, StoreError>;
+}

@@ -1,0 +1,18 @@
+use std::path::PathBuf;
+
+/// A tool failure; `Display` is the message the model reads.
+#[derive(Debug, thiserror::Error)]
+pub enum ToolError {
+    #[error("path `{path}` is outside the workspace")]
+    Escape { path: String },
+    #[error("`{path}` does not exist")]
+    NotFound { path: String },
+    #[error("{0}")]
+    Invalid(String),
+    #[error("I/O error on `{path}`: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}

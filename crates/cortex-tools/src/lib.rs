@@ -1,0 +1,23 @@
+//! The workspace catalog over a filesystem root.
+//!
+//! Pure tool semantics, used inside the guest: this crate knows nothing of
+//! sessions, models, sandboxes or the wire. Every path a tool touches goes
+//! through [`Workspace::resolve`], which confines it to the root after
+//! resolving `..` and symlinks. Every result is capped ([`cap_middle`]).
+
+pub mod bash;
+mod cap;
+mod edit;
+mod error;
+mod plan;
+mod read;
+mod search;
+mod todo;
+mod workspace;
+
+pub use bash::{BashOutcome, run_bash};
+pub use cap::{MAX_OUTPUT_BYTES, cap_middle};
+pub use error::ToolError;
+pub use plan::validate_plan;
+pub use todo::render_todos;
+pub use workspace::{Workspace, Written};
