@@ -1,14 +1,38 @@
-pub fn add(left: u64, right: u64) -> u64 {
-    left + right
-}
+//! Sessions and the Code turn loop.
+//!
+//! A [`Session`] owns a repository, a mode, a model, a guest and a timeline.
+//! [`Session::run_turn`] is the tool loop of the design (§4): attach the guest
+//! if needed, then request → stream → dispatch each call through the gates →
+//! feed results back, until the model answers without a tool call, the user
+//! stops the turn, or the session's stop rule ends it.
+//!
+//! Invariants:
+//! - Every event goes through [`Timeline::emit`], which persists it before any
+//!   subscriber sees it.
+//! - A call is answered exactly once, and a call id is never executed twice.
+//! - A tool the mode withholds is refused before anything runs.
+//!
+//! This crate never depends on the server or the CLI.
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+mod attach;
+mod dispatch;
+mod error;
+mod history;
+mod prompt;
+mod session;
+mod session_tools;
+mod stop_rule;
+mod timeline;
+mod turn;
 
-    #[test]
-    fn it_works() {
-        let result = add(2, 2);
-        assert_eq!(result, 4);
-    }
+pub use error::CoreError;
+pub use history::Rebuilt;
+pub use prompt::system_prompt;
+pub use session::{Session, SessionConfig, TurnOutcome};
+pub use stop_rule::StopRuleState;
+pub use timeline::Timeline;
+
+/// A new unique id, time-ordered so listings sort naturally.
+pub(crate) fn new_id() -> String {
+    uuid::Uuid::now_v7().simple().to_string()
 }

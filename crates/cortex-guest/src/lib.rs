@@ -10,15 +10,17 @@
 //! This crate is process start-up and protocol only; isolation (namespaces,
 //! Landlock, seccomp) is layered around it by the runtime, never mixed in.
 
+mod cli;
+pub mod lines;
 mod serve;
+mod tool;
 
-pub use serve::{GuestConfig, serve};
+pub use serve::{GuestConfig, MAX_REQUEST_BYTES, serve};
 
 /// Entry point of the `cortex-guest` binary (and `cortex guest`): serves
 /// stdin/stdout for the workspace given by `--root PATH` (default: the current
 /// folder). Commands run with the agent's own environment, which its parent
 /// built from an allow-list.
 pub fn main_entry(args: impl IntoIterator<Item = String>) -> std::process::ExitCode {
-    let _ = args;
-    unimplemented!()
+    cli::main_entry(args)
 }

@@ -1,5 +1,28 @@
+//! The request loop: read requests, answer the quick ones inline, run tools on
+//! tasks, write every response through one writer task.
+
+use crate::lines::{Line, read_bounded_line};
+use crate::tool::{self, Capabilities};
+use cortex_protocol::{
+    GuestOp, GuestReply, GuestRequest, GuestResponse, MAX_ARGUMENT_BYTES, ToolOutcome,
+};
+use std::collections::HashMap;
 use std::path::PathBuf;
-use tokio::io::{AsyncRead, AsyncWrite};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
+use tokio::sync::mpsc;
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
+
+/// A request line longer than this is refused unread. A tool's arguments may
+/// be up to [`MAX_ARGUMENT_BYTES`]; the envelope and JSON escaping need room.
+pub const MAX_REQUEST_BYTES: usize = 2 * MAX_ARGUMENT_BYTES + 64 * 1024;
+
+/// How long running commands get to end after the connection closed.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
+/// How long the last responses get to be written after that.
+const FLUSH_GRACE: Duration = Duration::from_secs(5);
 
 #[derive(Debug, Clone)]
 pub struct GuestConfig {
@@ -9,6 +32,71 @@ pub struct GuestConfig {
     pub bash_env: Vec<(String, String)>,
 }
 
+/// Where responses go; every task holds a clone.
+pub(crate) type Responses = mpsc::UnboundedSender<GuestResponse>;
+
+pub(crate) fn respond(tx: &Responses, id: u64, outcome: ToolOutcome) {
+    // The receiver only goes away when the writer failed; serve is ending then.
+    let _ = tx.send(GuestResponse {
+        id,
+        reply: GuestReply::Result(outcome),
+    });
+}
+
+/// The cancellation tokens of running commands, keyed by a private sequence
+/// number (request ids are the harness's and might repeat).
+#[derive(Default)]
+pub(crate) struct Running {
+    next: u64,
+    commands: HashMap<u64, (u64, CancellationToken)>,
+}
+
+impl Running {
+    fn register(&mut self, id: u64) -> (u64, CancellationToken) {
+        self.next += 1;
+        let token = CancellationToken::new();
+        self.commands.insert(self.next, (id, token.clone()));
+        (self.next, token)
+    }
+
+    /// Cancel every command (or only request `target`'s); how many.
+    fn cancel(&mut self, target: Option<u64>) -> usize {
+        let mut count = 0;
+        for (id, token) in self.commands.values() {
+            if target.is_none_or(|t| t == *id) {
+                token.cancel();
+                count += 1;
+            }
+        }
+        count
+    }
+}
+
+pub(crate) struct State {
+    pub(crate) config: GuestConfig,
+    caps: Mutex<Capabilities>,
+    running: Mutex<Running>,
+}
+
+impl State {
+    fn caps(&self) -> Capabilities {
+        *self.caps.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn set_caps(&self, caps: Capabilities) {
+        *self.caps.lock().unwrap_or_else(PoisonError::into_inner) = caps;
+    }
+
+    fn running(&self) -> std::sync::MutexGuard<'_, Running> {
+        self.running.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// A command ended: forget its token.
+    pub(crate) fn finished(&self, seq: u64) {
+        self.running().commands.remove(&seq);
+    }
+}
+
 /// Serve requests from `reader` until it closes; then kill whatever still
 /// runs and return.
 pub async fn serve<R, W>(reader: R, writer: W, config: GuestConfig) -> std::io::Result<()>
@@ -16,6 +104,163 @@ where
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
 {
-    let _ = (reader, writer, config);
-    unimplemented!()
+    let (tx, rx) = mpsc::unbounded_channel();
+    let writer_failed = CancellationToken::new();
+    let writer_task = tokio::spawn(write_responses(writer, rx, writer_failed.clone()));
+    let state = Arc::new(State {
+        config,
+        caps: Mutex::new(Capabilities::default()),
+        running: Mutex::new(Running::default()),
+    });
+    let mut tasks = JoinSet::new();
+    let mut reader = BufReader::new(reader);
+
+    let read_result = loop {
+        let line = tokio::select! {
+            line = read_bounded_line(&mut reader, MAX_REQUEST_BYTES) => line,
+            _ = writer_failed.cancelled() => break Ok(()),
+        };
+        while tasks.try_join_next().is_some() {}
+        match line {
+            Err(e) => {
+                tracing::warn!("reading requests failed: {e}");
+                break Err(e);
+            }
+            Ok(Line::Eof) => break Ok(()),
+            Ok(Line::TooLong(size)) => respond(
+                &tx,
+                0,
+                ToolOutcome::error(format!(
+                    "malformed request: the line is {size} bytes; the limit is {MAX_REQUEST_BYTES}"
+                )),
+            ),
+            Ok(Line::Text(bytes)) => {
+                if !bytes.trim_ascii().is_empty() {
+                    dispatch(&state, &tx, &mut tasks, &bytes);
+                }
+            }
+        }
+    };
+
+    // The harness is gone (or we failed): kill what runs, let it report, flush.
+    let cancelled = state.running().cancel(None);
+    if cancelled > 0 {
+        tracing::debug!("connection closed: stopping {cancelled} running command(s)");
+    }
+    if tokio::time::timeout(SHUTDOWN_GRACE, async {
+        while tasks.join_next().await.is_some() {}
+    })
+    .await
+    .is_err()
+    {
+        tracing::warn!("running requests did not end in time; abandoning them");
+        tasks.shutdown().await;
+    }
+    drop(tx);
+    let write_result = match tokio::time::timeout(FLUSH_GRACE, writer_task).await {
+        Ok(Ok(result)) => result,
+        Ok(Err(join)) => Err(std::io::Error::other(format!(
+            "response writer failed: {join}"
+        ))),
+        Err(_) => Err(std::io::Error::new(
+            std::io::ErrorKind::TimedOut,
+            "the last responses could not be written in time",
+        )),
+    };
+    read_result.and(write_result)
+}
+
+/// Handle one request line: answer protocol ops inline (so they are applied
+/// in order), start tools on tasks.
+fn dispatch(state: &Arc<State>, tx: &Responses, tasks: &mut JoinSet<()>, line: &[u8]) {
+    let request: GuestRequest = match serde_json::from_slice(line) {
+        Ok(request) => request,
+        Err(e) => {
+            let id = request_id(line).unwrap_or(0);
+            tracing::debug!(id, "malformed request: {e}");
+            respond(
+                tx,
+                id,
+                ToolOutcome::error(format!("malformed request: {e}")),
+            );
+            return;
+        }
+    };
+    let id = request.id;
+    match request.op {
+        GuestOp::Ping => respond(tx, id, ToolOutcome::ok("pong")),
+        GuestOp::Capabilities { writable, bash } => {
+            state.set_caps(Capabilities { writable, bash });
+            tracing::debug!(writable, bash, "capabilities set");
+            respond(
+                tx,
+                id,
+                ToolOutcome::ok(format!("capabilities: writable={writable}, bash={bash}")),
+            );
+        }
+        GuestOp::Stop { target } => {
+            let count = state.running().cancel(target);
+            respond(
+                tx,
+                id,
+                ToolOutcome::ok(format!("stop signalled to {count} running command(s)")),
+            );
+        }
+        GuestOp::Tool { name, args } => {
+            let args = match tool::admit(state.caps(), name, &args) {
+                Ok(args) => args,
+                Err(refusal) => {
+                    respond(tx, id, ToolOutcome::error(refusal));
+                    return;
+                }
+            };
+            // Registered before the task starts, so a `stop` on the next line
+            // already reaches this command.
+            let command = tool::needs_token(&args).then(|| state.running().register(id));
+            let state = Arc::clone(state);
+            let tx = tx.clone();
+            tasks.spawn(async move {
+                let outcome =
+                    tool::run_supervised(Arc::clone(&state), id, args, command, tx.clone()).await;
+                respond(&tx, id, outcome);
+            });
+        }
+    }
+}
+
+/// The `id` of a request that did not parse, when it has a readable one.
+fn request_id(line: &[u8]) -> Option<u64> {
+    let value: serde_json::Value = serde_json::from_slice(line).ok()?;
+    value.get("id")?.as_u64()
+}
+
+/// The one place responses are written, so lines never interleave.
+async fn write_responses<W>(
+    writer: W,
+    mut rx: mpsc::UnboundedReceiver<GuestResponse>,
+    failed: CancellationToken,
+) -> std::io::Result<()>
+where
+    W: AsyncWrite + Unpin,
+{
+    let mut writer = BufWriter::new(writer);
+    let result = async {
+        while let Some(response) = rx.recv().await {
+            let mut line = serde_json::to_vec(&response).map_err(std::io::Error::other)?;
+            line.push(b'\n');
+            writer.write_all(&line).await?;
+            // Batch what is already queued, then flush.
+            if rx.is_empty() {
+                writer.flush().await?;
+            }
+        }
+        writer.flush().await?;
+        writer.shutdown().await
+    }
+    .await;
+    if let Err(e) = &result {
+        tracing::warn!("writing responses failed: {e}");
+        failed.cancel();
+    }
+    result
 }

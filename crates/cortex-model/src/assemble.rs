@@ -1,7 +1,8 @@
 //! Folding a stream of [`ModelEvent`]s into one response.
 
 use crate::{FinishReason, ModelEvent};
-use cortex_protocol::ToolCallRequest;
+use cortex_protocol::{CallId, ToolCallRequest};
+use std::collections::HashSet;
 
 /// A whole response, assembled.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -16,18 +17,209 @@ pub struct Assembled {
 
 /// Feed events in order; `finish` yields the response. Calls without an id
 /// get one minted (`call_<index>`), so every call can be answered.
+///
+/// Every call id of the assembled response is unique: a minted id that
+/// collides, or an id the model repeated, gets a `_<n>` suffix.
+///
+/// Usage: each field takes the last non-zero value reported, so providers
+/// that report cumulative usage once, or input and output separately, both
+/// come out right.
 #[derive(Debug, Default)]
 pub struct Assembler {
     inner: Assembled,
+    /// The provider's index of each entry of `inner.tool_calls`.
+    indices: Vec<usize>,
 }
 
 impl Assembler {
     pub fn push(&mut self, event: &ModelEvent) {
-        let _ = event;
-        unimplemented!()
+        match event {
+            ModelEvent::TextDelta(text) => self.inner.text.push_str(text),
+            ModelEvent::ToolCallStart { index, id, name } => {
+                let call = self.call_mut(*index);
+                if call.id.0.is_empty() {
+                    call.id = CallId(id.clone());
+                }
+                if call.name.is_empty() {
+                    call.name = name.clone();
+                }
+            }
+            ModelEvent::ToolCallDelta { index, arguments } => {
+                self.call_mut(*index).arguments.push_str(arguments);
+            }
+            ModelEvent::ToolCallEnd { .. } | ModelEvent::Retry { .. } => {}
+            ModelEvent::Usage {
+                input_tokens,
+                output_tokens,
+            } => {
+                if *input_tokens > 0 {
+                    self.inner.input_tokens = *input_tokens;
+                }
+                if *output_tokens > 0 {
+                    self.inner.output_tokens = *output_tokens;
+                }
+            }
+            ModelEvent::Finish(reason) => self.inner.finish = Some(reason.clone()),
+        }
     }
 
-    pub fn finish(self) -> Assembled {
+    pub fn finish(mut self) -> Assembled {
+        let given: HashSet<String> = self
+            .inner
+            .tool_calls
+            .iter()
+            .map(|c| c.id.0.clone())
+            .filter(|id| !id.is_empty())
+            .collect();
+        let mut used = HashSet::new();
+        for (call, index) in self.inner.tool_calls.iter_mut().zip(&self.indices) {
+            let wanted = if call.id.0.is_empty() {
+                format!("call_{index}")
+            } else {
+                call.id.0.clone()
+            };
+            let mut id = wanted.clone();
+            let mut n = 2;
+            // A minted id must not take one the model gave a later call.
+            let minted = call.id.0.is_empty();
+            while used.contains(&id) || (minted && given.contains(&id)) {
+                id = format!("{wanted}_{n}");
+                n += 1;
+            }
+            used.insert(id.clone());
+            call.id = CallId(id);
+        }
         self.inner
+    }
+
+    fn call_mut(&mut self, index: usize) -> &mut ToolCallRequest {
+        let pos = match self.indices.iter().position(|i| *i == index) {
+            Some(pos) => pos,
+            None => {
+                self.indices.push(index);
+                self.inner.tool_calls.push(ToolCallRequest {
+                    id: CallId(String::new()),
+                    name: String::new(),
+                    arguments: String::new(),
+                });
+                self.inner.tool_calls.len() - 1
+            }
+        };
+        &mut self.inner.tool_calls[pos]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn assemble(events: &[ModelEvent]) -> Assembled {
+        let mut a = Assembler::default();
+        for e in events {
+            a.push(e);
+        }
+        a.finish()
+    }
+
+    fn start(index: usize, id: &str, name: &str) -> ModelEvent {
+        ModelEvent::ToolCallStart {
+            index,
+            id: id.into(),
+            name: name.into(),
+        }
+    }
+
+    fn delta(index: usize, arguments: &str) -> ModelEvent {
+        ModelEvent::ToolCallDelta {
+            index,
+            arguments: arguments.into(),
+        }
+    }
+
+    #[test]
+    fn text_only() {
+        let out = assemble(&[
+            ModelEvent::TextDelta("Hel".into()),
+            ModelEvent::TextDelta("lo".into()),
+            ModelEvent::Finish(FinishReason::Stop),
+        ]);
+        assert_eq!(out.text, "Hello");
+        assert!(out.tool_calls.is_empty());
+        assert_eq!(out.finish, Some(FinishReason::Stop));
+    }
+
+    #[test]
+    fn interleaved_calls_keep_start_order() {
+        let out = assemble(&[
+            ModelEvent::TextDelta("Let me look.".into()),
+            start(1, "call_b", "grep"),
+            start(0, "call_a", "read_file"),
+            delta(0, "{\"path\":"),
+            delta(1, "{\"pattern\":\"x\"}"),
+            delta(0, "\"a.rs\"}"),
+            ModelEvent::ToolCallEnd { index: 0 },
+            ModelEvent::ToolCallEnd { index: 1 },
+            ModelEvent::Finish(FinishReason::ToolCalls),
+        ]);
+        assert_eq!(out.tool_calls.len(), 2);
+        assert_eq!(out.tool_calls[0].id.as_str(), "call_b");
+        assert_eq!(out.tool_calls[0].name, "grep");
+        assert_eq!(out.tool_calls[0].arguments, "{\"pattern\":\"x\"}");
+        assert_eq!(out.tool_calls[1].id.as_str(), "call_a");
+        assert_eq!(out.tool_calls[1].arguments, "{\"path\":\"a.rs\"}");
+        assert_eq!(out.finish, Some(FinishReason::ToolCalls));
+    }
+
+    #[test]
+    fn delta_for_unseen_index_creates_a_call() {
+        let out = assemble(&[delta(3, "{}"), start(3, "x", "late_name")]);
+        assert_eq!(out.tool_calls.len(), 1);
+        assert_eq!(out.tool_calls[0].arguments, "{}");
+        // A start after the delta still fills in what was missing.
+        assert_eq!(out.tool_calls[0].name, "late_name");
+        assert_eq!(out.tool_calls[0].id.as_str(), "x");
+
+        let out = assemble(&[delta(2, "{}")]);
+        assert_eq!(out.tool_calls[0].name, "");
+        assert_eq!(out.tool_calls[0].id.as_str(), "call_2");
+    }
+
+    #[test]
+    fn missing_ids_are_minted_unique() {
+        let out = assemble(&[
+            start(0, "", "a"),
+            start(1, "call_0", "b"),
+            start(2, "", "c"),
+            start(3, "dup", "d"),
+            start(4, "dup", "e"),
+        ]);
+        let ids: Vec<&str> = out.tool_calls.iter().map(|c| c.id.as_str()).collect();
+        assert_eq!(ids, ["call_0_2", "call_0", "call_2", "dup", "dup_2"]);
+    }
+
+    #[test]
+    fn usage_takes_last_reported_values_and_retry_is_ignored() {
+        let out = assemble(&[
+            ModelEvent::Retry {
+                attempt: 1,
+                delay_ms: 10,
+                reason: "429".into(),
+            },
+            ModelEvent::Usage {
+                input_tokens: 10,
+                output_tokens: 0,
+            },
+            ModelEvent::Usage {
+                input_tokens: 0,
+                output_tokens: 7,
+            },
+            ModelEvent::Usage {
+                input_tokens: 12,
+                output_tokens: 9,
+            },
+        ]);
+        assert_eq!((out.input_tokens, out.output_tokens), (12, 9));
+        assert_eq!(out.text, "");
+        assert_eq!(out.finish, None);
     }
 }

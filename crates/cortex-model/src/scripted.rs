@@ -15,27 +15,115 @@
 //! per response: `id` per call, `delay_ms` before the first event,
 //! `chunk_delay_ms` between events, `hang: true` (never finishes; for Stop
 //! tests), `cut_after` (events to send before failing with a cut stream).
+//!
+//! Details:
+//! - `text` is streamed word by word (whitespace kept), each call as
+//!   `ToolCallStart`, its arguments in two `ToolCallDelta` halves, and
+//!   `ToolCallEnd`; then `Usage` (about a token per 4 bytes of request and
+//!   response) and `Finish` (`ToolCalls` when there are calls, else `Stop`).
+//! - A call without `id` gets `call_<response>_<call>`: the response counted
+//!   from 1, the call from 0 (`call_1_0` is the first call of the first
+//!   response). Without `arguments` a call gets `{}`.
+//! - `error` answers `ModelError::Http {status, body}` (after `delay_ms`);
+//!   it cannot be combined with `text`, `tool_calls`, `hang` or `cut_after`.
+//! - `hang` sends the text and calls, then never finishes (no `Usage`, no
+//!   `Finish`); the caller has to drop the stream.
+//! - `cut_after: N` sends the first N events (never the `Finish`), then
+//!   `ModelError::Stream`.
+//! - Past the last response every call fails with `ModelError::Script`.
+//! - Unknown fields are errors, so a typo in a script is caught.
 
-use crate::{ModelError, ModelProvider, ModelRequest, ModelStream};
+use crate::{FinishReason, ModelError, ModelEvent, ModelProvider, ModelRequest, ModelStream};
+use serde::Deserialize;
+use std::sync::{Mutex, MutexGuard};
+use std::time::Duration;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Script {
+    responses: Vec<ScriptResponse>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ScriptResponse {
+    #[serde(default)]
+    text: String,
+    #[serde(default)]
+    tool_calls: Vec<ScriptCall>,
+    #[serde(default)]
+    error: Option<ScriptError>,
+    #[serde(default)]
+    delay_ms: u64,
+    #[serde(default)]
+    chunk_delay_ms: u64,
+    #[serde(default)]
+    hang: bool,
+    #[serde(default)]
+    cut_after: Option<usize>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ScriptCall {
+    #[serde(default)]
+    id: Option<String>,
+    name: String,
+    #[serde(default)]
+    arguments: Option<serde_json::Value>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ScriptError {
+    status: u16,
+    #[serde(default)]
+    body: String,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    /// How many responses have been played.
+    played: usize,
+    requests: Vec<ModelRequest>,
+}
 
 pub struct ScriptedProvider {
-    _private: (),
+    responses: Vec<ScriptResponse>,
+    state: Mutex<State>,
 }
 
 impl ScriptedProvider {
     pub fn from_json(json: &str) -> Result<Self, ModelError> {
-        let _ = json;
-        unimplemented!()
+        let script: Script = serde_json::from_str(json)
+            .map_err(|e| ModelError::Script(format!("bad script: {e}")))?;
+        for (i, response) in script.responses.iter().enumerate() {
+            validate(response).map_err(|why| {
+                ModelError::Script(format!("bad script: response {}: {why}", i + 1))
+            })?;
+        }
+        Ok(ScriptedProvider {
+            responses: script.responses,
+            state: Mutex::default(),
+        })
     }
 
     pub fn from_file(path: &std::path::Path) -> Result<Self, ModelError> {
-        let _ = path;
-        unimplemented!()
+        let json = std::fs::read_to_string(path).map_err(|e| {
+            ModelError::Script(format!("cannot read script {}: {e}", path.display()))
+        })?;
+        Self::from_json(&json)
+            .map_err(|e| ModelError::Script(format!("{}: {e}", path.display())))
     }
 
     /// The requests this provider has received, in order (for tests).
     pub fn requests(&self) -> Vec<ModelRequest> {
-        unimplemented!()
+        self.state().requests.clone()
+    }
+
+    fn state(&self) -> MutexGuard<'_, State> {
+        // The state stays consistent even if a holder panicked.
+        self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 }
 
@@ -45,7 +133,186 @@ impl ModelProvider for ScriptedProvider {
     }
 
     fn stream(&self, request: ModelRequest) -> ModelStream {
-        let _ = request;
-        unimplemented!()
+        let input_bytes = request_bytes(&request);
+        let played = {
+            let mut state = self.state();
+            state.requests.push(request);
+            let played = state.played;
+            state.played += 1;
+            played
+        };
+        let Some(response) = self.responses.get(played) else {
+            let error = ModelError::Script(format!(
+                "script exhausted after {} responses",
+                self.responses.len()
+            ));
+            return Box::pin(futures::stream::once(async move { Err(error) }));
+        };
+        let plan = plan(response, played + 1, input_bytes);
+        let delay = Duration::from_millis(response.delay_ms);
+        let chunk_delay = Duration::from_millis(response.chunk_delay_ms);
+        Box::pin(async_stream::stream! {
+            if !delay.is_zero() {
+                tokio::time::sleep(delay).await;
+            }
+            for (i, event) in plan.events.into_iter().enumerate() {
+                if i > 0 && !chunk_delay.is_zero() {
+                    tokio::time::sleep(chunk_delay).await;
+                }
+                yield Ok(event);
+            }
+            match plan.end {
+                End::Finished => {}
+                End::Hang => std::future::pending::<()>().await,
+                End::Fail(error) => yield Err(error),
+            }
+        })
     }
 }
+
+/// What one response streams.
+struct Plan {
+    events: Vec<ModelEvent>,
+    end: End,
+}
+
+enum End {
+    Finished,
+    Hang,
+    Fail(ModelError),
+}
+
+fn validate(response: &ScriptResponse) -> Result<(), String> {
+    if response.error.is_some()
+        && (!response.text.is_empty()
+            || !response.tool_calls.is_empty()
+            || response.hang
+            || response.cut_after.is_some())
+    {
+        return Err("`error` cannot be combined with text, tool_calls, hang or cut_after".into());
+    }
+    if response.hang && response.cut_after.is_some() {
+        return Err("`hang` and `cut_after` cannot be combined".into());
+    }
+    for call in &response.tool_calls {
+        match &call.arguments {
+            None | Some(serde_json::Value::Object(_) | serde_json::Value::String(_)) => {}
+            Some(other) => {
+                return Err(format!(
+                    "arguments of `{}` must be an object or a string, not {other}",
+                    call.name
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `number` counts responses from 1.
+fn plan(response: &ScriptResponse, number: usize, input_bytes: usize) -> Plan {
+    if let Some(error) = &response.error {
+        return Plan {
+            events: Vec::new(),
+            end: End::Fail(ModelError::Http {
+                status: error.status,
+                body: error.body.clone(),
+            }),
+        };
+    }
+    let mut events: Vec<ModelEvent> = response
+        .text
+        .split_inclusive(char::is_whitespace)
+        .map(|word| ModelEvent::TextDelta(word.to_owned()))
+        .collect();
+    let mut output_bytes = response.text.len();
+    for (index, call) in response.tool_calls.iter().enumerate() {
+        let id = call
+            .id
+            .clone()
+            .unwrap_or_else(|| format!("call_{number}_{index}"));
+        let arguments = match &call.arguments {
+            None => "{}".to_owned(),
+            Some(serde_json::Value::String(raw)) => raw.clone(),
+            Some(value) => value.to_string(),
+        };
+        output_bytes += call.name.len() + arguments.len();
+        events.push(ModelEvent::ToolCallStart {
+            index,
+            id,
+            name: call.name.clone(),
+        });
+        events.extend(halves(&arguments).map(|part| ModelEvent::ToolCallDelta {
+            index,
+            arguments: part.to_owned(),
+        }));
+        events.push(ModelEvent::ToolCallEnd { index });
+    }
+    if response.hang {
+        return Plan {
+            events,
+            end: End::Hang,
+        };
+    }
+    events.push(ModelEvent::Usage {
+        input_tokens: tokens(input_bytes),
+        output_tokens: tokens(output_bytes),
+    });
+    events.push(ModelEvent::Finish(if response.tool_calls.is_empty() {
+        FinishReason::Stop
+    } else {
+        FinishReason::ToolCalls
+    }));
+    match response.cut_after {
+        Some(n) => {
+            events.truncate(n.min(events.len() - 1));
+            Plan {
+                events,
+                end: End::Fail(ModelError::Stream(format!(
+                    "scripted cut after {n} events"
+                ))),
+            }
+        }
+        None => Plan {
+            events,
+            end: End::Finished,
+        },
+    }
+}
+
+/// `text` in two pieces (split on a char boundary), or fewer when too short.
+fn halves(text: &str) -> impl Iterator<Item = &str> {
+    let mid = text
+        .char_indices()
+        .map(|(i, _)| i)
+        .nth(text.chars().count() / 2)
+        .unwrap_or(text.len());
+    let (a, b) = text.split_at(mid);
+    [a, b].into_iter().filter(|part| !part.is_empty())
+}
+
+fn tokens(bytes: usize) -> u64 {
+    u64::try_from(bytes.div_ceil(4)).unwrap_or(u64::MAX)
+}
+
+fn request_bytes(request: &ModelRequest) -> usize {
+    let messages: usize = request
+        .messages
+        .iter()
+        .map(|m| {
+            m.content.len()
+                + m.tool_calls
+                    .iter()
+                    .map(|c| c.name.len() + c.arguments.len())
+                    .sum::<usize>()
+        })
+        .sum();
+    let tools: usize = request
+        .tools
+        .iter()
+        .map(|t| t.name.len() + t.description.len() + t.parameters.to_string().len())
+        .sum();
+    request.system.len() + messages + tools
+}
+
+#[cfg(test)]
+mod tests;

@@ -8,4 +8,9 @@ pub enum StoreError {
     NoSession(String),
     #[error("cannot open the store at {path}: {reason}")]
     Open { path: String, reason: String },
+    /// The caller asked for something the timeline cannot record, e.g. a
+    /// `turn.started` without a turn id, or closing a turn that is not running.
+    /// Nothing was written.
+    #[error("rejected: {0}")]
+    Invalid(String),
 }

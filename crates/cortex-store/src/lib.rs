@@ -7,6 +7,8 @@
 //! `turn.completed|stopped|failed` closes it), so there is one write path.
 
 mod error;
+mod migrations;
+mod rows;
 mod sqlite;
 
 pub use error::StoreError;

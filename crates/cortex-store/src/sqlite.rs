@@ -1,10 +1,31 @@
 //! SQLite implementation: WAL, migrations, one connection behind a mutex.
+//!
+//! Every call is short, so the async methods take the mutex and run the
+//! statement on the calling thread; the lock is never held across an await.
+//! Writes use `BEGIN IMMEDIATE` so that two processes on one file serialise
+//! on the write lock (waiting up to the busy timeout) instead of failing on a
+//! read-to-write upgrade.
 
-use crate::{SessionRecord, Store, StoreError, TurnRecord};
-use cortex_protocol::{Event, EventKind, Mode, SessionId, TurnId};
+use crate::migrations::{self, MigrateError};
+use crate::rows::{self, RawEvent, RawSession, RawTurn};
+use crate::{SessionRecord, Store, StoreError, TurnRecord, TurnStatus};
+use cortex_protocol::{Event, EventKind, Mode, SessionId, TurnId, now_rfc3339};
+use rusqlite::{
+    Connection, ErrorCode, OptionalExtension, Transaction, TransactionBehavior, params,
+};
 use std::path::Path;
-use std::sync::Mutex;
+use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
 
+/// How long a statement waits for another connection's lock.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+/// Room for every statement this module prepares.
+const STATEMENT_CACHE: usize = 32;
+
+/// The default store. `append` rejects, writing nothing
+/// ([`StoreError::Invalid`]): a `turn.started` or turn-ending event without a
+/// turn id, a turn id that already started, and ending a turn that was never
+/// started in this session or has already ended.
 pub struct SqliteStore {
     conn: Mutex<rusqlite::Connection>,
 }
@@ -12,51 +33,323 @@ pub struct SqliteStore {
 impl SqliteStore {
     /// Open (creating and migrating) the database file.
     pub fn open(path: &Path) -> Result<Self, StoreError> {
-        let _ = path;
-        unimplemented!()
+        let fail = |reason: String| StoreError::Open {
+            path: path.display().to_string(),
+            reason,
+        };
+        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent)
+                .map_err(|e| fail(format!("cannot create {}: {e}", parent.display())))?;
+        }
+        let conn = Connection::open(path).map_err(|e| fail(e.to_string()))?;
+        Self::init(conn, true).map_err(fail)
     }
 
     /// An in-memory store (tests, benchmarks).
     pub fn in_memory() -> Result<Self, StoreError> {
-        unimplemented!()
+        let conn = Connection::open_in_memory()?;
+        Self::init(conn, false).map_err(|reason| StoreError::Open {
+            path: ":memory:".to_owned(),
+            reason,
+        })
     }
+
+    /// The schema version of the open database.
+    pub fn schema_version(&self) -> Result<i64, StoreError> {
+        Ok(migrations::user_version(&self.lock())?)
+    }
+
+    fn init(mut conn: Connection, wal: bool) -> Result<Self, String> {
+        conn.busy_timeout(BUSY_TIMEOUT).map_err(|e| e.to_string())?;
+        conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
+        if wal {
+            let mode: String = conn
+                .pragma_update_and_check(None, "journal_mode", "WAL", |row| row.get(0))
+                .map_err(|e| e.to_string())?;
+            if !mode.eq_ignore_ascii_case("wal") {
+                return Err(format!("cannot switch to WAL (journal mode is {mode})"));
+            }
+        }
+        conn.pragma_update(None, "synchronous", "NORMAL")
+            .map_err(|e| e.to_string())?;
+        conn.pragma_update(None, "foreign_keys", "ON")
+            .map_err(|e| e.to_string())?;
+        migrations::migrate(&mut conn).map_err(|e| match e {
+            MigrateError::TooNew { .. } => e.to_string(),
+            MigrateError::Sqlite(inner) => format!("migration failed: {inner}"),
+        })?;
+        Ok(Self {
+            conn: Mutex::new(conn),
+        })
+    }
+
+    /// The connection. A panic while holding the lock cannot leave a
+    /// transaction open (a dropped `Transaction` rolls back), so a poisoned
+    /// lock is still safe to use.
+    fn lock(&self) -> MutexGuard<'_, Connection> {
+        self.conn.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn write<T>(
+        &self,
+        f: impl FnOnce(&Transaction<'_>) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        let mut conn = self.lock();
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let value = f(&tx)?;
+        tx.commit()?;
+        Ok(value)
+    }
+
+    fn session_exists(conn: &Connection, id: &SessionId) -> Result<bool, StoreError> {
+        let mut stmt = conn.prepare_cached("SELECT 1 FROM sessions WHERE id = ?1")?;
+        Ok(stmt.exists(params![id.as_str()])?)
+    }
+
+    fn append_in(
+        tx: &Transaction<'_>,
+        session: &SessionId,
+        turn: Option<&TurnId>,
+        kind: EventKind,
+    ) -> Result<Event, StoreError> {
+        let last: i64 = tx
+            .prepare_cached("SELECT last_seq FROM sessions WHERE id = ?1")?
+            .query_row(params![session.as_str()], |row| row.get(0))
+            .optional()?
+            .ok_or_else(|| StoreError::NoSession(session.to_string()))?;
+        let seq = rows::seq_from_db(last, &format!("session `{session}`"))? + 1;
+        let ts = now_rfc3339();
+        let encoded = rows::encode_kind(&kind)?;
+
+        tx.prepare_cached(
+            "INSERT INTO events (session_id, seq, ts, turn_id, type, payload)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        )?
+        .execute(params![
+            session.as_str(),
+            rows::seq_to_db(seq),
+            ts,
+            turn.map(TurnId::as_str),
+            encoded.type_name,
+            encoded.payload,
+        ])?;
+        tx.prepare_cached("UPDATE sessions SET last_seq = ?2 WHERE id = ?1")?
+            .execute(params![session.as_str(), rows::seq_to_db(seq)])?;
+
+        match &kind {
+            EventKind::TurnStarted { message, .. } => {
+                let turn = require_turn(turn, &kind)?;
+                open_turn(tx, session, turn, &ts)?;
+                if let Some(title) = rows::title_from_message(message) {
+                    tx.prepare_cached(
+                        "UPDATE sessions SET title = ?2 WHERE id = ?1 AND title IS NULL",
+                    )?
+                    .execute(params![session.as_str(), title])?;
+                }
+            }
+            EventKind::ModeChanged { to, .. } => {
+                tx.prepare_cached("UPDATE sessions SET mode = ?2 WHERE id = ?1")?
+                    .execute(params![session.as_str(), to.as_str()])?;
+            }
+            _ => {
+                if let Some((status, error)) = TurnStatus::after(&kind) {
+                    let turn = require_turn(turn, &kind)?;
+                    close_turn(tx, session, turn, status, error, &ts)?;
+                }
+            }
+        }
+
+        Ok(Event {
+            seq,
+            ts,
+            session_id: session.clone(),
+            turn_id: turn.cloned(),
+            kind,
+        })
+    }
+}
+
+fn require_turn<'a>(turn: Option<&'a TurnId>, kind: &EventKind) -> Result<&'a TurnId, StoreError> {
+    turn.ok_or_else(|| StoreError::Invalid(format!("`{}` needs a turn id", kind.type_name())))
+}
+
+fn open_turn(
+    tx: &Transaction<'_>,
+    session: &SessionId,
+    turn: &TurnId,
+    ts: &str,
+) -> Result<(), StoreError> {
+    let inserted = tx
+        .prepare_cached(
+            "INSERT INTO turns (id, session_id, status, started_at) VALUES (?1, ?2, ?3, ?4)",
+        )?
+        .execute(params![
+            turn.as_str(),
+            session.as_str(),
+            TurnStatus::Running.as_str(),
+            ts
+        ]);
+    match inserted {
+        Ok(_) => Ok(()),
+        Err(e) if e.sqlite_error_code() == Some(ErrorCode::ConstraintViolation) => Err(
+            StoreError::Invalid(format!("turn `{turn}` has already started")),
+        ),
+        Err(e) => Err(e.into()),
+    }
+}
+
+fn close_turn(
+    tx: &Transaction<'_>,
+    session: &SessionId,
+    turn: &TurnId,
+    status: TurnStatus,
+    error: Option<&str>,
+    ts: &str,
+) -> Result<(), StoreError> {
+    let current: Option<String> = tx
+        .prepare_cached("SELECT status FROM turns WHERE id = ?1 AND session_id = ?2")?
+        .query_row(params![turn.as_str(), session.as_str()], |row| row.get(0))
+        .optional()?;
+    match current.as_deref() {
+        None => {
+            return Err(StoreError::Invalid(format!(
+                "turn `{turn}` was never started in session `{session}`"
+            )));
+        }
+        Some(s) if s != TurnStatus::Running.as_str() => {
+            return Err(StoreError::Invalid(format!(
+                "turn `{turn}` has already ended ({s})"
+            )));
+        }
+        Some(_) => {}
+    }
+    tx.prepare_cached("UPDATE turns SET status = ?2, ended_at = ?3, error = ?4 WHERE id = ?1")?
+        .execute(params![turn.as_str(), status.as_str(), ts, error])?;
+    Ok(())
 }
 
 #[async_trait::async_trait]
 impl Store for SqliteStore {
     async fn create_session(&self, session: &SessionRecord) -> Result<(), StoreError> {
-        let _ = (session, &self.conn);
-        unimplemented!()
+        self.write(|tx| {
+            // A new session has no events, whatever `last_seq` says.
+            let inserted = tx
+                .prepare_cached(
+                    "INSERT INTO sessions
+                     (id, repository, mode, model, stop_rule, created_at, title, last_seq)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 0)",
+                )?
+                .execute(params![
+                    session.id.as_str(),
+                    session.repository,
+                    session.mode.as_str(),
+                    session.model,
+                    session.stop_rule.as_str(),
+                    session.created_at,
+                    session.title,
+                ]);
+            match inserted {
+                Ok(_) => Ok(()),
+                Err(e) if e.sqlite_error_code() == Some(ErrorCode::ConstraintViolation) => Err(
+                    StoreError::Invalid(format!("session `{}` already exists", session.id)),
+                ),
+                Err(e) => Err(e.into()),
+            }
+        })
     }
+
     async fn get_session(&self, id: &SessionId) -> Result<Option<SessionRecord>, StoreError> {
-        let _ = id;
-        unimplemented!()
+        let conn = self.lock();
+        let sql = format!("SELECT {} FROM sessions WHERE id = ?1", RawSession::COLUMNS);
+        let raw = conn
+            .prepare_cached(&sql)?
+            .query_row(params![id.as_str()], RawSession::from_row)
+            .optional()?;
+        raw.map(RawSession::into_record).transpose()
     }
+
     async fn list_sessions(&self) -> Result<Vec<SessionRecord>, StoreError> {
-        unimplemented!()
+        let conn = self.lock();
+        let sql = format!(
+            "SELECT {} FROM sessions ORDER BY created_at DESC, id DESC",
+            RawSession::COLUMNS
+        );
+        let mut stmt = conn.prepare_cached(&sql)?;
+        let raws = stmt
+            .query_map([], RawSession::from_row)?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        raws.into_iter().map(RawSession::into_record).collect()
     }
+
     async fn set_mode(&self, id: &SessionId, mode: Mode) -> Result<(), StoreError> {
-        let _ = (id, mode);
-        unimplemented!()
+        self.write(|tx| {
+            let changed = tx
+                .prepare_cached("UPDATE sessions SET mode = ?2 WHERE id = ?1")?
+                .execute(params![id.as_str(), mode.as_str()])?;
+            if changed == 0 {
+                return Err(StoreError::NoSession(id.to_string()));
+            }
+            Ok(())
+        })
     }
+
     async fn append(
         &self,
         session: &SessionId,
         turn: Option<&TurnId>,
         kind: EventKind,
     ) -> Result<Event, StoreError> {
-        let _ = (session, turn, kind);
-        unimplemented!()
+        self.write(|tx| Self::append_in(tx, session, turn, kind))
     }
+
     async fn events(&self, session: &SessionId, after: u64) -> Result<Vec<Event>, StoreError> {
-        let _ = (session, after);
-        unimplemented!()
+        let conn = self.lock();
+        let sql = format!(
+            "SELECT {} FROM events WHERE session_id = ?1 AND seq > ?2 ORDER BY seq",
+            RawEvent::COLUMNS
+        );
+        let mut stmt = conn.prepare_cached(&sql)?;
+        let raws = stmt
+            .query_map(
+                params![session.as_str(), rows::seq_to_db(after)],
+                RawEvent::from_row,
+            )?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        if raws.is_empty() && !Self::session_exists(&conn, session)? {
+            return Err(StoreError::NoSession(session.to_string()));
+        }
+        raws.into_iter()
+            .map(|raw| raw.into_event(session))
+            .collect()
     }
+
     async fn turns(&self, session: &SessionId) -> Result<Vec<TurnRecord>, StoreError> {
-        let _ = session;
-        unimplemented!()
+        let conn = self.lock();
+        let sql = format!(
+            "SELECT {} FROM turns WHERE session_id = ?1 ORDER BY started_at, rowid",
+            RawTurn::COLUMNS
+        );
+        let mut stmt = conn.prepare_cached(&sql)?;
+        let raws = stmt
+            .query_map(params![session.as_str()], RawTurn::from_row)?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        if raws.is_empty() && !Self::session_exists(&conn, session)? {
+            return Err(StoreError::NoSession(session.to_string()));
+        }
+        raws.into_iter().map(RawTurn::into_record).collect()
     }
+
     async fn running_turns(&self) -> Result<Vec<TurnRecord>, StoreError> {
-        unimplemented!()
+        let conn = self.lock();
+        let sql = format!(
+            // A literal, so the partial index `turns_running` applies.
+            "SELECT {} FROM turns WHERE status = 'running' ORDER BY started_at, rowid",
+            RawTurn::COLUMNS
+        );
+        let mut stmt = conn.prepare_cached(&sql)?;
+        let raws = stmt
+            .query_map([], RawTurn::from_row)?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        raws.into_iter().map(RawTurn::into_record).collect()
     }
 }

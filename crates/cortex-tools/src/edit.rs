@@ -1,17 +1,140 @@
+//! `write_file` and `edit_file`: changing files, recording a unified diff of
+//! each change for the model and the UI.
+
+use crate::cap::cap_middle;
+use crate::read::{looks_binary, read_text};
 use crate::{ToolError, Workspace, Written};
 use cortex_protocol::{EditFileArgs, WriteFileArgs};
+use std::path::Path;
+
+/// A recorded diff is at most this many bytes.
+pub(crate) const MAX_DIFF_BYTES: usize = 8 * 1024;
+
+/// Unified diff of `old` → `new` for the file shown as `shown`, capped.
+fn unified_diff(shown: &str, old: &str, new: &str) -> String {
+    let diff = similar::TextDiff::from_lines(old, new)
+        .unified_diff()
+        .context_radius(3)
+        .header(&format!("a/{shown}"), &format!("b/{shown}"))
+        .to_string();
+    cap_middle(&diff, MAX_DIFF_BYTES)
+}
+
+fn line_count(text: &str) -> usize {
+    text.lines().count()
+}
+
+fn plural(n: usize, one: &str, many: &str) -> String {
+    if n == 1 {
+        format!("{n} {one}")
+    } else {
+        format!("{n} {many}")
+    }
+}
+
+fn write(path: &Path, content: &str) -> Result<(), ToolError> {
+    std::fs::write(path, content).map_err(|source| ToolError::Io {
+        path: path.to_path_buf(),
+        source,
+    })
+}
 
 impl Workspace {
     /// Create or replace a file; parent folders created.
     pub fn write_file(&self, args: &WriteFileArgs) -> Result<Written, ToolError> {
-        let _ = args;
-        unimplemented!()
+        let path = self.resolve(&args.path)?;
+        let shown = self.display(&path);
+        let old = match std::fs::metadata(&path) {
+            Ok(meta) if meta.is_dir() => {
+                return Err(ToolError::Invalid(format!(
+                    "`{shown}` is a folder; give the path of a file inside it"
+                )));
+            }
+            Ok(_) => Some(std::fs::read(&path).map_err(|source| ToolError::Io {
+                path: path.clone(),
+                source,
+            })?),
+            Err(_) => None,
+        };
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(|source| ToolError::Io {
+                path: parent.to_path_buf(),
+                source,
+            })?;
+        }
+        write(&path, &args.content)?;
+        let lines = plural(line_count(&args.content), "line", "lines");
+        let (verb, diff) = match old {
+            None => ("Created", unified_diff(&shown, "", &args.content)),
+            Some(bytes) => {
+                let diff = match String::from_utf8(bytes) {
+                    Ok(old) if !looks_binary(old.as_bytes()) => {
+                        unified_diff(&shown, &old, &args.content)
+                    }
+                    _ => format!("(the previous content of `{shown}` was binary)\n"),
+                };
+                ("Updated", diff)
+            }
+        };
+        Ok(Written {
+            summary: format!("{verb} {shown} ({lines})"),
+            diff,
+        })
     }
 
     /// Exact-match replacement; zero or ambiguous matches are errors that say
     /// how many matched.
     pub fn edit_file(&self, args: &EditFileArgs) -> Result<Written, ToolError> {
-        let _ = args;
-        unimplemented!()
+        let path = self.resolve(&args.path)?;
+        let shown = self.display(&path);
+        if args.old_string.is_empty() {
+            return Err(ToolError::Invalid(
+                "old_string is empty; give the exact text to replace (use write_file to create a file)"
+                    .to_owned(),
+            ));
+        }
+        if args.old_string == args.new_string {
+            return Err(ToolError::Invalid(
+                "old_string and new_string are identical; nothing would change".to_owned(),
+            ));
+        }
+        match std::fs::metadata(&path) {
+            Ok(meta) if meta.is_dir() => {
+                return Err(ToolError::Invalid(format!(
+                    "`{shown}` is a folder, not a file"
+                )));
+            }
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(ToolError::NotFound { path: shown });
+            }
+            Err(source) => return Err(ToolError::Io { path, source }),
+        }
+        let old = read_text(&path, &shown)?;
+        let matches = old.matches(args.old_string.as_str()).count();
+        let replace_all = args.replace_all.unwrap_or(false);
+        if matches == 0 {
+            return Err(ToolError::Invalid(format!(
+                "old_string not found in {shown}; read the file again and copy the text exactly (whitespace and indentation included)"
+            )));
+        }
+        if matches > 1 && !replace_all {
+            return Err(ToolError::Invalid(format!(
+                "old_string matches {matches} times in {shown}; add surrounding lines to make it unique or set replace_all"
+            )));
+        }
+        let new = if replace_all {
+            old.replace(&args.old_string, &args.new_string)
+        } else {
+            old.replacen(&args.old_string, &args.new_string, 1)
+        };
+        write(&path, &new)?;
+        Ok(Written {
+            summary: format!(
+                "Edited {shown} ({})",
+                plural(matches, "replacement", "replacements")
+            ),
+            diff: unified_diff(&shown, &old, &new),
+        })
     }
 }

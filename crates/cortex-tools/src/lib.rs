@@ -9,6 +9,8 @@ pub mod bash;
 mod cap;
 mod edit;
 mod error;
+mod glob;
+mod grep;
 mod plan;
 mod read;
 mod search;

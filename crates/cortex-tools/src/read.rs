@@ -1,11 +1,187 @@
+//! `read_file`: a text file as numbered lines (`cat -n` style).
+//!
+//! The file is streamed line by line so that a huge log costs only the lines
+//! shown (plus a fast newline count of the rest, for the "of N" note).
+
+use crate::cap::{MAX_OUTPUT_BYTES, cap_middle, floor_char_boundary};
 use crate::{ToolError, Workspace};
 use cortex_protocol::ReadFileArgs;
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read};
+use std::path::Path;
+
+/// Lines shown when the model does not say.
+pub(crate) const DEFAULT_LIMIT: u64 = 2000;
+/// Characters of one line shown before it is cut.
+pub(crate) const MAX_LINE_CHARS: usize = 2000;
+/// How much of a file's start is checked for NUL bytes.
+pub(crate) const BINARY_SNIFF_BYTES: usize = 8 * 1024;
+/// Room kept at the end of the output for the closing note.
+const NOTE_ROOM: usize = 256;
+
+/// Whether `bytes` (a file's content or its start) looks binary.
+pub(crate) fn looks_binary(bytes: &[u8]) -> bool {
+    memchr::memchr(0, &bytes[..bytes.len().min(BINARY_SNIFF_BYTES)]).is_some()
+}
+
+/// The refusal for a binary file.
+pub(crate) fn binary_error(shown: &str, size: u64) -> ToolError {
+    ToolError::Invalid(format!(
+        "`{shown}` is a binary file ({size} bytes); only text files can be read or edited"
+    ))
+}
 
 impl Workspace {
     /// Numbered lines (`cat -n` style), default 2000 lines from `offset`;
     /// long lines cut; binary files refused with a clear message.
     pub fn read_file(&self, args: &ReadFileArgs) -> Result<String, ToolError> {
-        let _ = args;
-        unimplemented!()
+        let path = self.resolve(&args.path)?;
+        let shown = self.display(&path);
+        let io_err = |source| ToolError::Io {
+            path: path.clone(),
+            source,
+        };
+        let meta = match std::fs::metadata(&path) {
+            Ok(meta) => meta,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(ToolError::NotFound { path: shown });
+            }
+            Err(e) => return Err(io_err(e)),
+        };
+        if meta.is_dir() {
+            return Err(ToolError::Invalid(format!(
+                "`{shown}` is a folder, not a file; use glob with path `{shown}` (e.g. pattern `*`) to list its files"
+            )));
+        }
+        let file = File::open(&path).map_err(io_err)?;
+        let offset = args.offset.unwrap_or(1).max(1);
+        let limit = args.limit.unwrap_or(DEFAULT_LIMIT).max(1);
+        let out = number_lines(file, offset, limit, &shown, meta.len(), &path)?;
+        Ok(cap_middle(&out, MAX_OUTPUT_BYTES))
     }
+}
+
+/// Render lines `offset..offset+limit` (1-based) of `file`.
+fn number_lines(
+    file: File,
+    offset: u64,
+    limit: u64,
+    shown: &str,
+    size: u64,
+    path: &Path,
+) -> Result<String, ToolError> {
+    let io_err = |source| ToolError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut reader = BufReader::with_capacity(64 * 1024, file);
+    if looks_binary(reader.fill_buf().map_err(io_err)?) {
+        return Err(binary_error(shown, size));
+    }
+    let mut out = String::new();
+    let mut line = Vec::new();
+    let mut number: u64 = 0;
+    // Last line number actually shown (0 when none).
+    let mut last_shown: u64 = 0;
+    loop {
+        if number >= offset.saturating_add(limit).saturating_sub(1) {
+            number += count_lines(&mut reader).map_err(io_err)?;
+            break;
+        }
+        line.clear();
+        if reader.read_until(b'\n', &mut line).map_err(io_err)? == 0 {
+            break;
+        }
+        number += 1;
+        if number < offset {
+            continue;
+        }
+        let text = std::str::from_utf8(&line).map_err(|_| binary_error(shown, size))?;
+        let text = text.strip_suffix('\n').unwrap_or(text);
+        let text = text.strip_suffix('\r').unwrap_or(text);
+        let rendered = render_line(number, text);
+        if out.len() + rendered.len() > MAX_OUTPUT_BYTES - NOTE_ROOM && last_shown > 0 {
+            // Stop at the output cap; the note says where to continue.
+            number += count_lines(&mut reader).map_err(io_err)?;
+            break;
+        }
+        out.push_str(&rendered);
+        last_shown = number;
+    }
+    let total = number;
+    if total == 0 {
+        return Ok(format!("`{shown}` is empty (0 lines)."));
+    }
+    if last_shown == 0 {
+        return Err(ToolError::Invalid(format!(
+            "`{shown}` has {total} lines; offset {offset} is past the end"
+        )));
+    }
+    let first = offset;
+    if first > 1 || last_shown < total {
+        let more = if last_shown < total {
+            "; use offset to read more"
+        } else {
+            ""
+        };
+        out.push_str(&format!(
+            "(showing lines {first}-{last_shown} of {total}{more})\n"
+        ));
+    }
+    Ok(out)
+}
+
+/// One numbered line, cut if very long.
+fn render_line(number: u64, text: &str) -> String {
+    let cut_at = text
+        .char_indices()
+        .nth(MAX_LINE_CHARS)
+        .map(|(i, _)| floor_char_boundary(text, i));
+    match cut_at {
+        Some(end) => {
+            let total = text.chars().count();
+            format!(
+                "{number:>6}\t{}… [line cut: {total} chars, first {MAX_LINE_CHARS} shown]\n",
+                &text[..end]
+            )
+        }
+        None => format!("{number:>6}\t{text}\n"),
+    }
+}
+
+/// The number of lines left in `reader` (a final line without a newline
+/// counts).
+fn count_lines(reader: &mut impl BufRead) -> std::io::Result<u64> {
+    let mut count = 0u64;
+    let mut last = b'\n';
+    loop {
+        let buf = reader.fill_buf()?;
+        if buf.is_empty() {
+            break;
+        }
+        count += memchr::memchr_iter(b'\n', buf).count() as u64;
+        last = buf[buf.len() - 1];
+        let n = buf.len();
+        reader.consume(n);
+    }
+    if last != b'\n' {
+        count += 1;
+    }
+    Ok(count)
+}
+
+/// Read a whole text file for editing; binary files refused.
+pub(crate) fn read_text(path: &Path, shown: &str) -> Result<String, ToolError> {
+    let mut bytes = Vec::new();
+    File::open(path)
+        .and_then(|mut f| f.read_to_end(&mut bytes))
+        .map_err(|source| ToolError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+    let size = bytes.len() as u64;
+    if looks_binary(&bytes) {
+        return Err(binary_error(shown, size));
+    }
+    String::from_utf8(bytes).map_err(|_| binary_error(shown, size))
 }

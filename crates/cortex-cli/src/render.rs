@@ -1,0 +1,216 @@
+//! Rendering timeline events: one JSON line each (`--json`), or human output
+//! (streamed text and one row per tool call on stdout; session notes on
+//! stderr).
+
+use cortex_protocol::{Event, EventKind, ToolStatus};
+use std::collections::HashMap;
+use std::io::Write;
+
+pub trait Render: Send {
+    fn event(&mut self, event: &Event);
+}
+
+pub struct JsonLines;
+
+impl Render for JsonLines {
+    fn event(&mut self, event: &Event) {
+        let mut out = std::io::stdout().lock();
+        if let Ok(line) = serde_json::to_string(event) {
+            let _ = writeln!(out, "{line}");
+            let _ = out.flush();
+        }
+    }
+}
+
+#[derive(Default)]
+pub struct Human {
+    calls: HashMap<String, String>,
+    at_line_start: bool,
+    in_text: bool,
+    input_tokens: u64,
+    output_tokens: u64,
+}
+
+impl Human {
+    pub fn new() -> Self {
+        Human {
+            at_line_start: true,
+            ..Default::default()
+        }
+    }
+
+    fn end_text(&mut self, out: &mut impl Write) {
+        if self.in_text && !self.at_line_start {
+            let _ = writeln!(out);
+        }
+        self.in_text = false;
+        self.at_line_start = true;
+    }
+}
+
+impl Render for Human {
+    fn event(&mut self, event: &Event) {
+        let mut out = std::io::stdout().lock();
+        match &event.kind {
+            EventKind::SessionCreated {
+                repository,
+                mode,
+                model,
+                ..
+            } => eprintln!("session {} · {mode} · {model} · {repository}", event.session_id),
+            EventKind::RuntimeAttached { provider, ms } => {
+                eprintln!("guest attached ({provider}, {ms:.1} ms)")
+            }
+            EventKind::RuntimeFailed { error } | EventKind::EnvFailed { error } => {
+                eprintln!("guest: {error}")
+            }
+            EventKind::ModelRetry {
+                attempt,
+                delay_ms,
+                reason,
+                ..
+            } => {
+                self.end_text(&mut out);
+                eprintln!("retrying the model request (attempt {attempt}, in {delay_ms} ms): {reason}");
+            }
+            EventKind::MessageDelta { text } => {
+                let _ = write!(out, "{text}");
+                self.in_text = true;
+                self.at_line_start = text.ends_with('\n');
+            }
+            EventKind::MessageDone { .. } => self.end_text(&mut out),
+            EventKind::ToolCall {
+                call_id,
+                name,
+                arguments,
+            } => {
+                self.calls
+                    .insert(call_id.0.clone(), short_arguments(name, arguments));
+            }
+            EventKind::ToolOutputDelta { text, .. } => {
+                for piece in text.split_inclusive('\n') {
+                    if self.at_line_start {
+                        let _ = write!(out, "  │ ");
+                    }
+                    let _ = write!(out, "{piece}");
+                    self.at_line_start = piece.ends_with('\n');
+                }
+                self.in_text = true;
+            }
+            EventKind::ToolResult {
+                call_id,
+                name,
+                status,
+                output,
+                ms,
+                ..
+            } => {
+                self.end_text(&mut out);
+                let args = self.calls.remove(call_id.as_str()).unwrap_or_default();
+                let mark = match status {
+                    ToolStatus::Ok => "✓",
+                    ToolStatus::Error => "✗",
+                    ToolStatus::Refused | ToolStatus::Denied => "⊘",
+                    ToolStatus::Stopped => "■",
+                };
+                let status_word = serde_json::to_value(status)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_owned))
+                    .unwrap_or_default();
+                let mut row = format!("{mark} {name} {args} · {status_word} · {ms:.0} ms");
+                if *status != ToolStatus::Ok
+                    && let Some(first) = output.lines().next()
+                {
+                    row.push_str(" · ");
+                    row.push_str(&truncate(first, 120));
+                }
+                let _ = writeln!(out, "{row}");
+            }
+            EventKind::PlanProposed {
+                version,
+                title,
+                markdown,
+            } => {
+                self.end_text(&mut out);
+                let _ = writeln!(out, "── plan v{version}: {title} ──\n{markdown}\n──");
+            }
+            EventKind::TodoUpdated { todos } => {
+                self.end_text(&mut out);
+                let _ = writeln!(out, "{}", cortex_tools::render_todos(todos));
+            }
+            EventKind::Usage {
+                input_tokens,
+                output_tokens,
+            } => {
+                self.input_tokens += input_tokens;
+                self.output_tokens += output_tokens;
+            }
+            EventKind::TurnCompleted { rounds } => {
+                self.end_text(&mut out);
+                eprintln!(
+                    "turn completed · {rounds} rounds · {} tokens in, {} out",
+                    self.input_tokens, self.output_tokens
+                );
+            }
+            EventKind::TurnStopped { reason } => {
+                self.end_text(&mut out);
+                eprintln!("turn stopped: {reason}");
+            }
+            EventKind::TurnFailed { error } => {
+                self.end_text(&mut out);
+                eprintln!("turn failed: {error}");
+            }
+            EventKind::Error { message } => eprintln!("error: {message}"),
+            _ => {}
+        }
+        let _ = out.flush();
+    }
+}
+
+fn truncate(text: &str, max_chars: usize) -> String {
+    if text.chars().count() <= max_chars {
+        return text.to_owned();
+    }
+    let cut: String = text.chars().take(max_chars).collect();
+    format!("{cut}…")
+}
+
+/// The one argument that identifies a call, for its row.
+fn short_arguments(name: &str, arguments: &str) -> String {
+    let Ok(value) = serde_json::from_str::<serde_json::Value>(arguments) else {
+        return truncate(arguments, 60);
+    };
+    let field = |key: &str| value.get(key).and_then(|v| v.as_str()).map(str::to_owned);
+    let text = match name {
+        "read_file" | "write_file" | "edit_file" => field("path"),
+        "glob" => field("pattern"),
+        "grep" => field("pattern").map(|p| match field("path") {
+            Some(path) => format!("{p} in {path}"),
+            None => p,
+        }),
+        "bash" => field("command").map(|c| c.lines().next().unwrap_or_default().to_owned()),
+        "plan" => field("title"),
+        "todo_write" => value
+            .get("todos")
+            .and_then(|t| t.as_array())
+            .map(|t| format!("{} items", t.len())),
+        _ => None,
+    };
+    truncate(&text.unwrap_or_default(), 60)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn short_arguments_pick_the_identifying_field() {
+        assert_eq!(short_arguments("read_file", r#"{"path":"src/a.rs"}"#), "src/a.rs");
+        assert_eq!(
+            short_arguments("bash", r#"{"command":"cargo test\nmore"}"#),
+            "cargo test"
+        );
+        assert_eq!(short_arguments("grep", r#"{"pattern":"fn","path":"src"}"#), "fn in src");
+        assert_eq!(short_arguments("bash", "{not json"), "{not json");
+    }
+}

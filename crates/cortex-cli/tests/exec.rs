@@ -1,0 +1,345 @@
+//! `cortex exec` as a user runs it: the real binary, the real guest process,
+//! a scripted model from a file, a private data and config folder.
+
+use serde_json::{Value, json};
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+struct Env {
+    home: tempfile::TempDir,
+    repo: tempfile::TempDir,
+}
+
+impl Env {
+    fn new(files: &[(&str, &str)]) -> Env {
+        let env = Env {
+            home: tempfile::tempdir().expect("home"),
+            repo: tempfile::tempdir().expect("repo"),
+        };
+        for (path, content) in files {
+            std::fs::write(env.repo.path().join(path), content).expect("write");
+        }
+        env
+    }
+
+    fn script(&self, script: Value) -> PathBuf {
+        let path = self.home.path().join(format!("script-{}.json", rand_suffix()));
+        std::fs::write(&path, script.to_string()).expect("script");
+        path
+    }
+
+    fn command(&self) -> Command {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_cortex"));
+        cmd.env("XDG_DATA_HOME", self.home.path().join("data"))
+            .env("XDG_CONFIG_HOME", self.home.path().join("config"))
+            .env("HOME", self.home.path())
+            .env_remove("OPENAI_API_KEY")
+            .env_remove("OPENAI_BASE_URL")
+            .stdin(Stdio::null());
+        cmd
+    }
+
+    fn exec(&self, script: &Path, extra: &[&str], prompt: &str) -> Command {
+        let mut cmd = self.command();
+        cmd.arg("exec")
+            .arg("--repo")
+            .arg(self.repo.path())
+            .arg("--model")
+            .arg(format!("scripted:{}", script.display()))
+            .args(extra)
+            .arg(prompt);
+        cmd
+    }
+}
+
+fn rand_suffix() -> u128 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or_default()
+}
+
+fn json_lines(output: &[u8]) -> Vec<Value> {
+    String::from_utf8_lossy(output)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
+        .collect()
+}
+
+fn types(events: &[Value]) -> Vec<String> {
+    events
+        .iter()
+        .map(|e| e["type"].as_str().unwrap_or_default().to_owned())
+        .collect()
+}
+
+fn run(mut cmd: Command) -> Output {
+    cmd.output().expect("run cortex")
+}
+
+#[test]
+fn exec_json_streams_the_timeline_and_sessions_show_replays_it() {
+    let env = Env::new(&[("notes.txt", "alpha\nbeta\n")]);
+    let script = env.script(json!({"responses": [
+        {"text": "Reading.", "tool_calls": [{"name": "read_file", "arguments": {"path": "notes.txt"}}]},
+        {"text": "It has two lines."}
+    ]}));
+    let out = run(env.exec(&script, &["--json", "--mode", "ask"], "what is in notes.txt?"));
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let events = json_lines(&out.stdout);
+    let kinds = types(&events);
+    for expected in [
+        "session.created",
+        "runtime.attached",
+        "env.ready",
+        "turn.started",
+        "model.request",
+        "message.delta",
+        "tool.call",
+        "tool.result",
+        "turn.completed",
+    ] {
+        assert!(kinds.iter().any(|k| k == expected), "{expected} missing: {kinds:?}");
+    }
+    let seqs: Vec<u64> = events.iter().filter_map(|e| e["seq"].as_u64()).collect();
+    assert_eq!(seqs, (1..=seqs.len() as u64).collect::<Vec<_>>(), "gapless, in order");
+    let result = events.iter().find(|e| e["type"] == "tool.result").expect("result");
+    assert_eq!(result["payload"]["status"], "ok");
+    assert!(result["payload"]["output"].as_str().unwrap_or_default().contains("beta"));
+
+    let session = events[0]["session_id"].as_str().expect("session id").to_owned();
+    let list = run({
+        let mut c = env.command();
+        c.args(["sessions", "list"]);
+        c
+    });
+    assert!(String::from_utf8_lossy(&list.stdout).contains(&session));
+    let show = run({
+        let mut c = env.command();
+        c.args(["sessions", "show", &session, "--json"]);
+        c
+    });
+    assert!(show.status.success());
+    assert_eq!(json_lines(&show.stdout), events, "the stored timeline is what was streamed");
+}
+
+#[test]
+fn human_output_streams_text_and_one_row_per_tool_call() {
+    let env = Env::new(&[("a.txt", "x\n")]);
+    let script = env.script(json!({"responses": [
+        {"tool_calls": [
+            {"name": "glob", "arguments": {"pattern": "*.txt"}},
+            {"name": "bash", "arguments": {"command": "echo hi from bash"}}
+        ]},
+        {"text": "All done."}
+    ]}));
+    let out = run(env.exec(&script, &[], "look around"));
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("✓ glob *.txt · ok"), "{stdout}");
+    assert!(stdout.contains("✓ bash echo hi from bash · ok"), "{stdout}");
+    assert!(stdout.contains("│ hi from bash"), "{stdout}");
+    assert!(stdout.contains("All done."), "{stdout}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("turn completed"));
+}
+
+#[test]
+fn a_missing_repository_or_model_fails_with_a_clear_message() {
+    let env = Env::new(&[]);
+    let script = env.script(json!({"responses": [{"text": "x"}]}));
+    let mut cmd = env.command();
+    cmd.args(["exec", "--repo", "/no/such/repo", "--model"])
+        .arg(format!("scripted:{}", script.display()))
+        .arg("hi");
+    let out = run(cmd);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("/no/such/repo"));
+
+    let mut cmd = env.command();
+    cmd.args(["exec", "--repo"]).arg(env.repo.path()).arg("hi");
+    let out = run(cmd);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("no model is configured"), "{stderr}");
+}
+
+#[test]
+fn provider_keys_never_reach_the_guest() {
+    let env = Env::new(&[]);
+    let script = env.script(json!({"responses": [
+        {"tool_calls": [{"name": "bash", "arguments": {"command": "env"}}]},
+        {"text": "ok"}
+    ]}));
+    let mut cmd = env.exec(&script, &["--json"], "env?");
+    cmd.env("OPENAI_API_KEY", "sk-should-not-leak")
+        .env("ANTHROPIC_API_KEY", "sk-ant-nope")
+        .env("CORTEX_TOKEN", "secret-token");
+    let out = run(cmd);
+    assert!(out.status.success());
+    let events = json_lines(&out.stdout);
+    let result = events.iter().find(|e| e["type"] == "tool.result").expect("result");
+    let output = result["payload"]["output"].as_str().unwrap_or_default();
+    assert!(output.contains("PATH="), "{output}");
+    for secret in ["sk-should-not-leak", "sk-ant-nope", "secret-token"] {
+        assert!(!output.contains(secret), "{secret} leaked: {output}");
+    }
+    for line in output.lines().filter(|l| l.contains('=')) {
+        let name = line.split('=').next().unwrap_or_default();
+        assert!(
+            ["PATH", "HOME", "LANG", "TERM", "PWD", "SHLVL", "_", "OLDPWD"].contains(&name),
+            "unexpected variable {name} in the guest"
+        );
+    }
+}
+
+fn pid_alive(pid: i32) -> bool {
+    unsafe { libc::kill(pid, 0) == 0 }
+}
+
+/// Read JSON lines from a running `cortex exec --json` until `until` matches.
+fn read_until(child: &mut Child, until: impl Fn(&Value) -> bool) -> Vec<Value> {
+    let stdout = child.stdout.take().expect("stdout");
+    let mut reader = BufReader::new(stdout);
+    let mut seen = Vec::new();
+    let mut line = String::new();
+    loop {
+        line.clear();
+        if reader.read_line(&mut line).expect("read") == 0 {
+            panic!("cortex exited before the expected event: {seen:?}");
+        }
+        let event: Value = serde_json::from_str(&line).expect("json line");
+        let done = until(&event);
+        seen.push(event);
+        if done {
+            // Keep draining in the background so the child never blocks.
+            std::thread::spawn(move || {
+                let mut rest = String::new();
+                while reader.read_line(&mut rest).map(|n| n > 0).unwrap_or(false) {
+                    rest.clear();
+                }
+            });
+            return seen;
+        }
+    }
+}
+
+#[test]
+fn ctrl_c_stops_the_turn_and_kills_the_command_tree() {
+    let env = Env::new(&[]);
+    let script = env.script(json!({"responses": [
+        {"tool_calls": [{"name": "bash", "arguments": {"command": "echo main=$$; sleep 100 & echo bg=$!; sleep 100"}}]},
+        {"text": "never"}
+    ]}));
+    let mut child = env
+        .exec(&script, &["--json"], "sleep")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn");
+    let mut output = String::new();
+    let seen = read_until(&mut child, |e| {
+        e["type"] == "tool.output.delta"
+            && e["payload"]["text"].as_str().unwrap_or_default().contains("bg=")
+    });
+    for e in &seen {
+        if e["type"] == "tool.output.delta" {
+            output.push_str(e["payload"]["text"].as_str().unwrap_or_default());
+        }
+    }
+    let pid = |key: &str| -> i32 {
+        output
+            .lines()
+            .find_map(|l| l.strip_prefix(key))
+            .and_then(|p| p.trim().parse().ok())
+            .unwrap_or_else(|| panic!("no {key} in {output:?}"))
+    };
+    let (main, bg) = (pid("main="), pid("bg="));
+    assert!(pid_alive(main) && pid_alive(bg));
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGINT);
+    }
+    let status = child.wait().expect("wait");
+    assert_eq!(status.code(), Some(130));
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while (pid_alive(main) || pid_alive(bg)) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(!pid_alive(main) && !pid_alive(bg), "a process of the command survived");
+
+    let session = seen[0]["session_id"].as_str().expect("id").to_owned();
+    let show = run({
+        let mut c = env.command();
+        c.args(["sessions", "show", &session, "--json"]);
+        c
+    });
+    let kinds = types(&json_lines(&show.stdout));
+    assert_eq!(kinds.last().map(String::as_str), Some("turn.stopped"), "{kinds:?}");
+    let stored = json_lines(&show.stdout);
+    let result = stored.iter().find(|e| e["type"] == "tool.result").expect("result");
+    assert_eq!(result["payload"]["status"], "stopped");
+}
+
+#[test]
+fn kill_9_mid_turn_keeps_the_timeline_and_the_session_resumes() {
+    let env = Env::new(&[("a.txt", "hello\n")]);
+    let script = env.script(json!({"responses": [
+        {"tool_calls": [{"name": "read_file", "arguments": {"path": "a.txt"}}]},
+        {"text": "thinking very hard", "hang": true}
+    ]}));
+    let mut child = env
+        .exec(&script, &["--json"], "read")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn");
+    let seen = read_until(&mut child, |e| e["type"] == "message.delta" && e["payload"]["text"].as_str().is_some_and(|t| t.contains("hard")));
+    child.kill().expect("kill -9");
+    let _ = child.wait();
+
+    let session = seen[0]["session_id"].as_str().expect("id").to_owned();
+    let show = run({
+        let mut c = env.command();
+        c.args(["sessions", "show", &session, "--json"]);
+        c
+    });
+    let stored = json_lines(&show.stdout);
+    assert!(stored.len() >= seen.len());
+    assert_eq!(&stored[..seen.len()], &seen[..], "every event shown before the kill is stored");
+
+    let script = env.script(json!({"responses": [{"text": "resumed fine"}]}));
+    let out = run(env.exec(&script, &["--json", "--session", &session], "again"));
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let resumed = json_lines(&out.stdout);
+    let kinds = types(&resumed);
+    assert_eq!(kinds.first().map(String::as_str), Some("turn.failed"), "the interrupted turn is closed first: {kinds:?}");
+    assert_eq!(kinds.last().map(String::as_str), Some("turn.completed"), "{resumed:#?}");
+    assert!(resumed.iter().all(|e| e["session_id"] == session.as_str()));
+}
+
+#[test]
+fn every_command_has_help() {
+    let env = Env::new(&[]);
+    for args in [
+        vec!["--help"],
+        vec!["exec", "--help"],
+        vec!["sessions", "--help"],
+        vec!["sessions", "list", "--help"],
+        vec!["sessions", "show", "--help"],
+    ] {
+        let out = run({
+            let mut c = env.command();
+            c.args(&args);
+            c
+        });
+        assert!(out.status.success(), "{args:?}");
+        assert!(String::from_utf8_lossy(&out.stdout).contains("Usage"), "{args:?}");
+    }
+    let version = run({
+        let mut c = env.command();
+        c.arg("--version");
+        c
+    });
+    assert!(String::from_utf8_lossy(&version.stdout).starts_with("cortex "));
+}

@@ -1,0 +1,439 @@
+//! The dispatcher: a short chain of gates before anything runs, then
+//! execution. Gates, in order: duplicate call id → unknown tool → mode →
+//! arguments → stop rule. Each either passes the call on or answers it with a
+//! result the model can read; refusals are `tool.refused` events. Approval
+//! gates slot in after the mode gate.
+//!
+//! Execution: consecutive read-only calls run concurrently; anything else runs
+//! alone, in the order the model asked. Stop kills what runs in the guest and
+//! answers every unfinished call "stopped by user".
+
+use crate::{CoreError, Session, StopRuleState};
+use cortex_protocol::{
+    CallId, EventKind, GuestReply, ToolArgs, ToolCallRequest, ToolName, ToolStatus, TurnId,
+};
+use futures::StreamExt;
+use futures::stream::FuturesUnordered;
+use std::time::{Duration, Instant};
+use tokio_util::sync::CancellationToken;
+
+/// How long running calls get to wind down after Stop before they are
+/// answered "stopped by user" regardless.
+const STOP_GRACE: Duration = Duration::from_secs(5);
+pub(crate) const STOPPED_BY_USER: &str = "stopped by user";
+
+/// The answer to one call.
+#[derive(Debug, Clone)]
+pub(crate) struct Answer {
+    pub status: ToolStatus,
+    pub output: String,
+    pub diff: Option<String>,
+}
+
+impl Answer {
+    pub fn ok(output: impl Into<String>) -> Self {
+        Answer {
+            status: ToolStatus::Ok,
+            output: output.into(),
+            diff: None,
+        }
+    }
+
+    pub fn error(output: impl Into<String>) -> Self {
+        Answer {
+            status: ToolStatus::Error,
+            output: output.into(),
+            diff: None,
+        }
+    }
+
+    fn with_status(status: ToolStatus, output: impl Into<String>) -> Self {
+        Answer {
+            status,
+            output: output.into(),
+            diff: None,
+        }
+    }
+}
+
+/// What the gates decided for one call.
+enum Gated {
+    Run(ToolArgs),
+    Answered,
+    /// The stop rule fired: the call is answered and the turn ends after
+    /// this round.
+    StopRule(String),
+}
+
+/// How a round's dispatch ended.
+pub(crate) enum DispatchEnd {
+    Continue,
+    Stopped,
+    StopRule(String),
+}
+
+impl Session {
+    /// Gate, run and answer every call of one round, then append the results
+    /// to the history in call order.
+    pub(crate) async fn dispatch(
+        &mut self,
+        turn: &TurnId,
+        calls: &[ToolCallRequest],
+        stop_rule: &mut StopRuleState,
+        cancel: &CancellationToken,
+    ) -> Result<DispatchEnd, CoreError> {
+        let mut answers: Vec<Option<Answer>> = vec![None; calls.len()];
+        let mut runnable: Vec<(usize, ToolArgs)> = Vec::new();
+        // A round budget (Chat) or deadline (Bot) refuses the whole round.
+        let mut stop_reason: Option<String> = stop_rule.on_tool_round();
+
+        for (index, call) in calls.iter().enumerate() {
+            self.timeline
+                .emit(
+                    Some(turn),
+                    EventKind::ToolCall {
+                        call_id: call.id.clone(),
+                        name: call.name.clone(),
+                        arguments: call.arguments.clone(),
+                    },
+                )
+                .await?;
+            if let Some(reason) = &stop_reason {
+                let answer = Answer::with_status(ToolStatus::Refused, reason.clone());
+                self.answer(turn, call, answer, 0.0, &mut answers[index]).await?;
+                continue;
+            }
+            match self.gate(turn, call, stop_rule, &mut answers[index]).await? {
+                Gated::Run(args) => runnable.push((index, args)),
+                Gated::Answered => {}
+                Gated::StopRule(reason) => stop_reason = Some(reason),
+            }
+        }
+        if let Some(reason) = &stop_reason {
+            // Nothing of this round runs once a stop rule fired.
+            for (index, _) in runnable.drain(..) {
+                let answer = Answer::with_status(ToolStatus::Refused, reason.clone());
+                self.answer(turn, &calls[index], answer, 0.0, &mut answers[index])
+                    .await?;
+            }
+        }
+
+        let needs_guest = runnable.iter().any(|(_, a)| a.tool().runs_in_guest());
+        let attach_error = if needs_guest {
+            self.ensure_attached(turn).await?.err()
+        } else {
+            None
+        };
+
+        let mut stopped = false;
+        let mut pending = runnable.into_iter().peekable();
+        while let Some((index, args)) = pending.next() {
+            let call = &calls[index];
+            if stopped || cancel.is_cancelled() {
+                stopped = true;
+                let answer = Answer::with_status(ToolStatus::Stopped, STOPPED_BY_USER);
+                self.answer(turn, call, answer, 0.0, &mut answers[index]).await?;
+                continue;
+            }
+            if let (Some(error), true) = (&attach_error, args.tool().runs_in_guest()) {
+                let answer = Answer::error(format!("the guest is unavailable: {error}"));
+                self.answer(turn, call, answer, 0.0, &mut answers[index]).await?;
+                continue;
+            }
+            match args {
+                ToolArgs::TodoWrite(a) => {
+                    let started = Instant::now();
+                    let answer = self.todo_write(turn, a).await?;
+                    self.answer(turn, call, answer, ms(started), &mut answers[index])
+                        .await?;
+                }
+                ToolArgs::Plan(a) => {
+                    let started = Instant::now();
+                    let answer = self.plan(turn, a).await?;
+                    self.answer(turn, call, answer, ms(started), &mut answers[index])
+                        .await?;
+                }
+                args => {
+                    // A group: this call, plus the read-only calls right after
+                    // it when it is read-only itself.
+                    let mut group = vec![(index, args)];
+                    while group[0].1.tool().is_read_only()
+                        && pending
+                            .peek()
+                            .is_some_and(|(_, next)| next.tool().is_read_only())
+                    {
+                        if let Some(next) = pending.next() {
+                            group.push(next);
+                        }
+                    }
+                    stopped = self.run_group(turn, calls, group, cancel, &mut answers).await?;
+                }
+            }
+        }
+
+        for (call, answer) in calls.iter().zip(answers) {
+            let output = answer.map(|a| a.output).unwrap_or_else(|| STOPPED_BY_USER.into());
+            self.history
+                .push(cortex_protocol::Message::tool(call.id.clone(), output));
+        }
+        Ok(if let Some(reason) = stop_reason {
+            DispatchEnd::StopRule(reason)
+        } else if stopped {
+            DispatchEnd::Stopped
+        } else {
+            DispatchEnd::Continue
+        })
+    }
+
+    /// The gate chain for one call. Answers the call itself when a gate
+    /// refuses it.
+    async fn gate(
+        &mut self,
+        turn: &TurnId,
+        call: &ToolCallRequest,
+        stop_rule: &mut StopRuleState,
+        slot: &mut Option<Answer>,
+    ) -> Result<Gated, CoreError> {
+        let offered = || {
+            self.mode
+                .tools()
+                .iter()
+                .map(|t| t.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let parsed = call.name.parse::<ToolName>();
+        let refusal = if !self.call_ids.insert(call.id.0.clone()) {
+            Some(format!(
+                "call id `{}` was already used; a call runs at most once",
+                call.id
+            ))
+        } else {
+            match &parsed {
+                Err(_) => Some(format!(
+                    "unknown tool `{}`; the tools available in {} mode are: {}",
+                    call.name,
+                    self.mode,
+                    offered()
+                )),
+                Ok(tool) if !self.mode.offers(*tool) => Some(format!(
+                    "tool `{tool}` is not available in {} mode; the tools available are: {}",
+                    self.mode,
+                    offered()
+                )),
+                Ok(_) => None,
+            }
+        };
+        let tool = match (refusal, parsed) {
+            (None, Ok(tool)) => tool,
+            (refusal, _) => {
+                let reason = refusal.unwrap_or_default();
+                self.refuse(turn, call, reason, slot).await?;
+                return Ok(Gated::Answered);
+            }
+        };
+        let args = match ToolArgs::parse(tool, &call.arguments) {
+            Ok(args) => args,
+            Err(e) => {
+                self.answer(turn, call, Answer::error(e.to_string()), 0.0, slot)
+                    .await?;
+                return Ok(Gated::Answered);
+            }
+        };
+        if let Some(reason) = stop_rule.check_call(&call.name, &call.arguments) {
+            self.refuse(turn, call, reason.clone(), slot).await?;
+            return Ok(Gated::StopRule(reason));
+        }
+        Ok(Gated::Run(args))
+    }
+
+    /// A gate's refusal: `tool.refused`, then the result the model reads.
+    async fn refuse(
+        &self,
+        turn: &TurnId,
+        call: &ToolCallRequest,
+        reason: String,
+        slot: &mut Option<Answer>,
+    ) -> Result<(), CoreError> {
+        self.timeline
+            .emit(
+                Some(turn),
+                EventKind::ToolRefused {
+                    call_id: call.id.clone(),
+                    name: call.name.clone(),
+                    reason: reason.clone(),
+                },
+            )
+            .await?;
+        let answer = Answer::with_status(ToolStatus::Refused, reason);
+        self.answer(turn, call, answer, 0.0, slot).await
+    }
+
+    /// Run a group of calls concurrently, emitting each result as it lands.
+    /// Returns whether Stop interrupted it.
+    async fn run_group(
+        &self,
+        turn: &TurnId,
+        calls: &[ToolCallRequest],
+        group: Vec<(usize, ToolArgs)>,
+        cancel: &CancellationToken,
+        answers: &mut [Option<Answer>],
+    ) -> Result<bool, CoreError> {
+        let indices: Vec<usize> = group.iter().map(|(index, _)| *index).collect();
+        let mut running: FuturesUnordered<_> = group
+            .into_iter()
+            .map(|(index, args)| {
+                let call_id = calls[index].id.clone();
+                async move {
+                    let started = Instant::now();
+                    let answer = self.run_shared(turn, &call_id, args).await;
+                    (index, answer, ms(started))
+                }
+            })
+            .collect();
+        let mut stopping = false;
+        let grace = tokio::time::sleep(Duration::MAX);
+        tokio::pin!(grace);
+        loop {
+            tokio::select! {
+                next = running.next() => match next {
+                    Some((index, answer, ms)) => {
+                        let mut answer = answer?;
+                        if stopping && answer.status != ToolStatus::Ok {
+                            answer = Answer::with_status(ToolStatus::Stopped, STOPPED_BY_USER);
+                        }
+                        self.emit_result(turn, &calls[index], &answer, ms).await?;
+                        answers[index] = Some(answer);
+                    }
+                    None => break,
+                },
+                _ = cancel.cancelled(), if !stopping => {
+                    stopping = true;
+                    if let Some(guest) = &self.guest
+                        && let Err(e) = guest.stop().await
+                    {
+                        tracing::warn!("guest did not take stop: {e}");
+                    }
+                    grace.as_mut().reset(tokio::time::Instant::now() + STOP_GRACE);
+                }
+                _ = &mut grace, if stopping => break,
+            }
+        }
+        drop(running);
+        // Calls that did not wind down within the grace period.
+        for index in indices {
+            if answers[index].is_none() {
+                let answer = Answer::with_status(ToolStatus::Stopped, STOPPED_BY_USER);
+                self.emit_result(turn, &calls[index], &answer, 0.0).await?;
+                answers[index] = Some(answer);
+            }
+        }
+        Ok(stopping)
+    }
+
+    /// Run one call that needs only shared access: guest tools and todo_read.
+    async fn run_shared(
+        &self,
+        turn: &TurnId,
+        call_id: &CallId,
+        args: ToolArgs,
+    ) -> Result<Answer, CoreError> {
+        let tool = args.tool();
+        if let ToolArgs::TodoRead(_) = args {
+            return Ok(Answer::ok(cortex_tools::render_todos(&self.todos)));
+        }
+        let Some(guest) = &self.guest else {
+            return Ok(Answer::error("the guest is not attached"));
+        };
+        let args_json = match &args {
+            ToolArgs::ReadFile(a) => serde_json::to_value(a),
+            ToolArgs::WriteFile(a) => serde_json::to_value(a),
+            ToolArgs::EditFile(a) => serde_json::to_value(a),
+            ToolArgs::Glob(a) => serde_json::to_value(a),
+            ToolArgs::Grep(a) => serde_json::to_value(a),
+            ToolArgs::Bash(a) => serde_json::to_value(a),
+            other => return Ok(Answer::error(format!("{} does not run in the guest", other.tool()))),
+        };
+        let args_json = match args_json {
+            Ok(v) => v,
+            Err(e) => return Ok(Answer::error(format!("cannot encode arguments: {e}"))),
+        };
+        let mut handle = match guest.call(tool, args_json).await {
+            Ok(handle) => handle,
+            Err(e) => return Ok(Answer::error(format!("the guest failed: {e}"))),
+        };
+        while let Some(reply) = handle.next().await {
+            match reply {
+                GuestReply::Delta { stream, text } => {
+                    self.timeline
+                        .emit(
+                            Some(turn),
+                            EventKind::ToolOutputDelta {
+                                call_id: call_id.clone(),
+                                stream,
+                                text,
+                            },
+                        )
+                        .await?;
+                }
+                GuestReply::Result(outcome) => {
+                    let status = if outcome.stopped {
+                        ToolStatus::Stopped
+                    } else if outcome.ok {
+                        ToolStatus::Ok
+                    } else {
+                        ToolStatus::Error
+                    };
+                    return Ok(Answer {
+                        status,
+                        output: outcome.output,
+                        diff: outcome.diff,
+                    });
+                }
+            }
+        }
+        Ok(Answer::error(
+            "the guest exited while running this call; it is restarted for the next call",
+        ))
+    }
+
+    async fn answer(
+        &self,
+        turn: &TurnId,
+        call: &ToolCallRequest,
+        answer: Answer,
+        ms: f64,
+        slot: &mut Option<Answer>,
+    ) -> Result<(), CoreError> {
+        self.emit_result(turn, call, &answer, ms).await?;
+        *slot = Some(answer);
+        Ok(())
+    }
+
+    async fn emit_result(
+        &self,
+        turn: &TurnId,
+        call: &ToolCallRequest,
+        answer: &Answer,
+        ms: f64,
+    ) -> Result<(), CoreError> {
+        self.timeline
+            .emit(
+                Some(turn),
+                EventKind::ToolResult {
+                    call_id: call.id.clone(),
+                    name: call.name.clone(),
+                    status: answer.status,
+                    output: answer.output.clone(),
+                    ms,
+                    diff: answer.diff.clone(),
+                },
+            )
+            .await?;
+        Ok(())
+    }
+}
+
+fn ms(started: Instant) -> f64 {
+    started.elapsed().as_secs_f64() * 1000.0
+}

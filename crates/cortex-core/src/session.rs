@@ -1,0 +1,209 @@
+//! A session: its configuration, its live state, creation and resumption.
+
+use crate::history::Rebuilt;
+use crate::{CoreError, Timeline, new_id};
+use cortex_model::ModelProvider;
+use cortex_protocol::{Event, EventKind, Message, Mode, SessionId, StopRule, Todo};
+use cortex_runtime::{Guest, GuestProvider};
+use cortex_store::{SessionRecord, Store};
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use tokio::sync::broadcast;
+
+/// What a new session is made of.
+#[derive(Clone)]
+pub struct SessionConfig {
+    pub repository: PathBuf,
+    pub mode: Mode,
+    pub stop_rule: StopRule,
+    pub store: Arc<dyn Store>,
+    pub model: Arc<dyn ModelProvider>,
+    pub guests: Arc<dyn GuestProvider>,
+    /// The guest's whole environment, already built from the allow-list.
+    pub guest_env: Vec<(String, String)>,
+}
+
+/// How a turn ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TurnOutcome {
+    Completed { rounds: u32 },
+    Stopped { reason: String },
+    Failed { error: String },
+}
+
+pub struct Session {
+    pub(crate) id: SessionId,
+    pub(crate) repository: PathBuf,
+    pub(crate) mode: Mode,
+    pub(crate) stop_rule: StopRule,
+    pub(crate) model: Arc<dyn ModelProvider>,
+    pub(crate) guests: Arc<dyn GuestProvider>,
+    pub(crate) guest_env: Vec<(String, String)>,
+    pub(crate) guest: Option<Guest>,
+    pub(crate) timeline: Timeline,
+    pub(crate) history: Vec<Message>,
+    pub(crate) todos: Vec<Todo>,
+    pub(crate) plan_version: u32,
+    pub(crate) call_ids: HashSet<String>,
+}
+
+fn canonical_repository(path: &Path) -> Result<PathBuf, CoreError> {
+    let display = path.display().to_string();
+    let canonical = path
+        .canonicalize()
+        .map_err(|_| CoreError::Repository(display.clone()))?;
+    if !canonical.is_dir() {
+        return Err(CoreError::Repository(display));
+    }
+    Ok(canonical)
+}
+
+impl Session {
+    /// Create and persist a new session. Fails before anything else if the
+    /// repository does not exist.
+    pub async fn create(config: SessionConfig) -> Result<Session, CoreError> {
+        let repository = canonical_repository(&config.repository)?;
+        let id = SessionId(new_id());
+        let record = SessionRecord {
+            id: id.clone(),
+            repository: repository.display().to_string(),
+            mode: config.mode,
+            model: config.model.describe(),
+            stop_rule: config.stop_rule,
+            created_at: cortex_protocol::now_rfc3339(),
+            last_seq: 0,
+            title: None,
+        };
+        config.store.create_session(&record).await?;
+        let timeline = Timeline::new(config.store.clone(), id.clone());
+        timeline
+            .emit(
+                None,
+                EventKind::SessionCreated {
+                    repository: record.repository.clone(),
+                    mode: config.mode,
+                    model: record.model.clone(),
+                    stop_rule: config.stop_rule,
+                },
+            )
+            .await?;
+        Ok(Session {
+            id,
+            repository,
+            mode: config.mode,
+            stop_rule: config.stop_rule,
+            model: config.model,
+            guests: config.guests,
+            guest_env: config.guest_env,
+            guest: None,
+            timeline,
+            history: Vec::new(),
+            todos: Vec::new(),
+            plan_version: 0,
+            call_ids: HashSet::new(),
+        })
+    }
+
+    /// Reopen a stored session: history, mode, todos and plan rebuilt from
+    /// its timeline. `config.repository`, `mode` and `stop_rule` are taken
+    /// from the store; the model and guest provider from `config`. Turns a
+    /// crash left `running` are closed as failed first.
+    pub async fn resume(id: &SessionId, config: SessionConfig) -> Result<Session, CoreError> {
+        let store = config.store.clone();
+        let record = store
+            .get_session(id)
+            .await?
+            .ok_or_else(|| CoreError::NoSession(id.to_string()))?;
+        let timeline = Timeline::new(store.clone(), id.clone());
+        for turn in store.turns(id).await? {
+            if turn.status == cortex_store::TurnStatus::Running {
+                timeline
+                    .emit(
+                        Some(&turn.id),
+                        EventKind::TurnFailed {
+                            error: "interrupted: the process running this turn exited".into(),
+                        },
+                    )
+                    .await?;
+            }
+        }
+        let events = store.events(id, 0).await?;
+        let rebuilt = Rebuilt::from_events(&events);
+        let repository = canonical_repository(Path::new(&record.repository))?;
+        Ok(Session {
+            id: id.clone(),
+            repository,
+            mode: rebuilt.mode.unwrap_or(record.mode),
+            stop_rule: record.stop_rule,
+            model: config.model,
+            guests: config.guests,
+            guest_env: config.guest_env,
+            guest: None,
+            timeline,
+            history: rebuilt.messages,
+            todos: rebuilt.todos,
+            plan_version: rebuilt.plan_version,
+            call_ids: rebuilt.call_ids,
+        })
+    }
+
+    pub fn id(&self) -> &SessionId {
+        &self.id
+    }
+
+    pub fn mode(&self) -> Mode {
+        self.mode
+    }
+
+    pub fn repository(&self) -> &Path {
+        &self.repository
+    }
+
+    pub fn history(&self) -> &[Message] {
+        &self.history
+    }
+
+    pub fn todos(&self) -> &[Todo] {
+        &self.todos
+    }
+
+    pub fn timeline(&self) -> &Timeline {
+        &self.timeline
+    }
+
+    /// Live events from now on (persisted before they arrive here).
+    pub fn subscribe(&self) -> broadcast::Receiver<Event> {
+        self.timeline.subscribe()
+    }
+
+    /// Switch mode (a user action; the model cannot). The guest is told the
+    /// new capabilities at once.
+    pub async fn set_mode(&mut self, mode: Mode) -> Result<(), CoreError> {
+        if mode == self.mode {
+            return Ok(());
+        }
+        let from = self.mode;
+        self.mode = mode;
+        if let Some(guest) = &self.guest
+            && let Err(e) = guest
+                .set_capabilities(mode.may_mutate_workspace(), mode.offers(cortex_protocol::ToolName::Bash))
+                .await
+        {
+            // The next call re-attaches with the right capabilities.
+            tracing::warn!("guest did not take new capabilities: {e}");
+            self.guest = None;
+        }
+        self.timeline
+            .emit(None, EventKind::ModeChanged { from, to: mode })
+            .await?;
+        Ok(())
+    }
+
+    /// Close the guest (kills whatever still runs in it).
+    pub async fn close(&mut self) {
+        if let Some(guest) = self.guest.take() {
+            guest.close().await;
+        }
+    }
+}

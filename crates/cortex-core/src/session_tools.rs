@@ -1,0 +1,47 @@
+//! Tools that act on session state held by the harness rather than on the
+//! workspace: the todo list and the plan.
+
+use crate::dispatch::Answer;
+use crate::{CoreError, Session};
+use cortex_protocol::{EventKind, PlanArgs, TodoWriteArgs, TurnId};
+use cortex_tools::{render_todos, validate_plan};
+
+impl Session {
+    pub(crate) async fn todo_write(
+        &mut self,
+        turn: &TurnId,
+        args: TodoWriteArgs,
+    ) -> Result<Answer, CoreError> {
+        self.todos = args.todos;
+        self.timeline
+            .emit(
+                Some(turn),
+                EventKind::TodoUpdated {
+                    todos: self.todos.clone(),
+                },
+            )
+            .await?;
+        Ok(Answer::ok(render_todos(&self.todos)))
+    }
+
+    pub(crate) async fn plan(&mut self, turn: &TurnId, args: PlanArgs) -> Result<Answer, CoreError> {
+        if let Err(problem) = validate_plan(&args.markdown) {
+            return Ok(Answer::error(problem));
+        }
+        self.plan_version += 1;
+        self.timeline
+            .emit(
+                Some(turn),
+                EventKind::PlanProposed {
+                    version: self.plan_version,
+                    title: args.title,
+                    markdown: args.markdown,
+                },
+            )
+            .await?;
+        Ok(Answer::ok(format!(
+            "Plan v{} recorded; the user will review it. Do not start implementing; end your turn with a one-line summary.",
+            self.plan_version
+        )))
+    }
+}

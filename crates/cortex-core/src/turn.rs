@@ -1,0 +1,260 @@
+//! The turn loop: request → stream → dispatch, until the model answers
+//! without a tool call, Stop, or the stop rule.
+
+use crate::dispatch::{DispatchEnd, STOPPED_BY_USER};
+use crate::{CoreError, Session, StopRuleState, TurnOutcome, new_id, system_prompt};
+use cortex_model::{Assembled, Assembler, ModelError, ModelEvent, ModelRequest};
+use cortex_protocol::{EventKind, Message, ToolName, TurnId};
+use futures::StreamExt;
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+
+/// Retries of a round whose stream was cut mid-way. Safe because no tool of
+/// the round has run yet; the provider itself retries failures that happen
+/// before the first event.
+const MAX_STREAM_RETRIES: u32 = 3;
+const STREAM_RETRY_BASE: Duration = Duration::from_millis(500);
+
+enum RoundEnd {
+    Done(Assembled),
+    Stopped,
+    Failed(String),
+}
+
+impl Session {
+    /// Run one turn for `message`. Returns how it ended; an `Err` means the
+    /// timeline itself could not be written.
+    pub async fn run_turn(
+        &mut self,
+        message: &str,
+        cancel: CancellationToken,
+    ) -> Result<TurnOutcome, CoreError> {
+        let turn = TurnId(new_id());
+        self.timeline
+            .emit(
+                Some(&turn),
+                EventKind::TurnStarted {
+                    message: message.to_owned(),
+                    mode: self.mode,
+                },
+            )
+            .await?;
+        self.history.push(Message::user(message));
+        let outcome = self.turn_loop(&turn, &cancel).await?;
+        let end = match &outcome {
+            TurnOutcome::Completed { rounds } => EventKind::TurnCompleted { rounds: *rounds },
+            TurnOutcome::Stopped { reason } => EventKind::TurnStopped {
+                reason: reason.clone(),
+            },
+            TurnOutcome::Failed { error } => EventKind::TurnFailed {
+                error: error.clone(),
+            },
+        };
+        self.timeline.emit(Some(&turn), end).await?;
+        Ok(outcome)
+    }
+
+    async fn turn_loop(
+        &mut self,
+        turn: &TurnId,
+        cancel: &CancellationToken,
+    ) -> Result<TurnOutcome, CoreError> {
+        let stopped = || TurnOutcome::Stopped {
+            reason: STOPPED_BY_USER.to_owned(),
+        };
+        // Attach before the first command: never a model request first.
+        if let Err(error) = self.ensure_attached(turn).await? {
+            return Ok(TurnOutcome::Failed { error });
+        }
+        let mut stop_rule = StopRuleState::new(self.stop_rule);
+        let mut round = 0;
+        loop {
+            if cancel.is_cancelled() {
+                return Ok(stopped());
+            }
+            round += 1;
+            let assembled = match self.model_round(turn, round, cancel).await? {
+                RoundEnd::Done(assembled) => assembled,
+                RoundEnd::Stopped => return Ok(stopped()),
+                RoundEnd::Failed(error) => return Ok(TurnOutcome::Failed { error }),
+            };
+            if assembled.tool_calls.is_empty() {
+                return Ok(TurnOutcome::Completed { rounds: round });
+            }
+            match self
+                .dispatch(turn, &assembled.tool_calls, &mut stop_rule, cancel)
+                .await?
+            {
+                DispatchEnd::Continue => {}
+                DispatchEnd::Stopped => return Ok(stopped()),
+                DispatchEnd::StopRule(reason) => return Ok(TurnOutcome::Stopped { reason }),
+            }
+        }
+    }
+
+    fn build_request(&self) -> ModelRequest {
+        let describe = self.model.describe();
+        let model = describe
+            .split_once(':')
+            .map(|(_, name)| name.to_owned())
+            .unwrap_or(describe);
+        ModelRequest {
+            model,
+            system: system_prompt(self.mode, &self.repository.display().to_string()),
+            messages: self.history.clone(),
+            tools: self.mode.tools().iter().map(|t| t.spec()).collect(),
+        }
+    }
+
+    /// One model request, streamed into the timeline. The assistant message
+    /// is appended to the history.
+    async fn model_round(
+        &mut self,
+        turn: &TurnId,
+        round: u32,
+        cancel: &CancellationToken,
+    ) -> Result<RoundEnd, CoreError> {
+        let request = self.build_request();
+        self.timeline
+            .emit(
+                Some(turn),
+                EventKind::ModelRequest {
+                    round,
+                    model: self.model.describe(),
+                    messages: request.messages.len(),
+                    tools: self
+                        .mode
+                        .tools()
+                        .iter()
+                        .map(|t: &ToolName| t.as_str().to_owned())
+                        .collect(),
+                    bytes: request_bytes(&request),
+                },
+            )
+            .await?;
+        let mut attempt = 0;
+        loop {
+            let mut stream = self.model.stream(request.clone());
+            let mut assembler = Assembler::default();
+            let mut text = String::new();
+            let result: Result<(), ModelError> = loop {
+                let next = tokio::select! {
+                    _ = cancel.cancelled() => None,
+                    next = stream.next() => Some(next),
+                };
+                let Some(next) = next else {
+                    // Stop: dropping the stream aborts the request. What was
+                    // shown stays in the history.
+                    drop(stream);
+                    self.finish_message(turn, text, Vec::new()).await?;
+                    return Ok(RoundEnd::Stopped);
+                };
+                match next {
+                    None => break Ok(()),
+                    Some(Err(e)) => break Err(e),
+                    Some(Ok(event)) => {
+                        match &event {
+                            ModelEvent::TextDelta(delta) => {
+                                text.push_str(delta);
+                                self.timeline
+                                    .emit(
+                                        Some(turn),
+                                        EventKind::MessageDelta {
+                                            text: delta.clone(),
+                                        },
+                                    )
+                                    .await?;
+                            }
+                            ModelEvent::Retry {
+                                attempt,
+                                delay_ms,
+                                reason,
+                            } => {
+                                self.timeline
+                                    .emit(
+                                        Some(turn),
+                                        EventKind::ModelRetry {
+                                            round,
+                                            attempt: *attempt,
+                                            delay_ms: *delay_ms,
+                                            reason: reason.clone(),
+                                        },
+                                    )
+                                    .await?;
+                            }
+                            _ => {}
+                        }
+                        assembler.push(&event);
+                    }
+                }
+            };
+            match result {
+                Ok(()) => {
+                    let assembled = assembler.finish();
+                    if assembled.input_tokens > 0 || assembled.output_tokens > 0 {
+                        self.timeline
+                            .emit(
+                                Some(turn),
+                                EventKind::Usage {
+                                    input_tokens: assembled.input_tokens,
+                                    output_tokens: assembled.output_tokens,
+                                },
+                            )
+                            .await?;
+                    }
+                    self.finish_message(turn, assembled.text.clone(), assembled.tool_calls.clone())
+                        .await?;
+                    return Ok(RoundEnd::Done(assembled));
+                }
+                Err(e @ ModelError::Stream(_)) if attempt < MAX_STREAM_RETRIES => {
+                    attempt += 1;
+                    let delay = STREAM_RETRY_BASE * 2u32.pow(attempt - 1);
+                    self.timeline
+                        .emit(
+                            Some(turn),
+                            EventKind::ModelRetry {
+                                round,
+                                attempt,
+                                delay_ms: delay.as_millis() as u64,
+                                reason: e.to_string(),
+                            },
+                        )
+                        .await?;
+                    tokio::select! {
+                        _ = cancel.cancelled() => return Ok(RoundEnd::Stopped),
+                        _ = tokio::time::sleep(delay) => {}
+                    }
+                }
+                Err(e) => {
+                    return Ok(RoundEnd::Failed(format!(
+                        "model {} failed: {e}",
+                        self.model.describe()
+                    )));
+                }
+            }
+        }
+    }
+
+    /// `message.done`, and the assistant message in the history.
+    async fn finish_message(
+        &mut self,
+        turn: &TurnId,
+        text: String,
+        tool_calls: Vec<cortex_protocol::ToolCallRequest>,
+    ) -> Result<(), CoreError> {
+        self.timeline
+            .emit(Some(turn), EventKind::MessageDone { text: text.clone() })
+            .await?;
+        if !text.is_empty() || !tool_calls.is_empty() {
+            self.history.push(Message::assistant(text, tool_calls));
+        }
+        Ok(())
+    }
+}
+
+/// Size of what is sent: system prompt, history and tool schemas.
+fn request_bytes(request: &ModelRequest) -> usize {
+    let messages = serde_json::to_vec(&request.messages).map_or(0, |v| v.len());
+    let tools = serde_json::to_vec(&request.tools).map_or(0, |v| v.len());
+    request.system.len() + messages + tools
+}

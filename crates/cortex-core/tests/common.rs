@@ -1,0 +1,133 @@
+//! Shared harness for the turn-loop tests: a temporary repository, the
+//! in-process guest, the scripted model and an in-memory store.
+
+#![allow(dead_code)]
+
+use cortex_core::{Session, SessionConfig};
+use cortex_model::scripted::ScriptedProvider;
+use cortex_protocol::{Event, EventKind, Mode, StopRule, ToolStatus};
+use cortex_runtime::InProcessProvider;
+use cortex_store::{SqliteStore, Store};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+pub struct Harness {
+    pub repo: tempfile::TempDir,
+    pub store: Arc<dyn Store>,
+    pub model: Arc<ScriptedProvider>,
+    pub session: Session,
+}
+
+pub fn write(dir: &Path, path: &str, content: &str) {
+    let full = dir.join(path);
+    if let Some(parent) = full.parent() {
+        std::fs::create_dir_all(parent).expect("mkdir");
+    }
+    std::fs::write(full, content).expect("write");
+}
+
+pub fn config(
+    repo: &Path,
+    store: Arc<dyn Store>,
+    model: Arc<ScriptedProvider>,
+    mode: Mode,
+    stop_rule: StopRule,
+) -> SessionConfig {
+    SessionConfig {
+        repository: repo.to_path_buf(),
+        mode,
+        stop_rule,
+        store,
+        model,
+        guests: Arc::new(InProcessProvider),
+        guest_env: vec![
+            ("PATH".into(), std::env::var("PATH").unwrap_or_default()),
+            ("HOME".into(), repo.display().to_string()),
+        ],
+    }
+}
+
+pub async fn harness(files: &[(&str, &str)], mode: Mode, script: serde_json::Value) -> Harness {
+    harness_with(files, mode, StopRule::Code, script).await
+}
+
+pub async fn harness_with(
+    files: &[(&str, &str)],
+    mode: Mode,
+    stop_rule: StopRule,
+    script: serde_json::Value,
+) -> Harness {
+    let repo = tempfile::tempdir().expect("tempdir");
+    for (path, content) in files {
+        write(repo.path(), path, content);
+    }
+    let store: Arc<dyn Store> = Arc::new(SqliteStore::in_memory().expect("store"));
+    let model = Arc::new(ScriptedProvider::from_json(&script.to_string()).expect("script"));
+    let session = Session::create(config(repo.path(), store.clone(), model.clone(), mode, stop_rule))
+        .await
+        .expect("session");
+    Harness {
+        repo,
+        store,
+        model,
+        session,
+    }
+}
+
+impl Harness {
+    pub async fn events(&self) -> Vec<Event> {
+        self.store
+            .events(self.session.id(), 0)
+            .await
+            .expect("events")
+    }
+
+    /// (name, status, output) of every tool result, in order.
+    pub async fn results(&self) -> Vec<(String, ToolStatus, String)> {
+        self.events()
+            .await
+            .into_iter()
+            .filter_map(|e| match e.kind {
+                EventKind::ToolResult {
+                    name,
+                    status,
+                    output,
+                    ..
+                } => Some((name, status, output)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    pub async fn types(&self) -> Vec<&'static str> {
+        self.events()
+            .await
+            .iter()
+            .map(|e| e.kind.type_name())
+            .collect()
+    }
+}
+
+/// Every file of a folder with its bytes, to compare trees.
+pub fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+    fn walk(base: &Path, dir: &Path, out: &mut BTreeMap<PathBuf, Vec<u8>>) {
+        for entry in std::fs::read_dir(dir).expect("read_dir") {
+            let path = entry.expect("entry").path();
+            if path.is_dir() {
+                walk(base, &path, out);
+            } else {
+                let rel = path.strip_prefix(base).expect("prefix").to_path_buf();
+                out.insert(rel, std::fs::read(&path).expect("read"));
+            }
+        }
+    }
+    let mut out = BTreeMap::new();
+    walk(dir, dir, &mut out);
+    out
+}
+
+pub fn pid_alive(pid: i32) -> bool {
+    // Signal 0 checks existence; a zombie reaped by init disappears.
+    unsafe { libc::kill(pid, 0) == 0 }
+}

@@ -1,0 +1,175 @@
+//! Admitting and running one tool request.
+
+use crate::serve::{Responses, State};
+use cortex_protocol::{
+    BashArgs, GuestReply, GuestResponse, OutputStream, ToolArgs, ToolName, ToolOutcome,
+};
+use cortex_tools::{MAX_OUTPUT_BYTES, ToolError, Workspace, Written, cap_middle, run_bash};
+use std::sync::Arc;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+/// What this guest may do. The default is the safe one: read-only, no bash.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Capabilities {
+    pub(crate) writable: bool,
+    pub(crate) bash: bool,
+}
+
+/// Refuse what this guest does not run or was not granted; parse the
+/// arguments. The error is the message the model reads.
+pub(crate) fn admit(
+    caps: Capabilities,
+    name: ToolName,
+    args: &serde_json::Value,
+) -> Result<ToolArgs, String> {
+    if !name.runs_in_guest() {
+        return Err(format!(
+            "{name} does not run in the guest; the harness handles it"
+        ));
+    }
+    let refused = match name {
+        ToolName::WriteFile | ToolName::EditFile => !caps.writable,
+        ToolName::Bash => !caps.bash,
+        _ => false,
+    };
+    if refused {
+        return Err(match name {
+            ToolName::Bash => format!("this guest may not run commands: {name} refused"),
+            _ => format!("this guest is read-only: {name} refused"),
+        });
+    }
+    ToolArgs::parse(name, &args.to_string()).map_err(|e| e.to_string())
+}
+
+/// Whether the tool runs a command that `stop` must be able to reach.
+pub(crate) fn needs_token(args: &ToolArgs) -> bool {
+    matches!(args, ToolArgs::Bash(_))
+}
+
+/// Aborts the task when dropped, so abandoning a request abandons its work.
+struct AbortOnDrop<T>(JoinHandle<T>);
+
+impl<T> Drop for AbortOnDrop<T> {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// Run the tool on its own task, so that a panic in it becomes an error
+/// result instead of a request that is never answered.
+pub(crate) async fn run_supervised(
+    state: Arc<State>,
+    id: u64,
+    args: ToolArgs,
+    command: Option<(u64, CancellationToken)>,
+    tx: Responses,
+) -> ToolOutcome {
+    let name = args.tool();
+    let seq = command.as_ref().map(|(seq, _)| *seq);
+    let token = command.map(|(_, token)| token);
+    let mut task = AbortOnDrop(tokio::spawn(run(Arc::clone(&state), id, args, token, tx)));
+    let outcome = match (&mut task.0).await {
+        Ok(outcome) => outcome,
+        Err(e) => {
+            tracing::error!(id, "{name} failed inside the guest: {e}");
+            ToolOutcome::error(format!("internal error in the guest while running {name}"))
+        }
+    };
+    if let Some(seq) = seq {
+        state.finished(seq);
+    }
+    outcome
+}
+
+async fn run(
+    state: Arc<State>,
+    id: u64,
+    args: ToolArgs,
+    token: Option<CancellationToken>,
+    tx: Responses,
+) -> ToolOutcome {
+    let root = state.config.root.clone();
+    let mut outcome = match args {
+        ToolArgs::ReadFile(a) => {
+            blocking(root, move |ws| ws.read_file(&a).map(ToolOutcome::ok)).await
+        }
+        ToolArgs::WriteFile(a) => blocking(root, move |ws| ws.write_file(&a).map(written)).await,
+        ToolArgs::EditFile(a) => blocking(root, move |ws| ws.edit_file(&a).map(written)).await,
+        ToolArgs::Glob(a) => blocking(root, move |ws| ws.glob(&a).map(ToolOutcome::ok)).await,
+        ToolArgs::Grep(a) => blocking(root, move |ws| ws.grep(&a).map(ToolOutcome::ok)).await,
+        ToolArgs::Bash(a) => {
+            let token = token.unwrap_or_default();
+            bash(&state, id, &a, token, &tx).await
+        }
+        other => ToolOutcome::error(format!(
+            "{} does not run in the guest; the harness handles it",
+            other.tool()
+        )),
+    };
+    outcome.output = cap_middle(&outcome.output, MAX_OUTPUT_BYTES);
+    outcome
+}
+
+fn written(w: Written) -> ToolOutcome {
+    ToolOutcome {
+        diff: Some(w.diff),
+        ..ToolOutcome::ok(w.summary)
+    }
+}
+
+/// Run a filesystem tool on the blocking pool.
+async fn blocking<F>(root: std::path::PathBuf, f: F) -> ToolOutcome
+where
+    F: FnOnce(&Workspace) -> Result<ToolOutcome, ToolError> + Send + 'static,
+{
+    let result = tokio::task::spawn_blocking(move || {
+        let workspace = Workspace::new(&root)?;
+        f(&workspace)
+    })
+    .await;
+    match result {
+        Ok(Ok(outcome)) => outcome,
+        Ok(Err(e)) => ToolOutcome::error(e.to_string()),
+        Err(e) => {
+            tracing::error!("a workspace tool failed inside the guest: {e}");
+            ToolOutcome::error("internal error in the guest")
+        }
+    }
+}
+
+async fn bash(
+    state: &State,
+    id: u64,
+    args: &BashArgs,
+    token: CancellationToken,
+    tx: &Responses,
+) -> ToolOutcome {
+    let deltas = tx.clone();
+    let mut on_output = move |stream: OutputStream, text: String| {
+        let _ = deltas.send(GuestResponse {
+            id,
+            reply: GuestReply::Delta { stream, text },
+        });
+    };
+    let result = run_bash(
+        &state.config.root,
+        args,
+        &state.config.bash_env,
+        &mut on_output,
+        token,
+    )
+    .await;
+    match result {
+        Err(e) => ToolOutcome::error(format!("cannot run the command: {e}")),
+        // run_bash's output already ends with notes on how the command ended
+        // (exit code, timeout, stop).
+        Ok(done) => ToolOutcome {
+            ok: done.exit_code == Some(0) && !done.timed_out && !done.stopped,
+            output: done.output,
+            stopped: done.stopped,
+            diff: None,
+            exit_code: done.exit_code,
+        },
+    }
+}

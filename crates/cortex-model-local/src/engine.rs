@@ -1,0 +1,491 @@
+//! The inference thread: it owns the llama.cpp model and context, runs one
+//! request at a time, streams events back, and keeps the evaluated tokens so
+//! the next request only evaluates what changed (KV-cache prefix reuse).
+
+use crate::error::LocalError;
+use crate::grammar::tool_call_grammar;
+use crate::parse::{ReplyStart, TextGate, parse_reply, reply_start};
+use cortex_model::{FinishReason, ModelError, ModelEvent};
+use cortex_protocol::ToolSpec;
+use llama_cpp_2::context::LlamaContext;
+use llama_cpp_2::context::params::LlamaContextParams;
+use llama_cpp_2::llama_backend::LlamaBackend;
+use llama_cpp_2::llama_batch::LlamaBatch;
+use llama_cpp_2::model::LlamaModel;
+use llama_cpp_2::model::params::LlamaModelParams;
+use llama_cpp_2::sampling::LlamaSampler;
+use llama_cpp_2::token::LlamaToken;
+use std::num::NonZeroU32;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, mpsc};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use tokio::sync::mpsc::UnboundedSender;
+
+/// How the engine runs; see [`crate::LocalOptions`].
+#[derive(Debug, Clone)]
+pub(crate) struct EngineOptions {
+    pub context: u32,
+    pub threads: usize,
+    pub batch: u32,
+    pub max_output_tokens: u32,
+    pub temperature: f32,
+    pub seed: u32,
+    pub grammar: bool,
+}
+
+/// What the loaded model says about itself.
+#[derive(Debug, Clone)]
+pub(crate) struct ModelInfo {
+    pub chat_template: Option<String>,
+    pub bos_token: String,
+    pub eos_token: String,
+    pub context: u32,
+    pub load_ms: u64,
+}
+
+/// Figures of the last request.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RoundStats {
+    /// Tokens of the rendered prompt.
+    pub prompt_tokens: usize,
+    /// Prompt tokens whose KV entries were kept from the previous request.
+    pub reused_tokens: usize,
+    /// Prompt tokens evaluated for this request.
+    pub evaluated_tokens: usize,
+    /// Tokens generated (after a grammar restart, those of the final reply).
+    pub generated_tokens: usize,
+    /// Whether the reply was generated under the tool-call grammar.
+    pub grammar: bool,
+    pub prompt_ms: u64,
+    pub generation_ms: u64,
+}
+
+pub(crate) type EventSender = UnboundedSender<Result<ModelEvent, ModelError>>;
+
+pub(crate) struct Job {
+    pub prompt: String,
+    pub tools: Vec<ToolSpec>,
+    pub events: EventSender,
+    pub cancel: Arc<AtomicBool>,
+}
+
+/// Handle to the inference thread. Dropping it ends the thread once the
+/// queued jobs are done.
+pub(crate) struct Engine {
+    jobs: Mutex<mpsc::Sender<Job>>,
+    pub stats: Arc<Mutex<Option<RoundStats>>>,
+    pub info: ModelInfo,
+}
+
+static BACKEND: OnceLock<Result<LlamaBackend, String>> = OnceLock::new();
+
+fn backend() -> Result<&'static LlamaBackend, LocalError> {
+    BACKEND
+        .get_or_init(|| {
+            llama_cpp_2::send_logs_to_tracing(llama_cpp_2::LogOptions::default());
+            LlamaBackend::init().map_err(|e| e.to_string())
+        })
+        .as_ref()
+        .map_err(|e| LocalError::Backend(e.clone()))
+}
+
+impl Engine {
+    /// Load the model on a new thread; returns once it is ready.
+    pub fn start(path: &Path, options: EngineOptions) -> Result<Engine, LocalError> {
+        if !path.is_file() {
+            return Err(LocalError::Missing {
+                path: path.to_path_buf(),
+            });
+        }
+        let (job_tx, job_rx) = mpsc::channel::<Job>();
+        let (ready_tx, ready_rx) = mpsc::channel();
+        let stats = Arc::new(Mutex::new(None));
+        let thread_stats = Arc::clone(&stats);
+        let path_buf = path.to_path_buf();
+        std::thread::Builder::new()
+            .name("cortex-local-model".into())
+            .spawn(move || worker(path_buf, options, ready_tx, job_rx, thread_stats))
+            .map_err(|e| LocalError::Backend(e.to_string()))?;
+        let info = ready_rx.recv().map_err(|_| LocalError::EngineGone)??;
+        Ok(Engine {
+            jobs: Mutex::new(job_tx),
+            stats,
+            info,
+        })
+    }
+
+    pub fn submit(&self, job: Job) -> Result<(), LocalError> {
+        let jobs = self.jobs.lock().map_err(|_| LocalError::EngineGone)?;
+        jobs.send(job).map_err(|_| LocalError::EngineGone)
+    }
+}
+
+fn worker(
+    path: PathBuf,
+    options: EngineOptions,
+    ready: mpsc::Sender<Result<ModelInfo, LocalError>>,
+    jobs: mpsc::Receiver<Job>,
+    stats: Arc<Mutex<Option<RoundStats>>>,
+) {
+    let started = Instant::now();
+    let loaded = (|| {
+        let backend = backend()?;
+        let model = LlamaModel::load_from_file(backend, &path, &LlamaModelParams::default())
+            .map_err(|e| LocalError::Load {
+                path: path.clone(),
+                reason: e.to_string(),
+            })?;
+        let threads = i32::try_from(options.threads.max(1)).unwrap_or(1);
+        let params = LlamaContextParams::default()
+            .with_n_ctx(NonZeroU32::new(options.context))
+            .with_n_batch(options.batch)
+            .with_n_ubatch(options.batch)
+            .with_n_threads(threads)
+            .with_n_threads_batch(threads);
+        Ok::<_, LocalError>((backend, model, params))
+    })();
+    let (backend, model, params) = match loaded {
+        Ok(v) => v,
+        Err(e) => {
+            let _ = ready.send(Err(e));
+            return;
+        }
+    };
+    let mut ctx = match model.new_context(backend, params) {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = ready.send(Err(LocalError::Context(e.to_string())));
+            return;
+        }
+    };
+    let vocab = model.vocab();
+    let piece = |t: LlamaToken| String::from_utf8_lossy(&vocab.token_to_piece(t, true, None)).into_owned();
+    let info = ModelInfo {
+        chat_template: model.meta_val_str("tokenizer.chat_template").ok(),
+        bos_token: piece(vocab.bos()),
+        eos_token: piece(vocab.eos()),
+        context: ctx.n_ctx(),
+        load_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+    };
+    tracing::info!(path = %path.display(), load_ms = info.load_ms, context = info.context, "local model loaded");
+    if ready.send(Ok(info.clone())).is_err() {
+        return;
+    }
+    let mut session = Session {
+        model: &model,
+        cached: Vec::new(),
+        options,
+        bos_token: info.bos_token,
+    };
+    while let Ok(job) = jobs.recv() {
+        if job.cancel.load(Ordering::Relaxed) {
+            continue;
+        }
+        let events = job.events.clone();
+        match session.run(&mut ctx, job) {
+            Ok(Some(round)) => {
+                if let Ok(mut s) = stats.lock() {
+                    *s = Some(round);
+                }
+            }
+            Ok(None) => {}
+            Err(e) => {
+                tracing::warn!(error = %e, "local model request failed");
+                // The KV cache may be half-written; start clean next time.
+                ctx.clear_kv_cache();
+                session.cached.clear();
+                let _ = events.send(Err(e.into()));
+            }
+        }
+    }
+}
+
+struct Session<'m> {
+    model: &'m LlamaModel,
+    /// Tokens whose KV entries are in the context, in order (sequence 0).
+    cached: Vec<LlamaToken>,
+    options: EngineOptions,
+    bos_token: String,
+}
+
+fn decode_err(e: impl std::fmt::Display) -> LocalError {
+    LocalError::Decode(e.to_string())
+}
+
+fn pos(n: usize) -> Result<i32, LocalError> {
+    i32::try_from(n).map_err(decode_err)
+}
+
+impl<'m> Session<'m> {
+    /// Run one request. `Ok(None)`: cancelled.
+    fn run(&mut self, ctx: &mut LlamaContext<'m>, job: Job) -> Result<Option<RoundStats>, LocalError> {
+        let cancelled = || job.cancel.load(Ordering::Relaxed) || job.events.is_closed();
+        let t0 = Instant::now();
+        let vocab = self.model.vocab();
+        let add_bos = self.bos_token.is_empty() || !job.prompt.starts_with(&self.bos_token);
+        let tokens = vocab.tokenize(job.prompt.as_bytes(), add_bos, true);
+        let n_ctx = ctx.n_ctx();
+        let ctx_len = usize::try_from(n_ctx).unwrap_or(usize::MAX);
+        if tokens.is_empty() || tokens.len() + 8 > ctx_len {
+            return Err(LocalError::ContextOverflow {
+                prompt: tokens.len(),
+                context: n_ctx,
+            });
+        }
+        let budget = ctx_len - tokens.len() - 1;
+        let max_new = budget.min(usize::try_from(self.options.max_output_tokens).unwrap_or(budget));
+
+        // Keep the longest shared prefix; evaluate at least the last token so
+        // there are logits to sample from.
+        let mut keep = self
+            .cached
+            .iter()
+            .zip(&tokens)
+            .take_while(|(a, b)| a == b)
+            .count();
+        if keep == tokens.len() {
+            keep -= 1;
+        }
+        if keep < self.cached.len() {
+            let from = u32::try_from(keep).map_err(decode_err)?;
+            if ctx.kv_cache_seq_rm(0, Some(from), None).is_err() {
+                ctx.clear_kv_cache();
+                keep = 0;
+            }
+            self.cached.truncate(keep);
+        }
+        let reused = keep;
+        let batch_size = usize::try_from(self.options.batch).unwrap_or(512).max(1);
+        let mut batch = LlamaBatch::new(batch_size, 1);
+        let mut logits_idx = 0;
+        for chunk in tokens[keep..].chunks(batch_size) {
+            if cancelled() {
+                return Ok(None);
+            }
+            batch.clear();
+            let last_chunk = self.cached.len() + chunk.len() == tokens.len();
+            for (i, &t) in chunk.iter().enumerate() {
+                let is_last = last_chunk && i + 1 == chunk.len();
+                batch
+                    .add(t, pos(self.cached.len() + i)?, &[0], is_last)
+                    .map_err(decode_err)?;
+            }
+            ctx.decode(&mut batch).map_err(decode_err)?;
+            self.cached.extend_from_slice(chunk);
+            logits_idx = batch.n_tokens() - 1;
+        }
+        let evaluated = tokens.len() - reused;
+        let prompt_ms = elapsed_ms(t0);
+        tracing::info!(
+            prompt_tokens = tokens.len(),
+            reused,
+            evaluated,
+            prompt_ms,
+            "local model prompt evaluated"
+        );
+
+        // Generation.
+        let t1 = Instant::now();
+        let reply_at = self.cached.len();
+        let use_grammar = self.options.grammar && !job.tools.is_empty();
+        let mut sampler = self.sampler(None)?;
+        let mut grammar_on = false;
+        let mut decided = !use_grammar;
+        let mut reply = String::new();
+        let mut pending: Vec<u8> = Vec::new();
+        let mut gate = TextGate::new();
+        let mut generated = 0usize;
+        let finish = loop {
+            if cancelled() {
+                return Ok(None);
+            }
+            if generated >= max_new {
+                break FinishReason::Length;
+            }
+            let token = sampler.sample(ctx, logits_idx);
+            if vocab.is_eog(token) {
+                break FinishReason::Stop;
+            }
+            generated += 1;
+            pending.extend(vocab.token_to_piece(token, false, None));
+            take_utf8(&mut pending, &mut reply);
+
+            if !decided {
+                match reply_start(&reply) {
+                    ReplyStart::Undecided => {}
+                    ReplyStart::Text => decided = true,
+                    ReplyStart::Call(form) => {
+                        decided = true;
+                        let text = tool_call_grammar(&job.tools, form);
+                        match self.sampler(Some(&text)) {
+                            Ok(s) => {
+                                tracing::debug!(?form, "tool call started; constraining with grammar");
+                                sampler = s;
+                                grammar_on = true;
+                                // Regenerate the reply from its start under the
+                                // grammar: drop the reply and the last prompt
+                                // token, re-evaluate that token for logits.
+                                let back = reply_at - 1;
+                                ctx.kv_cache_seq_rm(0, Some(u32::try_from(back).map_err(decode_err)?), None)
+                                    .map_err(decode_err)?;
+                                self.cached.truncate(back);
+                                batch.clear();
+                                batch.add(tokens[back], pos(back)?, &[0], true).map_err(decode_err)?;
+                                ctx.decode(&mut batch).map_err(decode_err)?;
+                                self.cached.push(tokens[back]);
+                                logits_idx = 0;
+                                reply.clear();
+                                pending.clear();
+                                gate = TextGate::new();
+                                generated = 0;
+                                continue;
+                            }
+                            Err(e) => tracing::warn!(error = %e, "tool-call grammar rejected; generating unconstrained"),
+                        }
+                    }
+                }
+            }
+            let delta = gate.advance(&reply);
+            if !delta.is_empty() && job.events.send(Ok(ModelEvent::TextDelta(delta.to_owned()))).is_err() {
+                return Ok(None);
+            }
+            batch.clear();
+            batch
+                .add(token, pos(self.cached.len())?, &[0], true)
+                .map_err(decode_err)?;
+            ctx.decode(&mut batch).map_err(decode_err)?;
+            self.cached.push(token);
+            logits_idx = 0;
+        };
+        if !pending.is_empty() {
+            reply.push_str(&String::from_utf8_lossy(&pending));
+        }
+        let generation_ms = elapsed_ms(t1);
+
+        let names: Vec<&str> = job.tools.iter().map(|t| t.name.as_str()).collect();
+        let parsed = parse_reply(&reply, &names);
+        let mut out = Vec::new();
+        let rest = gate.finish(&parsed);
+        if !rest.is_empty() {
+            out.push(ModelEvent::TextDelta(rest.to_owned()));
+        }
+        let stamp = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        for (index, call) in parsed.calls.iter().enumerate() {
+            out.push(ModelEvent::ToolCallStart {
+                index,
+                id: format!("call_{stamp:x}_{index}"),
+                name: call.name.clone(),
+            });
+            out.push(ModelEvent::ToolCallDelta {
+                index,
+                arguments: call.arguments.clone(),
+            });
+            out.push(ModelEvent::ToolCallEnd { index });
+        }
+        out.push(ModelEvent::Usage {
+            input_tokens: tokens.len() as u64,
+            output_tokens: generated as u64,
+        });
+        out.push(ModelEvent::Finish(if parsed.calls.is_empty() {
+            finish
+        } else {
+            FinishReason::ToolCalls
+        }));
+        for ev in out {
+            if job.events.send(Ok(ev)).is_err() {
+                break;
+            }
+        }
+        let round = RoundStats {
+            prompt_tokens: tokens.len(),
+            reused_tokens: reused,
+            evaluated_tokens: evaluated,
+            generated_tokens: generated,
+            grammar: grammar_on,
+            prompt_ms,
+            generation_ms,
+        };
+        tracing::info!(
+            generated,
+            generation_ms,
+            grammar = grammar_on,
+            calls = parsed.calls.len(),
+            "local model reply done"
+        );
+        Ok(Some(round))
+    }
+
+    /// Greedy (or low-temperature) sampling, behind `grammar` when given.
+    fn sampler(&self, grammar: Option<&str>) -> Result<LlamaSampler, LocalError> {
+        let mut chain = Vec::new();
+        if let Some(g) = grammar {
+            chain.push(
+                LlamaSampler::grammar(self.model, g, "root")
+                    .map_err(|e| LocalError::Grammar(e.to_string()))?,
+            );
+        }
+        if self.options.temperature > 0.0 {
+            chain.push(LlamaSampler::top_k(40));
+            chain.push(LlamaSampler::temp(self.options.temperature));
+            chain.push(LlamaSampler::dist(self.options.seed));
+        } else {
+            chain.push(LlamaSampler::greedy());
+        }
+        Ok(LlamaSampler::chain_simple(chain))
+    }
+}
+
+/// Move the complete UTF-8 prefix of `pending` into `out`; invalid bytes
+/// become U+FFFD.
+fn take_utf8(pending: &mut Vec<u8>, out: &mut String) {
+    loop {
+        match std::str::from_utf8(pending) {
+            Ok(s) => {
+                out.push_str(s);
+                pending.clear();
+                return;
+            }
+            Err(e) => {
+                let valid = e.valid_up_to();
+                out.push_str(&String::from_utf8_lossy(&pending[..valid]));
+                match e.error_len() {
+                    None => {
+                        pending.drain(..valid);
+                        return;
+                    }
+                    Some(bad) => {
+                        out.push('\u{FFFD}');
+                        pending.drain(..valid + bad);
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn elapsed_ms(t: Instant) -> u64 {
+    u64::try_from(t.elapsed().as_millis()).unwrap_or(u64::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::take_utf8;
+
+    #[test]
+    fn utf8_is_assembled_across_pieces() {
+        let mut pending = Vec::new();
+        let mut out = String::new();
+        let bytes = "é✓".as_bytes();
+        for b in bytes {
+            pending.push(*b);
+            take_utf8(&mut pending, &mut out);
+        }
+        assert_eq!(out, "é✓");
+        pending.extend([0xff, b'a']);
+        take_utf8(&mut pending, &mut out);
+        assert_eq!(out, "é✓\u{FFFD}a");
+    }
+}

@@ -1,0 +1,161 @@
+//! [`LocalProvider`]: the embedded model as a [`ModelProvider`].
+
+use crate::engine::{Engine, EngineOptions, Job, RoundStats};
+use crate::error::LocalError;
+use crate::template::ChatTemplate;
+use cortex_model::{ModelError, ModelEvent, ModelProvider, ModelRequest, ModelStream};
+use futures::Stream;
+use std::path::Path;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::task::{Context, Poll};
+use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
+
+/// How the local model runs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LocalOptions {
+    /// Context window in tokens (prompt + reply).
+    pub context: u32,
+    /// CPU threads for inference.
+    pub threads: usize,
+    /// Most tokens one reply may have.
+    pub max_output_tokens: u32,
+    /// 0 (the default) samples greedily.
+    pub temperature: f32,
+    /// Seed for temperature sampling.
+    pub seed: u32,
+    /// Constrain a reply that starts a tool call with a grammar built from
+    /// the request's tool schemas.
+    pub grammar: bool,
+}
+
+impl Default for LocalOptions {
+    fn default() -> Self {
+        LocalOptions {
+            context: 8192,
+            threads: std::thread::available_parallelism().map_or(2, |n| n.get()),
+            max_output_tokens: 2048,
+            temperature: 0.0,
+            seed: 42,
+            grammar: true,
+        }
+    }
+}
+
+/// An embedded GGUF model run by llama.cpp on this machine. Requests run one
+/// at a time on the model's own thread; the evaluated prompt is kept between
+/// requests, so a round that extends the previous one evaluates only the new
+/// tokens.
+pub struct LocalProvider {
+    name: String,
+    template: ChatTemplate,
+    engine: Engine,
+}
+
+impl std::fmt::Debug for LocalProvider {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LocalProvider")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
+    }
+}
+
+impl LocalProvider {
+    /// Load the GGUF at `path`. Blocks for the load (about a second for a
+    /// 0.5B model); call it from `spawn_blocking` in async code.
+    pub fn load(path: &Path, options: LocalOptions) -> Result<LocalProvider, LocalError> {
+        let engine = Engine::start(
+            path,
+            EngineOptions {
+                context: options.context,
+                threads: options.threads,
+                batch: 512,
+                max_output_tokens: options.max_output_tokens,
+                temperature: options.temperature,
+                seed: options.seed,
+                grammar: options.grammar,
+            },
+        )?;
+        let info = &engine.info;
+        let template = ChatTemplate::new(
+            info.chat_template.as_deref(),
+            info.bos_token.clone(),
+            info.eos_token.clone(),
+        )?;
+        let name = path
+            .file_stem()
+            .map_or_else(|| "model".to_owned(), |s| s.to_string_lossy().into_owned());
+        Ok(LocalProvider {
+            name,
+            template,
+            engine,
+        })
+    }
+
+    /// Figures of the last completed request.
+    pub fn last_stats(&self) -> Option<RoundStats> {
+        self.engine.stats.lock().ok().and_then(|s| *s)
+    }
+
+    /// The context window the model runs with, in tokens.
+    pub fn context_tokens(&self) -> u32 {
+        self.engine.info.context
+    }
+
+    /// Milliseconds the model took to load.
+    pub fn load_ms(&self) -> u64 {
+        self.engine.info.load_ms
+    }
+
+    /// The prompt a request renders to (for tests and debugging).
+    pub fn render(&self, request: &ModelRequest) -> Result<String, LocalError> {
+        self.template
+            .render(&request.system, &request.messages, &request.tools)
+    }
+}
+
+impl ModelProvider for LocalProvider {
+    fn describe(&self) -> String {
+        format!("local:{}", self.name)
+    }
+
+    fn stream(&self, request: ModelRequest) -> ModelStream {
+        let (tx, rx) = unbounded_channel();
+        let cancel = Arc::new(AtomicBool::new(false));
+        let submitted = self.render(&request).and_then(|prompt| {
+            self.engine.submit(Job {
+                prompt,
+                tools: request.tools,
+                events: tx.clone(),
+                cancel: Arc::clone(&cancel),
+            })
+        });
+        if let Err(e) = submitted {
+            let _ = tx.send(Err(e.into()));
+        }
+        drop(tx);
+        Box::pin(LocalStream { rx, cancel })
+    }
+}
+
+/// The events of one request; dropping it stops generation at the next
+/// token.
+struct LocalStream {
+    rx: UnboundedReceiver<Result<ModelEvent, ModelError>>,
+    cancel: Arc<AtomicBool>,
+}
+
+impl Stream for LocalStream {
+    type Item = Result<ModelEvent, ModelError>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        self.rx.poll_recv(cx)
+    }
+}
+
+impl Drop for LocalStream {
+    fn drop(&mut self) {
+        self.cancel.store(true, Ordering::Relaxed);
+    }
+}

@@ -1,0 +1,282 @@
+//! Real inference on small GGUF models.
+//!
+//! Models come from `$CORTEX_TEST_MODEL` (SmolLM2-135M-class, for the engine
+//! tests), `$CORTEX_TEST_TOOL_MODEL` (Qwen2.5-Coder-0.5B-class, for the tool
+//! call tests), or the default models folder. A missing model is fetched with
+//! `scripts/fetch-default-model`; these tests never skip silently.
+
+use cortex_model::{FinishReason, ModelEvent, ModelProvider, ModelRequest};
+use cortex_model_local::{LocalOptions, LocalProvider, models_dir};
+use cortex_protocol::{CallId, Message, Mode, ToolArgs, ToolCallRequest, ToolName};
+use futures::StreamExt;
+use std::path::PathBuf;
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+/// One model run at a time: the machines have few cores.
+static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+fn model_path(env: &str, name: &str, file: &str) -> PathBuf {
+    if let Some(p) = std::env::var_os(env).filter(|p| !p.is_empty()) {
+        let p = PathBuf::from(p);
+        assert!(p.is_file(), "{env}={} is not a file", p.display());
+        eprintln!("[model] {env}: {}", p.display());
+        return p;
+    }
+    let path = models_dir().join(file);
+    if path.is_file() {
+        eprintln!("[model] using {}", path.display());
+        return path;
+    }
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scripts/fetch-default-model");
+    eprintln!(
+        "[model] {} is missing; running {} {name}",
+        path.display(),
+        script.display()
+    );
+    let out = std::process::Command::new(&script)
+        .arg(name)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {}: {e}", script.display()));
+    assert!(
+        out.status.success(),
+        "fetch-default-model {name} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let printed = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+    eprintln!("[model] fetched {printed}");
+    PathBuf::from(printed)
+}
+
+fn load(path: PathBuf) -> LocalProvider {
+    let options = LocalOptions {
+        context: 4096,
+        max_output_tokens: 256,
+        ..LocalOptions::default()
+    };
+    let t = Instant::now();
+    let p = LocalProvider::load(&path, options)
+        .unwrap_or_else(|e| panic!("load {}: {e}", path.display()));
+    eprintln!("[model] loaded {} in {:?}", p.describe(), t.elapsed());
+    p
+}
+
+fn small() -> &'static LocalProvider {
+    static P: OnceLock<LocalProvider> = OnceLock::new();
+    P.get_or_init(|| {
+        load(model_path(
+            "CORTEX_TEST_MODEL",
+            "smollm2-135m",
+            "smollm2-135m-instruct-q4_1.gguf",
+        ))
+    })
+}
+
+fn tool_model() -> &'static LocalProvider {
+    static P: OnceLock<LocalProvider> = OnceLock::new();
+    P.get_or_init(|| {
+        load(model_path(
+            "CORTEX_TEST_TOOL_MODEL",
+            "qwen2.5-coder-0.5b",
+            "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
+        ))
+    })
+}
+
+#[derive(Debug, Default)]
+struct Reply {
+    text: String,
+    calls: Vec<(String, String, String)>,
+    finish: Option<FinishReason>,
+    usage: Option<(u64, u64)>,
+}
+
+async fn run(p: &LocalProvider, request: ModelRequest) -> Reply {
+    let mut stream = p.stream(request);
+    let mut r = Reply::default();
+    while let Some(ev) = stream.next().await {
+        match ev.unwrap_or_else(|e| panic!("stream error: {e}")) {
+            ModelEvent::TextDelta(t) => r.text.push_str(&t),
+            ModelEvent::ToolCallStart { id, name, .. } => r.calls.push((id, name, String::new())),
+            ModelEvent::ToolCallDelta { arguments, .. } => {
+                if let Some(c) = r.calls.last_mut() {
+                    c.2.push_str(&arguments);
+                }
+            }
+            ModelEvent::Usage {
+                input_tokens,
+                output_tokens,
+            } => r.usage = Some((input_tokens, output_tokens)),
+            ModelEvent::Finish(f) => r.finish = Some(f),
+            _ => {}
+        }
+    }
+    r
+}
+
+fn request(system: &str, messages: Vec<Message>, tools: &[ToolName]) -> ModelRequest {
+    ModelRequest {
+        model: "local".into(),
+        system: system.into(),
+        messages,
+        tools: tools.iter().map(|t| t.spec()).collect(),
+    }
+}
+
+const AGENT_SYSTEM: &str = "You are Cortex, a coding agent working in a repository. Use the tools to look at files; do not guess their content. To call a tool, reply with only a JSON object {\"name\": <tool name>, \"arguments\": <arguments object>}.";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn model_reads_a_file_through_a_tool_call() {
+    let _serial = SERIAL.lock().await;
+    let p = tool_model();
+    let mut messages = vec![Message::user(
+        "What is written in the file notes.txt? Read it with the read_file tool.",
+    )];
+    let first = run(p, request(AGENT_SYSTEM, messages.clone(), Mode::Ask.tools())).await;
+    let stats1 = p.last_stats().expect("stats");
+    eprintln!("round 1: {first:?}\n{stats1:?}");
+    assert_eq!(first.finish, Some(FinishReason::ToolCalls), "{first:?}");
+    let (id, name, args) = first.calls.first().cloned().expect("a call");
+    assert_eq!(name, "read_file");
+    let parsed = ToolArgs::parse(ToolName::ReadFile, &args).expect("arguments parse");
+    let ToolArgs::ReadFile(read) = parsed else {
+        panic!("not read_file: {parsed:?}")
+    };
+    assert!(read.path.contains("notes.txt"), "{read:?}");
+
+    messages.push(Message::assistant(
+        first.text.clone(),
+        vec![ToolCallRequest {
+            id: CallId::from(id.as_str()),
+            name,
+            arguments: args,
+        }],
+    ));
+    messages.push(Message::tool(
+        CallId::from(id.as_str()),
+        "1\tThe launch code is 4242.",
+    ));
+    let second = run(p, request(AGENT_SYSTEM, messages, Mode::Ask.tools())).await;
+    let stats2 = p.last_stats().expect("stats");
+    eprintln!("round 2: {second:?}\n{stats2:?}");
+    assert!(
+        stats2.reused_tokens > stats1.prompt_tokens / 2,
+        "round 2 reuses round 1's prompt: {stats2:?}"
+    );
+    assert!(
+        second.text.contains("4242") || !second.calls.is_empty(),
+        "the model answers from the file or calls again: {second:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn grammar_constrained_calls_always_parse() {
+    let _serial = SERIAL.lock().await;
+    let p = tool_model();
+    let prompts = [
+        "List every Rust file in the repository using the glob tool.",
+        "Search for the word TODO in all files using grep.",
+        "Open src/main.rs.",
+        "Find where the function parse_args is defined.",
+    ];
+    let mut constrained = 0;
+    for prompt in prompts {
+        let r = run(
+            p,
+            request(AGENT_SYSTEM, vec![Message::user(prompt)], Mode::Ask.tools()),
+        )
+        .await;
+        let stats = p.last_stats().expect("stats");
+        eprintln!("{prompt} -> {r:?} grammar={}", stats.grammar);
+        if stats.grammar && r.finish != Some(FinishReason::Length) {
+            constrained += 1;
+            let (_, name, args) = r.calls.first().cloned().expect("constrained reply is a call");
+            let tool: ToolName = name.parse().expect("an offered tool name");
+            assert!(Mode::Ask.offers(tool), "{tool} is offered in Ask mode");
+            ToolArgs::parse(tool, &args).unwrap_or_else(|e| panic!("{args}: {e}"));
+        }
+    }
+    assert!(constrained > 0, "at least one reply started a call");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dropping_the_stream_stops_generation_promptly() {
+    let _serial = SERIAL.lock().await;
+    let p = small();
+    let long = request(
+        "You are a storyteller.",
+        vec![Message::user(
+            "Write a very long story about a lighthouse keeper, at least 2000 words.",
+        )],
+        &[],
+    );
+    let mut stream = p.stream(long);
+    let mut got = String::new();
+    while got.len() < 20 {
+        match stream.next().await {
+            Some(Ok(ModelEvent::TextDelta(t))) => got.push_str(&t),
+            Some(Ok(_)) => {}
+            other => panic!("stream ended early: {other:?} after {got:?}"),
+        }
+    }
+    let dropped = Instant::now();
+    drop(stream);
+    // The next request can only start once the engine noticed the drop.
+    let r = tokio::time::timeout(
+        Duration::from_secs(30),
+        run(
+            p,
+            request("Be brief.", vec![Message::user("Say hi.")], &[]),
+        ),
+    )
+    .await
+    .expect("next request completes");
+    let waited = dropped.elapsed();
+    let stats = p.last_stats().expect("stats");
+    eprintln!("after stop: {r:?} in {waited:?}, {stats:?}");
+    let own = Duration::from_millis(stats.prompt_ms + stats.generation_ms);
+    assert!(
+        waited.saturating_sub(own) < Duration::from_secs(2),
+        "stop took {:?} beyond the next request's own {own:?}",
+        waited
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn second_round_reuses_the_kv_prefix() {
+    let _serial = SERIAL.lock().await;
+    let p = small();
+    let system = "You are a concise assistant for a small coding project. The project is a command-line tool written in Rust that counts words in files. Answer in one or two sentences. Never invent files.";
+    let mut messages = vec![Message::user("What language is the project written in?")];
+    let t1 = Instant::now();
+    let first = run(p, request(system, messages.clone(), &[])).await;
+    let l1 = t1.elapsed();
+    let s1 = p.last_stats().expect("stats");
+    messages.push(Message::assistant(first.text.clone(), Vec::new()));
+    messages.push(Message::user("And what does it count?"));
+    let t2 = Instant::now();
+    let second = run(p, request(system, messages, &[])).await;
+    let l2 = t2.elapsed();
+    let s2 = p.last_stats().expect("stats");
+    eprintln!("round 1 {l1:?} {s1:?}\nround 2 {l2:?} {s2:?}\n{first:?}\n{second:?}");
+    assert!(s2.reused_tokens > 0, "{s2:?}");
+    assert!(
+        s2.evaluated_tokens < s1.evaluated_tokens,
+        "round 2 evaluates fewer tokens: {s1:?} vs {s2:?}"
+    );
+    assert_eq!(s2.reused_tokens + s2.evaluated_tokens, s2.prompt_tokens);
+    assert_eq!(second.usage.map(|u| u.0), Some(s2.prompt_tokens as u64));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn describe_and_errors() {
+    let _serial = SERIAL.lock().await;
+    let p = small();
+    assert!(p.describe().starts_with("local:"), "{}", p.describe());
+    let missing = LocalProvider::load(
+        std::path::Path::new("/nonexistent/model.gguf"),
+        LocalOptions::default(),
+    )
+    .expect_err("missing file");
+    assert!(missing.to_string().contains("fetch-default-model"), "{missing}");
+}

@@ -1,0 +1,280 @@
+//! Sending the request, retrying before the first event, and turning the
+//! response body into events.
+
+use super::chunk::{ChunkParser, whole_response};
+use super::sse::SseDecoder;
+use crate::retry::parse_retry_after;
+use crate::{ModelError, ModelEvent, ModelStream, RetryPolicy};
+use futures::{Stream, StreamExt};
+use reqwest::header::{CONTENT_TYPE, HeaderMap};
+use std::time::{Duration, SystemTime};
+
+/// Error bodies are cut to about this many bytes.
+const MAX_ERROR_BODY: usize = 2048;
+/// How long to wait for an error body before giving up on it.
+const ERROR_BODY_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Where and how to send one request.
+pub(crate) struct Target {
+    pub(crate) url: String,
+    pub(crate) api_key: Option<String>,
+    pub(crate) retry: RetryPolicy,
+}
+
+/// A failed attempt, with the server's hint on when to try again.
+struct Failure {
+    error: ModelError,
+    retry_after: Option<Duration>,
+}
+
+impl From<ModelError> for Failure {
+    fn from(error: ModelError) -> Self {
+        Failure {
+            error,
+            retry_after: None,
+        }
+    }
+}
+
+/// The events of one request. Retryable failures are retried while nothing
+/// but `Retry` events has been yielded; after that, errors end the stream.
+pub(crate) fn drive(http: reqwest::Client, target: Target, body: Vec<u8>) -> ModelStream {
+    Box::pin(async_stream::stream! {
+        let mut attempt: u32 = 0;
+        loop {
+            let failure = match open(&http, &target, &body).await {
+                Err(failure) => failure,
+                Ok(response) => {
+                    let mut events = std::pin::pin!(response_events(response));
+                    let mut yielded = false;
+                    let mut failure = None;
+                    while let Some(item) = events.next().await {
+                        match item {
+                            Ok(event) => {
+                                yielded = true;
+                                yield Ok(event);
+                            }
+                            Err(error) if yielded => {
+                                yield Err(error);
+                                return;
+                            }
+                            Err(error) => {
+                                failure = Some(Failure::from(error));
+                                break;
+                            }
+                        }
+                    }
+                    match failure {
+                        Some(failure) => failure,
+                        None => return,
+                    }
+                }
+            };
+            if !failure.error.is_retryable() || attempt >= target.retry.max_retries {
+                tracing::warn!(error = %failure.error, attempt, "model request failed");
+                yield Err(failure.error);
+                return;
+            }
+            attempt += 1;
+            let delay = target.retry.delay(attempt, failure.retry_after);
+            let reason = failure.error.to_string();
+            tracing::warn!(%reason, attempt, delay_ms = delay.as_millis() as u64, "retrying model request");
+            yield Ok(ModelEvent::Retry {
+                attempt,
+                delay_ms: u64::try_from(delay.as_millis()).unwrap_or(u64::MAX),
+                reason,
+            });
+            tokio::time::sleep(delay).await;
+        }
+    })
+}
+
+/// Sends the request; a non-success status is a failure carrying the body.
+async fn open(
+    http: &reqwest::Client,
+    target: &Target,
+    body: &[u8],
+) -> Result<reqwest::Response, Failure> {
+    let mut request = http
+        .post(&target.url)
+        .header(CONTENT_TYPE, "application/json")
+        .body(body.to_vec());
+    if let Some(key) = &target.api_key {
+        request = request.bearer_auth(key);
+    }
+    tracing::debug!(url = %target.url, bytes = body.len(), "sending model request");
+    let response = request
+        .send()
+        .await
+        .map_err(|e| Failure::from(ModelError::Connect(describe(&e))))?;
+    let status = response.status();
+    if status.is_success() {
+        return Ok(response);
+    }
+    let retry_after = retry_after(response.headers(), SystemTime::now());
+    let body = error_body(response).await;
+    Err(Failure {
+        error: ModelError::Http {
+            status: status.as_u16(),
+            body,
+        },
+        retry_after,
+    })
+}
+
+/// The body of an SSE (or, from servers that ignore `stream`, JSON) response
+/// as events.
+fn response_events(
+    response: reqwest::Response,
+) -> impl Stream<Item = Result<ModelEvent, ModelError>> + Send {
+    async_stream::stream! {
+        if is_json(response.headers()) {
+            let result = match response.bytes().await {
+                Ok(bytes) => whole_response(&bytes),
+                Err(e) => Err(ModelError::Stream(describe(&e))),
+            };
+            match result {
+                Ok(events) => for event in events {
+                    yield Ok(event);
+                },
+                Err(error) => yield Err(error),
+            }
+            return;
+        }
+        let mut body = response.bytes_stream();
+        let mut sse = SseDecoder::default();
+        let mut parser = ChunkParser::default();
+        loop {
+            let (data, ended) = match body.next().await {
+                Some(Ok(bytes)) => (sse.feed(&bytes), false),
+                Some(Err(e)) => (Err(ModelError::Stream(describe(&e))), false),
+                None => (sse.finish(), true),
+            };
+            let data = match data {
+                Ok(data) => data,
+                Err(error) => {
+                    yield Err(error);
+                    return;
+                }
+            };
+            for data in data {
+                match parser.event(&data) {
+                    Ok(events) => for event in events {
+                        yield Ok(event);
+                    },
+                    Err(error) => {
+                        yield Err(error);
+                        return;
+                    }
+                }
+                if parser.is_done() {
+                    return;
+                }
+            }
+            if ended {
+                break;
+            }
+        }
+        if let Some(line) = sse.not_sse() {
+            yield Err(ModelError::Protocol(format!(
+                "the server did not answer with an event stream: {line}"
+            )));
+            return;
+        }
+        match parser.end_of_stream() {
+            Ok(events) => for event in events {
+                yield Ok(event);
+            },
+            Err(error) => yield Err(error),
+        }
+    }
+}
+
+fn is_json(headers: &HeaderMap) -> bool {
+    headers
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.trim_start().starts_with("application/json"))
+}
+
+/// `retry-after-ms` (sent by OpenAI) or `Retry-After`.
+fn retry_after(headers: &HeaderMap, now: SystemTime) -> Option<Duration> {
+    let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+    if let Some(ms) = header("retry-after-ms").and_then(|v| v.trim().parse::<f64>().ok()) {
+        if ms.is_finite() && ms >= 0.0 {
+            return Some(Duration::from_secs_f64(ms.min(1e12) / 1000.0));
+        }
+    }
+    header("retry-after").and_then(|v| parse_retry_after(v, now))
+}
+
+/// The start of an error response's body, as text.
+async fn error_body(response: reqwest::Response) -> String {
+    let mut stream = response.bytes_stream();
+    let mut buf = Vec::new();
+    let read = async {
+        while buf.len() <= MAX_ERROR_BODY {
+            match stream.next().await {
+                Some(Ok(bytes)) => buf.extend_from_slice(&bytes),
+                _ => break,
+            }
+        }
+    };
+    // A body that never ends still leaves us the status.
+    let _ = tokio::time::timeout(ERROR_BODY_TIMEOUT, read).await;
+    let text = String::from_utf8_lossy(&buf);
+    let text = text.trim();
+    if text.len() <= MAX_ERROR_BODY {
+        return text.to_owned();
+    }
+    let mut end = MAX_ERROR_BODY;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &text[..end])
+}
+
+/// An error with its causes: reqwest's own message rarely says what failed.
+fn describe(error: &reqwest::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = std::error::Error::source(error);
+    while let Some(cause) = source {
+        let cause_text = cause.to_string();
+        if !text.contains(&cause_text) {
+            text.push_str(": ");
+            text.push_str(&cause_text);
+        }
+        source = cause.source();
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use reqwest::header::HeaderValue;
+
+    #[test]
+    fn reads_retry_after_headers() {
+        let now = SystemTime::UNIX_EPOCH;
+        let mut headers = HeaderMap::new();
+        assert_eq!(retry_after(&headers, now), None);
+        headers.insert("retry-after", HeaderValue::from_static("2"));
+        assert_eq!(retry_after(&headers, now), Some(Duration::from_secs(2)));
+        headers.insert("retry-after-ms", HeaderValue::from_static("250"));
+        assert_eq!(retry_after(&headers, now), Some(Duration::from_millis(250)));
+    }
+
+    #[test]
+    fn json_content_type() {
+        let mut headers = HeaderMap::new();
+        assert!(!is_json(&headers));
+        headers.insert(
+            CONTENT_TYPE,
+            HeaderValue::from_static("application/json; charset=utf-8"),
+        );
+        assert!(is_json(&headers));
+        headers.insert(CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
+        assert!(!is_json(&headers));
+    }
+}

@@ -1,0 +1,227 @@
+//! The Chat Completions request body.
+
+use crate::ModelRequest;
+use cortex_protocol::{Message, Role, ToolSpec};
+use serde::Serialize;
+
+#[derive(Serialize)]
+struct Body<'a> {
+    model: &'a str,
+    messages: Vec<WireMessage<'a>>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tools: Vec<WireTool<'a>>,
+    stream: bool,
+    stream_options: StreamOptions,
+}
+
+#[derive(Serialize)]
+struct StreamOptions {
+    include_usage: bool,
+}
+
+#[derive(Serialize)]
+struct WireMessage<'a> {
+    role: &'static str,
+    /// `None` serialises as `null`: an assistant message that only calls tools.
+    content: Option<&'a str>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tool_calls: Vec<WireToolCall<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_call_id: Option<&'a str>,
+}
+
+#[derive(Serialize)]
+struct WireToolCall<'a> {
+    id: &'a str,
+    #[serde(rename = "type")]
+    kind: &'static str,
+    function: WireFunctionCall<'a>,
+}
+
+#[derive(Serialize)]
+struct WireFunctionCall<'a> {
+    name: &'a str,
+    arguments: &'a str,
+}
+
+#[derive(Serialize)]
+struct WireTool<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    function: WireFunction<'a>,
+}
+
+#[derive(Serialize)]
+struct WireFunction<'a> {
+    name: &'a str,
+    description: &'a str,
+    parameters: &'a serde_json::Value,
+}
+
+/// The JSON body of a streaming request for `model`.
+pub(crate) fn build_body(model: &str, request: &ModelRequest) -> Result<Vec<u8>, serde_json::Error> {
+    let mut messages = Vec::with_capacity(request.messages.len() + 1);
+    if !request.system.is_empty() {
+        messages.push(WireMessage {
+            role: "system",
+            content: Some(&request.system),
+            tool_calls: Vec::new(),
+            tool_call_id: None,
+        });
+    }
+    messages.extend(request.messages.iter().map(wire_message));
+    let body = Body {
+        model,
+        messages,
+        tools: request.tools.iter().map(wire_tool).collect(),
+        stream: true,
+        stream_options: StreamOptions {
+            include_usage: true,
+        },
+    };
+    serde_json::to_vec(&body)
+}
+
+fn wire_message(message: &Message) -> WireMessage<'_> {
+    match message.role {
+        Role::System | Role::User => WireMessage {
+            role: if message.role == Role::System {
+                "system"
+            } else {
+                "user"
+            },
+            content: Some(&message.content),
+            tool_calls: Vec::new(),
+            tool_call_id: None,
+        },
+        Role::Assistant => WireMessage {
+            role: "assistant",
+            content: if message.content.is_empty() && !message.tool_calls.is_empty() {
+                None
+            } else {
+                Some(&message.content)
+            },
+            tool_calls: message
+                .tool_calls
+                .iter()
+                .map(|call| WireToolCall {
+                    id: call.id.as_str(),
+                    kind: "function",
+                    function: WireFunctionCall {
+                        name: &call.name,
+                        // Servers that parse arguments choke on "".
+                        arguments: if call.arguments.trim().is_empty() {
+                            "{}"
+                        } else {
+                            &call.arguments
+                        },
+                    },
+                })
+                .collect(),
+            tool_call_id: None,
+        },
+        Role::Tool => WireMessage {
+            role: "tool",
+            content: Some(&message.content),
+            tool_calls: Vec::new(),
+            tool_call_id: Some(message.tool_call_id.as_ref().map_or("", |id| id.as_str())),
+        },
+    }
+}
+
+fn wire_tool(tool: &ToolSpec) -> WireTool<'_> {
+    WireTool {
+        kind: "function",
+        function: WireFunction {
+            name: &tool.name,
+            description: &tool.description,
+            parameters: &tool.parameters,
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cortex_protocol::{CallId, ToolCallRequest};
+    use serde_json::{Value, json};
+
+    fn body(request: &ModelRequest) -> Value {
+        let bytes = build_body("gpt-test", request).expect("serialises");
+        serde_json::from_slice(&bytes).expect("valid json")
+    }
+
+    #[test]
+    fn maps_history_and_tools() {
+        let request = ModelRequest {
+            model: "ignored-here".into(),
+            system: "You are Cortex.".into(),
+            messages: vec![
+                Message::user("read a.rs"),
+                Message::assistant(
+                    "",
+                    vec![ToolCallRequest {
+                        id: CallId::from("call_1"),
+                        name: "read_file".into(),
+                        arguments: "{\"path\":\"a.rs\"}".into(),
+                    }],
+                ),
+                Message::tool(CallId::from("call_1"), "1\tfn main() {}"),
+                Message::assistant("It is empty.", vec![]),
+                Message::system("note"),
+            ],
+            tools: vec![ToolSpec {
+                name: "read_file".into(),
+                description: "Read a file".into(),
+                parameters: json!({"type": "object"}),
+            }],
+        };
+        assert_eq!(
+            body(&request),
+            json!({
+                "model": "gpt-test",
+                "messages": [
+                    {"role": "system", "content": "You are Cortex."},
+                    {"role": "user", "content": "read a.rs"},
+                    {"role": "assistant", "content": null, "tool_calls": [
+                        {"id": "call_1", "type": "function",
+                         "function": {"name": "read_file", "arguments": "{\"path\":\"a.rs\"}"}}
+                    ]},
+                    {"role": "tool", "tool_call_id": "call_1", "content": "1\tfn main() {}"},
+                    {"role": "assistant", "content": "It is empty."},
+                    {"role": "system", "content": "note"},
+                ],
+                "tools": [{"type": "function", "function": {
+                    "name": "read_file", "description": "Read a file",
+                    "parameters": {"type": "object"}}}],
+                "stream": true,
+                "stream_options": {"include_usage": true},
+            })
+        );
+    }
+
+    #[test]
+    fn omits_empty_tools_and_system_and_fills_empty_arguments() {
+        let request = ModelRequest {
+            model: String::new(),
+            system: String::new(),
+            messages: vec![Message::assistant(
+                "thinking",
+                vec![ToolCallRequest {
+                    id: CallId::from("c"),
+                    name: "todo_read".into(),
+                    arguments: String::new(),
+                }],
+            )],
+            tools: vec![],
+        };
+        let value = body(&request);
+        assert!(value.get("tools").is_none());
+        assert_eq!(
+            value["messages"],
+            json!([{"role": "assistant", "content": "thinking", "tool_calls": [
+                {"id": "c", "type": "function", "function": {"name": "todo_read", "arguments": "{}"}}
+            ]}])
+        );
+    }
+}

@@ -1,0 +1,83 @@
+//! `glob`: find files by name pattern, newest first.
+//!
+//! A pattern without `/` matches file names at any depth (like ripgrep's
+//! `--glob`); one with `/` matches the path relative to the searched folder,
+//! with `*` not crossing `/` and `**` spanning folders.
+
+use crate::search::{collect_parallel, is_file, walker};
+use crate::{ToolError, Workspace};
+use cortex_protocol::GlobArgs;
+use globset::GlobBuilder;
+use std::cmp::Reverse;
+use std::time::SystemTime;
+
+/// Paths listed at most.
+pub(crate) const MAX_GLOB_RESULTS: usize = 100;
+
+impl Workspace {
+    /// Gitignore-aware glob, newest first, capped with a count of what was
+    /// left out.
+    pub fn glob(&self, args: &GlobArgs) -> Result<String, ToolError> {
+        let dir = self.search_root(args.path.as_deref())?;
+        if !dir.is_dir() {
+            return Err(ToolError::Invalid(format!(
+                "`{}` is a file; glob searches a folder",
+                self.display(&dir)
+            )));
+        }
+        let pattern = args.pattern.trim();
+        let pattern = pattern.strip_prefix("./").unwrap_or(pattern);
+        let pattern = pattern.strip_prefix('/').unwrap_or(pattern);
+        if pattern.is_empty() {
+            return Err(ToolError::Invalid("the glob pattern is empty".to_owned()));
+        }
+        let by_name = !pattern.contains('/');
+        let matcher = GlobBuilder::new(pattern)
+            .literal_separator(true)
+            .backslash_escape(true)
+            .build()
+            .map_err(|e| ToolError::Invalid(format!("invalid glob `{pattern}`: {e}")))?
+            .compile_matcher();
+        let mut found = collect_parallel(&walker(&dir), || {
+            |entry: ignore::DirEntry| {
+                if !is_file(&entry) {
+                    return None;
+                }
+                let hit = if by_name {
+                    matcher.is_match(entry.file_name())
+                } else {
+                    entry
+                        .path()
+                        .strip_prefix(&dir)
+                        .is_ok_and(|rel| matcher.is_match(rel))
+                };
+                if !hit {
+                    return None;
+                }
+                let mtime = entry
+                    .metadata()
+                    .ok()
+                    .and_then(|m| m.modified().ok())
+                    .unwrap_or(SystemTime::UNIX_EPOCH);
+                Some((mtime, entry.into_path()))
+            }
+        });
+        if found.is_empty() {
+            return Ok("No files matched".to_owned());
+        }
+        let total = found.len();
+        let newest_first = |a: &(SystemTime, _), b: &(SystemTime, _)| {
+            (Reverse(a.0), &a.1).cmp(&(Reverse(b.0), &b.1))
+        };
+        if total > MAX_GLOB_RESULTS {
+            found.select_nth_unstable_by(MAX_GLOB_RESULTS, newest_first);
+            found.truncate(MAX_GLOB_RESULTS);
+        }
+        found.sort_unstable_by(newest_first);
+        let mut out: Vec<String> = found.iter().map(|(_, p)| self.display(p)).collect();
+        if total > MAX_GLOB_RESULTS {
+            out.push(format!("({} more not shown)", total - MAX_GLOB_RESULTS));
+        }
+        Ok(out.join("\n"))
+    }
+}

@@ -1,0 +1,321 @@
+//! `grep`: ripgrep semantics through `grep-regex` + `grep-searcher` over the
+//! shared parallel walk.
+//!
+//! Each walker thread owns one `Searcher` and one matcher, reused for every
+//! file (as ripgrep does). Results are collected per file and sorted by path
+//! so that the output is deterministic; content is kept only up to what the
+//! output can show, so memory stays bounded on a huge match set.
+
+use crate::cap::{MAX_OUTPUT_BYTES, cap_middle, floor_char_boundary};
+use crate::search::{collect_parallel, is_file, walker};
+use crate::{ToolError, Workspace};
+use cortex_protocol::{GrepArgs, GrepMode};
+use grep_regex::RegexMatcherBuilder;
+use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkMatch};
+use ignore::overrides::OverrideBuilder;
+use std::fmt::Write as _;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// Paths listed at most in files and count modes.
+pub(crate) const MAX_GREP_FILES: usize = 200;
+/// Matching lines shown at most in content mode.
+pub(crate) const MAX_CONTENT_MATCHES: usize = 500;
+/// Context lines at most on each side of a match.
+const MAX_CONTEXT: u32 = 20;
+/// Characters of one line shown before it is cut.
+const MAX_LINE_CHARS: usize = 500;
+/// Content kept in memory across all files before storing stops.
+const MAX_STORED_BYTES: usize = 8 * 1024 * 1024;
+/// Room kept at the end of the output for the closing note.
+const NOTE_ROOM: usize = 256;
+
+/// What one file contributed.
+struct FileHit {
+    path: PathBuf,
+    /// Matching lines in the file.
+    count: u64,
+    /// Content mode: rendered lines (`path:line:text`, `path-line-text`, `--`).
+    text: String,
+    /// Content mode: end offset in `text` of each rendered line, and whether
+    /// it is a matching line.
+    lines: Vec<(usize, bool)>,
+}
+
+impl Workspace {
+    /// ripgrep semantics through grep-searcher / grep-regex + ignore.
+    pub fn grep(&self, args: &GrepArgs) -> Result<String, ToolError> {
+        let target = self.search_root(args.path.as_deref())?;
+        let matcher = RegexMatcherBuilder::new()
+            .case_insensitive(args.ignore_case.unwrap_or(false))
+            .line_terminator(Some(b'\n'))
+            .build(&args.pattern)
+            .map_err(|e| ToolError::Invalid(format!("invalid regex `{}`: {e}", args.pattern)))?;
+        let mode = args.mode.unwrap_or_default();
+        let context = match mode {
+            GrepMode::Content => args.context.unwrap_or(0).min(MAX_CONTEXT) as usize,
+            _ => 0,
+        };
+        let mut searcher = SearcherBuilder::new();
+        searcher
+            .line_number(mode == GrepMode::Content)
+            .binary_detection(BinaryDetection::quit(b'\x00'))
+            .before_context(context)
+            .after_context(context);
+        let mut walk = walker(&target);
+        if let Some(glob) = args
+            .glob
+            .as_deref()
+            .map(str::trim)
+            .filter(|g| !g.is_empty())
+        {
+            let overrides = OverrideBuilder::new(&target)
+                .add(glob)
+                .and_then(|b| b.build())
+                .map_err(|e| ToolError::Invalid(format!("invalid glob `{glob}`: {e}")))?;
+            walk.overrides(overrides);
+        }
+        let root = self.root();
+        let stored = AtomicUsize::new(0);
+        let mut hits = collect_parallel(&walk, || {
+            let mut searcher = searcher.build();
+            let matcher = matcher.clone();
+            let stored = &stored;
+            move |entry: ignore::DirEntry| {
+                if !is_file(&entry) {
+                    return None;
+                }
+                let path = entry.path();
+                let (count, text, lines) = match mode {
+                    GrepMode::Files => {
+                        let mut sink = FirstMatch(false);
+                        searcher.search_path(&matcher, path, &mut sink).ok()?;
+                        (u64::from(sink.0), String::new(), Vec::new())
+                    }
+                    GrepMode::Count => {
+                        let mut sink = CountMatches(0);
+                        searcher.search_path(&matcher, path, &mut sink).ok()?;
+                        (sink.0, String::new(), Vec::new())
+                    }
+                    GrepMode::Content => {
+                        let mut sink = ContentSink::new(path, root, stored);
+                        searcher.search_path(&matcher, path, &mut sink).ok()?;
+                        (sink.count, sink.text, sink.lines)
+                    }
+                };
+                (count > 0).then(|| FileHit {
+                    path: entry.into_path(),
+                    count,
+                    text,
+                    lines,
+                })
+            }
+        });
+        if hits.is_empty() {
+            return Ok("No matches found".to_owned());
+        }
+        let out = match mode {
+            GrepMode::Files => {
+                let total = hits.len();
+                let hits = first_by_path(&mut hits, MAX_GREP_FILES);
+                let mut out: Vec<String> = hits.iter().map(|h| self.display(&h.path)).collect();
+                if total > hits.len() {
+                    out.push(format!("({} more files not shown)", total - hits.len()));
+                }
+                out.join("\n")
+            }
+            GrepMode::Count => {
+                let total_files = hits.len();
+                let total: u64 = hits.iter().map(|h| h.count).sum();
+                let hits = first_by_path(&mut hits, MAX_GREP_FILES);
+                let mut out: Vec<String> = hits
+                    .iter()
+                    .map(|h| format!("{}:{}", self.display(&h.path), h.count))
+                    .collect();
+                if total_files > hits.len() {
+                    out.push(format!(
+                        "({} more files not shown; {total} matching lines in {total_files} files)",
+                        total_files - hits.len()
+                    ));
+                }
+                out.join("\n")
+            }
+            GrepMode::Content => render_content(&mut hits, context > 0),
+        };
+        Ok(cap_middle(&out, MAX_OUTPUT_BYTES))
+    }
+}
+
+fn by_path(a: &FileHit, b: &FileHit) -> std::cmp::Ordering {
+    a.path
+        .as_os_str()
+        .as_bytes()
+        .cmp(b.path.as_os_str().as_bytes())
+}
+
+/// The first `n` hits in path order (selection, then a sort of only those).
+fn first_by_path(hits: &mut Vec<FileHit>, n: usize) -> &[FileHit] {
+    if hits.len() > n {
+        hits.select_nth_unstable_by(n, by_path);
+        hits.truncate(n);
+    }
+    hits.sort_unstable_by(by_path);
+    hits
+}
+
+/// Content mode: files in path order, at most [`MAX_CONTENT_MATCHES`]
+/// matching lines and [`MAX_OUTPUT_BYTES`], cut at line boundaries, with a
+/// note of what was left out.
+fn render_content(hits: &mut [FileHit], separate_files: bool) -> String {
+    hits.sort_unstable_by(by_path);
+    let total_matches: u64 = hits.iter().map(|h| h.count).sum();
+    let budget = MAX_OUTPUT_BYTES - NOTE_ROOM;
+    let mut out = String::new();
+    let mut shown: u64 = 0;
+    let mut files_shown = 0;
+    'files: for hit in hits.iter() {
+        if shown as usize >= MAX_CONTENT_MATCHES || out.len() >= budget {
+            break;
+        }
+        if separate_files && !out.is_empty() {
+            out.push_str("--\n");
+        }
+        files_shown += 1;
+        let mut start = 0;
+        for &(end, is_match) in &hit.lines {
+            let line = &hit.text[start..end];
+            if out.len() + line.len() > budget
+                || (is_match && shown as usize >= MAX_CONTENT_MATCHES)
+            {
+                break 'files;
+            }
+            out.push_str(line);
+            shown += u64::from(is_match);
+            start = end;
+        }
+    }
+    if shown < total_matches {
+        let _ = write!(
+            out,
+            "(showing {shown} of {total_matches} matching lines in {} files; {} files not shown; narrow the pattern, path or glob to see the rest)",
+            hits.len(),
+            hits.len().saturating_sub(files_shown)
+        );
+    }
+    out
+}
+
+/// Files mode: stop at the first match.
+struct FirstMatch(bool);
+
+impl Sink for FirstMatch {
+    type Error = std::io::Error;
+    fn matched(&mut self, _: &Searcher, _: &SinkMatch<'_>) -> Result<bool, Self::Error> {
+        self.0 = true;
+        Ok(false)
+    }
+}
+
+/// Count mode: count matching lines.
+struct CountMatches(u64);
+
+impl Sink for CountMatches {
+    type Error = std::io::Error;
+    fn matched(&mut self, _: &Searcher, _: &SinkMatch<'_>) -> Result<bool, Self::Error> {
+        self.0 += 1;
+        Ok(true)
+    }
+}
+
+/// Content mode: render matching and context lines as ripgrep does without
+/// headings, keeping only what the output could show.
+struct ContentSink<'a> {
+    path: &'a Path,
+    root: &'a Path,
+    /// The displayed path, computed at the first line rendered.
+    prefix: Option<String>,
+    count: u64,
+    stored_matches: usize,
+    text: String,
+    lines: Vec<(usize, bool)>,
+    stored: &'a AtomicUsize,
+}
+
+impl<'a> ContentSink<'a> {
+    fn new(path: &'a Path, root: &'a Path, stored: &'a AtomicUsize) -> Self {
+        ContentSink {
+            path,
+            root,
+            prefix: None,
+            count: 0,
+            stored_matches: 0,
+            text: String::new(),
+            lines: Vec::new(),
+            stored,
+        }
+    }
+
+    fn storing(&self) -> bool {
+        self.stored_matches < MAX_CONTENT_MATCHES
+            && self.stored.load(Ordering::Relaxed) < MAX_STORED_BYTES
+    }
+
+    fn push_line(&mut self, sep: char, number: Option<u64>, bytes: &[u8], is_match: bool) {
+        let before = self.text.len();
+        let prefix = self.prefix.get_or_insert_with(|| {
+            let rel = self.path.strip_prefix(self.root).unwrap_or(self.path);
+            rel.display().to_string()
+        });
+        self.text.push_str(prefix);
+        self.text.push(sep);
+        if let Some(n) = number {
+            let _ = write!(self.text, "{n}{sep}");
+        }
+        let bytes = bytes.strip_suffix(b"\n").unwrap_or(bytes);
+        let bytes = bytes.strip_suffix(b"\r").unwrap_or(bytes);
+        let line = String::from_utf8_lossy(bytes);
+        if line.len() > MAX_LINE_CHARS * 4 || line.chars().nth(MAX_LINE_CHARS).is_some() {
+            let end = line
+                .char_indices()
+                .nth(MAX_LINE_CHARS)
+                .map_or(line.len(), |(i, _)| floor_char_boundary(&line, i));
+            self.text.push_str(&line[..end]);
+            self.text.push_str(" … [line cut]");
+        } else {
+            self.text.push_str(&line);
+        }
+        self.text.push('\n');
+        self.lines.push((self.text.len(), is_match));
+        self.stored
+            .fetch_add(self.text.len() - before, Ordering::Relaxed);
+    }
+}
+
+impl Sink for ContentSink<'_> {
+    type Error = std::io::Error;
+
+    fn matched(&mut self, _: &Searcher, mat: &SinkMatch<'_>) -> Result<bool, Self::Error> {
+        self.count += 1;
+        if self.storing() {
+            self.stored_matches += 1;
+            self.push_line(':', mat.line_number(), mat.bytes(), true);
+        }
+        Ok(true)
+    }
+
+    fn context(&mut self, _: &Searcher, ctx: &SinkContext<'_>) -> Result<bool, Self::Error> {
+        if self.storing() {
+            self.push_line('-', ctx.line_number(), ctx.bytes(), false);
+        }
+        Ok(true)
+    }
+
+    fn context_break(&mut self, _: &Searcher) -> Result<bool, Self::Error> {
+        if self.storing() && !self.text.is_empty() {
+            self.text.push_str("--\n");
+            self.lines.push((self.text.len(), false));
+        }
+        Ok(true)
+    }
+}
