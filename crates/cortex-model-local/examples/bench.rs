@@ -37,10 +37,14 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         "- The project is a Rust workspace with crates for the protocol, the tools, the guest, the runtime, the model providers, the core loop, the store and the CLI.\n".repeat(6)
     );
     let tools: Vec<_> = Mode::Agent.tools().iter().map(|t| t.spec()).collect();
-    let mut messages = vec![Message::user("Explain in three sentences what a Rust workspace is.")];
+    let mut messages = vec![Message::user(
+        "Explain in three sentences what a Rust workspace is.",
+    )];
     let r1 = round(&p, &system, &messages, &[]).await;
     messages.push(Message::assistant(r1.clone(), Vec::new()));
-    messages.push(Message::user("Now give one example of a workspace Cargo.toml line."));
+    messages.push(Message::user(
+        "Now give one example of a workspace Cargo.toml line.",
+    ));
     round(&p, &system, &messages, &[]).await;
     let call_msgs = vec![Message::user("Read the file src/main.rs.")];
     round(&p, &system, &call_msgs, &tools).await;

@@ -160,7 +160,8 @@ fn worker(
         }
     };
     let vocab = model.vocab();
-    let piece = |t: LlamaToken| String::from_utf8_lossy(&vocab.token_to_piece(t, true, None)).into_owned();
+    let piece =
+        |t: LlamaToken| String::from_utf8_lossy(&vocab.token_to_piece(t, true, None)).into_owned();
     let info = ModelInfo {
         chat_template: model.meta_val_str("tokenizer.chat_template").ok(),
         bos_token: piece(vocab.bos()),
@@ -219,7 +220,11 @@ fn pos(n: usize) -> Result<i32, LocalError> {
 
 impl<'m> Session<'m> {
     /// Run one request. `Ok(None)`: cancelled.
-    fn run(&mut self, ctx: &mut LlamaContext<'m>, job: Job) -> Result<Option<RoundStats>, LocalError> {
+    fn run(
+        &mut self,
+        ctx: &mut LlamaContext<'m>,
+        job: Job,
+    ) -> Result<Option<RoundStats>, LocalError> {
         let cancelled = || job.cancel.load(Ordering::Relaxed) || job.events.is_closed();
         let t0 = Instant::now();
         let vocab = self.model.vocab();
@@ -320,18 +325,27 @@ impl<'m> Session<'m> {
                         let text = tool_call_grammar(&job.tools, form);
                         match self.sampler(Some(&text)) {
                             Ok(s) => {
-                                tracing::debug!(?form, "tool call started; constraining with grammar");
+                                tracing::debug!(
+                                    ?form,
+                                    "tool call started; constraining with grammar"
+                                );
                                 sampler = s;
                                 grammar_on = true;
                                 // Regenerate the reply from its start under the
                                 // grammar: drop the reply and the last prompt
                                 // token, re-evaluate that token for logits.
                                 let back = reply_at - 1;
-                                ctx.kv_cache_seq_rm(0, Some(u32::try_from(back).map_err(decode_err)?), None)
-                                    .map_err(decode_err)?;
+                                ctx.kv_cache_seq_rm(
+                                    0,
+                                    Some(u32::try_from(back).map_err(decode_err)?),
+                                    None,
+                                )
+                                .map_err(decode_err)?;
                                 self.cached.truncate(back);
                                 batch.clear();
-                                batch.add(tokens[back], pos(back)?, &[0], true).map_err(decode_err)?;
+                                batch
+                                    .add(tokens[back], pos(back)?, &[0], true)
+                                    .map_err(decode_err)?;
                                 ctx.decode(&mut batch).map_err(decode_err)?;
                                 self.cached.push(tokens[back]);
                                 logits_idx = 0;
@@ -341,13 +355,20 @@ impl<'m> Session<'m> {
                                 generated = 0;
                                 continue;
                             }
-                            Err(e) => tracing::warn!(error = %e, "tool-call grammar rejected; generating unconstrained"),
+                            Err(e) => {
+                                tracing::warn!(error = %e, "tool-call grammar rejected; generating unconstrained")
+                            }
                         }
                     }
                 }
             }
             let delta = gate.advance(&reply);
-            if !delta.is_empty() && job.events.send(Ok(ModelEvent::TextDelta(delta.to_owned()))).is_err() {
+            if !delta.is_empty()
+                && job
+                    .events
+                    .send(Ok(ModelEvent::TextDelta(delta.to_owned())))
+                    .is_err()
+            {
                 return Ok(None);
             }
             batch.clear();

@@ -152,6 +152,9 @@ impl Builder {
             },
             "object" => match obj.get("properties") {
                 Some(Value::Object(props)) => self.object(obj, props, hint, depth),
+                _ if obj.get("additionalProperties") == Some(&Value::Bool(false)) => {
+                    self.object(obj, &serde_json::Map::new(), hint, depth)
+                }
                 _ => "object".to_owned(),
             },
             _ => "value".to_owned(),
@@ -262,10 +265,7 @@ mod tests {
             assert!(g.contains(&format!("\nargs{i} ::= \"{{\" ws ")), "{t}: {g}");
         }
         // Every rule referenced is defined.
-        let defined: Vec<&str> = g
-            .lines()
-            .filter_map(|l| l.split(" ::= ").next())
-            .collect();
+        let defined: Vec<&str> = g.lines().filter_map(|l| l.split(" ::= ").next()).collect();
         for line in g.lines() {
             let Some((_, body)) = line.split_once(" ::= ") else {
                 continue;
@@ -291,7 +291,10 @@ mod tests {
                     word.push(c);
                 } else {
                     if !word.is_empty() && !word.chars().all(|c| c.is_ascii_digit()) {
-                        assert!(defined.contains(&word.as_str()), "undefined {word} in {line}");
+                        assert!(
+                            defined.contains(&word.as_str()),
+                            "undefined {word} in {line}"
+                        );
                     }
                     word.clear();
                 }
@@ -314,10 +317,16 @@ mod tests {
     #[test]
     fn enums_arrays_and_optional_only_objects() {
         let g = tool_call_grammar(&[ToolName::Grep.spec()], CallForm::Fenced);
-        assert!(g.contains(r#"("\"files\"" | "\"content\"" | "\"count\"""#), "{g}");
+        assert!(
+            g.contains(r#"("\"files\"" | "\"content\"" | "\"count\"""#),
+            "{g}"
+        );
         let g = tool_call_grammar(&[ToolName::TodoWrite.spec()], CallForm::Bare);
         assert!(g.contains(r#"args0-p0-array ::= "[" ws ( "#), "{g}");
-        assert!(g.contains(r#""\"pending\"" | "\"in_progress\"" | "\"completed\"""#), "{g}");
+        assert!(
+            g.contains(r#""\"pending\"" | "\"in_progress\"" | "\"completed\"""#),
+            "{g}"
+        );
         let schema = serde_json::json!({"type": "object", "properties": {
             "a": {"type": "string"}, "b": {"type": "boolean"}}});
         let spec = ToolSpec {

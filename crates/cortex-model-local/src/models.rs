@@ -8,8 +8,14 @@ pub const DEFAULT_MODEL: &str = "qwen2.5-coder-1.5b";
 
 /// Short names and the files they are stored as.
 pub const KNOWN_MODELS: &[(&str, &str)] = &[
-    ("qwen2.5-coder-1.5b", "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"),
-    ("qwen2.5-coder-0.5b", "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"),
+    (
+        "qwen2.5-coder-1.5b",
+        "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
+    ),
+    (
+        "qwen2.5-coder-0.5b",
+        "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
+    ),
     ("smollm2-135m", "smollm2-135m-instruct-q4_1.gguf"),
 ];
 

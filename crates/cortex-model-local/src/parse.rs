@@ -52,7 +52,9 @@ pub fn parse_reply(reply: &str, tools: &[&str]) -> ParsedReply {
         if rest.starts_with(FENCE) {
             // ```lang\n … ```
             let after = i + FENCE.len();
-            let body_start = reply[after..].find('\n').map_or(reply.len(), |n| after + n + 1);
+            let body_start = reply[after..]
+                .find('\n')
+                .map_or(reply.len(), |n| after + n + 1);
             let body_end = reply[body_start..]
                 .find(FENCE)
                 .map_or(reply.len(), |e| body_start + e);
@@ -102,7 +104,10 @@ fn calls_in(body: &str, tools: Option<&[&str]>) -> Vec<ParsedCall> {
             break;
         };
         out.extend(calls_of(&value, tools));
-        rest = rest[len..].trim_start().trim_start_matches(',').trim_start();
+        rest = rest[len..]
+            .trim_start()
+            .trim_start_matches(',')
+            .trim_start();
     }
     out
 }
@@ -365,7 +370,10 @@ mod tests {
         assert_eq!(reply_start("<tool"), ReplyStart::Undecided);
         assert_eq!(reply_start("\n{\""), ReplyStart::Call(CallForm::Bare));
         assert_eq!(reply_start("```json"), ReplyStart::Call(CallForm::Fenced));
-        assert_eq!(reply_start("<tool_call>"), ReplyStart::Call(CallForm::Tagged));
+        assert_eq!(
+            reply_start("<tool_call>"),
+            ReplyStart::Call(CallForm::Tagged)
+        );
         assert_eq!(reply_start("Sure"), ReplyStart::Text);
         assert_eq!(reply_start("<b>"), ReplyStart::Text);
     }

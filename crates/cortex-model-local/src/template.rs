@@ -74,21 +74,22 @@ impl ChatTemplate {
         messages: &[Message],
         tools: &[ToolSpec],
     ) -> Result<String, LocalError> {
-        let tool_values: Vec<serde_json::Value> = tools
-            .iter()
-            .map(|t| {
-                json!({"type": "function", "function": {
-                    "name": t.name, "description": t.description, "parameters": t.parameters,
-                }})
-            })
-            .collect();
         let msgs = if self.native_tools {
             native_messages(system, messages)
         } else {
-            inline_messages(system, messages, &tool_values)
+            inline_messages(system, messages, tools)
         };
-        let tools_value = if self.native_tools && !tool_values.is_empty() {
-            Value::from_serialize(&tool_values)
+        let tools_value = if self.native_tools && !tools.is_empty() {
+            // Keys in the order HF writes them (`type` before `function`,
+            // `name`, `description`, `parameters`).
+            Value::from_iter(tools.iter().map(|t| {
+                let function = Value::from_iter([
+                    ("name", Value::from(t.name.as_str())),
+                    ("description", Value::from(t.description.as_str())),
+                    ("parameters", Value::from_serialize(&t.parameters)),
+                ]);
+                Value::from_iter([("type", Value::from("function")), ("function", function)])
+            }))
         } else {
             Value::from(())
         };
@@ -163,7 +164,7 @@ fn native_messages(system: &str, messages: &[Message]) -> Vec<serde_json::Value>
 fn inline_messages(
     system: &str,
     messages: &[Message],
-    tools: &[serde_json::Value],
+    tools: &[ToolSpec],
 ) -> Vec<serde_json::Value> {
     let mut out = Vec::with_capacity(messages.len() + 1);
     let mut system = system.to_owned();
@@ -185,8 +186,11 @@ fn inline_messages(
                     if !content.is_empty() {
                         content.push('\n');
                     }
-                    let call = json!({"name": c.name, "arguments": arguments_value(&c.arguments)});
-                    content.push_str(&format!("<tool_call>\n{}\n</tool_call>", py_json(&call)));
+                    content.push_str(&format!(
+                        "<tool_call>\n{{\"name\": {}, \"arguments\": {}}}\n</tool_call>",
+                        py_json(&json!(c.name)),
+                        py_json(&arguments_value(&c.arguments)),
+                    ));
                 }
                 out.push(json!({"role": "assistant", "content": content}));
             }
@@ -197,13 +201,17 @@ fn inline_messages(
 }
 
 /// The Hermes/Qwen tool section, for templates without tool support.
-pub fn tool_section(tools: &[serde_json::Value]) -> String {
+pub fn tool_section(tools: &[ToolSpec]) -> String {
     let mut s = String::from(
         "\n\n# Tools\n\nYou may call one or more functions to assist with the user query.\n\nYou are provided with function signatures within <tools></tools> XML tags:\n<tools>",
     );
     for t in tools {
-        s.push('\n');
-        s.push_str(&py_json(t));
+        s.push_str(&format!(
+            "\n{{\"type\": \"function\", \"function\": {{\"name\": {}, \"description\": {}, \"parameters\": {}}}}}",
+            py_json(&json!(t.name)),
+            py_json(&json!(t.description)),
+            py_json(&t.parameters),
+        ));
     }
     s.push_str("\n</tools>\n\nFor each function call, return a json object with function name and arguments within <tool_call></tool_call> XML tags:\n<tool_call>\n{\"name\": <function-name>, \"arguments\": <args-json-object>}\n</tool_call>");
     s
@@ -220,20 +228,24 @@ fn tojson(value: Value, kwargs: Kwargs) -> Result<Value, Error> {
     let _: Option<bool> = kwargs.get("ensure_ascii")?;
     let _: Option<bool> = kwargs.get("sort_keys")?;
     kwargs.assert_all_used()?;
-    let json_value = serde_json::to_value(&value)
-        .map_err(|e| Error::new(ErrorKind::InvalidOperation, e.to_string()))?;
-    let text = match indent {
+    // Serialize the minijinja value directly: it keeps key order.
+    let mut buf = Vec::new();
+    let result = match indent {
         Some(n) => {
             let pad = " ".repeat(n);
-            let mut buf = Vec::new();
             let fmt = serde_json::ser::PrettyFormatter::with_indent(pad.as_bytes());
-            let mut ser = serde_json::Serializer::with_formatter(&mut buf, fmt);
-            serde::Serialize::serialize(&json_value, &mut ser)
-                .map_err(|e| Error::new(ErrorKind::InvalidOperation, e.to_string()))?;
-            String::from_utf8_lossy(&buf).into_owned()
+            serde::Serialize::serialize(
+                &value,
+                &mut serde_json::Serializer::with_formatter(&mut buf, fmt),
+            )
         }
-        None => py_json(&json_value),
+        None => serde::Serialize::serialize(
+            &value,
+            &mut serde_json::Serializer::with_formatter(&mut buf, PyFormatter),
+        ),
     };
+    result.map_err(|e| Error::new(ErrorKind::InvalidOperation, e.to_string()))?;
+    let text = String::from_utf8_lossy(&buf).into_owned();
     Ok(Value::from_safe_string(text))
 }
 
@@ -353,7 +365,9 @@ mod tests {
             "{out}"
         );
         assert!(
-            out.contains("<|im_start|>user\n<tool_response>\n1\thello\n</tool_response><|im_end|>\n"),
+            out.contains(
+                "<|im_start|>user\n<tool_response>\n1\thello\n</tool_response><|im_end|>\n"
+            ),
             "{out}"
         );
         assert!(out.ends_with("<|im_start|>assistant\n"), "{out}");
@@ -372,7 +386,9 @@ mod tests {
     #[test]
     fn raise_exception_and_tojson_work_like_hf() -> Result<(), LocalError> {
         let t = ChatTemplate::new(
-            Some("{% if messages|length > 1 %}{{ raise_exception('too many') }}{% endif %}{{ messages[0] | tojson }}|{{ {'a': [1, 2]} | tojson(indent=2) }}|{{ 'x'.upper() }}"),
+            Some(
+                "{% if messages|length > 1 %}{{ raise_exception('too many') }}{% endif %}{{ messages[0] | tojson }}|{{ {'a': [1, 2]} | tojson(indent=2) }}|{{ 'x'.upper() }}",
+            ),
             "",
             "",
         )?;

@@ -28,7 +28,8 @@ fn model_path(env: &str, name: &str, file: &str) -> PathBuf {
         eprintln!("[model] using {}", path.display());
         return path;
     }
-    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scripts/fetch-default-model");
+    let script =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scripts/fetch-default-model");
     eprintln!(
         "[model] {} is missing; running {} {name}",
         path.display(),
@@ -132,7 +133,11 @@ async fn model_reads_a_file_through_a_tool_call() {
     let mut messages = vec![Message::user(
         "What is written in the file notes.txt? Read it with the read_file tool.",
     )];
-    let first = run(p, request(AGENT_SYSTEM, messages.clone(), Mode::Ask.tools())).await;
+    let first = run(
+        p,
+        request(AGENT_SYSTEM, messages.clone(), Mode::Ask.tools()),
+    )
+    .await;
     let stats1 = p.last_stats().expect("stats");
     eprintln!("round 1: {first:?}\n{stats1:?}");
     assert_eq!(first.finish, Some(FinishReason::ToolCalls), "{first:?}");
@@ -190,7 +195,11 @@ async fn grammar_constrained_calls_always_parse() {
         eprintln!("{prompt} -> {r:?} grammar={}", stats.grammar);
         if stats.grammar && r.finish != Some(FinishReason::Length) {
             constrained += 1;
-            let (_, name, args) = r.calls.first().cloned().expect("constrained reply is a call");
+            let (_, name, args) = r
+                .calls
+                .first()
+                .cloned()
+                .expect("constrained reply is a call");
             let tool: ToolName = name.parse().expect("an offered tool name");
             assert!(Mode::Ask.offers(tool), "{tool} is offered in Ask mode");
             ToolArgs::parse(tool, &args).unwrap_or_else(|e| panic!("{args}: {e}"));
@@ -224,10 +233,7 @@ async fn dropping_the_stream_stops_generation_promptly() {
     // The next request can only start once the engine noticed the drop.
     let r = tokio::time::timeout(
         Duration::from_secs(30),
-        run(
-            p,
-            request("Be brief.", vec![Message::user("Say hi.")], &[]),
-        ),
+        run(p, request("Be brief.", vec![Message::user("Say hi.")], &[])),
     )
     .await
     .expect("next request completes");
@@ -278,5 +284,8 @@ async fn describe_and_errors() {
         LocalOptions::default(),
     )
     .expect_err("missing file");
-    assert!(missing.to_string().contains("fetch-default-model"), "{missing}");
+    assert!(
+        missing.to_string().contains("fetch-default-model"),
+        "{missing}"
+    );
 }

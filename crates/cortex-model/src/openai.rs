@@ -4,6 +4,14 @@
 //! `request` builds the body, `sse` splits the byte stream into events,
 //! `chunk` turns `chat.completion.chunk`s into [`crate::ModelEvent`]s and
 //! `driver` sends, retries and ties them together.
+//!
+//! Retried (per [`RetryPolicy`], each announced by a `Retry` event) while
+//! nothing else has been yielded: connection errors, 429 (honouring
+//! `retry-after-ms` / `Retry-After`), 5xx, and a body that breaks off or
+//! reports a server error before its first event. Other 4xx fail at once
+//! with the start of the body. After the first event any failure ends the
+//! stream. A server that ignores `"stream": true` and answers one JSON
+//! completion is read as well.
 
 mod chunk;
 mod driver;
@@ -138,6 +146,9 @@ mod tests {
             Err(ModelError::Config(_))
         ));
         let provider = OpenAiProvider::new(config("http://localhost:1/v1"), "gpt-x");
-        assert_eq!(provider.map(|p| p.describe()).ok().as_deref(), Some("openai:gpt-x"));
+        assert_eq!(
+            provider.map(|p| p.describe()).ok().as_deref(),
+            Some("openai:gpt-x")
+        );
     }
 }

@@ -167,14 +167,20 @@ mod tests {
             p.delay(1, Some(Duration::from_millis(700))),
             Duration::from_millis(700)
         );
-        assert_eq!(p.delay(1, Some(Duration::from_secs(120))), Duration::from_secs(1));
+        assert_eq!(
+            p.delay(1, Some(Duration::from_secs(120))),
+            Duration::from_secs(1)
+        );
     }
 
     #[test]
     fn parses_retry_after_seconds_and_dates() {
         let now = UNIX_EPOCH + Duration::from_secs(784_111_770); // 08:49:30
         assert_eq!(parse_retry_after("3", now), Some(Duration::from_secs(3)));
-        assert_eq!(parse_retry_after(" 1.5 ", now), Some(Duration::from_millis(1500)));
+        assert_eq!(
+            parse_retry_after(" 1.5 ", now),
+            Some(Duration::from_millis(1500))
+        );
         assert_eq!(
             parse_retry_after("Sun, 06 Nov 1994 08:49:37 GMT", now),
             Some(Duration::from_secs(7))
@@ -185,7 +191,10 @@ mod tests {
         );
         assert_eq!(parse_retry_after("-1", now), None);
         assert_eq!(parse_retry_after("soon", now), None);
-        assert_eq!(parse_retry_after("Sun, 06 Nov 1994 25:00:00 GMT", now), None);
+        assert_eq!(
+            parse_retry_after("Sun, 06 Nov 1994 25:00:00 GMT", now),
+            None
+        );
     }
 
     #[test]

@@ -112,8 +112,7 @@ impl ScriptedProvider {
         let json = std::fs::read_to_string(path).map_err(|e| {
             ModelError::Script(format!("cannot read script {}: {e}", path.display()))
         })?;
-        Self::from_json(&json)
-            .map_err(|e| ModelError::Script(format!("{}: {e}", path.display())))
+        Self::from_json(&json).map_err(|e| ModelError::Script(format!("{}: {e}", path.display())))
     }
 
     /// The requests this provider has received, in order (for tests).
@@ -123,7 +122,9 @@ impl ScriptedProvider {
 
     fn state(&self) -> MutexGuard<'_, State> {
         // The state stays consistent even if a holder panicked.
-        self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.state
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 }
 
@@ -267,9 +268,7 @@ fn plan(response: &ScriptResponse, number: usize, input_bytes: usize) -> Plan {
             events.truncate(n.min(events.len() - 1));
             Plan {
                 events,
-                end: End::Fail(ModelError::Stream(format!(
-                    "scripted cut after {n} events"
-                ))),
+                end: End::Fail(ModelError::Stream(format!("scripted cut after {n} events"))),
             }
         }
         None => Plan {

@@ -72,8 +72,8 @@ fn text_body() -> String {
 
 #[tokio::test]
 async fn streams_text_and_usage() {
-    // 7-byte pieces split every line, the JSON and the multi-byte characters.
-    let server = Server::start(vec![Reply::Sse(pieces(&text_body(), 7))]).await;
+    // 29-byte pieces split lines, the JSON and (some of) the multi-byte characters.
+    let server = Server::start(vec![Reply::Sse(pieces(&text_body(), 29))]).await;
     let items = run(&server).await;
     assert_eq!(
         items,
@@ -109,15 +109,30 @@ async fn parallel_tool_calls_with_split_arguments() {
             r#"{"role":"assistant","content":null,"tool_calls":[{"index":0,"id":"call_sQvbW4FCSx3hNb0GbiP2ZfWl","type":"function","function":{"name":"read_file","arguments":""}}],"refusal":null}"#,
             None,
         ),
-        chunk(r#"{"tool_calls":[{"index":0,"function":{"arguments":"{\"pa"}}]}"#, None),
-        chunk(r#"{"tool_calls":[{"index":0,"function":{"arguments":"th\": \"src/"}}]}"#, None),
-        chunk(r#"{"tool_calls":[{"index":0,"function":{"arguments":"main.rs\"}"}}]}"#, None),
+        chunk(
+            r#"{"tool_calls":[{"index":0,"function":{"arguments":"{\"pa"}}]}"#,
+            None,
+        ),
+        chunk(
+            r#"{"tool_calls":[{"index":0,"function":{"arguments":"th\": \"src/"}}]}"#,
+            None,
+        ),
+        chunk(
+            r#"{"tool_calls":[{"index":0,"function":{"arguments":"main.rs\"}"}}]}"#,
+            None,
+        ),
         chunk(
             r#"{"tool_calls":[{"index":1,"id":"call_L2mXhB7vbs2qcTbqDf1Y5Tor","type":"function","function":{"name":"grep","arguments":""}}]}"#,
             None,
         ),
-        chunk(r#"{"tool_calls":[{"index":1,"function":{"arguments":"{\"pattern\""}}]}"#, None),
-        chunk(r#"{"tool_calls":[{"index":1,"function":{"arguments":": \"fn main\"}"}}]}"#, None),
+        chunk(
+            r#"{"tool_calls":[{"index":1,"function":{"arguments":"{\"pattern\""}}]}"#,
+            None,
+        ),
+        chunk(
+            r#"{"tool_calls":[{"index":1,"function":{"arguments":": \"fn main\"}"}}]}"#,
+            None,
+        ),
         chunk("{}", Some("tool_calls")),
         usage_chunk(80, 45),
         DONE.to_owned(),
@@ -212,7 +227,9 @@ async fn retries_500_then_succeeds() {
     ])
     .await;
     let items = run(&server).await;
-    assert!(matches!(&items[0], Ok(ModelEvent::Retry { attempt: 1, reason, .. }) if reason.contains("500")));
+    assert!(
+        matches!(&items[0], Ok(ModelEvent::Retry { attempt: 1, reason, .. }) if reason.contains("500"))
+    );
     let out = assemble(&items[1..]);
     assert_eq!(out.text, "Hello wörld 🌍");
     assert_eq!(out.finish, Some(FinishReason::Stop));
@@ -328,7 +345,10 @@ async fn garbage_is_a_protocol_error() {
     let server = Server::start(vec![Reply::Sse(parts(&body))]).await;
     let items = run(&server).await;
     assert_eq!(items[0], Ok(ModelEvent::TextDelta("a".into())));
-    assert!(matches!(items[1], Err(ModelError::Protocol(_))), "{items:?}");
+    assert!(
+        matches!(items[1], Err(ModelError::Protocol(_))),
+        "{items:?}"
+    );
     assert_eq!(items.len(), 2);
     assert_eq!(server.requests().len(), 1);
 }
@@ -409,11 +429,14 @@ async fn request_body_and_headers() {
             ),
             Message::tool(CallId::from("call_1"), "1\tfn main() {}"),
             Message::tool(CallId::from("call_2"), "a.rs"),
-            Message::assistant("", vec![ToolCallRequest {
-                id: CallId::from("call_3"),
-                name: "bash".into(),
-                arguments: r#"{"command":"ls"}"#.into(),
-            }]),
+            Message::assistant(
+                "",
+                vec![ToolCallRequest {
+                    id: CallId::from("call_3"),
+                    name: "bash".into(),
+                    arguments: r#"{"command":"ls"}"#.into(),
+                }],
+            ),
             Message::tool(CallId::from("call_3"), "a.rs"),
         ],
         tools: vec![ToolSpec {
@@ -485,4 +508,20 @@ async fn a_server_that_ignores_stream_still_works() {
     assert_eq!(out.text, "Hi there");
     assert_eq!((out.input_tokens, out.output_tokens), (5, 2));
     assert_eq!(out.finish, Some(FinishReason::Stop));
+}
+
+#[tokio::test]
+async fn a_stream_cut_before_any_event_is_retried() {
+    let server = Server::start(vec![
+        Reply::SseCut(vec![b": keep-alive\n\n".to_vec()]),
+        Reply::Sse(pieces(&text_body(), 64)),
+    ])
+    .await;
+    let items = run(&server).await;
+    assert!(
+        matches!(&items[0], Ok(ModelEvent::Retry { attempt: 1, reason, .. }) if reason.contains("cut")),
+        "{items:?}"
+    );
+    assert_eq!(assemble(&items[1..]).text, "Hello wörld 🌍");
+    assert_eq!(server.requests().len(), 2);
 }

@@ -6,13 +6,21 @@ use crate::read::{looks_binary, read_text};
 use crate::{ToolError, Workspace, Written};
 use cortex_protocol::{EditFileArgs, WriteFileArgs};
 use std::path::Path;
+use std::time::Duration;
 
 /// A recorded diff is at most this many bytes.
 pub(crate) const MAX_DIFF_BYTES: usize = 8 * 1024;
 
+/// Time allowed for computing one diff.
+const DIFF_TIMEOUT: Duration = Duration::from_millis(500);
+
 /// Unified diff of `old` → `new` for the file shown as `shown`, capped.
 fn unified_diff(shown: &str, old: &str, new: &str) -> String {
-    let diff = similar::TextDiff::from_lines(old, new)
+    // A deadline keeps a pathological diff from stalling the tool; past it the
+    // diff is coarser but still correct.
+    let diff = similar::TextDiff::configure()
+        .timeout(DIFF_TIMEOUT)
+        .diff_lines(old, new)
         .unified_diff()
         .context_radius(3)
         .header(&format!("a/{shown}"), &format!("b/{shown}"))
@@ -39,6 +47,13 @@ fn write(path: &Path, content: &str) -> Result<(), ToolError> {
     })
 }
 
+/// Refusal for FIFOs, sockets and devices (opening one could block forever).
+pub(crate) fn not_regular(shown: &str) -> ToolError {
+    ToolError::Invalid(format!(
+        "`{shown}` is not a regular file (a pipe, socket or device)"
+    ))
+}
+
 impl Workspace {
     /// Create or replace a file; parent folders created.
     pub fn write_file(&self, args: &WriteFileArgs) -> Result<Written, ToolError> {
@@ -50,6 +65,7 @@ impl Workspace {
                     "`{shown}` is a folder; give the path of a file inside it"
                 )));
             }
+            Ok(meta) if !meta.is_file() => return Err(not_regular(&shown)),
             Ok(_) => Some(std::fs::read(&path).map_err(|source| ToolError::Io {
                 path: path.clone(),
                 source,
@@ -104,6 +120,7 @@ impl Workspace {
                     "`{shown}` is a folder, not a file"
                 )));
             }
+            Ok(meta) if !meta.is_file() => return Err(not_regular(&shown)),
             Ok(_) => {}
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 return Err(ToolError::NotFound { path: shown });

@@ -26,6 +26,9 @@ impl Workspace {
             )));
         }
         let pattern = args.pattern.trim();
+        // An absolute pattern inside the workspace: make it relative.
+        let root_prefix = format!("{}/", self.root().display());
+        let pattern = pattern.strip_prefix(&root_prefix).unwrap_or(pattern);
         let pattern = pattern.strip_prefix("./").unwrap_or(pattern);
         let pattern = pattern.strip_prefix('/').unwrap_or(pattern);
         if pattern.is_empty() {

@@ -53,6 +53,9 @@ impl Workspace {
                 "`{shown}` is a folder, not a file; use glob with path `{shown}` (e.g. pattern `*`) to list its files"
             )));
         }
+        if !meta.is_file() {
+            return Err(crate::edit::not_regular(&shown));
+        }
         let file = File::open(&path).map_err(io_err)?;
         let offset = args.offset.unwrap_or(1).max(1);
         let limit = args.limit.unwrap_or(DEFAULT_LIMIT).max(1);

@@ -173,10 +173,8 @@ impl ChunkParser {
         let id = delta.id.filter(|id| !id.is_empty());
         let index = self.resolve(delta.index, id.as_deref());
         let call = &mut self.calls[index];
-        if let Some(id) = id {
-            if call.id.is_empty() {
-                call.id = id;
-            }
+        if let Some(id) = id.filter(|_| call.id.is_empty()) {
+            call.id = id;
         }
         let function = delta.function.unwrap_or(FunctionDelta {
             name: None,
@@ -261,7 +259,11 @@ pub(crate) fn whole_response(body: &[u8]) -> Result<Vec<ModelEvent>, ModelError>
                 continue;
             };
             if let Some(calls) = message.get_mut("tool_calls").and_then(|c| c.as_array_mut()) {
-                for (i, call) in calls.iter_mut().filter_map(|c| c.as_object_mut()).enumerate() {
+                for (i, call) in calls
+                    .iter_mut()
+                    .filter_map(|c| c.as_object_mut())
+                    .enumerate()
+                {
                     call.entry("index").or_insert(serde_json::Value::from(i));
                 }
             }
@@ -406,7 +408,9 @@ mod tests {
         let mut p = ChunkParser::default();
         run(
             &mut p,
-            &[r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{}"}}]}}]}"#],
+            &[
+                r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{}"}}]}}]}"#,
+            ],
         );
         assert_eq!(
             p.data("[DONE]").expect("done"),
@@ -481,7 +485,10 @@ mod tests {
             .expect("two chunks");
         assert_eq!(
             events,
-            [ModelEvent::TextDelta("a".into()), ModelEvent::TextDelta("b".into())]
+            [
+                ModelEvent::TextDelta("a".into()),
+                ModelEvent::TextDelta("b".into())
+            ]
         );
         // A pretty-printed chunk spread over data lines is still one chunk.
         let events = p

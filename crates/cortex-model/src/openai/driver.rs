@@ -78,10 +78,11 @@ pub(crate) fn drive(http: reqwest::Client, target: Target, body: Vec<u8>) -> Mod
             attempt += 1;
             let delay = target.retry.delay(attempt, failure.retry_after);
             let reason = failure.error.to_string();
-            tracing::warn!(%reason, attempt, delay_ms = delay.as_millis() as u64, "retrying model request");
+            let delay_ms = u64::try_from(delay.as_millis()).unwrap_or(u64::MAX);
+            tracing::warn!(%reason, attempt, delay_ms, "retrying model request");
             yield Ok(ModelEvent::Retry {
                 attempt,
-                delay_ms: u64::try_from(delay.as_millis()).unwrap_or(u64::MAX),
+                delay_ms,
                 reason,
             });
             tokio::time::sleep(delay).await;
@@ -200,10 +201,11 @@ fn is_json(headers: &HeaderMap) -> bool {
 /// `retry-after-ms` (sent by OpenAI) or `Retry-After`.
 fn retry_after(headers: &HeaderMap, now: SystemTime) -> Option<Duration> {
     let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
-    if let Some(ms) = header("retry-after-ms").and_then(|v| v.trim().parse::<f64>().ok()) {
-        if ms.is_finite() && ms >= 0.0 {
-            return Some(Duration::from_secs_f64(ms.min(1e12) / 1000.0));
-        }
+    let ms = header("retry-after-ms")
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .filter(|ms| ms.is_finite() && *ms >= 0.0);
+    if let Some(ms) = ms {
+        return Some(Duration::from_secs_f64(ms.min(1e12) / 1000.0));
     }
     header("retry-after").and_then(|v| parse_retry_after(v, now))
 }

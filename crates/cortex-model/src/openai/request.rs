@@ -59,7 +59,10 @@ struct WireFunction<'a> {
 }
 
 /// The JSON body of a streaming request for `model`.
-pub(crate) fn build_body(model: &str, request: &ModelRequest) -> Result<Vec<u8>, serde_json::Error> {
+pub(crate) fn build_body(
+    model: &str,
+    request: &ModelRequest,
+) -> Result<Vec<u8>, serde_json::Error> {
     let mut messages = Vec::with_capacity(request.messages.len() + 1);
     if !request.system.is_empty() {
         messages.push(WireMessage {

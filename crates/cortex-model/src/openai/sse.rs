@@ -128,7 +128,11 @@ mod tests {
         assert_eq!(whole, ["{\"a\":1}", "{\"b\":\"é\"}", "[DONE]"]);
         let bytes = body.as_bytes();
         for cut in 0..bytes.len() {
-            assert_eq!(feed_all(&[&bytes[..cut], &bytes[cut..]]), whole, "cut at {cut}");
+            assert_eq!(
+                feed_all(&[&bytes[..cut], &bytes[cut..]]),
+                whole,
+                "cut at {cut}"
+            );
         }
         let singles: Vec<&[u8]> = bytes.chunks(1).collect();
         assert_eq!(feed_all(&singles), whole);
@@ -136,7 +140,10 @@ mod tests {
 
     #[test]
     fn joins_multi_line_data_and_flushes_at_end() {
-        assert_eq!(feed_all(&[b"data: a\ndata:b\n\ndata: tail"]), ["a\nb", "tail"]);
+        assert_eq!(
+            feed_all(&[b"data: a\ndata:b\n\ndata: tail"]),
+            ["a\nb", "tail"]
+        );
     }
 
     #[test]

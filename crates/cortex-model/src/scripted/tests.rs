@@ -52,7 +52,10 @@ async fn plays_the_documented_example_in_order() {
         .iter()
         .filter(|e| matches!(e, ModelEvent::ToolCallDelta { .. }))
         .count();
-    assert!(arg_deltas >= 2, "arguments are streamed in pieces: {first:?}");
+    assert!(
+        arg_deltas >= 2,
+        "arguments are streamed in pieces: {first:?}"
+    );
     assert!(matches!(
         &first[2],
         ModelEvent::ToolCallStart { index: 0, id, name } if id == "call_1_0" && name == "read_file"
@@ -121,7 +124,10 @@ async fn explicit_ids_and_missing_arguments() {
         .iter()
         .map(|c| (c.id.as_str(), c.arguments.as_str()))
         .collect();
-    assert_eq!(calls, [("mine", "{}"), ("call_1_1", r#"{"pattern":"*.rs"}"#)]);
+    assert_eq!(
+        calls,
+        [("mine", "{}"), ("call_1_1", r#"{"pattern":"*.rs"}"#)]
+    );
 }
 
 #[tokio::test]
@@ -136,9 +142,7 @@ async fn cut_after_fails_mid_stream() {
     // A cut stream never carries its Finish.
     let items = collect(&provider, "x").await;
     assert!(matches!(items.last(), Some(Err(ModelError::Stream(_)))));
-    assert!(!items
-        .iter()
-        .any(|i| matches!(i, Ok(ModelEvent::Finish(_)))));
+    assert!(!items.iter().any(|i| matches!(i, Ok(ModelEvent::Finish(_)))));
 }
 
 #[tokio::test]
@@ -186,7 +190,10 @@ fn bad_scripts_are_clear_errors() {
             r#"{"responses": [{"tool_calls": [{"name": "f", "arguments": 3}]}]}"#,
             "must be an object or a string",
         ),
-        (r#"{"responses": [{"hang": true, "cut_after": 1}]}"#, "cannot be combined"),
+        (
+            r#"{"responses": [{"hang": true, "cut_after": 1}]}"#,
+            "cannot be combined",
+        ),
     ];
     for (script, expected) in cases {
         match ScriptedProvider::from_json(script) {

@@ -177,9 +177,7 @@ async fn write_reply(
             socket.write_all(head.as_bytes()).await?;
             socket.write_all(body.as_bytes()).await?;
         }
-        Reply::Sse(parts) | Reply::SseCut(parts) | Reply::SseHang(parts)
-            if parts.is_empty() =>
-        {
+        Reply::Sse(parts) | Reply::SseCut(parts) | Reply::SseHang(parts) if parts.is_empty() => {
             unreachable!("give SSE replies at least one part")
         }
         Reply::Sse(parts) => {

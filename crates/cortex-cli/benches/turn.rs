@@ -1,0 +1,137 @@
+//! Harness overhead of a Code turn: a model that answers instantly (one
+//! `read_file` call, then text), the real guest process over its pipes, the
+//! SQLite store on disk. What is left is the harness: request building,
+//! dispatch, the guest round trip, persisting and fanning out every event.
+//!
+//! Reference in the same run: the tool itself (`Workspace::read_file` on the
+//! same file), so the ratio shows what the harness adds around it.
+//!
+//! `cargo bench -p cortex-cli --bench turn`
+
+use cortex_core::{Session, SessionConfig};
+use cortex_model::{FinishReason, ModelEvent, ModelProvider, ModelRequest, ModelStream};
+use cortex_protocol::{Mode, ReadFileArgs, Role, StopRule};
+use cortex_runtime::{GuestProvider, InProcessProvider, ProcessProvider};
+use cortex_store::SqliteStore;
+use criterion::{Criterion, criterion_group, criterion_main};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio_util::sync::CancellationToken;
+
+/// Calls read_file when the last message is the user's, answers otherwise.
+struct InstantModel;
+
+impl ModelProvider for InstantModel {
+    fn describe(&self) -> String {
+        "bench:instant".into()
+    }
+
+    fn stream(&self, request: ModelRequest) -> ModelStream {
+        let events = match request.messages.last().map(|m| m.role) {
+            Some(Role::User) => vec![
+                ModelEvent::ToolCallStart {
+                    index: 0,
+                    id: format!("call_{}", request.messages.len()),
+                    name: "read_file".into(),
+                },
+                ModelEvent::ToolCallDelta {
+                    index: 0,
+                    arguments: r#"{"path":"src/lib.rs"}"#.into(),
+                },
+                ModelEvent::ToolCallEnd { index: 0 },
+                ModelEvent::Finish(FinishReason::ToolCalls),
+            ],
+            _ => vec![
+                ModelEvent::TextDelta("It defines add.".into()),
+                ModelEvent::Finish(FinishReason::Stop),
+            ],
+        };
+        Box::pin(futures::stream::iter(events.into_iter().map(Ok)))
+    }
+}
+
+const TURNS_PER_SESSION: u64 = 50;
+
+fn bench_turn(c: &mut Criterion) {
+    let repo = tempfile::tempdir().expect("repo");
+    std::fs::create_dir_all(repo.path().join("src")).expect("mkdir");
+    let source: String = (0..40).map(|i| format!("pub fn f{i}() -> u32 {{ {i} }}\n")).collect();
+    std::fs::write(repo.path().join("src/lib.rs"), source).expect("write");
+    let data = tempfile::tempdir().expect("data");
+    let store = Arc::new(SqliteStore::open(&data.path().join("bench.db")).expect("store"));
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime");
+
+    let providers: [(&str, Arc<dyn GuestProvider>); 2] = [
+        (
+            "process guest",
+            Arc::new(ProcessProvider {
+                program: env!("CARGO_BIN_EXE_cortex").into(),
+                args: vec!["guest".into()],
+            }),
+        ),
+        ("in-process guest", Arc::new(InProcessProvider)),
+    ];
+    let mut group = c.benchmark_group("turn: 2 rounds, 1 read_file");
+    for (label, guests) in providers {
+        let config = SessionConfig {
+            repository: repo.path().to_path_buf(),
+            mode: Mode::Agent,
+            stop_rule: StopRule::Code,
+            store: store.clone(),
+            model: Arc::new(InstantModel),
+            guests,
+            guest_env: vec![("PATH".into(), "/usr/bin:/bin".into())],
+        };
+        group.bench_function(label, |b| {
+            b.to_async(&runtime).iter_custom(|iters| {
+                let config = config.clone();
+                async move {
+                    let mut measured = Duration::ZERO;
+                    let mut done = 0;
+                    while done < iters {
+                        // A fresh session every few turns keeps the history,
+                        // and so the request size, realistic.
+                        let mut session = Session::create(config.clone()).await.expect("session");
+                        session
+                            .run_turn("warm up: attach", CancellationToken::new())
+                            .await
+                            .expect("turn");
+                        let batch = TURNS_PER_SESSION.min(iters - done);
+                        let start = Instant::now();
+                        for _ in 0..batch {
+                            session
+                                .run_turn("what does src/lib.rs define?", CancellationToken::new())
+                                .await
+                                .expect("turn");
+                        }
+                        measured += start.elapsed();
+                        done += batch;
+                        session.close().await;
+                    }
+                    measured
+                }
+            })
+        });
+    }
+    let workspace = cortex_tools::Workspace::new(repo.path()).expect("workspace");
+    let args = ReadFileArgs {
+        path: "src/lib.rs".into(),
+        offset: None,
+        limit: None,
+    };
+    group.bench_function("reference: read_file alone", |b| {
+        b.iter(|| workspace.read_file(&args).expect("read"))
+    });
+    group.finish();
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default().measurement_time(Duration::from_secs(8)).sample_size(30);
+    targets = bench_turn
+}
+criterion_main!(benches);
