@@ -19,9 +19,10 @@ pub struct ExecArgs {
     /// The repository to work in.
     #[arg(long, default_value = ".")]
     repo: PathBuf,
-    /// ask (read-only), plan (read-only + plan tool), spec, or agent (everything).
-    #[arg(long, default_value = "agent")]
-    mode: Mode,
+    /// ask (read-only), plan (read-only + plan tool), spec, or agent
+    /// (everything). Default: agent, or the resumed session's mode.
+    #[arg(long)]
+    mode: Option<Mode>,
     /// PROVIDER:NAME, e.g. openai:gpt-4o-mini. Default: `model` in the config file.
     #[arg(long)]
     model: Option<String>,
@@ -47,7 +48,7 @@ pub async fn run(args: ExecArgs) -> anyhow::Result<ExitCode> {
     let program = std::env::current_exe().context("cannot locate the cortex binary")?;
     let session_config = SessionConfig {
         repository: args.repo.clone(),
-        mode: args.mode,
+        mode: args.mode.unwrap_or(Mode::Agent),
         stop_rule: args.stop_rule,
         store: store.clone(),
         model,
@@ -66,8 +67,8 @@ pub async fn run(args: ExecArgs) -> anyhow::Result<ExitCode> {
                 .map(|s| s.last_seq)
                 .with_context(|| format!("no session `{id}`"))?;
             let mut session = Session::resume(&id, session_config).await?;
-            if session.mode() != args.mode && args.mode != Mode::Agent {
-                session.set_mode(args.mode).await?;
+            if let Some(mode) = args.mode {
+                session.set_mode(mode).await?;
             }
             (session, last)
         }

@@ -1,4 +1,5 @@
-//! Choosing the model provider from `--model PROVIDER:NAME` or the config.
+//! Choosing the model provider from `--model PROVIDER:NAME`, the config, or
+//! the embedded default.
 
 use crate::config::Config;
 use anyhow::{Context, bail};
@@ -8,16 +9,10 @@ use cortex_model::scripted::ScriptedProvider;
 use std::path::Path;
 use std::sync::Arc;
 
+/// `--model`, else the config's `model`, else the embedded local default.
 pub fn select(spec: Option<&str>, config: &Config) -> anyhow::Result<Arc<dyn ModelProvider>> {
     let Some(spec) = spec.or(config.model.as_deref()) else {
-        bail!(
-            "no model is configured. Pass --model openai:NAME (with OPENAI_API_KEY, and \
-             OPENAI_BASE_URL for a compatible server such as llama.cpp, vLLM or Ollama), \
-             or set `model = \"openai:NAME\"` in {}",
-            crate::config::config_path()
-                .map(|p| p.display().to_string())
-                .unwrap_or_else(|_| "the config file".into())
-        );
+        return default_model();
     };
     let (provider, name) = spec
         .split_once(':')
@@ -35,11 +30,43 @@ pub fn select(spec: Option<&str>, config: &Config) -> anyhow::Result<Arc<dyn Mod
             }
             Ok(Arc::new(OpenAiProvider::new(openai, name)?))
         }
+        "local" => local(name),
         // Tests and benchmarks only: replays a JSON script file.
         "scripted" => Ok(Arc::new(
             ScriptedProvider::from_file(Path::new(name))
                 .with_context(|| format!("cannot load the model script {name}"))?,
         )),
-        other => bail!("unknown model provider `{other}` (expected openai or scripted)"),
+        other => bail!("unknown model provider `{other}` (expected local, openai or scripted)"),
     }
+}
+
+#[cfg(feature = "local")]
+fn default_model() -> anyhow::Result<Arc<dyn ModelProvider>> {
+    local(cortex_model_local::DEFAULT_MODEL)
+}
+
+#[cfg(not(feature = "local"))]
+fn default_model() -> anyhow::Result<Arc<dyn ModelProvider>> {
+    bail!(
+        "no model is configured and this build has no embedded model. Pass --model openai:NAME \
+         (with OPENAI_API_KEY, and OPENAI_BASE_URL for a compatible server), or set \
+         `model = \"openai:NAME\"` in {}",
+        crate::config::config_path()
+            .map(|p| p.display().to_string())
+            .unwrap_or_else(|_| "the config file".into())
+    )
+}
+
+#[cfg(feature = "local")]
+fn local(name: &str) -> anyhow::Result<Arc<dyn ModelProvider>> {
+    let path = cortex_model_local::resolve_model(name)?;
+    let provider =
+        cortex_model_local::LocalProvider::load(&path, cortex_model_local::LocalOptions::default())
+            .with_context(|| format!("cannot load the local model {}", path.display()))?;
+    Ok(Arc::new(provider))
+}
+
+#[cfg(not(feature = "local"))]
+fn local(_name: &str) -> anyhow::Result<Arc<dyn ModelProvider>> {
+    bail!("this build has no embedded model (built without the `local` feature)")
 }

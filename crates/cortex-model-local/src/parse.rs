@@ -66,16 +66,16 @@ pub fn parse_reply(reply: &str, tools: &[&str]) -> ParsedReply {
             i = (body_end + FENCE.len()).min(reply.len());
             continue;
         }
-        if rest.starts_with('{') {
-            if let Some((value, len)) = first_json_value(rest) {
-                let found = calls_of(&value, Some(tools));
-                if !found.is_empty() {
-                    first_call.get_or_insert(i);
-                    calls.extend(found);
-                }
-                i += len.max(1);
-                continue;
+        if rest.starts_with('{')
+            && let Some((value, len)) = first_json_value(rest)
+        {
+            let found = calls_of(&value, Some(tools));
+            if !found.is_empty() {
+                first_call.get_or_insert(i);
+                calls.extend(found);
             }
+            i += len.max(1);
+            continue;
         }
         i += rest.chars().next().map_or(1, char::len_utf8);
     }
@@ -127,10 +127,10 @@ fn call_of(value: &Value, tools: Option<&[&str]>) -> Option<ParsedCall> {
         return call_of(inner, tools);
     }
     let name = obj.get("name")?.as_str()?;
-    if let Some(tools) = tools {
-        if !tools.contains(&name) {
-            return None;
-        }
+    if let Some(tools) = tools
+        && !tools.contains(&name)
+    {
+        return None;
     }
     let args = obj.get("arguments").or_else(|| obj.get("parameters"));
     let arguments = match args {
@@ -177,8 +177,27 @@ pub fn reply_start(reply: &str) -> ReplyStart {
     if t.starts_with('{') {
         return ReplyStart::Call(CallForm::Bare);
     }
-    if t.starts_with(FENCE) {
-        return ReplyStart::Call(CallForm::Fenced);
+    if let Some(after) = t.strip_prefix(FENCE) {
+        // Only a JSON fence starts a call: ```json, or a bare ``` whose
+        // body opens an object. A ```rust answer is text.
+        let lower = after.to_ascii_lowercase();
+        if lower.starts_with("json") {
+            return ReplyStart::Call(CallForm::Fenced);
+        }
+        if "json".starts_with(lower.as_str()) {
+            return ReplyStart::Undecided;
+        }
+        if let Some(body) = after.strip_prefix('\n') {
+            let body = body.trim_start();
+            return if body.is_empty() {
+                ReplyStart::Undecided
+            } else if body.starts_with('{') || body.starts_with('[') {
+                ReplyStart::Call(CallForm::Fenced)
+            } else {
+                ReplyStart::Text
+            };
+        }
+        return ReplyStart::Text;
     }
     if t.starts_with(TAG_OPEN) {
         return ReplyStart::Call(CallForm::Tagged);
@@ -370,6 +389,12 @@ mod tests {
         assert_eq!(reply_start("<tool"), ReplyStart::Undecided);
         assert_eq!(reply_start("\n{\""), ReplyStart::Call(CallForm::Bare));
         assert_eq!(reply_start("```json"), ReplyStart::Call(CallForm::Fenced));
+        assert_eq!(reply_start("```"), ReplyStart::Undecided);
+        assert_eq!(reply_start("```js"), ReplyStart::Undecided);
+        assert_eq!(reply_start("```\n"), ReplyStart::Undecided);
+        assert_eq!(reply_start("```\n{"), ReplyStart::Call(CallForm::Fenced));
+        assert_eq!(reply_start("```rust"), ReplyStart::Text);
+        assert_eq!(reply_start("```\nfn main"), ReplyStart::Text);
         assert_eq!(
             reply_start("<tool_call>"),
             ReplyStart::Call(CallForm::Tagged)

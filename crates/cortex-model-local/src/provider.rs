@@ -17,7 +17,10 @@ use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
 pub struct LocalOptions {
     /// Context window in tokens (prompt + reply).
     pub context: u32,
-    /// CPU threads for inference.
+    /// CPU threads for inference. Default: one less than the cores (at
+    /// least 1, at most 8): llama.cpp's threads spin-wait for each other, and
+    /// on a 2-core machine shared with the harness 2 threads measured ~8x
+    /// slower generation than 1.
     pub threads: usize,
     /// Most tokens one reply may have.
     pub max_output_tokens: u32,
@@ -34,7 +37,9 @@ impl Default for LocalOptions {
     fn default() -> Self {
         LocalOptions {
             context: 8192,
-            threads: std::thread::available_parallelism().map_or(2, |n| n.get()),
+            threads: std::thread::available_parallelism()
+                .map_or(1, |n| n.get().saturating_sub(1))
+                .clamp(1, 8),
             max_output_tokens: 2048,
             temperature: 0.0,
             seed: 42,

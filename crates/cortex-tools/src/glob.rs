@@ -7,8 +7,10 @@
 use crate::search::{collect_parallel, is_file, walker};
 use crate::{ToolError, Workspace};
 use cortex_protocol::GlobArgs;
-use globset::GlobBuilder;
+use globset::{GlobBuilder, GlobSetBuilder};
 use std::cmp::Reverse;
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
 use std::time::SystemTime;
 
 /// Paths listed at most.
@@ -35,24 +37,34 @@ impl Workspace {
             return Err(ToolError::Invalid("the glob pattern is empty".to_owned()));
         }
         let by_name = !pattern.contains('/');
-        let matcher = GlobBuilder::new(pattern)
+        let glob = GlobBuilder::new(pattern)
             .literal_separator(true)
             .backslash_escape(true)
             .build()
-            .map_err(|e| ToolError::Invalid(format!("invalid glob `{pattern}`: {e}")))?
-            .compile_matcher();
+            .map_err(|e| ToolError::Invalid(format!("invalid glob `{pattern}`: {e}")))?;
+        // A one-glob set rather than a GlobMatcher: the set picks a fast
+        // strategy (extension, literal, prefix…) where the matcher always runs
+        // a regex.
+        let matcher = GlobSetBuilder::new()
+            .add(glob)
+            .build()
+            .map_err(|e| ToolError::Invalid(format!("invalid glob `{pattern}`: {e}")))?;
+        // Entries under `dir` are `dir` + `/` + the relative path.
+        let prefix_len = dir.as_os_str().len() + 1;
         let mut found = collect_parallel(&walker(&dir), || {
             |entry: ignore::DirEntry| {
                 if !is_file(&entry) {
                     return None;
                 }
+                let path = entry.path().as_os_str().as_bytes();
                 let hit = if by_name {
-                    matcher.is_match(entry.file_name())
+                    // The name is what follows the last `/` (cheaper than
+                    // `file_name()`, which parses the whole path).
+                    let start = memchr::memrchr(b'/', path).map_or(0, |i| i + 1);
+                    matcher.is_match(OsStr::from_bytes(&path[start..]))
                 } else {
-                    entry
-                        .path()
-                        .strip_prefix(&dir)
-                        .is_ok_and(|rel| matcher.is_match(rel))
+                    path.get(prefix_len..)
+                        .is_some_and(|rel| matcher.is_match(OsStr::from_bytes(rel)))
                 };
                 if !hit {
                     return None;

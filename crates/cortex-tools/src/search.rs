@@ -9,6 +9,7 @@
 
 use crate::{ToolError, Workspace};
 use ignore::{DirEntry, ParallelVisitor, ParallelVisitorBuilder, WalkBuilder, WalkState};
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -20,7 +21,9 @@ pub(crate) fn walker(dir: &Path) -> WalkBuilder {
         .require_git(false)
         .follow_links(false)
         .threads(0)
-        .filter_entry(|entry| entry.file_name() != ".git");
+        // Hidden files are skipped already, but a `.gitignore` whitelist could
+        // bring `.git` back. Bytes, not `file_name()`, which parses the path.
+        .filter_entry(|entry| !entry.path().as_os_str().as_bytes().ends_with(b"/.git"));
     builder
 }
 

@@ -285,3 +285,22 @@ fn symlinks_within_the_workspace_work() {
     let out = f.ws.read_file(&read("alias/a.txt")).expect("read");
     assert_eq!(out, "     1\tbye\n");
 }
+
+#[test]
+fn pipes_and_devices_are_refused_without_blocking() {
+    let f = Fixture::new();
+    let fifo = f.root().join("fifo");
+    let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).expect("cstring");
+    // SAFETY: `c` is a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0, "mkfifo");
+    let err = f.ws.read_file(&read("fifo")).expect_err("fifo read");
+    assert!(err.to_string().contains("not a regular file"), "{err}");
+    let err =
+        f.ws.write_file(&write("fifo", "x"))
+            .expect_err("fifo write");
+    assert!(err.to_string().contains("not a regular file"), "{err}");
+    let err =
+        f.ws.edit_file(&edit("fifo", "a", "b", false))
+            .expect_err("fifo edit");
+    assert!(err.to_string().contains("not a regular file"), "{err}");
+}

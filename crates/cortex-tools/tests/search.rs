@@ -67,6 +67,12 @@ fn glob_pattern_semantics() {
     // Searching a subfolder: patterns are relative to it, output to the root.
     let out = f.ws.glob(&glob("util/*.rs", Some("src"))).expect("sub");
     assert_eq!(out, "src/util/mod.rs");
+    // An absolute pattern inside the workspace works like a relative one.
+    let abs = format!("{}/src/util/*.rs", f.root().display());
+    assert_eq!(
+        f.ws.glob(&glob(&abs, None)).expect("abs"),
+        "src/util/mod.rs"
+    );
     let err = f.ws.glob(&glob("a[", None)).expect_err("bad glob");
     assert!(err.to_string().contains("invalid glob"), "{err}");
     let err =
