@@ -55,7 +55,9 @@ const TURNS_PER_SESSION: u64 = 50;
 fn bench_turn(c: &mut Criterion) {
     let repo = tempfile::tempdir().expect("repo");
     std::fs::create_dir_all(repo.path().join("src")).expect("mkdir");
-    let source: String = (0..40).map(|i| format!("pub fn f{i}() -> u32 {{ {i} }}\n")).collect();
+    let source: String = (0..40)
+        .map(|i| format!("pub fn f{i}() -> u32 {{ {i} }}\n"))
+        .collect();
     std::fs::write(repo.path().join("src/lib.rs"), source).expect("write");
     let data = tempfile::tempdir().expect("data");
     let store = Arc::new(SqliteStore::open(&data.path().join("bench.db")).expect("store"));

@@ -14,7 +14,11 @@ use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
 #[derive(Parser)]
-#[command(name = "cortex", version, about = "Cortex Code: a coding agent with modes and a guest")]
+#[command(
+    name = "cortex",
+    version,
+    about = "Cortex Code: a coding agent with modes and a guest"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -48,7 +52,9 @@ fn main() -> ExitCode {
         .with_writer(std::io::stderr)
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("CORTEX_LOG")
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+                // llama.cpp warns about quirks of the model files it loads;
+                // they are not the user's to act on.
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,llama-cpp-2=error")),
         )
         .init();
     let runtime = match tokio::runtime::Builder::new_multi_thread()

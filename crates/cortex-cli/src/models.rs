@@ -14,9 +14,9 @@ pub fn select(spec: Option<&str>, config: &Config) -> anyhow::Result<Arc<dyn Mod
     let Some(spec) = spec.or(config.model.as_deref()) else {
         return default_model();
     };
-    let (provider, name) = spec
-        .split_once(':')
-        .with_context(|| format!("model `{spec}` must be PROVIDER:NAME, e.g. openai:gpt-4o-mini"))?;
+    let (provider, name) = spec.split_once(':').with_context(|| {
+        format!("model `{spec}` must be PROVIDER:NAME, e.g. openai:gpt-4o-mini")
+    })?;
     match provider {
         "openai" => {
             let mut openai = OpenAiConfig::from_env();

@@ -57,7 +57,10 @@ impl Render for Human {
                 mode,
                 model,
                 ..
-            } => eprintln!("session {} · {mode} · {model} · {repository}", event.session_id),
+            } => eprintln!(
+                "session {} · {mode} · {model} · {repository}",
+                event.session_id
+            ),
             EventKind::RuntimeAttached { provider, ms } => {
                 eprintln!("guest attached ({provider}, {ms:.1} ms)")
             }
@@ -71,7 +74,9 @@ impl Render for Human {
                 ..
             } => {
                 self.end_text(&mut out);
-                eprintln!("retrying the model request (attempt {attempt}, in {delay_ms} ms): {reason}");
+                eprintln!(
+                    "retrying the model request (attempt {attempt}, in {delay_ms} ms): {reason}"
+                );
             }
             EventKind::MessageDelta { text } => {
                 let _ = write!(out, "{text}");
@@ -205,12 +210,18 @@ mod tests {
 
     #[test]
     fn short_arguments_pick_the_identifying_field() {
-        assert_eq!(short_arguments("read_file", r#"{"path":"src/a.rs"}"#), "src/a.rs");
+        assert_eq!(
+            short_arguments("read_file", r#"{"path":"src/a.rs"}"#),
+            "src/a.rs"
+        );
         assert_eq!(
             short_arguments("bash", r#"{"command":"cargo test\nmore"}"#),
             "cargo test"
         );
-        assert_eq!(short_arguments("grep", r#"{"pattern":"fn","path":"src"}"#), "fn in src");
+        assert_eq!(
+            short_arguments("grep", r#"{"pattern":"fn","path":"src"}"#),
+            "fn in src"
+        );
         assert_eq!(short_arguments("bash", "{not json"), "{not json");
     }
 }

@@ -25,7 +25,10 @@ impl Env {
     }
 
     fn script(&self, script: Value) -> PathBuf {
-        let path = self.home.path().join(format!("script-{}.json", rand_suffix()));
+        let path = self
+            .home
+            .path()
+            .join(format!("script-{}.json", rand_suffix()));
         std::fs::write(&path, script.to_string()).expect("script");
         path
     }
@@ -86,8 +89,16 @@ fn exec_json_streams_the_timeline_and_sessions_show_replays_it() {
         {"text": "Reading.", "tool_calls": [{"name": "read_file", "arguments": {"path": "notes.txt"}}]},
         {"text": "It has two lines."}
     ]}));
-    let out = run(env.exec(&script, &["--json", "--mode", "ask"], "what is in notes.txt?"));
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = run(env.exec(
+        &script,
+        &["--json", "--mode", "ask"],
+        "what is in notes.txt?",
+    ));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let events = json_lines(&out.stdout);
     let kinds = types(&events);
     for expected in [
@@ -101,15 +112,33 @@ fn exec_json_streams_the_timeline_and_sessions_show_replays_it() {
         "tool.result",
         "turn.completed",
     ] {
-        assert!(kinds.iter().any(|k| k == expected), "{expected} missing: {kinds:?}");
+        assert!(
+            kinds.iter().any(|k| k == expected),
+            "{expected} missing: {kinds:?}"
+        );
     }
     let seqs: Vec<u64> = events.iter().filter_map(|e| e["seq"].as_u64()).collect();
-    assert_eq!(seqs, (1..=seqs.len() as u64).collect::<Vec<_>>(), "gapless, in order");
-    let result = events.iter().find(|e| e["type"] == "tool.result").expect("result");
+    assert_eq!(
+        seqs,
+        (1..=seqs.len() as u64).collect::<Vec<_>>(),
+        "gapless, in order"
+    );
+    let result = events
+        .iter()
+        .find(|e| e["type"] == "tool.result")
+        .expect("result");
     assert_eq!(result["payload"]["status"], "ok");
-    assert!(result["payload"]["output"].as_str().unwrap_or_default().contains("beta"));
+    assert!(
+        result["payload"]["output"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("beta")
+    );
 
-    let session = events[0]["session_id"].as_str().expect("session id").to_owned();
+    let session = events[0]["session_id"]
+        .as_str()
+        .expect("session id")
+        .to_owned();
     let list = run({
         let mut c = env.command();
         c.args(["sessions", "list"]);
@@ -122,7 +151,11 @@ fn exec_json_streams_the_timeline_and_sessions_show_replays_it() {
         c
     });
     assert!(show.status.success());
-    assert_eq!(json_lines(&show.stdout), events, "the stored timeline is what was streamed");
+    assert_eq!(
+        json_lines(&show.stdout),
+        events,
+        "the stored timeline is what was streamed"
+    );
 }
 
 #[test]
@@ -136,7 +169,11 @@ fn human_output_streams_text_and_one_row_per_tool_call() {
         {"text": "All done."}
     ]}));
     let out = run(env.exec(&script, &[], "look around"));
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("✓ glob *.txt · ok"), "{stdout}");
     assert!(stdout.contains("✓ bash echo hi from bash · ok"), "{stdout}");
@@ -181,7 +218,10 @@ fn provider_keys_never_reach_the_guest() {
     let out = run(cmd);
     assert!(out.status.success());
     let events = json_lines(&out.stdout);
-    let result = events.iter().find(|e| e["type"] == "tool.result").expect("result");
+    let result = events
+        .iter()
+        .find(|e| e["type"] == "tool.result")
+        .expect("result");
     let output = result["payload"]["output"].as_str().unwrap_or_default();
     assert!(output.contains("PATH="), "{output}");
     for secret in ["sk-should-not-leak", "sk-ant-nope", "secret-token"] {
@@ -190,7 +230,10 @@ fn provider_keys_never_reach_the_guest() {
     for line in output.lines().filter(|l| l.contains('=')) {
         let name = line.split('=').next().unwrap_or_default();
         assert!(
-            ["PATH", "HOME", "LANG", "TERM", "PWD", "SHLVL", "_", "OLDPWD"].contains(&name),
+            [
+                "PATH", "HOME", "LANG", "TERM", "PWD", "SHLVL", "_", "OLDPWD"
+            ]
+            .contains(&name),
             "unexpected variable {name} in the guest"
         );
     }
@@ -243,7 +286,10 @@ fn ctrl_c_stops_the_turn_and_kills_the_command_tree() {
     let mut output = String::new();
     let seen = read_until(&mut child, |e| {
         e["type"] == "tool.output.delta"
-            && e["payload"]["text"].as_str().unwrap_or_default().contains("bg=")
+            && e["payload"]["text"]
+                .as_str()
+                .unwrap_or_default()
+                .contains("bg=")
     });
     for e in &seen {
         if e["type"] == "tool.output.delta" {
@@ -268,7 +314,10 @@ fn ctrl_c_stops_the_turn_and_kills_the_command_tree() {
     while (pid_alive(main) || pid_alive(bg)) && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(20));
     }
-    assert!(!pid_alive(main) && !pid_alive(bg), "a process of the command survived");
+    assert!(
+        !pid_alive(main) && !pid_alive(bg),
+        "a process of the command survived"
+    );
 
     let session = seen[0]["session_id"].as_str().expect("id").to_owned();
     let show = run({
@@ -277,9 +326,16 @@ fn ctrl_c_stops_the_turn_and_kills_the_command_tree() {
         c
     });
     let kinds = types(&json_lines(&show.stdout));
-    assert_eq!(kinds.last().map(String::as_str), Some("turn.stopped"), "{kinds:?}");
+    assert_eq!(
+        kinds.last().map(String::as_str),
+        Some("turn.stopped"),
+        "{kinds:?}"
+    );
     let stored = json_lines(&show.stdout);
-    let result = stored.iter().find(|e| e["type"] == "tool.result").expect("result");
+    let result = stored
+        .iter()
+        .find(|e| e["type"] == "tool.result")
+        .expect("result");
     assert_eq!(result["payload"]["status"], "stopped");
 }
 
@@ -296,7 +352,12 @@ fn kill_9_mid_turn_keeps_the_timeline_and_the_session_resumes() {
         .stderr(Stdio::null())
         .spawn()
         .expect("spawn");
-    let seen = read_until(&mut child, |e| e["type"] == "message.delta" && e["payload"]["text"].as_str().is_some_and(|t| t.contains("hard")));
+    let seen = read_until(&mut child, |e| {
+        e["type"] == "message.delta"
+            && e["payload"]["text"]
+                .as_str()
+                .is_some_and(|t| t.contains("hard"))
+    });
     child.kill().expect("kill -9");
     let _ = child.wait();
 
@@ -308,15 +369,31 @@ fn kill_9_mid_turn_keeps_the_timeline_and_the_session_resumes() {
     });
     let stored = json_lines(&show.stdout);
     assert!(stored.len() >= seen.len());
-    assert_eq!(&stored[..seen.len()], &seen[..], "every event shown before the kill is stored");
+    assert_eq!(
+        &stored[..seen.len()],
+        &seen[..],
+        "every event shown before the kill is stored"
+    );
 
     let script = env.script(json!({"responses": [{"text": "resumed fine"}]}));
     let out = run(env.exec(&script, &["--json", "--session", &session], "again"));
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let resumed = json_lines(&out.stdout);
     let kinds = types(&resumed);
-    assert_eq!(kinds.first().map(String::as_str), Some("turn.failed"), "the interrupted turn is closed first: {kinds:?}");
-    assert_eq!(kinds.last().map(String::as_str), Some("turn.completed"), "{resumed:#?}");
+    assert_eq!(
+        kinds.first().map(String::as_str),
+        Some("turn.failed"),
+        "the interrupted turn is closed first: {kinds:?}"
+    );
+    assert_eq!(
+        kinds.last().map(String::as_str),
+        Some("turn.completed"),
+        "{resumed:#?}"
+    );
     assert!(resumed.iter().all(|e| e["session_id"] == session.as_str()));
 }
 
@@ -336,7 +413,10 @@ fn every_command_has_help() {
             c
         });
         assert!(out.status.success(), "{args:?}");
-        assert!(String::from_utf8_lossy(&out.stdout).contains("Usage"), "{args:?}");
+        assert!(
+            String::from_utf8_lossy(&out.stdout).contains("Usage"),
+            "{args:?}"
+        );
     }
     let version = run({
         let mut c = env.command();

@@ -41,7 +41,12 @@ impl Session {
             Err(e) => {
                 let error = format!("the {provider} guest could not start: {e}");
                 self.timeline
-                    .emit(Some(turn), EventKind::RuntimeFailed { error: error.clone() })
+                    .emit(
+                        Some(turn),
+                        EventKind::RuntimeFailed {
+                            error: error.clone(),
+                        },
+                    )
                     .await?;
                 return Ok(Err(error));
             }

@@ -100,10 +100,14 @@ impl Session {
                 .await?;
             if let Some(reason) = &stop_reason {
                 let answer = Answer::with_status(ToolStatus::Refused, reason.clone());
-                self.answer(turn, call, answer, 0.0, &mut answers[index]).await?;
+                self.answer(turn, call, answer, 0.0, &mut answers[index])
+                    .await?;
                 continue;
             }
-            match self.gate(turn, call, stop_rule, &mut answers[index]).await? {
+            match self
+                .gate(turn, call, stop_rule, &mut answers[index])
+                .await?
+            {
                 Gated::Run(args) => runnable.push((index, args)),
                 Gated::Answered => {}
                 Gated::StopRule(reason) => stop_reason = Some(reason),
@@ -132,12 +136,14 @@ impl Session {
             if stopped || cancel.is_cancelled() {
                 stopped = true;
                 let answer = Answer::with_status(ToolStatus::Stopped, STOPPED_BY_USER);
-                self.answer(turn, call, answer, 0.0, &mut answers[index]).await?;
+                self.answer(turn, call, answer, 0.0, &mut answers[index])
+                    .await?;
                 continue;
             }
             if let (Some(error), true) = (&attach_error, args.tool().runs_in_guest()) {
                 let answer = Answer::error(format!("the guest is unavailable: {error}"));
-                self.answer(turn, call, answer, 0.0, &mut answers[index]).await?;
+                self.answer(turn, call, answer, 0.0, &mut answers[index])
+                    .await?;
                 continue;
             }
             match args {
@@ -166,13 +172,17 @@ impl Session {
                             group.push(next);
                         }
                     }
-                    stopped = self.run_group(turn, calls, group, cancel, &mut answers).await?;
+                    stopped = self
+                        .run_group(turn, calls, group, cancel, &mut answers)
+                        .await?;
                 }
             }
         }
 
         for (call, answer) in calls.iter().zip(answers) {
-            let output = answer.map(|a| a.output).unwrap_or_else(|| STOPPED_BY_USER.into());
+            let output = answer
+                .map(|a| a.output)
+                .unwrap_or_else(|| STOPPED_BY_USER.into());
             self.history
                 .push(cortex_protocol::Message::tool(call.id.clone(), output));
         }
@@ -352,7 +362,12 @@ impl Session {
             ToolArgs::Glob(a) => serde_json::to_value(a),
             ToolArgs::Grep(a) => serde_json::to_value(a),
             ToolArgs::Bash(a) => serde_json::to_value(a),
-            other => return Ok(Answer::error(format!("{} does not run in the guest", other.tool()))),
+            other => {
+                return Ok(Answer::error(format!(
+                    "{} does not run in the guest",
+                    other.tool()
+                )));
+            }
         };
         let args_json = match args_json {
             Ok(v) => v,

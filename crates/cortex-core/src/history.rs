@@ -102,10 +102,7 @@ impl Rebuilt {
     /// Close the previous assistant message's calls that never got a result,
     /// before anything else is appended after them.
     fn answer_unanswered(&mut self, answered: &HashSet<String>) {
-        let Some(last_assistant) = self
-            .messages
-            .iter()
-            .rposition(|m| !m.tool_calls.is_empty())
+        let Some(last_assistant) = self.messages.iter().rposition(|m| !m.tool_calls.is_empty())
         else {
             return;
         };
@@ -207,7 +204,13 @@ mod tests {
         let roles: Vec<Role> = r.messages.iter().map(|m| m.role).collect();
         assert_eq!(
             roles,
-            [Role::User, Role::Assistant, Role::Tool, Role::Tool, Role::Assistant]
+            [
+                Role::User,
+                Role::Assistant,
+                Role::Tool,
+                Role::Tool,
+                Role::Assistant
+            ]
         );
         assert_eq!(r.messages[1].tool_calls.len(), 2);
         assert_eq!(r.messages[4].content, "done");

@@ -10,10 +10,18 @@ Be brief: state what you found or changed, with file paths.";
 
 pub fn system_prompt(mode: Mode, repository: &str) -> String {
     let mode_rules = match mode {
-        Mode::Ask => "Mode: Ask (read-only). You can read and search, not change files or run commands. Answer the question.",
-        Mode::Plan => "Mode: Plan (read-only). Investigate, then call the plan tool once: goal, numbered steps naming files, risks, and a ```mermaid diagram (flowchart TD). Do not change anything.",
-        Mode::Spec => "Mode: Spec (read-only). Investigate and describe requirements, design and tasks. Do not change anything.",
-        Mode::Agent => "Mode: Agent. You can read, search, edit files and run commands. Make the smallest change that solves the task, then verify it (build or tests) with bash. For multi-step work keep a todo list with todo_write.",
+        Mode::Ask => {
+            "Mode: Ask (read-only). You can read and search, not change files or run commands. Answer the question."
+        }
+        Mode::Plan => {
+            "Mode: Plan (read-only). Investigate, then call the plan tool once: goal, numbered steps naming files, risks, and a ```mermaid diagram (flowchart TD). Do not change anything."
+        }
+        Mode::Spec => {
+            "Mode: Spec (read-only). Investigate and describe requirements, design and tasks. Do not change anything."
+        }
+        Mode::Agent => {
+            "Mode: Agent. You can read, search, edit files and run commands. Make the smallest change that solves the task, then verify it (build or tests) with bash. For multi-step work keep a todo list with todo_write."
+        }
     };
     format!("{COMMON}\n{mode_rules}\nRepository: {repository}")
 }

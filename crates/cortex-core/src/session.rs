@@ -187,7 +187,10 @@ impl Session {
         self.mode = mode;
         if let Some(guest) = &self.guest
             && let Err(e) = guest
-                .set_capabilities(mode.may_mutate_workspace(), mode.offers(cortex_protocol::ToolName::Bash))
+                .set_capabilities(
+                    mode.may_mutate_workspace(),
+                    mode.offers(cortex_protocol::ToolName::Bash),
+                )
                 .await
         {
             // The next call re-attaches with the right capabilities.

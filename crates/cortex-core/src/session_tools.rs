@@ -24,7 +24,11 @@ impl Session {
         Ok(Answer::ok(render_todos(&self.todos)))
     }
 
-    pub(crate) async fn plan(&mut self, turn: &TurnId, args: PlanArgs) -> Result<Answer, CoreError> {
+    pub(crate) async fn plan(
+        &mut self,
+        turn: &TurnId,
+        args: PlanArgs,
+    ) -> Result<Answer, CoreError> {
         if let Err(problem) = validate_plan(&args.markdown) {
             return Ok(Answer::error(problem));
         }

@@ -64,9 +64,15 @@ pub async fn harness_with(
     }
     let store: Arc<dyn Store> = Arc::new(SqliteStore::in_memory().expect("store"));
     let model = Arc::new(ScriptedProvider::from_json(&script.to_string()).expect("script"));
-    let session = Session::create(config(repo.path(), store.clone(), model.clone(), mode, stop_rule))
-        .await
-        .expect("session");
+    let session = Session::create(config(
+        repo.path(),
+        store.clone(),
+        model.clone(),
+        mode,
+        stop_rule,
+    ))
+    .await
+    .expect("session");
     Harness {
         repo,
         store,

@@ -21,7 +21,12 @@ async fn multi_round_edit_makes_the_failing_test_pass() {
         {"tool_calls": [{"name": "bash", "arguments": {"command": "python3 -B test_calc.py"}}]},
         {"text": "Fixed `add` in calc.py; the test passes."}
     ]});
-    let mut h = harness(&[("calc.py", CALC), ("test_calc.py", TEST)], Mode::Agent, script).await;
+    let mut h = harness(
+        &[("calc.py", CALC), ("test_calc.py", TEST)],
+        Mode::Agent,
+        script,
+    )
+    .await;
     let outcome = h
         .session
         .run_turn("make the test pass", CancellationToken::new())
@@ -70,7 +75,12 @@ async fn ask_mode_refuses_every_mutation_and_leaves_the_repo_byte_identical() {
         {"tool_calls": [{"name": "todo_write", "arguments": {"todos": []}}]},
         {"text": "I can only read here."}
     ]});
-    let mut h = harness(&[("calc.py", CALC), ("test_calc.py", TEST)], Mode::Ask, script).await;
+    let mut h = harness(
+        &[("calc.py", CALC), ("test_calc.py", TEST)],
+        Mode::Ask,
+        script,
+    )
+    .await;
     let before = snapshot(h.repo.path());
     let outcome = h
         .session
@@ -108,7 +118,8 @@ async fn ask_mode_refuses_every_mutation_and_leaves_the_repo_byte_identical() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn plan_mode_requires_a_mermaid_diagram() {
-    let good = "# Fix add\n1. Edit calc.py\n\n```mermaid\nflowchart TD\n  A[read] --> B[edit]\n```\n";
+    let good =
+        "# Fix add\n1. Edit calc.py\n\n```mermaid\nflowchart TD\n  A[read] --> B[edit]\n```\n";
     let script = json!({"responses": [
         {"tool_calls": [{"name": "plan", "arguments": {"title": "Fix", "markdown": "1. edit calc.py"}}]},
         {"tool_calls": [{"name": "plan", "arguments": {"title": "Fix", "markdown": "```mermaid\nA-->B\n```"}}]},
@@ -116,7 +127,11 @@ async fn plan_mode_requires_a_mermaid_diagram() {
         {"text": "Plan proposed."}
     ]});
     let mut h = harness(&[("calc.py", CALC)], Mode::Plan, script).await;
-    let outcome = h.session.run_turn("plan the fix", CancellationToken::new()).await.expect("turn");
+    let outcome = h
+        .session
+        .run_turn("plan the fix", CancellationToken::new())
+        .await
+        .expect("turn");
     assert_eq!(outcome, TurnOutcome::Completed { rounds: 4 });
     let results = h.results().await;
     assert_eq!(results[0].1, ToolStatus::Error);
@@ -128,12 +143,17 @@ async fn plan_mode_requires_a_mermaid_diagram() {
         .await
         .into_iter()
         .filter_map(|e| match e.kind {
-            EventKind::PlanProposed { version, markdown, .. } => Some((version, markdown)),
+            EventKind::PlanProposed {
+                version, markdown, ..
+            } => Some((version, markdown)),
             _ => None,
         })
         .collect();
     assert_eq!(plans, [(1, good.to_owned())]);
-    assert_eq!(std::fs::read_to_string(h.repo.path().join("calc.py")).expect("read"), CALC);
+    assert_eq!(
+        std::fs::read_to_string(h.repo.path().join("calc.py")).expect("read"),
+        CALC
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -160,7 +180,10 @@ async fn stop_during_bash_kills_the_whole_process_group() {
         output
     });
     let outcome = h.session.run_turn("sleep", cancel).await.expect("turn");
-    assert!(matches!(outcome, TurnOutcome::Stopped { .. }), "{outcome:?}");
+    assert!(
+        matches!(outcome, TurnOutcome::Stopped { .. }),
+        "{outcome:?}"
+    );
     let output = watcher.await.expect("watcher");
     let pid = |key: &str| -> i32 {
         output
@@ -203,7 +226,11 @@ async fn malformed_and_unknown_calls_become_readable_errors() {
     ]});
     let mut h = harness(&[("calc.py", CALC)], Mode::Agent, script).await;
     let before = snapshot(h.repo.path());
-    let outcome = h.session.run_turn("go", CancellationToken::new()).await.expect("turn");
+    let outcome = h
+        .session
+        .run_turn("go", CancellationToken::new())
+        .await
+        .expect("turn");
     assert_eq!(outcome, TurnOutcome::Completed { rounds: 4 });
     assert_eq!(snapshot(h.repo.path()), before, "nothing on disk changed");
     let results = h.results().await;
@@ -231,12 +258,18 @@ async fn malformed_and_unknown_calls_become_readable_errors() {
 async fn the_guest_attaches_before_the_first_model_request() {
     let script = json!({"responses": [{"text": "hello"}]});
     let mut h = harness(&[], Mode::Ask, script).await;
-    h.session.run_turn("hi", CancellationToken::new()).await.expect("turn");
+    h.session
+        .run_turn("hi", CancellationToken::new())
+        .await
+        .expect("turn");
     let types = h.types().await;
     let position = |t: &str| types.iter().position(|x| *x == t).unwrap_or(usize::MAX);
     assert!(position("runtime.starting") < position("runtime.attached"));
     assert!(position("runtime.attached") < position("env.ready"));
-    assert!(position("env.ready") < position("model.request"), "{types:?}");
+    assert!(
+        position("env.ready") < position("model.request"),
+        "{types:?}"
+    );
     assert_eq!(types.first(), Some(&"session.created"));
     assert_eq!(types.last(), Some(&"turn.completed"));
 }
@@ -250,7 +283,14 @@ async fn a_missing_repository_fails_before_any_model_request() {
             .expect("script"),
     );
     let missing = std::path::Path::new("/definitely/not/here");
-    let result = Session::create(config(missing, store, model.clone(), Mode::Agent, StopRule::Code)).await;
+    let result = Session::create(config(
+        missing,
+        store,
+        model.clone(),
+        Mode::Agent,
+        StopRule::Code,
+    ))
+    .await;
     let error = result.err().expect("must fail").to_string();
     assert!(error.contains("/definitely/not/here"), "{error}");
     assert!(model.requests().is_empty());
@@ -263,7 +303,11 @@ async fn chat_stop_rule_ends_the_turn_after_eight_tool_rounds() {
         .collect();
     let script = json!({ "responses": responses });
     let mut h = harness_with(&[], Mode::Agent, StopRule::Chat, script).await;
-    let outcome = h.session.run_turn("loop", CancellationToken::new()).await.expect("turn");
+    let outcome = h
+        .session
+        .run_turn("loop", CancellationToken::new())
+        .await
+        .expect("turn");
     let TurnOutcome::Stopped { reason } = outcome else {
         panic!("expected stop, got {outcome:?}");
     };
@@ -278,9 +322,22 @@ async fn bot_stop_rule_refuses_the_sixth_identical_call() {
     let responses: Vec<_> = (0..8)
         .map(|_| json!({"tool_calls": [{"name": "glob", "arguments": {"pattern": "*.rs"}}]}))
         .collect();
-    let mut h = harness_with(&[], Mode::Agent, StopRule::Bot, json!({ "responses": responses })).await;
-    let outcome = h.session.run_turn("loop", CancellationToken::new()).await.expect("turn");
-    assert!(matches!(&outcome, TurnOutcome::Stopped { reason } if reason.contains("identical")), "{outcome:?}");
+    let mut h = harness_with(
+        &[],
+        Mode::Agent,
+        StopRule::Bot,
+        json!({ "responses": responses }),
+    )
+    .await;
+    let outcome = h
+        .session
+        .run_turn("loop", CancellationToken::new())
+        .await
+        .expect("turn");
+    assert!(
+        matches!(&outcome, TurnOutcome::Stopped { reason } if reason.contains("identical")),
+        "{outcome:?}"
+    );
     assert_eq!(h.results().await.len(), 6);
 }
 
@@ -291,18 +348,32 @@ async fn a_cut_stream_is_retried_and_a_model_error_fails_the_turn() {
         {"text": "whole answer"}
     ]});
     let mut h = harness(&[], Mode::Ask, script).await;
-    let outcome = h.session.run_turn("hi", CancellationToken::new()).await.expect("turn");
+    let outcome = h
+        .session
+        .run_turn("hi", CancellationToken::new())
+        .await
+        .expect("turn");
     assert_eq!(outcome, TurnOutcome::Completed { rounds: 1 });
     assert!(h.types().await.contains(&"model.retry"));
-    assert_eq!(h.session.history().last().map(|m| m.content.as_str()), Some("whole answer"));
+    assert_eq!(
+        h.session.history().last().map(|m| m.content.as_str()),
+        Some("whole answer")
+    );
 
     let script = json!({"responses": [{"error": {"status": 401, "body": "bad key"}}]});
     let mut h = harness(&[], Mode::Ask, script).await;
-    let outcome = h.session.run_turn("hi", CancellationToken::new()).await.expect("turn");
+    let outcome = h
+        .session
+        .run_turn("hi", CancellationToken::new())
+        .await
+        .expect("turn");
     let TurnOutcome::Failed { error } = outcome else {
         panic!("expected failure, got {outcome:?}");
     };
-    assert!(error.contains("401") && error.contains("bad key"), "{error}");
+    assert!(
+        error.contains("401") && error.contains("bad key"),
+        "{error}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -316,11 +387,20 @@ async fn a_resumed_session_has_the_same_history_todos_and_mode() {
         {"text": "noted"}
     ]});
     let mut h = harness(&[("calc.py", CALC)], Mode::Agent, script).await;
-    h.session.run_turn("look", CancellationToken::new()).await.expect("turn");
+    h.session
+        .run_turn("look", CancellationToken::new())
+        .await
+        .expect("turn");
     h.session.set_mode(Mode::Ask).await.expect("mode");
     let again = Session::resume(
         h.session.id(),
-        config(h.repo.path(), h.store.clone(), h.model.clone(), Mode::Agent, StopRule::Code),
+        config(
+            h.repo.path(),
+            h.store.clone(),
+            h.model.clone(),
+            Mode::Agent,
+            StopRule::Code,
+        ),
     )
     .await
     .expect("resume");
