@@ -7,6 +7,8 @@
 mod config;
 mod exec;
 mod models;
+#[cfg(feature = "local")]
+mod models_cmd;
 mod render;
 mod sessions;
 
@@ -32,6 +34,12 @@ enum Command {
     Sessions {
         #[command(subcommand)]
         command: sessions::SessionsCommand,
+    },
+    /// The embedded local models.
+    #[cfg(feature = "local")]
+    Models {
+        #[command(subcommand)]
+        command: models_cmd::ModelsCommand,
     },
     /// Serve the guest agent protocol on stdin/stdout (started by the harness).
     #[command(hide = true)]
@@ -72,6 +80,8 @@ fn main() -> ExitCode {
         match cli.command {
             Command::Exec(args) => exec::run(args).await,
             Command::Sessions { command } => sessions::run(command).await,
+            #[cfg(feature = "local")]
+            Command::Models { command } => models_cmd::run(command),
             Command::Guest { .. } => Ok(ExitCode::SUCCESS),
         }
     });

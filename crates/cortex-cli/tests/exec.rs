@@ -406,6 +406,8 @@ fn every_command_has_help() {
         vec!["sessions", "--help"],
         vec!["sessions", "list", "--help"],
         vec!["sessions", "show", "--help"],
+        vec!["models", "--help"],
+        vec!["models", "list", "--help"],
     ] {
         let out = run({
             let mut c = env.command();
@@ -424,4 +426,31 @@ fn every_command_has_help() {
         c
     });
     assert!(String::from_utf8_lossy(&version.stdout).starts_with("cortex "));
+}
+
+#[test]
+fn models_list_and_path_name_the_files_and_how_to_fetch_them() {
+    let env = Env::new(&[]);
+    let out = run({
+        let mut c = env.command();
+        c.args(["models", "list"]);
+        c
+    });
+    assert!(out.status.success());
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("qwen2.5-coder-1.5b") && stdout.contains("(default)"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("missing: scripts/fetch-default-model"),
+        "{stdout}"
+    );
+    let out = run({
+        let mut c = env.command();
+        c.args(["models", "path", "smollm2-135m"]);
+        c
+    });
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("fetch-default-model"));
 }
