@@ -355,22 +355,10 @@ impl Session {
         let Some(guest) = &self.guest else {
             return Ok(Answer::error("the guest is not attached"));
         };
-        let args_json = match &args {
-            ToolArgs::ReadFile(a) => serde_json::to_value(a),
-            ToolArgs::WriteFile(a) => serde_json::to_value(a),
-            ToolArgs::EditFile(a) => serde_json::to_value(a),
-            ToolArgs::Glob(a) => serde_json::to_value(a),
-            ToolArgs::Grep(a) => serde_json::to_value(a),
-            ToolArgs::Bash(a) => serde_json::to_value(a),
-            other => {
-                return Ok(Answer::error(format!(
-                    "{} does not run in the guest",
-                    other.tool()
-                )));
-            }
-        };
-        let args_json = match args_json {
-            Ok(v) => v,
+        // `ToolArgs` is tagged `{"tool": …, "args": {…}}`; the guest takes
+        // the inner object.
+        let args_json = match serde_json::to_value(&args) {
+            Ok(mut tagged) => tagged["args"].take(),
             Err(e) => return Ok(Answer::error(format!("cannot encode arguments: {e}"))),
         };
         let mut handle = match guest.call(tool, args_json).await {
