@@ -59,6 +59,9 @@ pub struct RoundStats {
     pub generated_tokens: usize,
     /// Whether the reply was generated under the tool-call grammar.
     pub grammar: bool,
+    /// The request was dropped (Stop) during generation; the counts say how
+    /// far it got.
+    pub cancelled: bool,
     pub prompt_ms: u64,
     pub generation_ms: u64,
 }
@@ -221,7 +224,7 @@ fn pos(n: usize) -> Result<i32, LocalError> {
 }
 
 impl<'m> Session<'m> {
-    /// Run one request. `Ok(None)`: cancelled.
+    /// Run one request. `Ok(None)`: cancelled before generation started.
     fn run(
         &mut self,
         ctx: &mut LlamaContext<'m>,
@@ -305,7 +308,16 @@ impl<'m> Session<'m> {
         let mut generated = 0usize;
         let finish = loop {
             if cancelled() {
-                return Ok(None);
+                return Ok(Some(RoundStats {
+                    prompt_tokens: tokens.len(),
+                    reused_tokens: reused,
+                    evaluated_tokens: evaluated,
+                    generated_tokens: generated,
+                    grammar: grammar_on,
+                    cancelled: true,
+                    prompt_ms,
+                    generation_ms: elapsed_ms(t1),
+                }));
             }
             if generated >= max_new {
                 break FinishReason::Length;
@@ -428,6 +440,7 @@ impl<'m> Session<'m> {
             evaluated_tokens: evaluated,
             generated_tokens: generated,
             grammar: grammar_on,
+            cancelled: false,
             prompt_ms,
             generation_ms,
         };

@@ -228,24 +228,30 @@ async fn dropping_the_stream_stops_generation_promptly() {
             other => panic!("stream ended early: {other:?} after {got:?}"),
         }
     }
-    let dropped = Instant::now();
     drop(stream);
-    // The next request can only start once the engine noticed the drop.
-    let r = tokio::time::timeout(
-        Duration::from_secs(30),
-        run(p, request("Be brief.", vec![Message::user("Say hi.")], &[])),
-    )
-    .await
-    .expect("next request completes");
-    let waited = dropped.elapsed();
-    let stats = p.last_stats().expect("stats");
-    eprintln!("after stop: {r:?} in {waited:?}, {stats:?}");
-    let own = Duration::from_millis(stats.prompt_ms + stats.generation_ms);
+    // The engine records how far the dropped request got once it notices the
+    // drop between two decode steps. The bound only keeps a broken engine
+    // from hanging the suite.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let stats = loop {
+        if let Some(stats) = p.last_stats().filter(|s| s.cancelled) {
+            break stats;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the dropped request was never cancelled"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    eprintln!("cancelled after {stats:?}");
     assert!(
-        waited.saturating_sub(own) < Duration::from_secs(2),
-        "stop took {:?} beyond the next request's own {own:?}",
-        waited
+        stats.generated_tokens < 256,
+        "generation stopped early, not at the output limit: {stats:?}"
     );
+    // The engine is free again: the next request runs to the end.
+    let next = run(p, request("Be brief.", vec![Message::user("Say hi.")], &[])).await;
+    assert!(next.finish.is_some(), "{next:?}");
+    assert!(!p.last_stats().is_some_and(|s| s.cancelled));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
