@@ -87,6 +87,7 @@ fn bench_turn(c: &mut Criterion) {
             model: Arc::new(InstantModel),
             guests,
             guest_env: vec![("PATH".into(), "/usr/bin:/bin".into())],
+            sandbox: Default::default(),
         };
         group.bench_function(label, |b| {
             b.to_async(&runtime).iter_custom(|iters| {

@@ -57,6 +57,7 @@ pub async fn run(args: ExecArgs) -> anyhow::Result<ExitCode> {
             args: vec!["guest".into()],
         }),
         guest_env: allowed_env(&config.guest.env),
+        sandbox: Default::default(),
     };
     let (mut session, after) = match &args.session {
         Some(id) => {

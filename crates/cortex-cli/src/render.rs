@@ -56,10 +56,11 @@ impl Render for Human {
                 repository,
                 mode,
                 model,
+                sandbox,
                 ..
             } => eprintln!(
-                "session {} · {mode} · {model} · {repository}",
-                event.session_id
+                "session {} · {mode} · {model} · {repository} · sandbox {}, network {}",
+                event.session_id, sandbox.policy, sandbox.network
             ),
             EventKind::RuntimeAttached { provider, ms } => {
                 eprintln!("guest attached ({provider}, {ms:.1} ms)")

@@ -6,7 +6,7 @@
 //! rebuilt history is always well formed for providers that demand an answer
 //! to every call.
 
-use cortex_protocol::{CallId, Event, EventKind, Message, Mode, Todo, ToolCallRequest};
+use cortex_protocol::{CallId, Event, EventKind, Message, Mode, Sandbox, Todo, ToolCallRequest};
 use std::collections::HashSet;
 
 /// What a stored timeline says about a session.
@@ -19,6 +19,8 @@ pub struct Rebuilt {
     pub plan_version: u32,
     /// Every call id ever dispatched, so none runs twice.
     pub call_ids: HashSet<String>,
+    /// The sandbox the session was created with.
+    pub sandbox: Sandbox,
 }
 
 const INTERRUPTED: &str = "interrupted: no result was recorded for this call";
@@ -30,7 +32,10 @@ impl Rebuilt {
         let mut answered: HashSet<String> = HashSet::new();
         for event in events {
             match &event.kind {
-                EventKind::SessionCreated { mode, .. } => state.mode = Some(*mode),
+                EventKind::SessionCreated { mode, sandbox, .. } => {
+                    state.mode = Some(*mode);
+                    state.sandbox = *sandbox;
+                }
                 EventKind::ModeChanged { to, .. } => state.mode = Some(*to),
                 EventKind::TurnStarted { message, .. } => {
                     state.close_round(&mut pending, &answered);
@@ -164,6 +169,7 @@ mod tests {
                 mode: Mode::Ask,
                 model: "scripted".into(),
                 stop_rule: StopRule::Code,
+                sandbox: Default::default(),
             },
             EventKind::TurnStarted {
                 message: "hi".into(),

@@ -3,7 +3,7 @@
 use crate::history::Rebuilt;
 use crate::{CoreError, Timeline, new_id};
 use cortex_model::ModelProvider;
-use cortex_protocol::{Event, EventKind, Message, Mode, SessionId, StopRule, Todo};
+use cortex_protocol::{Event, EventKind, Message, Mode, Sandbox, SessionId, StopRule, Todo};
 use cortex_runtime::{Guest, GuestProvider};
 use cortex_store::{SessionRecord, Store};
 use std::collections::HashSet;
@@ -22,6 +22,9 @@ pub struct SessionConfig {
     pub guests: Arc<dyn GuestProvider>,
     /// The guest's whole environment, already built from the allow-list.
     pub guest_env: Vec<(String, String)>,
+    /// Policy, network and workspace mode. On resume the stored settings
+    /// win, so a session never silently loosens its sandbox.
+    pub sandbox: Sandbox,
 }
 
 /// How a turn ended.
@@ -40,6 +43,7 @@ pub struct Session {
     pub(crate) model: Arc<dyn ModelProvider>,
     pub(crate) guests: Arc<dyn GuestProvider>,
     pub(crate) guest_env: Vec<(String, String)>,
+    pub(crate) sandbox: Sandbox,
     pub(crate) guest: Option<Guest>,
     pub(crate) timeline: Timeline,
     pub(crate) history: Vec<Message>,
@@ -85,6 +89,7 @@ impl Session {
                     mode: config.mode,
                     model: record.model.clone(),
                     stop_rule: config.stop_rule,
+                    sandbox: config.sandbox,
                 },
             )
             .await?;
@@ -96,6 +101,7 @@ impl Session {
             model: config.model,
             guests: config.guests,
             guest_env: config.guest_env,
+            sandbox: config.sandbox,
             guest: None,
             timeline,
             history: Vec::new(),
@@ -139,6 +145,7 @@ impl Session {
             model: config.model,
             guests: config.guests,
             guest_env: config.guest_env,
+            sandbox: rebuilt.sandbox,
             guest: None,
             timeline,
             history: rebuilt.messages,
@@ -154,6 +161,10 @@ impl Session {
 
     pub fn mode(&self) -> Mode {
         self.mode
+    }
+
+    pub fn sandbox(&self) -> Sandbox {
+        self.sandbox
     }
 
     pub fn repository(&self) -> &Path {

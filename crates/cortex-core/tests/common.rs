@@ -45,6 +45,7 @@ pub fn config(
             ("PATH".into(), std::env::var("PATH").unwrap_or_default()),
             ("HOME".into(), repo.display().to_string()),
         ],
+        sandbox: Default::default(),
     }
 }
 

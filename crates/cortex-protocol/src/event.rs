@@ -6,6 +6,7 @@
 
 use crate::ids::{CallId, SessionId, TurnId};
 use crate::mode::Mode;
+use crate::sandbox::Sandbox;
 use crate::tools::Todo;
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -142,6 +143,9 @@ pub enum EventKind {
         mode: Mode,
         model: String,
         stop_rule: StopRule,
+        /// Absent in sessions recorded before sandbox settings existed.
+        #[serde(default)]
+        sandbox: Sandbox,
     },
     #[serde(rename = "runtime.starting")]
     RuntimeStarting { provider: String },

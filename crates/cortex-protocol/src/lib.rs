@@ -15,6 +15,7 @@ mod guest;
 mod ids;
 mod message;
 mod mode;
+mod sandbox;
 mod tools;
 
 pub use event::{Event, EventKind, OutputStream, StopRule, ToolStatus, now_rfc3339};
@@ -22,6 +23,7 @@ pub use guest::{GuestOp, GuestReply, GuestRequest, GuestResponse, ToolOutcome};
 pub use ids::{CallId, SessionId, TurnId};
 pub use message::{Message, Role, ToolCallRequest};
 pub use mode::{Mode, ToolName, UnknownMode, UnknownTool};
+pub use sandbox::{NetworkPolicy, Sandbox, SandboxPolicy, UnknownSetting, WorkspaceMode};
 pub use tools::{
     ArgError, BashArgs, EditFileArgs, GlobArgs, GrepArgs, GrepMode, MAX_ARGUMENT_BYTES, PlanArgs,
     ReadFileArgs, Todo, TodoReadArgs, TodoStatus, TodoWriteArgs, ToolArgs, ToolSpec, WriteFileArgs,

@@ -96,6 +96,7 @@ fn every_kind() -> Vec<(Option<&'static str>, EventKind)> {
                 mode: Mode::Agent,
                 model: "scripted:test".into(),
                 stop_rule: StopRule::Bot,
+                sandbox: Default::default(),
             },
         ),
         (
