@@ -88,6 +88,7 @@ fn bench_turn(c: &mut Criterion) {
             guests,
             guest_env: vec![("PATH".into(), "/usr/bin:/bin".into())],
             sandbox: Default::default(),
+            workspaces: None,
         };
         group.bench_function(label, |b| {
             b.to_async(&runtime).iter_custom(|iters| {

@@ -58,6 +58,7 @@ pub async fn run(args: ExecArgs) -> anyhow::Result<ExitCode> {
         }),
         guest_env: allowed_env(&config.guest.env),
         sandbox: Default::default(),
+        workspaces: None,
     };
     let (mut session, after) = match &args.session {
         Some(id) => {

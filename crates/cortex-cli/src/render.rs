@@ -62,9 +62,13 @@ impl Render for Human {
                 "session {} · {mode} · {model} · {repository} · sandbox {}, network {}",
                 event.session_id, sandbox.policy, sandbox.network
             ),
-            EventKind::RuntimeAttached { provider, ms } => {
-                eprintln!("guest attached ({provider}, {ms:.1} ms)")
-            }
+            EventKind::RuntimeAttached {
+                provider,
+                ms,
+                isolation,
+            } => eprintln!("guest attached ({provider}, {ms:.1} ms; isolation: {isolation})"),
+            EventKind::RuntimeWarning { message } => eprintln!("guest warning: {message}"),
+            EventKind::EnvOutput { text, .. } => eprint!("{text}"),
             EventKind::RuntimeFailed { error } | EventKind::EnvFailed { error } => {
                 eprintln!("guest: {error}")
             }

@@ -1,18 +1,41 @@
 //! Attach before the first command: start the guest and prepare the
 //! environment, with `runtime.*` and `env.*` events, before the model is asked
 //! anything.
+//!
+//! Order of events: `runtime.starting`, then (an isolated copy is made here
+//! the first time) `runtime.attached` with the start time and the isolation in
+//! force, a `runtime.warning` per layer that could not be applied, then once
+//! per session `env.preparing`, the output of `.cortex/setup` as `env.output`,
+//! and `env.ready` or `env.failed`.
 
 use crate::{CoreError, Session};
-use cortex_protocol::{EventKind, ToolName, TurnId};
-use cortex_runtime::GuestSpec;
-use std::time::Instant;
+use cortex_protocol::{EventKind, GuestReply, ToolName, TurnId, WorkspaceMode};
+use cortex_runtime::{Guest, GuestSpec};
+use std::time::{Duration, Instant};
+use tokio_util::sync::CancellationToken;
+
+/// The repository's own environment preparation, run inside the guest.
+pub const SETUP_SCRIPT: &str = ".cortex/setup";
+/// How long `.cortex/setup` may run.
+pub const SETUP_TIMEOUT: Duration = Duration::from_secs(300);
+/// How much of a failed setup's output the failure message quotes.
+const QUOTED_TAIL: usize = 600;
 
 impl Session {
-    /// Make sure a live guest is attached. Returns the error message to put in
-    /// front of the user (and the turn) when it cannot be.
+    /// Whether the guest may change the workspace: the mode has a mutating
+    /// tool and the sandbox policy is not read-only.
+    pub(crate) fn guest_may_write(&self) -> bool {
+        self.mode.may_mutate_workspace()
+            && self.sandbox.policy != cortex_protocol::SandboxPolicy::ReadOnly
+    }
+
+    /// Make sure a live guest is attached and the environment prepared.
+    /// Returns the error message to put in front of the user (and the turn)
+    /// when it cannot be.
     pub(crate) async fn ensure_attached(
         &mut self,
         turn: &TurnId,
+        cancel: &CancellationToken,
     ) -> Result<Result<(), String>, CoreError> {
         if self.guest.as_ref().is_some_and(|g| g.is_alive()) {
             return Ok(Ok(()));
@@ -29,50 +52,66 @@ impl Session {
                 },
             )
             .await?;
+        if let Err(error) = self.materialise().await {
+            return self.fail(turn, EventKind::EnvFailed { error }).await;
+        }
         let spec = GuestSpec {
-            workspace: self.repository.clone(),
-            writable: self.mode.may_mutate_workspace(),
+            workspace: self.workspace.clone(),
+            writable: self.guest_may_write(),
             allow_bash: self.mode.offers(ToolName::Bash),
             env: self.guest_env.clone(),
+            policy: self.sandbox.policy,
+            network: self.sandbox.network,
         };
         let started = Instant::now();
         let guest = match self.guests.start(&spec).await {
             Ok(guest) => guest,
             Err(e) => {
                 let error = format!("the {provider} guest could not start: {e}");
-                self.timeline
-                    .emit(
-                        Some(turn),
-                        EventKind::RuntimeFailed {
-                            error: error.clone(),
-                        },
-                    )
-                    .await?;
-                return Ok(Err(error));
+                return self.fail(turn, EventKind::RuntimeFailed { error }).await;
             }
+        };
+        let ms = started.elapsed().as_secs_f64() * 1000.0;
+        let (isolation, warnings) = match guest.describe().await {
+            Ok(Some(report)) => (report.layers, report.warnings),
+            Ok(None) => (format!("none ({})", self.sandbox.policy), Vec::new()),
+            Err(e) => (
+                "unknown".to_owned(),
+                vec![format!("the guest did not describe its isolation: {e}")],
+            ),
         };
         self.timeline
             .emit(
                 Some(turn),
                 EventKind::RuntimeAttached {
                     provider,
-                    ms: started.elapsed().as_secs_f64() * 1000.0,
+                    ms,
+                    isolation,
                 },
             )
             .await?;
+        for message in warnings {
+            self.timeline
+                .emit(Some(turn), EventKind::RuntimeWarning { message })
+                .await?;
+        }
         self.guest = Some(guest);
-
-        // Preparing the environment: the workspace is the repository in
-        // place; setup scripts and isolated copies come with the sandbox.
+        if self.env_prepared {
+            return Ok(Ok(()));
+        }
         let prepared = Instant::now();
         self.timeline
             .emit(
                 Some(turn),
                 EventKind::EnvPreparing {
-                    workspace: self.repository.display().to_string(),
+                    workspace: self.workspace.display().to_string(),
                 },
             )
             .await?;
+        if let Err(error) = self.run_setup(turn, cancel).await? {
+            return self.fail(turn, EventKind::EnvFailed { error }).await;
+        }
+        self.env_prepared = true;
         self.timeline
             .emit(
                 Some(turn),
@@ -82,5 +121,108 @@ impl Session {
             )
             .await?;
         Ok(Ok(()))
+    }
+
+    async fn fail(
+        &mut self,
+        turn: &TurnId,
+        event: EventKind,
+    ) -> Result<Result<(), String>, CoreError> {
+        let error = match &event {
+            EventKind::EnvFailed { error } | EventKind::RuntimeFailed { error } => error.clone(),
+            other => other.type_name().to_owned(),
+        };
+        self.timeline.emit(Some(turn), event).await?;
+        Ok(Err(error))
+    }
+
+    /// The isolated copy, made the first time (blocking file work off the
+    /// async threads).
+    async fn materialise(&self) -> Result<(), String> {
+        if self.sandbox.workspace != WorkspaceMode::Copy || self.workspace.is_dir() {
+            return Ok(());
+        }
+        let (from, to) = (self.repository.clone(), self.workspace.clone());
+        tokio::task::spawn_blocking(move || crate::workspace::materialise_copy(&from, &to))
+            .await
+            .map_err(|e| format!("the copy did not finish: {e}"))?
+    }
+
+    /// Run `.cortex/setup` in the guest, if the workspace has one, streaming
+    /// its output. The inner `Err` is why it failed.
+    async fn run_setup(
+        &mut self,
+        turn: &TurnId,
+        cancel: &CancellationToken,
+    ) -> Result<Result<(), String>, CoreError> {
+        if !self.workspace.join(SETUP_SCRIPT).is_file() {
+            return Ok(Ok(()));
+        }
+        let Some(guest) = self.guest.as_ref() else {
+            return Ok(Err("no guest".to_owned()));
+        };
+        // Setup may run commands whatever the mode; the mode's own
+        // capabilities are restored before the model sees the guest.
+        if let Err(e) = guest.set_capabilities(self.guest_may_write(), true).await {
+            return Ok(Err(format!("{SETUP_SCRIPT}: {e}")));
+        }
+        let args = serde_json::json!({
+            "command": format!("bash {SETUP_SCRIPT}"),
+            "timeout_ms": SETUP_TIMEOUT.as_millis() as u64,
+        });
+        let result = self.stream_setup(turn, guest, args, cancel).await?;
+        let restore = guest
+            .set_capabilities(self.guest_may_write(), self.mode.offers(ToolName::Bash))
+            .await;
+        Ok(match (result, restore) {
+            (Err(e), _) => Err(e),
+            (Ok(()), Err(e)) => Err(format!("the guest did not take its capabilities back: {e}")),
+            (Ok(()), Ok(())) => Ok(()),
+        })
+    }
+
+    async fn stream_setup(
+        &self,
+        turn: &TurnId,
+        guest: &Guest,
+        args: serde_json::Value,
+        cancel: &CancellationToken,
+    ) -> Result<Result<(), String>, CoreError> {
+        let mut call = match guest.call(ToolName::Bash, args).await {
+            Ok(call) => call,
+            Err(e) => return Ok(Err(format!("{SETUP_SCRIPT} could not start: {e}"))),
+        };
+        loop {
+            let reply = tokio::select! {
+                reply = call.next() => reply,
+                _ = cancel.cancelled() => {
+                    let _ = guest.stop().await;
+                    return Ok(Err(format!("{SETUP_SCRIPT} stopped by user")));
+                }
+            };
+            match reply {
+                Some(GuestReply::Delta { stream, text }) => {
+                    self.timeline
+                        .emit(Some(turn), EventKind::EnvOutput { stream, text })
+                        .await?;
+                }
+                Some(GuestReply::Result(outcome)) if outcome.ok => return Ok(Ok(())),
+                Some(GuestReply::Result(outcome)) => {
+                    let output = outcome.output.trim_end();
+                    let start = output.len().saturating_sub(QUOTED_TAIL);
+                    let start = (start..=output.len())
+                        .find(|i| output.is_char_boundary(*i))
+                        .unwrap_or(output.len());
+                    return Ok(Err(format!(
+                        "{SETUP_SCRIPT} failed (exit code {}): {}",
+                        outcome
+                            .exit_code
+                            .map_or_else(|| "none".to_owned(), |c| c.to_string()),
+                        &output[start..]
+                    )));
+                }
+                None => return Ok(Err(format!("the guest exited during {SETUP_SCRIPT}"))),
+            }
+        }
     }
 }

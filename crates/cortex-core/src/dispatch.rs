@@ -19,7 +19,7 @@ use tokio_util::sync::CancellationToken;
 
 /// How long running calls get to wind down after Stop before they are
 /// answered "stopped by user" regardless.
-const STOP_GRACE: Duration = Duration::from_secs(5);
+pub(crate) const STOP_GRACE: Duration = Duration::from_secs(5);
 pub(crate) const STOPPED_BY_USER: &str = "stopped by user";
 
 /// The answer to one call.
@@ -124,7 +124,7 @@ impl Session {
 
         let needs_guest = runnable.iter().any(|(_, a)| a.tool().runs_in_guest());
         let attach_error = if needs_guest {
-            self.ensure_attached(turn).await?.err()
+            self.ensure_attached(turn, cancel).await?.err()
         } else {
             None
         };

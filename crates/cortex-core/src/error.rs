@@ -5,6 +5,8 @@ use cortex_store::StoreError;
 pub enum CoreError {
     #[error("repository `{0}` does not exist or is not a folder")]
     Repository(String),
+    #[error("workspace: {0}")]
+    Workspace(String),
     #[error("no session `{0}`")]
     NoSession(String),
     #[error(transparent)]

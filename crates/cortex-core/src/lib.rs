@@ -24,13 +24,16 @@ mod session_tools;
 mod stop_rule;
 mod timeline;
 mod turn;
+mod workspace;
 
+pub use attach::{SETUP_SCRIPT, SETUP_TIMEOUT};
 pub use error::CoreError;
 pub use history::Rebuilt;
 pub use prompt::system_prompt;
 pub use session::{Session, SessionConfig, TurnOutcome};
 pub use stop_rule::StopRuleState;
 pub use timeline::Timeline;
+pub use workspace::{clone_url, is_git_url, materialise_copy};
 
 /// A new unique id, time-ordered so listings sort naturally.
 pub(crate) fn new_id() -> String {

@@ -3,7 +3,9 @@
 use crate::history::Rebuilt;
 use crate::{CoreError, Timeline, new_id};
 use cortex_model::ModelProvider;
-use cortex_protocol::{Event, EventKind, Message, Mode, Sandbox, SessionId, StopRule, Todo};
+use cortex_protocol::{
+    Event, EventKind, Message, Mode, Sandbox, SessionId, StopRule, Todo, WorkspaceMode,
+};
 use cortex_runtime::{Guest, GuestProvider};
 use cortex_store::{SessionRecord, Store};
 use std::collections::HashSet;
@@ -25,6 +27,9 @@ pub struct SessionConfig {
     /// Policy, network and workspace mode. On resume the stored settings
     /// win, so a session never silently loosens its sandbox.
     pub sandbox: Sandbox,
+    /// Where isolated copies live (`<workspaces>/<session id>`); a session
+    /// with `workspace: copy` needs one.
+    pub workspaces: Option<PathBuf>,
 }
 
 /// How a turn ended.
@@ -44,12 +49,35 @@ pub struct Session {
     pub(crate) guests: Arc<dyn GuestProvider>,
     pub(crate) guest_env: Vec<(String, String)>,
     pub(crate) sandbox: Sandbox,
+    /// Where the guest works: the repository, or its isolated copy.
+    pub(crate) workspace: PathBuf,
+    /// `.cortex/setup` has run for this session object.
+    pub(crate) env_prepared: bool,
     pub(crate) guest: Option<Guest>,
     pub(crate) timeline: Timeline,
     pub(crate) history: Vec<Message>,
     pub(crate) todos: Vec<Todo>,
     pub(crate) plan_version: u32,
     pub(crate) call_ids: HashSet<String>,
+}
+
+/// The guest's folder for a session: the repository itself, or its copy.
+fn workspace_for(
+    config: &SessionConfig,
+    sandbox: Sandbox,
+    id: &SessionId,
+    repository: &Path,
+) -> Result<PathBuf, CoreError> {
+    match sandbox.workspace {
+        WorkspaceMode::InPlace => Ok(repository.to_path_buf()),
+        WorkspaceMode::Copy => config
+            .workspaces
+            .as_ref()
+            .map(|dir| dir.join(id.to_string()))
+            .ok_or_else(|| {
+                CoreError::Workspace("`workspace: copy` needs a folder for copies".to_owned())
+            }),
+    }
 }
 
 fn canonical_repository(path: &Path) -> Result<PathBuf, CoreError> {
@@ -69,6 +97,7 @@ impl Session {
     pub async fn create(config: SessionConfig) -> Result<Session, CoreError> {
         let repository = canonical_repository(&config.repository)?;
         let id = SessionId(new_id());
+        let workspace = workspace_for(&config, config.sandbox, &id, &repository)?;
         let record = SessionRecord {
             id: id.clone(),
             repository: repository.display().to_string(),
@@ -102,6 +131,8 @@ impl Session {
             guests: config.guests,
             guest_env: config.guest_env,
             sandbox: config.sandbox,
+            workspace,
+            env_prepared: false,
             guest: None,
             timeline,
             history: Vec::new(),
@@ -137,6 +168,7 @@ impl Session {
         let events = store.events(id, 0).await?;
         let rebuilt = Rebuilt::from_events(&events);
         let repository = canonical_repository(Path::new(&record.repository))?;
+        let workspace = workspace_for(&config, rebuilt.sandbox, id, &repository)?;
         Ok(Session {
             id: id.clone(),
             repository,
@@ -146,6 +178,8 @@ impl Session {
             guests: config.guests,
             guest_env: config.guest_env,
             sandbox: rebuilt.sandbox,
+            workspace,
+            env_prepared: false,
             guest: None,
             timeline,
             history: rebuilt.messages,
@@ -169,6 +203,11 @@ impl Session {
 
     pub fn repository(&self) -> &Path {
         &self.repository
+    }
+
+    /// Where the guest works: the repository, or its isolated copy.
+    pub fn workspace(&self) -> &Path {
+        &self.workspace
     }
 
     pub fn history(&self) -> &[Message] {
@@ -195,11 +234,18 @@ impl Session {
             return Ok(());
         }
         let from = self.mode;
+        let could_write = self.guest_may_write();
         self.mode = mode;
-        if let Some(guest) = &self.guest
+        if could_write != self.guest_may_write()
+            && let Some(guest) = self.guest.take()
+        {
+            // The workspace mount itself changes between read-only and
+            // writable: the next call attaches a new guest.
+            guest.close().await;
+        } else if let Some(guest) = &self.guest
             && let Err(e) = guest
                 .set_capabilities(
-                    mode.may_mutate_workspace(),
+                    self.guest_may_write(),
                     mode.offers(cortex_protocol::ToolName::Bash),
                 )
                 .await

@@ -41,6 +41,17 @@ impl Session {
             .await?;
         self.history.push(Message::user(message));
         let outcome = self.turn_loop(&turn, &cancel).await?;
+        if cancel.is_cancelled()
+            && let Some(guest) = &self.guest
+        {
+            // Stop means everything the turn started, background processes
+            // included (a sandboxed guest kills its whole namespace but itself).
+            match tokio::time::timeout(crate::dispatch::STOP_GRACE, guest.stop()).await {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => tracing::warn!("the guest did not stop everything: {e}"),
+                Err(_) => tracing::warn!("the guest did not confirm the stop in time"),
+            }
+        }
         let end = match &outcome {
             TurnOutcome::Completed { rounds } => EventKind::TurnCompleted { rounds: *rounds },
             TurnOutcome::Stopped { reason } => EventKind::TurnStopped {
@@ -63,7 +74,10 @@ impl Session {
             reason: STOPPED_BY_USER.to_owned(),
         };
         // Attach before the first command: never a model request first.
-        if let Err(error) = self.ensure_attached(turn).await? {
+        if let Err(error) = self.ensure_attached(turn, cancel).await? {
+            if cancel.is_cancelled() {
+                return Ok(stopped());
+            }
             return Ok(TurnOutcome::Failed { error });
         }
         let mut stop_rule = StopRuleState::new(self.stop_rule);

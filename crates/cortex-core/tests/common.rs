@@ -46,6 +46,7 @@ pub fn config(
             ("HOME".into(), repo.display().to_string()),
         ],
         sandbox: Default::default(),
+        workspaces: None,
     }
 }
 

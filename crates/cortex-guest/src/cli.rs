@@ -7,49 +7,71 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 const USAGE: &str = "\
-usage: cortex-guest [--root PATH]
+usage: cortex-guest [--root PATH] [--sandbox SPEC]
 
 Serves the Cortex guest protocol (JSON lines) on stdin/stdout for the
-workspace at PATH (default: the current folder). Log level on stderr:
+workspace at PATH (default: the current folder). With --sandbox, first
+enters the local sandbox that SPEC (JSON) describes. Log level on stderr:
 CORTEX_GUEST_LOG=error|warn|info|debug|trace (default warn).";
 
 #[derive(Debug, PartialEq, Eq)]
 enum Command {
     Help,
-    Serve { root: Option<PathBuf> },
+    Serve {
+        root: Option<PathBuf>,
+        sandbox: Option<String>,
+    },
 }
 
 fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Command, String> {
     let mut root = None;
+    let mut sandbox = None;
     let mut args = args.into_iter();
     while let Some(arg) = args.next() {
-        let value = match arg.as_str() {
-            "-h" | "--help" => return Ok(Command::Help),
-            "--root" => args
-                .next()
-                .ok_or_else(|| "--root needs a value".to_owned())?,
-            other => match other.strip_prefix("--root=") {
-                Some(value) => value.to_owned(),
-                None => return Err(format!("unexpected argument `{other}`")),
-            },
+        let (name, value) = match arg.split_once('=') {
+            Some((name, value)) if name.starts_with("--") => (name.to_owned(), value.to_owned()),
+            _ => {
+                let name = arg.clone();
+                if name == "-h" || name == "--help" {
+                    return Ok(Command::Help);
+                }
+                if name != "--root" && name != "--sandbox" {
+                    return Err(format!("unexpected argument `{name}`"));
+                }
+                let value = args.next().ok_or_else(|| format!("{name} needs a value"))?;
+                (name, value)
+            }
         };
-        if root.replace(PathBuf::from(value)).is_some() {
-            return Err("--root given twice".to_owned());
+        let slot = match name.as_str() {
+            "--root" => root.replace(PathBuf::from(value)).is_some(),
+            "--sandbox" => sandbox.replace(value).is_some(),
+            other => return Err(format!("unexpected argument `{other}`")),
+        };
+        if slot {
+            return Err(format!("{name} given twice"));
         }
     }
-    Ok(Command::Serve { root })
+    Ok(Command::Serve { root, sandbox })
 }
 
 pub(crate) fn main_entry(args: impl IntoIterator<Item = String>) -> ExitCode {
-    let root = match parse_args(args) {
+    let (root, sandbox) = match parse_args(args) {
         Ok(Command::Help) => {
             println!("{USAGE}");
             return ExitCode::SUCCESS;
         }
-        Ok(Command::Serve { root }) => root,
+        Ok(Command::Serve { root, sandbox }) => (root, sandbox),
         Err(message) => {
             eprintln!("cortex-guest: {message}\n{USAGE}");
             return ExitCode::from(2);
+        }
+    };
+    // Before anything else: namespaces need a single-threaded process.
+    let sandbox = match sandbox.map(|spec| enter_sandbox(&spec)).transpose() {
+        Ok(report) => report,
+        Err(message) => {
+            eprintln!("cortex-guest: {message}");
+            return ExitCode::from(3);
         }
     };
     init_logging();
@@ -74,7 +96,11 @@ pub(crate) fn main_entry(args: impl IntoIterator<Item = String>) -> ExitCode {
     let bash_env = std::env::vars_os()
         .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
         .collect();
-    let config = GuestConfig { root, bash_env };
+    let config = GuestConfig {
+        root,
+        bash_env,
+        sandbox,
+    };
 
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -97,6 +123,12 @@ pub(crate) fn main_entry(args: impl IntoIterator<Item = String>) -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+fn enter_sandbox(spec: &str) -> Result<cortex_sandbox::Report, String> {
+    let spec: cortex_sandbox::SandboxSpec =
+        serde_json::from_str(spec).map_err(|e| format!("bad --sandbox spec: {e}"))?;
+    cortex_sandbox::enter(&spec).map_err(|e| e.to_string())
 }
 
 fn init_logging() {
@@ -122,19 +154,20 @@ mod tests {
 
     #[test]
     fn arguments() {
-        assert_eq!(parse(&[]), Ok(Command::Serve { root: None }));
-        assert_eq!(
-            parse(&["--root", "/w"]),
+        let serve = |root: Option<&str>, sandbox: Option<&str>| {
             Ok(Command::Serve {
-                root: Some("/w".into())
+                root: root.map(PathBuf::from),
+                sandbox: sandbox.map(str::to_owned),
             })
-        );
+        };
+        assert_eq!(parse(&[]), serve(None, None));
+        assert_eq!(parse(&["--root", "/w"]), serve(Some("/w"), None));
+        assert_eq!(parse(&["--root=/w"]), serve(Some("/w"), None));
         assert_eq!(
-            parse(&["--root=/w"]),
-            Ok(Command::Serve {
-                root: Some("/w".into())
-            })
+            parse(&["--root", "/w", "--sandbox", "{}"]),
+            serve(Some("/w"), Some("{}"))
         );
+        assert!(parse(&["--sandbox"]).is_err());
         assert_eq!(parse(&["--help"]), Ok(Command::Help));
         assert!(parse(&["--root"]).is_err());
         assert!(parse(&["--root", "a", "--root", "b"]).is_err());

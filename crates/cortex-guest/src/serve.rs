@@ -30,6 +30,8 @@ pub struct GuestConfig {
     pub root: PathBuf,
     /// Exactly the environment `bash` commands get.
     pub bash_env: Vec<(String, String)>,
+    /// What the local sandbox enforced, when the agent runs in one.
+    pub sandbox: Option<cortex_sandbox::Report>,
 }
 
 /// Where responses go; every task holds a clone.
@@ -198,8 +200,17 @@ fn dispatch(state: &Arc<State>, tx: &Responses, tasks: &mut JoinSet<()>, line: &
                 ToolOutcome::ok(format!("capabilities: writable={writable}, bash={bash}")),
             );
         }
+        GuestOp::Describe => {
+            let description = serde_json::json!({ "sandbox": state.config.sandbox });
+            respond(tx, id, ToolOutcome::ok(description.to_string()));
+        }
         GuestOp::Stop { target } => {
             let count = state.running().cancel(target);
+            // In a sandbox, Stop also ends what escaped its process group
+            // (`setsid`, `nohup … &`): every process but this one and init.
+            if target.is_none() && state.config.sandbox.is_some() {
+                cortex_sandbox::kill_all_other_processes();
+            }
             respond(
                 tx,
                 id,

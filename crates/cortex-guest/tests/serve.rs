@@ -28,6 +28,7 @@ impl Agent {
         let config = GuestConfig {
             root: root.clone(),
             bash_env: vec![("PATH".into(), std::env::var("PATH").unwrap_or_default())],
+            sandbox: None,
         };
         let task = tokio::spawn(serve(r, w, config));
         let (r, w) = tokio::io::split(ours);

@@ -154,11 +154,21 @@ pub enum EventKind {
         provider: String,
         /// Start to attached, in milliseconds.
         ms: f64,
+        /// The isolation layers in force, e.g. `namespaces(…) mounts cgroup
+        /// v1 landlock no-new-privs seccomp`, or `none (full-access)`.
+        #[serde(default)]
+        isolation: String,
     },
+    /// A sandbox layer that could not be applied, and why.
+    #[serde(rename = "runtime.warning")]
+    RuntimeWarning { message: String },
     #[serde(rename = "runtime.failed")]
     RuntimeFailed { error: String },
     #[serde(rename = "env.preparing")]
     EnvPreparing { workspace: String },
+    /// Output of the repository's `.cortex/setup`, as it runs.
+    #[serde(rename = "env.output")]
+    EnvOutput { stream: OutputStream, text: String },
     #[serde(rename = "env.ready")]
     EnvReady { ms: f64 },
     #[serde(rename = "env.failed")]
@@ -249,8 +259,10 @@ impl EventKind {
             EventKind::SessionCreated { .. } => "session.created",
             EventKind::RuntimeStarting { .. } => "runtime.starting",
             EventKind::RuntimeAttached { .. } => "runtime.attached",
+            EventKind::RuntimeWarning { .. } => "runtime.warning",
             EventKind::RuntimeFailed { .. } => "runtime.failed",
             EventKind::EnvPreparing { .. } => "env.preparing",
+            EventKind::EnvOutput { .. } => "env.output",
             EventKind::EnvReady { .. } => "env.ready",
             EventKind::EnvFailed { .. } => "env.failed",
             EventKind::TurnStarted { .. } => "turn.started",

@@ -36,6 +36,9 @@ pub enum GuestOp {
     },
     /// Liveness check; answered with an ok result.
     Ping,
+    /// What the agent runs in: an ok result whose output is a JSON object
+    /// `{"sandbox": null | {"layers", "warnings", "setup_ms"}}`.
+    Describe,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

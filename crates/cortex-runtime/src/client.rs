@@ -169,6 +169,18 @@ impl Guest {
         self.request(GuestOp::Ping).await.map(drop)
     }
 
+    /// What the agent runs in: `None` outside a sandbox.
+    pub async fn describe(&self) -> Result<Option<cortex_sandbox::Report>, RuntimeError> {
+        #[derive(serde::Deserialize)]
+        struct Description {
+            sandbox: Option<cortex_sandbox::Report>,
+        }
+        let outcome = self.request(GuestOp::Describe).await?;
+        serde_json::from_str::<Description>(&outcome.output)
+            .map(|d| d.sandbox)
+            .map_err(|e| RuntimeError::Protocol(format!("bad `describe` answer: {e}")))
+    }
+
     /// False once the connection is closed or the process exited.
     pub fn is_alive(&self) -> bool {
         self.shared.alive.load(Ordering::SeqCst)
@@ -302,6 +314,7 @@ fn op_name(op: &GuestOp) -> &'static str {
         GuestOp::Tool { .. } => "tool",
         GuestOp::Stop { .. } => "stop",
         GuestOp::Ping => "ping",
+        GuestOp::Describe => "describe",
     }
 }
 

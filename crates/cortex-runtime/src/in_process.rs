@@ -21,6 +21,7 @@ impl GuestProvider for InProcessProvider {
         let config = GuestConfig {
             root: spec.workspace.clone(),
             bash_env: spec.env.clone(),
+            sandbox: None,
         };
         // Ends when the harness side closes (the Guest is closed or dropped).
         tokio::spawn(async move {

@@ -6,23 +6,29 @@
 //! deltas, then one result); a guest that dies mid-call closes that stream
 //! without a result, which the caller turns into a tool error.
 //!
-//! Providers here: `process` (the agent as an ordinary child process in the
-//! workspace folder) and `in-process` (the agent on a task over an in-memory
-//! pipe, for tests and benchmarks). Sandboxed, remote and container guests are
-//! further providers behind the same trait.
+//! Providers here: `local` (the agent inside the local sandbox of
+//! `cortex-sandbox`: the default), `process` (the agent as an ordinary child
+//! process in the workspace folder, no isolation) and `in-process` (the agent
+//! on a task over an in-memory pipe, for tests and benchmarks). Each provider
+//! is one file; a new one (remote, docker, kubernetes) implements
+//! [`GuestProvider::start`] and nothing else.
 
 mod client;
 mod env;
 mod error;
 mod in_process;
 mod process;
+mod sandbox;
 
 pub use client::{CallHandle, Guest};
+pub use cortex_sandbox::{Limits, Report};
 pub use env::{BASE_ENV_ALLOWLIST, allowed_env};
 pub use error::RuntimeError;
 pub use in_process::InProcessProvider;
 pub use process::ProcessProvider;
+pub use sandbox::SandboxProvider;
 
+use cortex_protocol::{NetworkPolicy, SandboxPolicy};
 use std::path::PathBuf;
 
 /// What to start.
@@ -36,6 +42,10 @@ pub struct GuestSpec {
     pub allow_bash: bool,
     /// The guest's whole environment (see [`allowed_env`]).
     pub env: Vec<(String, String)>,
+    /// The session's sandbox policy; providers without isolation of their
+    /// own (process, in-process) only honour it through `writable`.
+    pub policy: SandboxPolicy,
+    pub network: NetworkPolicy,
 }
 
 #[async_trait::async_trait]

@@ -1,6 +1,9 @@
 use crate::{Guest, GuestProvider, GuestSpec, RuntimeError};
-use std::path::PathBuf;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
 use std::process::Stdio;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, AsyncRead, BufReader};
 
 /// The guest agent as an ordinary child process in the workspace folder, with
@@ -17,52 +20,86 @@ impl GuestProvider for ProcessProvider {
     }
 
     async fn start(&self, spec: &GuestSpec) -> Result<Guest, RuntimeError> {
-        let program = self.program.display().to_string();
-        check_workspace(&program, spec)?;
-        let start_error = |reason: String| RuntimeError::Start {
-            program: program.clone(),
-            reason,
-        };
-        // The child starts in the workspace: relative paths must not be read
-        // from there.
-        let workspace = spec
-            .workspace
-            .canonicalize()
-            .map_err(|e| start_error(format!("the workspace: {e}")))?;
-        let executable = if self.program.components().count() > 1 {
-            std::path::absolute(&self.program).unwrap_or_else(|_| self.program.clone())
-        } else {
-            self.program.clone() // a bare name is looked up in PATH
-        };
-        let mut child = tokio::process::Command::new(executable)
-            .args(&self.args)
-            .arg("--root")
-            .arg(&workspace)
-            .current_dir(&workspace)
-            .env_clear()
-            .envs(spec.env.iter().map(|(k, v)| (k, v)))
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true)
-            .spawn()
-            .map_err(|e| start_error(e.to_string()))?;
-        let pipes = (child.stdin.take(), child.stdout.take(), child.stderr.take());
-        let (Some(stdin), Some(stdout), Some(stderr)) = pipes else {
-            return Err(start_error("the agent's stdio was not piped".to_owned()));
-        };
-        tokio::spawn(forward_stderr(stderr, child.id()));
-        let guest = Guest::connect(stdout, stdin, Some(child));
-        match guest.set_capabilities(spec.writable, spec.allow_bash).await {
-            Ok(()) => Ok(guest),
-            Err(e) => {
-                let reason = match e {
-                    RuntimeError::Exited => "it exited before answering".to_owned(),
-                    other => other.to_string(),
-                };
-                guest.close().await;
-                Err(start_error(reason))
+        let args: Vec<OsString> = self.args.iter().map(OsString::from).collect();
+        launch(&self.program, args, spec, &spec.env).await
+    }
+}
+
+/// How many of the agent's last stderr lines a start failure quotes.
+const QUOTED_LINES: usize = 5;
+/// How long a failed start waits for the agent's last words on stderr.
+const LAST_WORDS: Duration = Duration::from_millis(300);
+
+/// Start `program args… --root WORKSPACE` in the workspace with exactly
+/// `env`, connect, apply the spec's capabilities. The child dies with the
+/// thread that started it, so a harness that is killed leaves no guest.
+pub(crate) async fn launch(
+    program: &Path,
+    args: Vec<OsString>,
+    spec: &GuestSpec,
+    env: &[(String, String)],
+) -> Result<Guest, RuntimeError> {
+    let name = program.display().to_string();
+    check_workspace(&name, spec)?;
+    let start_error = |reason: String| RuntimeError::Start {
+        program: name.clone(),
+        reason,
+    };
+    // The child starts in the workspace: relative paths must not be read
+    // from there.
+    let workspace = spec
+        .workspace
+        .canonicalize()
+        .map_err(|e| start_error(format!("the workspace: {e}")))?;
+    let executable = if program.components().count() > 1 {
+        std::path::absolute(program).unwrap_or_else(|_| program.to_path_buf())
+    } else {
+        program.to_path_buf() // a bare name is looked up in PATH
+    };
+    let mut command = tokio::process::Command::new(executable);
+    command
+        .args(args)
+        .arg("--root")
+        .arg(&workspace)
+        .current_dir(&workspace)
+        .env_clear()
+        .envs(env.iter().map(|(k, v)| (k, v)))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    // SAFETY: prctl is async-signal-safe and touches no memory of ours.
+    unsafe {
+        command.pre_exec(|| {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) == -1 {
+                return Err(std::io::Error::last_os_error());
             }
+            Ok(())
+        });
+    }
+    let mut child = command.spawn().map_err(|e| start_error(e.to_string()))?;
+    let pipes = (child.stdin.take(), child.stdout.take(), child.stderr.take());
+    let (Some(stdin), Some(stdout), Some(stderr)) = pipes else {
+        return Err(start_error("the agent's stdio was not piped".to_owned()));
+    };
+    let last_lines = Arc::new(Mutex::new(Vec::new()));
+    let stderr_task = tokio::spawn(forward_stderr(stderr, child.id(), Arc::clone(&last_lines)));
+    let guest = Guest::connect(stdout, stdin, Some(child));
+    match guest.set_capabilities(spec.writable, spec.allow_bash).await {
+        Ok(()) => Ok(guest),
+        Err(e) => {
+            let _ = tokio::time::timeout(LAST_WORDS, stderr_task).await;
+            let said = last_lines
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .join("; ");
+            let reason = match e {
+                RuntimeError::Exited if said.is_empty() => "it exited before answering".to_owned(),
+                RuntimeError::Exited => said,
+                other => other.to_string(),
+            };
+            guest.close().await;
+            Err(start_error(reason))
         }
     }
 }
@@ -82,8 +119,13 @@ pub(crate) fn check_workspace(program: &str, spec: &GuestSpec) -> Result<(), Run
     }
 }
 
-/// The agent logs to stderr; pass its lines on to our log.
-async fn forward_stderr(stderr: impl AsyncRead + Unpin, pid: Option<u32>) {
+/// The agent logs to stderr; pass its lines on to our log and keep the last
+/// few for a start failure's message.
+async fn forward_stderr(
+    stderr: impl AsyncRead + Unpin,
+    pid: Option<u32>,
+    last_lines: Arc<Mutex<Vec<String>>>,
+) {
     let mut lines = BufReader::new(stderr).lines();
     loop {
         match lines.next_line().await {
@@ -93,6 +135,11 @@ async fn forward_stderr(stderr: impl AsyncRead + Unpin, pid: Option<u32>) {
                 } else {
                     tracing::debug!(guest_pid = pid, "guest: {line}");
                 }
+                let mut last = last_lines.lock().unwrap_or_else(PoisonError::into_inner);
+                if last.len() == QUOTED_LINES {
+                    last.remove(0);
+                }
+                last.push(line.trim_start_matches("cortex-guest: ").to_owned());
             }
             Ok(None) => break,
             Err(e) => {

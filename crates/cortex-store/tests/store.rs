@@ -81,9 +81,11 @@ fn variant_index(kind: &EventKind) -> usize {
         EventKind::TurnStopped { .. } => 21,
         EventKind::TurnFailed { .. } => 22,
         EventKind::Error { .. } => 23,
+        EventKind::RuntimeWarning { .. } => 24,
+        EventKind::EnvOutput { .. } => 25,
     }
 }
-const VARIANTS: usize = 24;
+const VARIANTS: usize = 26;
 
 /// Every variant, in an order the store accepts, with the turn each belongs to.
 fn every_kind() -> Vec<(Option<&'static str>, EventKind)> {
@@ -110,6 +112,13 @@ fn every_kind() -> Vec<(Option<&'static str>, EventKind)> {
             EventKind::RuntimeAttached {
                 provider: "local".into(),
                 ms: 12.5,
+                isolation: "namespaces landlock seccomp".into(),
+            },
+        ),
+        (
+            None,
+            EventKind::RuntimeWarning {
+                message: "Landlock is not supported".into(),
             },
         ),
         (
@@ -122,6 +131,13 @@ fn every_kind() -> Vec<(Option<&'static str>, EventKind)> {
             None,
             EventKind::EnvPreparing {
                 workspace: "/work".into(),
+            },
+        ),
+        (
+            None,
+            EventKind::EnvOutput {
+                stream: cortex_protocol::OutputStream::Stdout,
+                text: "installing\n".into(),
             },
         ),
         (None, EventKind::EnvReady { ms: 0.25 }),

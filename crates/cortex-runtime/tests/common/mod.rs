@@ -68,6 +68,8 @@ pub fn spec(workspace: &Path, writable: bool, allow_bash: bool) -> GuestSpec {
         writable,
         allow_bash,
         env: cortex_runtime::allowed_env(&[]),
+        policy: Default::default(),
+        network: Default::default(),
     }
 }
 

@@ -1,0 +1,267 @@
+//! Workspace materialisation (design §5): the folder the guest works in.
+//!
+//! `in-place` is the user's checkout itself. `copy` is an isolated copy in the
+//! session's own folder: for a git repository a local clone (history and
+//! branches) with the working tree's current state laid over it, tracked
+//! changes and untracked files included, ignored files not; for any other
+//! folder a plain recursive copy. A copy is made once; a resumed session
+//! finds it again. A git URL is cloned by [`clone_url`] before the session is
+//! created.
+
+use std::io;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+/// Whether `repository` looks like something `git clone` fetches rather than
+/// a local folder.
+pub fn is_git_url(repository: &str) -> bool {
+    repository.contains("://")
+        || (repository.starts_with("git@") && repository.contains(':'))
+        || repository.ends_with(".git") && !Path::new(repository).exists()
+}
+
+/// Clone `url` into `dest` (reused when it already holds a clone).
+pub fn clone_url(url: &str, dest: &Path) -> Result<(), String> {
+    if dest.join(".git").is_dir() {
+        return Ok(());
+    }
+    if let Some(parent) = dest.parent() {
+        std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
+    }
+    git(
+        None,
+        &["clone", "--quiet", "--", url, &dest.display().to_string()],
+    )
+    .map(drop)
+    .map_err(|e| format!("cannot clone {url}: {e}"))
+}
+
+/// Make (or find) the isolated copy of `repository` at `dest`.
+pub fn materialise_copy(repository: &Path, dest: &Path) -> Result<(), String> {
+    if dest.is_dir() {
+        return Ok(());
+    }
+    let parent = dest
+        .parent()
+        .ok_or_else(|| format!("{} has no parent folder", dest.display()))?;
+    std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
+    let staging = parent.join(format!(
+        ".{}.partial",
+        dest.file_name()
+            .map(|n| n.to_string_lossy())
+            .unwrap_or_default()
+    ));
+    let _ = std::fs::remove_dir_all(&staging);
+    let made = if is_git_toplevel(repository) {
+        git_copy(repository, &staging)
+    } else {
+        copy_tree(repository, &staging).map_err(|e| e.to_string())
+    };
+    match made.and_then(|()| std::fs::rename(&staging, dest).map_err(|e| e.to_string())) {
+        Ok(()) => Ok(()),
+        Err(e) => {
+            let _ = std::fs::remove_dir_all(&staging);
+            Err(format!(
+                "cannot copy {} to {}: {e}",
+                repository.display(),
+                dest.display()
+            ))
+        }
+    }
+}
+
+fn is_git_toplevel(path: &Path) -> bool {
+    git(Some(path), &["rev-parse", "--show-toplevel"])
+        .ok()
+        .and_then(|top| std::fs::canonicalize(top.trim()).ok())
+        .zip(std::fs::canonicalize(path).ok())
+        .is_some_and(|(top, path)| top == path)
+}
+
+fn git_copy(repository: &Path, dest: &Path) -> Result<(), String> {
+    git(
+        None,
+        &[
+            "clone",
+            "--quiet",
+            "--local",
+            "--",
+            &repository.display().to_string(),
+            &dest.display().to_string(),
+        ],
+    )?;
+    // The working tree as it is now: every tracked or untracked, not ignored
+    // path, copied over the clone (or removed where the user deleted it).
+    let listed = git(
+        Some(repository),
+        &[
+            "ls-files",
+            "-z",
+            "--cached",
+            "--others",
+            "--exclude-standard",
+        ],
+    )?;
+    for relative in listed.split('\0').filter(|p| !p.is_empty()) {
+        let from = repository.join(relative);
+        let to = dest.join(relative);
+        match std::fs::symlink_metadata(&from) {
+            Ok(_) => copy_entry(&from, &to).map_err(|e| format!("{relative}: {e}"))?,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                let _ = std::fs::remove_file(&to);
+            }
+            Err(e) => return Err(format!("{relative}: {e}")),
+        }
+    }
+    Ok(())
+}
+
+/// A file or symlink, creating parent folders.
+fn copy_entry(from: &Path, to: &Path) -> io::Result<()> {
+    if let Some(parent) = to.parent() {
+        std::fs::create_dir_all(parent)?;
+    }
+    let meta = std::fs::symlink_metadata(from)?;
+    if meta.file_type().is_symlink() {
+        let _ = std::fs::remove_file(to);
+        std::os::unix::fs::symlink(std::fs::read_link(from)?, to)
+    } else if meta.is_dir() {
+        // A nested repository (submodule checkout) listed as one entry.
+        copy_tree(from, to)
+    } else {
+        std::fs::copy(from, to).map(drop)
+    }
+}
+
+fn copy_tree(from: &Path, to: &Path) -> io::Result<()> {
+    std::fs::create_dir_all(to)?;
+    for entry in std::fs::read_dir(from)? {
+        let entry = entry?;
+        let target: PathBuf = to.join(entry.file_name());
+        if entry.file_type()?.is_dir() {
+            copy_tree(&entry.path(), &target)?;
+        } else {
+            copy_entry(&entry.path(), &target)?;
+        }
+    }
+    Ok(())
+}
+
+/// Run git; stdout on success, stderr's text as the error.
+fn git(cwd: Option<&Path>, args: &[&str]) -> Result<String, String> {
+    let mut command = Command::new("git");
+    if let Some(cwd) = cwd {
+        command.current_dir(cwd);
+    }
+    let output = command
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| format!("cannot run git: {e}"))?;
+    if output.status.success() {
+        Ok(String::from_utf8_lossy(&output.stdout).into_owned())
+    } else {
+        Err(String::from_utf8_lossy(&output.stderr).trim().to_owned())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sh(dir: &Path, script: &str) {
+        let status = Command::new("bash")
+            .args(["-c", script])
+            .current_dir(dir)
+            .env("GIT_AUTHOR_NAME", "t")
+            .env("GIT_AUTHOR_EMAIL", "t@t")
+            .env("GIT_COMMITTER_NAME", "t")
+            .env("GIT_COMMITTER_EMAIL", "t@t")
+            .status()
+            .expect("bash");
+        assert!(status.success(), "{script}");
+    }
+
+    #[test]
+    fn a_git_copy_has_history_and_the_current_working_tree() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let repo = tmp.path().join("repo");
+        std::fs::create_dir(&repo).expect("mkdir");
+        sh(
+            &repo,
+            "git init -q && printf 'v1\\n' > a && printf 'gone\\n' > b && \
+             printf 'target/\\n' > .gitignore && git add -A && git commit -qm one && \
+             printf 'v2\\n' > a && rm b && printf 'new\\n' > c && mkdir target && \
+             printf 'junk\\n' > target/x",
+        );
+        let copy = tmp.path().join("copies/s1");
+        materialise_copy(&repo, &copy).expect("copy");
+        let read = |p: &str| std::fs::read_to_string(copy.join(p)).ok();
+        assert_eq!(
+            read("a").as_deref(),
+            Some("v2\n"),
+            "uncommitted change kept"
+        );
+        assert_eq!(read("b"), None, "deletion kept");
+        assert_eq!(read("c").as_deref(), Some("new\n"), "untracked file kept");
+        assert_eq!(read("target/x"), None, "ignored file left out");
+        assert!(copy.join(".git").is_dir(), "history is there");
+        // The copy is isolated: changing it leaves the user's checkout alone.
+        std::fs::write(copy.join("a"), "changed in copy\n").expect("write");
+        assert_eq!(
+            std::fs::read_to_string(repo.join("a")).expect("read"),
+            "v2\n"
+        );
+        // Made once: a second call (a resumed session) reuses it.
+        materialise_copy(&repo, &copy).expect("again");
+        assert_eq!(read("a").as_deref(), Some("changed in copy\n"));
+    }
+
+    #[test]
+    fn a_plain_folder_is_copied_whole() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let src = tmp.path().join("src");
+        std::fs::create_dir_all(src.join("d")).expect("mkdir");
+        std::fs::write(src.join("d/f"), "x").expect("write");
+        std::os::unix::fs::symlink("d/f", src.join("link")).expect("symlink");
+        let copy = tmp.path().join("copy");
+        materialise_copy(&src, &copy).expect("copy");
+        assert_eq!(
+            std::fs::read_to_string(copy.join("d/f")).expect("read"),
+            "x"
+        );
+        assert_eq!(
+            std::fs::read_link(copy.join("link")).expect("link"),
+            PathBuf::from("d/f")
+        );
+    }
+
+    #[test]
+    fn urls_are_told_from_paths() {
+        assert!(is_git_url("https://github.com/a/b"));
+        assert!(is_git_url("git@github.com:a/b.git"));
+        assert!(is_git_url("file:///srv/repo.git"));
+        assert!(!is_git_url("/home/ann/src/calc"));
+        assert!(!is_git_url("examples/calc"));
+    }
+
+    #[test]
+    fn clone_url_clones_a_file_url() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let origin = tmp.path().join("origin");
+        std::fs::create_dir(&origin).expect("mkdir");
+        sh(
+            &origin,
+            "git init -q && echo hi > f && git add f && git commit -qm c",
+        );
+        let dest = tmp.path().join("clones/origin");
+        clone_url(&format!("file://{}", origin.display()), &dest).expect("clone");
+        assert_eq!(
+            std::fs::read_to_string(dest.join("f")).expect("read"),
+            "hi\n"
+        );
+        let err =
+            clone_url("file:///nonexistent/repo", &tmp.path().join("x")).expect_err("no repo");
+        assert!(err.contains("cannot clone"), "{err}");
+    }
+}

@@ -1,0 +1,161 @@
+//! `local`: the guest agent inside the local sandbox (see `cortex-sandbox`),
+//! the default provider. The agent is started as `PROGRAM ARGS… --root WS
+//! --sandbox SPEC` and enters the sandbox itself before it serves.
+//!
+//! Policy `full-access` starts the same agent without a sandbox: an ordinary
+//! process, which `runtime.attached` says plainly.
+
+use crate::process::launch;
+use crate::{Guest, GuestProvider, GuestSpec, RuntimeError};
+use cortex_protocol::{NetworkPolicy, SandboxPolicy};
+use cortex_sandbox::{Limits, SandboxSpec, guest_home};
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+pub struct SandboxProvider {
+    pub program: PathBuf,
+    pub args: Vec<String>,
+    /// Where each repository's private home lives (`<homes>/<name>-<hash>`),
+    /// so tool caches survive between sessions.
+    pub homes: PathBuf,
+    /// Host paths the guest may read besides the system folders.
+    pub read_only: Vec<PathBuf>,
+    /// Host folders hidden besides `/root`, `/home` and the usual places:
+    /// [`SandboxProvider::new`] adds the harness's own home, data and config
+    /// folders wherever they are.
+    pub hide: Vec<PathBuf>,
+    pub limits: Limits,
+}
+
+impl SandboxProvider {
+    pub fn new(program: PathBuf, args: Vec<String>, homes: PathBuf) -> SandboxProvider {
+        let hide = ["HOME", "XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME"]
+            .iter()
+            .filter_map(std::env::var_os)
+            .map(PathBuf::from)
+            .filter(|path| path.is_absolute() && hideable(path))
+            .collect();
+        SandboxProvider {
+            program,
+            args,
+            homes,
+            read_only: Vec::new(),
+            hide,
+            limits: Limits::default(),
+        }
+    }
+
+    fn sandbox_spec(
+        &self,
+        spec: &GuestSpec,
+        workspace: PathBuf,
+    ) -> Result<SandboxSpec, RuntimeError> {
+        let home = self.homes.join(home_name(&workspace));
+        std::fs::create_dir_all(&home).map_err(|e| RuntimeError::Start {
+            program: self.program.display().to_string(),
+            reason: format!("cannot create the guest's home {}: {e}", home.display()),
+        })?;
+        Ok(SandboxSpec {
+            workspace,
+            workspace_writable: spec.policy == SandboxPolicy::WorkspaceWrite && spec.writable,
+            protected: cortex_tools::PROTECTED_PATHS
+                .iter()
+                .map(PathBuf::from)
+                .collect(),
+            home: Some(home),
+            hide: self.hide.clone(),
+            read_only: self.read_only.clone(),
+            network: spec.network == NetworkPolicy::On,
+            limits: self.limits,
+        })
+    }
+}
+
+#[async_trait::async_trait]
+impl GuestProvider for SandboxProvider {
+    fn name(&self) -> &'static str {
+        "local"
+    }
+
+    async fn start(&self, spec: &GuestSpec) -> Result<Guest, RuntimeError> {
+        let mut args: Vec<OsString> = self.args.iter().map(OsString::from).collect();
+        if spec.policy == SandboxPolicy::FullAccess {
+            return launch(&self.program, args, spec, &spec.env).await;
+        }
+        crate::process::check_workspace(&self.program.display().to_string(), spec)?;
+        let workspace = spec.workspace.canonicalize()?;
+        let sandbox = self.sandbox_spec(spec, workspace)?;
+        let json = serde_json::to_string(&sandbox)
+            .map_err(|e| RuntimeError::Protocol(format!("cannot encode the sandbox: {e}")))?;
+        args.push("--sandbox".into());
+        args.push(json.into());
+        let home = guest_home().display().to_string();
+        let env: Vec<(String, String)> = spec
+            .env
+            .iter()
+            .filter(|(name, _)| name != "HOME")
+            .cloned()
+            .chain([("HOME".to_owned(), home)])
+            .collect();
+        launch(&self.program, args, spec, &env).await
+    }
+}
+
+/// A folder the sandbox may cover with an empty tmpfs: never `/` or a system
+/// folder (a `HOME=/` would otherwise hide everything).
+fn hideable(path: &Path) -> bool {
+    const SYSTEM: &[&str] = &[
+        "/", "/usr", "/bin", "/sbin", "/lib", "/lib64", "/etc", "/opt", "/var", "/tmp", "/proc",
+        "/sys", "/dev",
+    ];
+    !SYSTEM
+        .iter()
+        .any(|system| path == Path::new(system) || Path::new(system).starts_with(path))
+}
+
+/// `calc-3f2a…`: readable, and unique per repository path.
+fn home_name(workspace: &Path) -> String {
+    // FNV-1a: stable across runs and builds, unlike std's hasher.
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in workspace.as_os_str().as_encoded_bytes() {
+        hash ^= u64::from(*byte);
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    }
+    let name: String = workspace
+        .file_name()
+        .map(|n| {
+            n.to_string_lossy()
+                .chars()
+                .filter(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_')
+                .take(40)
+                .collect()
+        })
+        .unwrap_or_default();
+    format!(
+        "{}-{hash:016x}",
+        if name.is_empty() { "root" } else { &name }
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn homes_are_per_repository_and_stable() {
+        let a = home_name(Path::new("/src/calc"));
+        assert!(a.starts_with("calc-"), "{a}");
+        assert_eq!(a, home_name(Path::new("/src/calc")));
+        assert_ne!(a, home_name(Path::new("/other/calc")));
+        assert!(home_name(Path::new("/")).starts_with("root-"));
+    }
+
+    #[test]
+    fn system_folders_are_never_hidden() {
+        assert!(!hideable(Path::new("/")));
+        assert!(!hideable(Path::new("/usr")));
+        assert!(hideable(Path::new("/root")));
+        assert!(hideable(Path::new("/home/ann")));
+        assert!(hideable(Path::new("/var/lib/cortex")));
+    }
+}

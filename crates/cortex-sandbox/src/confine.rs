@@ -1,0 +1,161 @@
+//! The second and third layers, applied by the guest process itself after the
+//! mounts are in place: Landlock (which paths may be read or written, matching
+//! the mounts), `PR_SET_NO_NEW_PRIVS`, a seccomp filter against the calls an
+//! escape would need, and no capabilities.
+
+use crate::spec::{SandboxSpec, guest_home};
+use crate::sys;
+use landlock::{
+    ABI, Access, AccessFs, Ruleset, RulesetAttr, RulesetCreatedAttr, RulesetStatus,
+    path_beneath_rules,
+};
+use seccompiler::{
+    BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
+    SeccompRule, TargetArch,
+};
+use std::collections::BTreeMap;
+use std::io;
+use std::path::PathBuf;
+
+/// Folders the guest may read and execute from.
+const SYSTEM: &[&str] = &[
+    "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt", "/var",
+    "/proc", "/sys",
+];
+/// Folders the guest may change besides the workspace and its home.
+const SCRATCH: &[&str] = &["/tmp", "/var/tmp", "/dev"];
+
+/// Landlock, best effort. Returns the layer's name when it is in force, or a
+/// warning saying why not.
+pub(crate) fn landlock(spec: &SandboxSpec) -> Result<&'static str, String> {
+    let abi = ABI::V5;
+    let mut writable: Vec<PathBuf> = SCRATCH.iter().map(PathBuf::from).collect();
+    writable.push(guest_home());
+    let mut readable: Vec<PathBuf> = SYSTEM.iter().map(PathBuf::from).collect();
+    readable.extend(spec.read_only.iter().cloned());
+    if spec.workspace_writable {
+        writable.push(spec.workspace.clone());
+    } else {
+        readable.push(spec.workspace.clone());
+    }
+    let status = Ruleset::default()
+        .handle_access(AccessFs::from_all(abi))
+        .and_then(|r| r.create())
+        // Listing folders is harmless (what is secret is hidden by the mounts)
+        // and `ls /`, `find` and shells' completion expect it.
+        .and_then(|r| r.add_rules(path_beneath_rules(["/"], AccessFs::ReadDir)))
+        .and_then(|r| r.add_rules(path_beneath_rules(&readable, AccessFs::from_read(abi))))
+        .and_then(|r| r.add_rules(path_beneath_rules(&writable, AccessFs::from_all(abi))))
+        .and_then(|r| r.restrict_self())
+        .map_err(|e| format!("Landlock not applied: {e}"))?;
+    match status.ruleset {
+        RulesetStatus::FullyEnforced => Ok("landlock"),
+        RulesetStatus::PartiallyEnforced => Ok("landlock(partial)"),
+        RulesetStatus::NotEnforced => {
+            Err("Landlock is not supported by this kernel; mounts alone confine the files".into())
+        }
+    }
+}
+
+/// Calls no command in the guest needs and every escape wants.
+const DENIED: &[libc::c_long] = &[
+    libc::SYS_ptrace,
+    libc::SYS_process_vm_readv,
+    libc::SYS_process_vm_writev,
+    libc::SYS_mount,
+    libc::SYS_umount2,
+    libc::SYS_pivot_root,
+    libc::SYS_open_tree,
+    libc::SYS_move_mount,
+    libc::SYS_fsopen,
+    libc::SYS_fsconfig,
+    libc::SYS_fsmount,
+    libc::SYS_fspick,
+    libc::SYS_mount_setattr,
+    libc::SYS_unshare,
+    libc::SYS_setns,
+    libc::SYS_io_uring_setup,
+    libc::SYS_io_uring_enter,
+    libc::SYS_io_uring_register,
+    libc::SYS_init_module,
+    libc::SYS_finit_module,
+    libc::SYS_delete_module,
+    libc::SYS_kexec_load,
+    libc::SYS_kexec_file_load,
+    libc::SYS_reboot,
+    libc::SYS_swapon,
+    libc::SYS_swapoff,
+    libc::SYS_bpf,
+    libc::SYS_perf_event_open,
+    libc::SYS_keyctl,
+    libc::SYS_add_key,
+    libc::SYS_request_key,
+    libc::SYS_userfaultfd,
+    libc::SYS_open_by_handle_at,
+    libc::SYS_acct,
+    libc::SYS_syslog,
+];
+
+/// Namespace flags `clone` may not be given.
+const NAMESPACE_FLAGS: &[libc::c_int] = &[
+    libc::CLONE_NEWUSER,
+    libc::CLONE_NEWNS,
+    libc::CLONE_NEWPID,
+    libc::CLONE_NEWNET,
+    libc::CLONE_NEWIPC,
+    libc::CLONE_NEWUTS,
+    libc::CLONE_NEWCGROUP,
+];
+
+fn filter_error(e: impl std::fmt::Display) -> io::Error {
+    io::Error::other(format!("seccomp: {e}"))
+}
+
+/// The seccomp filters: denied calls fail with EPERM; `clone3`, whose flags
+/// a filter cannot read, fails with ENOSYS so libc falls back to `clone`,
+/// whose flags it can.
+pub(crate) fn seccomp() -> io::Result<()> {
+    let arch = TargetArch::try_from(std::env::consts::ARCH).map_err(filter_error)?;
+    let mut rules: BTreeMap<i64, Vec<SeccompRule>> =
+        DENIED.iter().map(|call| (*call, Vec::new())).collect();
+    let clone_rules = NAMESPACE_FLAGS
+        .iter()
+        .map(|flag| {
+            let flag = *flag as u64;
+            SeccompCondition::new(
+                0,
+                SeccompCmpArgLen::Qword,
+                SeccompCmpOp::MaskedEq(flag),
+                flag,
+            )
+            .and_then(|c| SeccompRule::new(vec![c]))
+        })
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(filter_error)?;
+    rules.insert(libc::SYS_clone, clone_rules);
+    let deny = SeccompFilter::new(
+        rules,
+        SeccompAction::Allow,
+        SeccompAction::Errno(libc::EPERM as u32),
+        arch,
+    )
+    .map_err(filter_error)?;
+    let clone3 = SeccompFilter::new(
+        BTreeMap::from([(libc::SYS_clone3, Vec::new())]),
+        SeccompAction::Allow,
+        SeccompAction::Errno(libc::ENOSYS as u32),
+        arch,
+    )
+    .map_err(filter_error)?;
+    for filter in [deny, clone3] {
+        let program = BpfProgram::try_from(filter).map_err(filter_error)?;
+        seccompiler::apply_filter(&program).map_err(filter_error)?;
+    }
+    Ok(())
+}
+
+/// No new privileges and no capabilities, for the guest and all it runs.
+pub(crate) fn drop_privileges() -> io::Result<()> {
+    sys::no_new_privs()?;
+    sys::drop_capabilities()
+}

@@ -1,0 +1,198 @@
+//! The local guest sandbox, entered by the guest agent itself at start-up.
+//!
+//! `cortex guest --sandbox SPEC` calls [`enter`] before it starts anything
+//! else (namespaces can only be entered by a single-threaded process). The
+//! process then becomes three:
+//!
+//! ```text
+//! outer   (host pid ns, new user ns)  waits, then removes the cgroup
+//!  └─ init   (pid 1 of the new pid ns) builds the mounts, reaps orphans
+//!      └─ guest (pid 2)               Landlock, seccomp, no capabilities;
+//!                                     returns from `enter` and serves
+//! ```
+//!
+//! Each dies with its parent (`PR_SET_PDEATHSIG`), and when init dies the
+//! kernel kills every process of the namespace: killing the outer process,
+//! as the harness does on close, leaves nothing behind. The layers, outermost
+//! first: user, mount, pid, ipc, uts (and unless the network is on, net)
+//! namespaces; a read-only view of the host with secrets hidden
+//! ([`mounts`]); a cgroup or rlimits; Landlock; no new privileges, no
+//! capabilities; seccomp.
+//!
+//! This crate knows nothing of the guest protocol; it only builds the room
+//! the guest runs in.
+
+#[cfg(target_os = "linux")]
+mod confine;
+#[cfg(target_os = "linux")]
+mod limits;
+#[cfg(target_os = "linux")]
+mod mounts;
+mod spec;
+#[cfg(target_os = "linux")]
+mod sys;
+
+pub use spec::{Limits, Report, SandboxSpec, guest_home};
+
+/// Why the sandbox could not be entered.
+#[derive(Debug, thiserror::Error)]
+pub enum SandboxError {
+    #[error(
+        "cannot create the guest's namespaces ({0}); this system does not allow unprivileged \
+         user namespaces: run with --sandbox full-access to use no isolation"
+    )]
+    Namespaces(std::io::Error),
+    #[error("cannot build the guest's filesystem view: {0}")]
+    Mounts(std::io::Error),
+    #[error("cannot confine the guest: {0}")]
+    Confine(std::io::Error),
+    #[error("the local sandbox needs Linux")]
+    Unsupported,
+}
+
+/// Set by [`enter`] in the process that serves: it is pid 2 of its own pid
+/// namespace, so `kill(-1, …)` reaches exactly the guest's other processes.
+#[cfg(target_os = "linux")]
+static IN_OWN_PID_NAMESPACE: std::sync::atomic::AtomicBool =
+    std::sync::atomic::AtomicBool::new(false);
+
+/// Kill every process of the guest except the caller and init. Returns false
+/// (and does nothing) unless this process entered a sandbox.
+pub fn kill_all_other_processes() -> bool {
+    #[cfg(target_os = "linux")]
+    {
+        if IN_OWN_PID_NAMESPACE.load(std::sync::atomic::Ordering::SeqCst) {
+            // SAFETY: kill(-1) inside our own pid namespace signals only the
+            // guest's processes (never init, never the caller).
+            unsafe { libc::kill(-1, libc::SIGKILL) };
+            return true;
+        }
+    }
+    false
+}
+
+/// Enter the sandbox. Must be called while the process is single-threaded.
+/// Returns only in the process that serves (see the crate docs); the outer
+/// and init processes exit with the guest's exit code.
+#[cfg(target_os = "linux")]
+pub fn enter(spec: &SandboxSpec) -> Result<Report, SandboxError> {
+    use std::time::Instant;
+    let started = Instant::now();
+    let mut warnings = Vec::new();
+    let mut layers = Vec::new();
+
+    let (host_uid, host_gid) = unsafe_ids();
+    let cgroup = limits::Cgroup::create(&spec.limits);
+    let mut flags = libc::CLONE_NEWUSER
+        | libc::CLONE_NEWNS
+        | libc::CLONE_NEWPID
+        | libc::CLONE_NEWIPC
+        | libc::CLONE_NEWUTS;
+    if !spec.network {
+        flags |= libc::CLONE_NEWNET;
+    }
+    sys::unshare(flags).map_err(SandboxError::Namespaces)?;
+    sys::write_file("/proc/self/setgroups", "deny").map_err(SandboxError::Namespaces)?;
+    sys::write_file("/proc/self/uid_map", &format!("0 {host_uid} 1"))
+        .map_err(SandboxError::Namespaces)?;
+    sys::write_file("/proc/self/gid_map", &format!("0 {host_gid} 1"))
+        .map_err(SandboxError::Namespaces)?;
+    layers.push(if spec.network {
+        "namespaces(user,mnt,pid,ipc,uts; host network)"
+    } else {
+        "namespaces(user,mnt,pid,ipc,uts,net)"
+    });
+
+    match sys::fork().map_err(SandboxError::Namespaces)? {
+        sys::Fork::Parent(init) => {
+            let code = sys::wait(init)
+                .map(|(_, status)| sys::exit_code(status))
+                .unwrap_or(1);
+            if let Some(cgroup) = cgroup {
+                cgroup.remove();
+            }
+            std::process::exit(code);
+        }
+        sys::Fork::Child => {}
+    }
+    // init: pid 1 of the new namespace.
+    let init_setup = (|| -> Result<Vec<String>, SandboxError> {
+        // The outer process lives in the parent pid namespace: pid 0 here.
+        sys::die_with_parent(0).map_err(SandboxError::Namespaces)?;
+        let warnings = mounts::build(spec).map_err(SandboxError::Mounts)?;
+        sys::sethostname("cortex-guest").map_err(SandboxError::Namespaces)?;
+        if !spec.network {
+            sys::loopback_up().map_err(SandboxError::Namespaces)?;
+        }
+        Ok(warnings)
+    })();
+    match init_setup {
+        Ok(mount_warnings) => warnings.extend(mount_warnings),
+        Err(e) => {
+            eprintln!("cortex-guest: {e}");
+            std::process::exit(1);
+        }
+    }
+    match sys::fork() {
+        Ok(sys::Fork::Parent(guest)) => reap_until(guest),
+        Ok(sys::Fork::Child) => {}
+        Err(e) => {
+            eprintln!("cortex-guest: {}", SandboxError::Namespaces(e));
+            std::process::exit(1);
+        }
+    }
+    // The guest: pid 2.
+    sys::die_with_parent(1).map_err(SandboxError::Confine)?;
+    std::env::set_current_dir(&spec.workspace).map_err(SandboxError::Confine)?;
+    layers.push("mounts");
+    match &cgroup {
+        Some(cgroup) => layers.push(cgroup.kind),
+        None => {
+            if let Some(warning) =
+                limits::rlimits(&spec.limits, host_uid).map_err(SandboxError::Confine)?
+            {
+                warnings.push(warning);
+            }
+            layers.push("rlimits");
+        }
+    }
+    sys::set_rlimit(libc::RLIMIT_CORE, 0).map_err(SandboxError::Confine)?;
+    match confine::landlock(spec) {
+        Ok(layer) => layers.push(layer),
+        Err(warning) => warnings.push(warning),
+    }
+    confine::drop_privileges().map_err(SandboxError::Confine)?;
+    layers.push("no-new-privs");
+    confine::seccomp().map_err(SandboxError::Confine)?;
+    layers.push("seccomp");
+    IN_OWN_PID_NAMESPACE.store(true, std::sync::atomic::Ordering::SeqCst);
+    Ok(Report {
+        layers: layers.join(" "),
+        warnings,
+        setup_ms: started.elapsed().as_secs_f64() * 1000.0,
+    })
+}
+
+#[cfg(not(target_os = "linux"))]
+pub fn enter(_spec: &SandboxSpec) -> Result<Report, SandboxError> {
+    Err(SandboxError::Unsupported)
+}
+
+#[cfg(target_os = "linux")]
+fn unsafe_ids() -> (libc::uid_t, libc::gid_t) {
+    // SAFETY: getuid and getgid cannot fail.
+    unsafe { (libc::getuid(), libc::getgid()) }
+}
+
+/// init's life: reap every child (orphans are re-parented to init) until the
+/// guest exits, then exit with its code, which ends the namespace.
+#[cfg(target_os = "linux")]
+fn reap_until(guest: libc::pid_t) -> ! {
+    loop {
+        match sys::wait(-1) {
+            Ok((pid, status)) if pid == guest => std::process::exit(sys::exit_code(status)),
+            Ok(_) => {}
+            Err(_) => std::process::exit(1),
+        }
+    }
+}

@@ -1,0 +1,80 @@
+//! What the sandbox is asked to build, and what it reports back.
+
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+
+/// Everything the guest needs to enter its sandbox, passed by the runtime on
+/// the guest's command line as JSON. All paths are host paths; the guest sees
+/// the workspace and the extra read-only paths at the same paths inside.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SandboxSpec {
+    /// The workspace, an existing folder.
+    pub workspace: PathBuf,
+    /// Whether the workspace is mounted writable.
+    pub workspace_writable: bool,
+    /// Paths relative to the workspace kept read-only even when it is
+    /// writable (`.git/hooks`, `.cortex`, …). Missing ones are skipped.
+    #[serde(default)]
+    pub protected: Vec<PathBuf>,
+    /// A host folder mounted writable as the guest's `$HOME` (caches survive
+    /// between sessions). `None`: an empty private home.
+    #[serde(default)]
+    pub home: Option<PathBuf>,
+    /// Host folders hidden behind an empty tmpfs (besides `/root`, `/home`
+    /// and the usual secret places).
+    #[serde(default)]
+    pub hide: Vec<PathBuf>,
+    /// Host paths the guest may read (e.g. a toolchain under a hidden home).
+    #[serde(default)]
+    pub read_only: Vec<PathBuf>,
+    /// Share the host's network; otherwise only a private loopback.
+    #[serde(default)]
+    pub network: bool,
+    #[serde(default)]
+    pub limits: Limits,
+}
+
+/// Resource bounds for everything the guest runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Limits {
+    /// Memory of the whole guest (cgroup) or of each process (`RLIMIT_AS`).
+    pub memory_bytes: u64,
+    /// Processes and threads of the whole guest.
+    pub max_processes: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            memory_bytes: 4 << 30,
+            max_processes: 512,
+        }
+    }
+}
+
+/// Where the guest's home is inside the sandbox: `/home/cortex` (the host's
+/// `/home` is hidden behind an empty tmpfs there), or a folder of the private
+/// `/tmp` on hosts without `/home`.
+pub fn guest_home() -> PathBuf {
+    let home = std::path::Path::new("/home");
+    if std::fs::symlink_metadata(home).is_ok_and(|m| m.is_dir()) {
+        home.join("cortex")
+    } else {
+        PathBuf::from("/tmp/cortex-home")
+    }
+}
+
+/// What was actually enforced; the harness turns `warnings` into events.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Report {
+    /// One line naming the layers in force, e.g.
+    /// `namespaces(user,mnt,pid,net,ipc,uts) landlock seccomp cgroup`.
+    pub layers: String,
+    /// A layer that could not be applied, and why.
+    #[serde(default)]
+    pub warnings: Vec<String>,
+    /// How long entering took, in milliseconds (measured inside the guest).
+    pub setup_ms: f64,
+}
