@@ -9,6 +9,9 @@
 //!
 //! [guest]
 //! env = ["CARGO_HOME", "RUSTUP_HOME"]     # more variables the guest may see
+//! read_only = ["~/.cargo", "~/.rustup"]   # host paths the sandbox may read
+//! memory_mb = 4096                        # memory of the whole guest
+//! max_processes = 512                     # processes and threads of the guest
 //! ```
 
 use anyhow::Context;
@@ -37,6 +40,10 @@ pub struct OpenAiSection {
 pub struct GuestSection {
     #[serde(default)]
     pub env: Vec<String>,
+    #[serde(default)]
+    pub read_only: Vec<String>,
+    pub memory_mb: Option<u64>,
+    pub max_processes: Option<u64>,
 }
 
 fn xdg_dir(var: &str, fallback: &str) -> anyhow::Result<PathBuf> {

@@ -1,12 +1,16 @@
 //! `cortex exec`: one turn on a repository, streamed.
 
 use crate::config::{self, Config};
+use crate::guests::GuestChoice;
 use crate::render::{Human, JsonLines, Render};
 use anyhow::Context;
 use clap::Args;
 use cortex_core::{Session, SessionConfig, TurnOutcome};
-use cortex_protocol::{Event, EventKind, Mode, SessionId, StopRule};
-use cortex_runtime::{ProcessProvider, allowed_env};
+use cortex_protocol::{
+    Event, EventKind, Mode, NetworkPolicy, Sandbox, SandboxPolicy, SessionId, StopRule,
+    WorkspaceMode,
+};
+use cortex_runtime::allowed_env;
 use cortex_store::Store;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -18,7 +22,7 @@ use tokio_util::sync::CancellationToken;
 pub struct ExecArgs {
     /// The repository to work in.
     #[arg(long, default_value = ".")]
-    repo: PathBuf,
+    repo: String,
     /// ask (read-only), plan (read-only + plan tool), spec, or agent
     /// (everything). Default: agent, or the resumed session's mode.
     #[arg(long)]
@@ -36,6 +40,21 @@ pub struct ExecArgs {
     /// Continue a stored session instead of starting one.
     #[arg(long)]
     session: Option<String>,
+    /// What the guest may change: read-only, workspace-write (the workspace
+    /// only), or full-access (no isolation: the guest is an ordinary process).
+    #[arg(long, default_value = "workspace-write")]
+    sandbox: SandboxPolicy,
+    /// Whether the guest reaches the network.
+    #[arg(long, default_value = "off")]
+    network: NetworkPolicy,
+    /// Where tools run: local (the sandbox), process (no isolation),
+    /// remote:HOST:PORT (token in CORTEX_GUEST_TOKEN) or docker:IMAGE.
+    #[arg(long, default_value = "local")]
+    guest: GuestChoice,
+    /// in-place (the repository itself) or copy (an isolated copy in the
+    /// session's data folder). A git URL as --repo is cloned first.
+    #[arg(long, default_value = "in-place")]
+    workspace: WorkspaceMode,
     /// What to ask.
     prompt: String,
 }
@@ -45,20 +64,23 @@ pub async fn run(args: ExecArgs) -> anyhow::Result<ExitCode> {
     let config = Config::load()?;
     let model = crate::models::select(args.model.as_deref(), &config)?;
     let store = config::open_store().await?;
-    let program = std::env::current_exe().context("cannot locate the cortex binary")?;
+    let guests = crate::guests::provider(&args.guest, &config)?;
+    let data = config::data_dir()?;
+    let repository = local_repository(&args.repo, &data)?;
     let session_config = SessionConfig {
-        repository: args.repo.clone(),
+        repository,
         mode: args.mode.unwrap_or(Mode::Agent),
         stop_rule: args.stop_rule,
         store: store.clone(),
         model,
-        guests: Arc::new(ProcessProvider {
-            program,
-            args: vec!["guest".into()],
-        }),
+        guests,
         guest_env: allowed_env(&config.guest.env),
-        sandbox: Default::default(),
-        workspaces: None,
+        sandbox: Sandbox {
+            policy: args.sandbox,
+            network: args.network,
+            workspace: args.workspace,
+        },
+        workspaces: Some(data.join("workspaces")),
     };
     let (mut session, after) = match &args.session {
         Some(id) => {
@@ -103,6 +125,34 @@ pub async fn run(args: ExecArgs) -> anyhow::Result<ExitCode> {
         TurnOutcome::Failed { .. } => ExitCode::FAILURE,
         TurnOutcome::Stopped { .. } => ExitCode::from(130),
     })
+}
+
+/// `--repo` as a local folder: a git URL is cloned (once) into the data
+/// folder first.
+fn local_repository(repo: &str, data: &std::path::Path) -> anyhow::Result<PathBuf> {
+    if !cortex_core::is_git_url(repo) {
+        return Ok(PathBuf::from(repo));
+    }
+    let name: String = repo
+        .trim_end_matches('/')
+        .trim_end_matches(".git")
+        .rsplit(['/', ':'])
+        .next()
+        .unwrap_or("repo")
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+        .collect();
+    let stamp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis())
+        .unwrap_or_default();
+    let dest = data.join("clones").join(format!(
+        "{}-{stamp}",
+        if name.is_empty() { "repo" } else { &name }
+    ));
+    eprintln!("cloning {repo} into {}", dest.display());
+    cortex_core::clone_url(repo, &dest).map_err(anyhow::Error::msg)?;
+    Ok(dest)
 }
 
 /// First Ctrl-C stops the turn cleanly; a second exits at once.

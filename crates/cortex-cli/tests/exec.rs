@@ -277,8 +277,10 @@ fn ctrl_c_stops_the_turn_and_kills_the_command_tree() {
         {"tool_calls": [{"name": "bash", "arguments": {"command": "echo main=$$; sleep 100 & echo bg=$!; sleep 100"}}]},
         {"text": "never"}
     ]}));
+    // Host pids are compared, so the guest shares the host's pid namespace
+    // here; tests/sandbox.rs checks the same through the sandbox.
     let mut child = env
-        .exec(&script, &["--json"], "sleep")
+        .exec(&script, &["--json", "--guest", "process"], "sleep")
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()

@@ -7,67 +7,74 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 const USAGE: &str = "\
-usage: cortex-guest [--root PATH] [--sandbox SPEC]
+usage: cortex-guest [--root PATH] [--sandbox SPEC] [--listen ADDR --token-file FILE]
 
 Serves the Cortex guest protocol (JSON lines) on stdin/stdout for the
 workspace at PATH (default: the current folder). With --sandbox, first
-enters the local sandbox that SPEC (JSON) describes. Log level on stderr:
+enters the local sandbox that SPEC (JSON) describes. With --listen, serves
+TCP connections on ADDR instead, each of which must first present the token
+(from FILE, or CORTEX_GUEST_TOKEN). Log level on stderr:
 CORTEX_GUEST_LOG=error|warn|info|debug|trace (default warn).";
+
+#[derive(Debug, Default, PartialEq, Eq)]
+struct Options {
+    root: Option<PathBuf>,
+    sandbox: Option<String>,
+    listen: Option<String>,
+    token_file: Option<PathBuf>,
+}
 
 #[derive(Debug, PartialEq, Eq)]
 enum Command {
     Help,
-    Serve {
-        root: Option<PathBuf>,
-        sandbox: Option<String>,
-    },
+    Serve(Options),
 }
 
+const VALUED: [&str; 4] = ["--root", "--sandbox", "--listen", "--token-file"];
+
 fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Command, String> {
-    let mut root = None;
-    let mut sandbox = None;
+    let mut options = Options::default();
     let mut args = args.into_iter();
     while let Some(arg) = args.next() {
+        if arg == "-h" || arg == "--help" {
+            return Ok(Command::Help);
+        }
         let (name, value) = match arg.split_once('=') {
             Some((name, value)) if name.starts_with("--") => (name.to_owned(), value.to_owned()),
-            _ => {
-                let name = arg.clone();
-                if name == "-h" || name == "--help" {
-                    return Ok(Command::Help);
-                }
-                if name != "--root" && name != "--sandbox" {
-                    return Err(format!("unexpected argument `{name}`"));
-                }
-                let value = args.next().ok_or_else(|| format!("{name} needs a value"))?;
-                (name, value)
+            _ if VALUED.contains(&arg.as_str()) => {
+                let value = args.next().ok_or_else(|| format!("{arg} needs a value"))?;
+                (arg, value)
             }
+            _ => return Err(format!("unexpected argument `{arg}`")),
         };
-        let slot = match name.as_str() {
-            "--root" => root.replace(PathBuf::from(value)).is_some(),
-            "--sandbox" => sandbox.replace(value).is_some(),
+        let taken = match name.as_str() {
+            "--root" => options.root.replace(PathBuf::from(value)).is_some(),
+            "--sandbox" => options.sandbox.replace(value).is_some(),
+            "--listen" => options.listen.replace(value).is_some(),
+            "--token-file" => options.token_file.replace(PathBuf::from(value)).is_some(),
             other => return Err(format!("unexpected argument `{other}`")),
         };
-        if slot {
+        if taken {
             return Err(format!("{name} given twice"));
         }
     }
-    Ok(Command::Serve { root, sandbox })
+    Ok(Command::Serve(options))
 }
 
 pub(crate) fn main_entry(args: impl IntoIterator<Item = String>) -> ExitCode {
-    let (root, sandbox) = match parse_args(args) {
+    let options = match parse_args(args) {
         Ok(Command::Help) => {
             println!("{USAGE}");
             return ExitCode::SUCCESS;
         }
-        Ok(Command::Serve { root, sandbox }) => (root, sandbox),
+        Ok(Command::Serve(options)) => options,
         Err(message) => {
             eprintln!("cortex-guest: {message}\n{USAGE}");
             return ExitCode::from(2);
         }
     };
     // Before anything else: namespaces need a single-threaded process.
-    let sandbox = match sandbox.map(|spec| enter_sandbox(&spec)).transpose() {
+    let sandbox = match options.sandbox.as_deref().map(enter_sandbox).transpose() {
         Ok(report) => report,
         Err(message) => {
             eprintln!("cortex-guest: {message}");
@@ -75,7 +82,7 @@ pub(crate) fn main_entry(args: impl IntoIterator<Item = String>) -> ExitCode {
         }
     };
     init_logging();
-    let root = match root {
+    let root = match options.root {
         Some(root) => root,
         None => match std::env::current_dir() {
             Ok(dir) => dir,
@@ -92,9 +99,21 @@ pub(crate) fn main_entry(args: impl IntoIterator<Item = String>) -> ExitCode {
         );
         return ExitCode::from(2);
     }
-    // The parent built our environment from an allow-list; commands get it as is.
+    let token = match &options.listen {
+        Some(_) => match read_token(options.token_file.as_deref()) {
+            Ok(token) => Some(token),
+            Err(message) => {
+                eprintln!("cortex-guest: {message}");
+                return ExitCode::from(2);
+            }
+        },
+        None => None,
+    };
+    // The parent built our environment from an allow-list; commands get it as
+    // is (minus the listener's own token).
     let bash_env = std::env::vars_os()
         .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
+        .filter(|(k, _)| k != TOKEN_ENV)
         .collect();
     let config = GuestConfig {
         root,
@@ -113,7 +132,18 @@ pub(crate) fn main_entry(args: impl IntoIterator<Item = String>) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let result = runtime.block_on(serve(tokio::io::stdin(), tokio::io::stdout(), config));
+    let result = runtime.block_on(async move {
+        match (options.listen, token) {
+            (Some(addr), Some(token)) => {
+                let listener = tokio::net::TcpListener::bind(&addr).await?;
+                // The address is printed so that a caller that asked for port
+                // 0 learns the real one.
+                println!("listening on {}", listener.local_addr()?);
+                crate::listen(listener, token, config).await
+            }
+            _ => serve(tokio::io::stdin(), tokio::io::stdout(), config).await,
+        }
+    });
     // A stdin read may still be parked on a blocking thread; do not wait for it.
     runtime.shutdown_timeout(Duration::from_millis(500));
     match result {
@@ -123,6 +153,23 @@ pub(crate) fn main_entry(args: impl IntoIterator<Item = String>) -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// Where a listening agent's token comes from when no file is given.
+const TOKEN_ENV: &str = "CORTEX_GUEST_TOKEN";
+
+fn read_token(file: Option<&std::path::Path>) -> Result<String, String> {
+    let token = match file {
+        Some(path) => std::fs::read_to_string(path)
+            .map_err(|e| format!("cannot read the token file {}: {e}", path.display()))?,
+        None => std::env::var(TOKEN_ENV)
+            .map_err(|_| format!("--listen needs a token: --token-file FILE or {TOKEN_ENV}"))?,
+    };
+    let token = token.trim().to_owned();
+    if token.len() < 16 {
+        return Err("the token must be at least 16 characters".to_owned());
+    }
+    Ok(token)
 }
 
 fn enter_sandbox(spec: &str) -> Result<cortex_sandbox::Report, String> {
@@ -155,10 +202,11 @@ mod tests {
     #[test]
     fn arguments() {
         let serve = |root: Option<&str>, sandbox: Option<&str>| {
-            Ok(Command::Serve {
+            Ok(Command::Serve(Options {
                 root: root.map(PathBuf::from),
                 sandbox: sandbox.map(str::to_owned),
-            })
+                ..Options::default()
+            }))
         };
         assert_eq!(parse(&[]), serve(None, None));
         assert_eq!(parse(&["--root", "/w"]), serve(Some("/w"), None));
@@ -166,6 +214,14 @@ mod tests {
         assert_eq!(
             parse(&["--root", "/w", "--sandbox", "{}"]),
             serve(Some("/w"), Some("{}"))
+        );
+        assert_eq!(
+            parse(&["--listen", "127.0.0.1:0", "--token-file=/t"]),
+            Ok(Command::Serve(Options {
+                listen: Some("127.0.0.1:0".into()),
+                token_file: Some("/t".into()),
+                ..Options::default()
+            }))
         );
         assert!(parse(&["--sandbox"]).is_err());
         assert_eq!(parse(&["--help"]), Ok(Command::Help));

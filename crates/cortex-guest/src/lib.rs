@@ -12,9 +12,11 @@
 
 mod cli;
 pub mod lines;
+mod listen;
 mod serve;
 mod tool;
 
+pub use listen::listen;
 pub use serve::{GuestConfig, MAX_REQUEST_BYTES, serve};
 
 /// Entry point of the `cortex-guest` binary (and `cortex guest`): serves

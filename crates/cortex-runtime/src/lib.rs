@@ -8,9 +8,10 @@
 //!
 //! Providers here: `local` (the agent inside the local sandbox of
 //! `cortex-sandbox`: the default), `process` (the agent as an ordinary child
-//! process in the workspace folder, no isolation) and `in-process` (the agent
-//! on a task over an in-memory pipe, for tests and benchmarks). Each provider
-//! is one file; a new one (remote, docker, kubernetes) implements
+//! process in the workspace folder, no isolation), `remote` (an agent
+//! listening on TCP elsewhere, behind a bearer token) and `in-process` (the
+//! agent on a task over an in-memory pipe, for tests and benchmarks). Each
+//! provider is one file; a new one (docker, kubernetes) implements
 //! [`GuestProvider::start`] and nothing else.
 
 mod client;
@@ -18,6 +19,7 @@ mod env;
 mod error;
 mod in_process;
 mod process;
+mod remote;
 mod sandbox;
 
 pub use client::{CallHandle, Guest};
@@ -26,6 +28,7 @@ pub use env::{BASE_ENV_ALLOWLIST, allowed_env};
 pub use error::RuntimeError;
 pub use in_process::InProcessProvider;
 pub use process::ProcessProvider;
+pub use remote::RemoteProvider;
 pub use sandbox::SandboxProvider;
 
 use cortex_protocol::{NetworkPolicy, SandboxPolicy};

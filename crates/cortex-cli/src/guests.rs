@@ -1,0 +1,108 @@
+//! `--guest`: which provider runs the session's tools, built from the flag
+//! and the `[guest]` section of the config.
+
+use crate::config::{Config, data_dir};
+use anyhow::{Context, bail};
+use cortex_runtime::{GuestProvider, Limits, ProcessProvider, RemoteProvider, SandboxProvider};
+use std::path::PathBuf;
+use std::str::FromStr;
+use std::sync::Arc;
+
+/// The variable that holds a remote guest's token on this side.
+pub const REMOTE_TOKEN_ENV: &str = "CORTEX_GUEST_TOKEN";
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum GuestChoice {
+    /// The local sandbox (default).
+    Local,
+    /// An ordinary child process: no isolation (tests, debugging).
+    Process,
+    /// `remote:HOST:PORT`, an agent started with `cortex guest --listen`.
+    Remote(String),
+    /// `docker:IMAGE`.
+    Docker(String),
+}
+
+impl FromStr for GuestChoice {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.split_once(':') {
+            None if s == "local" => Ok(GuestChoice::Local),
+            None if s == "process" => Ok(GuestChoice::Process),
+            Some(("remote", addr)) if !addr.is_empty() => Ok(GuestChoice::Remote(addr.to_owned())),
+            Some(("docker", image)) if !image.is_empty() => {
+                Ok(GuestChoice::Docker(image.to_owned()))
+            }
+            _ => Err(format!(
+                "unknown guest `{s}`; expected local, process, remote:HOST:PORT or docker:IMAGE"
+            )),
+        }
+    }
+}
+
+/// Build the provider. The guest agent is this very binary (`cortex guest`).
+pub fn provider(choice: &GuestChoice, config: &Config) -> anyhow::Result<Arc<dyn GuestProvider>> {
+    let program = std::env::current_exe().context("cannot locate the cortex binary")?;
+    let args = vec!["guest".to_owned()];
+    Ok(match choice {
+        GuestChoice::Local => {
+            let mut provider = SandboxProvider::new(program, args, data_dir()?.join("homes"));
+            provider.read_only = config
+                .guest
+                .read_only
+                .iter()
+                .map(|p| expand_home(p))
+                .collect();
+            let defaults = Limits::default();
+            provider.limits = Limits {
+                memory_bytes: config
+                    .guest
+                    .memory_mb
+                    .map_or(defaults.memory_bytes, |mb| mb.saturating_mul(1 << 20)),
+                max_processes: config.guest.max_processes.unwrap_or(defaults.max_processes),
+            };
+            Arc::new(provider)
+        }
+        GuestChoice::Process => Arc::new(ProcessProvider { program, args }),
+        GuestChoice::Remote(address) => {
+            let token = std::env::var(REMOTE_TOKEN_ENV)
+                .with_context(|| format!("a remote guest needs its token in {REMOTE_TOKEN_ENV}"))?;
+            Arc::new(RemoteProvider {
+                address: address.clone(),
+                token,
+            })
+        }
+        GuestChoice::Docker(image) => bail!(
+            "docker guests (image `{image}`) are not available in this build; use --guest local"
+        ),
+    })
+}
+
+/// `~/x` as a path under `$HOME`.
+fn expand_home(path: &str) -> PathBuf {
+    match (path.strip_prefix("~/"), std::env::var_os("HOME")) {
+        (Some(rest), Some(home)) => PathBuf::from(home).join(rest),
+        _ => PathBuf::from(path),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn guest_choices_parse() {
+        assert_eq!("local".parse(), Ok(GuestChoice::Local));
+        assert_eq!("process".parse(), Ok(GuestChoice::Process));
+        assert_eq!(
+            "remote:10.0.0.2:7000".parse(),
+            Ok(GuestChoice::Remote("10.0.0.2:7000".into()))
+        );
+        assert_eq!(
+            "docker:debian:12".parse(),
+            Ok(GuestChoice::Docker("debian:12".into()))
+        );
+        assert!("remote:".parse::<GuestChoice>().is_err());
+        assert!("vm".parse::<GuestChoice>().is_err());
+    }
+}
