@@ -142,6 +142,19 @@ pub(crate) fn build(spec: &SandboxSpec) -> io::Result<Vec<String>> {
         }
     }
 
+    // The host's /sys lists the host's network interfaces; a sysfs mounted
+    // from inside the new network namespace lists only ours.
+    if !spec.network
+        && let Err(e) = sys::mount(
+            "sysfs",
+            Path::new("/sys"),
+            Some("sysfs"),
+            libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC | libc::MS_RDONLY,
+            None,
+        )
+    {
+        warnings.push(format!("the host's /sys stays visible ({e})"));
+    }
     // A fresh /proc for the new pid namespace; some container hosts mask
     // parts of theirs, which forbids this: then the guest gets none.
     let proc_flags = libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC;
