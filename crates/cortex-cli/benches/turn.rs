@@ -10,8 +10,8 @@
 
 use cortex_core::{Session, SessionConfig};
 use cortex_model::{FinishReason, ModelEvent, ModelProvider, ModelRequest, ModelStream};
-use cortex_protocol::{Mode, ReadFileArgs, Role, StopRule};
-use cortex_runtime::{GuestProvider, InProcessProvider, ProcessProvider};
+use cortex_protocol::{Mode, ReadFileArgs, Role, Sandbox, SandboxPolicy, StopRule};
+use cortex_runtime::{GuestProvider, InProcessProvider, ProcessProvider, SandboxProvider};
 use cortex_store::SqliteStore;
 use criterion::{Criterion, criterion_group, criterion_main};
 use std::sync::Arc;
@@ -67,18 +67,33 @@ fn bench_turn(c: &mut Criterion) {
         .build()
         .expect("runtime");
 
-    let providers: [(&str, Arc<dyn GuestProvider>); 2] = [
+    let homes = tempfile::tempdir().expect("homes");
+    let sandboxed = || -> Arc<dyn GuestProvider> {
+        Arc::new(SandboxProvider::new(
+            env!("CARGO_BIN_EXE_cortex").into(),
+            vec!["guest".into()],
+            homes.path().to_path_buf(),
+        ))
+    };
+    let providers: [(&str, Arc<dyn GuestProvider>, SandboxPolicy); 4] = [
+        ("local sandbox", sandboxed(), SandboxPolicy::WorkspaceWrite),
+        ("local full-access", sandboxed(), SandboxPolicy::FullAccess),
         (
             "process guest",
             Arc::new(ProcessProvider {
                 program: env!("CARGO_BIN_EXE_cortex").into(),
                 args: vec!["guest".into()],
             }),
+            SandboxPolicy::WorkspaceWrite,
         ),
-        ("in-process guest", Arc::new(InProcessProvider)),
+        (
+            "in-process guest",
+            Arc::new(InProcessProvider),
+            SandboxPolicy::WorkspaceWrite,
+        ),
     ];
     let mut group = c.benchmark_group("turn: 2 rounds, 1 read_file");
-    for (label, guests) in providers {
+    for (label, guests, policy) in providers {
         let config = SessionConfig {
             repository: repo.path().to_path_buf(),
             mode: Mode::Agent,
@@ -87,7 +102,10 @@ fn bench_turn(c: &mut Criterion) {
             model: Arc::new(InstantModel),
             guests,
             guest_env: vec![("PATH".into(), "/usr/bin:/bin".into())],
-            sandbox: Default::default(),
+            sandbox: Sandbox {
+                policy,
+                ..Sandbox::default()
+            },
             workspaces: None,
         };
         group.bench_function(label, |b| {

@@ -1,0 +1,98 @@
+//! The guest's attach time and tool round trip, sandboxed and not: start →
+//! ready for calls (what `runtime.attached` reports), and one `read_file`
+//! through the guest's pipes. The guest is `cortex guest`, as in a session.
+//!
+//! Reference in the same run: the same guest as an ordinary process
+//! (`--sandbox full-access`), so the ratio is what the sandbox costs.
+//!
+//! `cargo bench -p cortex-cli --bench attach`
+
+use cortex_protocol::{GuestReply, NetworkPolicy, SandboxPolicy, ToolName};
+use cortex_runtime::{GuestProvider, GuestSpec, SandboxProvider};
+use criterion::{Criterion, criterion_group, criterion_main};
+use std::time::{Duration, Instant};
+
+fn spec(workspace: &std::path::Path, policy: SandboxPolicy) -> GuestSpec {
+    GuestSpec {
+        workspace: workspace.to_path_buf(),
+        writable: true,
+        allow_bash: true,
+        env: vec![("PATH".into(), "/usr/bin:/bin".into())],
+        policy,
+        network: NetworkPolicy::Off,
+    }
+}
+
+fn bench_attach(c: &mut Criterion) {
+    let repo = tempfile::tempdir().expect("repo");
+    let source: String = (0..40)
+        .map(|i| format!("pub fn f{i}() -> u32 {{ {i} }}\n"))
+        .collect();
+    std::fs::write(repo.path().join("lib.rs"), source).expect("write");
+    let homes = tempfile::tempdir().expect("homes");
+    let provider = SandboxProvider::new(
+        env!("CARGO_BIN_EXE_cortex").into(),
+        vec!["guest".into()],
+        homes.path().to_path_buf(),
+    );
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let policies = [
+        ("local sandbox", SandboxPolicy::WorkspaceWrite),
+        ("full-access (reference)", SandboxPolicy::FullAccess),
+    ];
+
+    let mut group = c.benchmark_group("attach: start to ready");
+    for (label, policy) in policies {
+        let spec = spec(repo.path(), policy);
+        group.bench_function(label, |b| {
+            b.to_async(&runtime).iter_custom(|iters| {
+                let (provider, spec) = (&provider, &spec);
+                async move {
+                    let mut measured = Duration::ZERO;
+                    for _ in 0..iters {
+                        let start = Instant::now();
+                        let guest = provider.start(spec).await.expect("start");
+                        measured += start.elapsed();
+                        guest.close().await;
+                    }
+                    measured
+                }
+            })
+        });
+    }
+    group.finish();
+
+    let mut group = c.benchmark_group("read_file round trip");
+    for (label, policy) in policies {
+        let guest = runtime
+            .block_on(provider.start(&spec(repo.path(), policy)))
+            .expect("start");
+        group.bench_function(label, |b| {
+            b.to_async(&runtime).iter(|| async {
+                let mut call = guest
+                    .call(ToolName::ReadFile, serde_json::json!({"path": "lib.rs"}))
+                    .await
+                    .expect("call");
+                while let Some(reply) = call.next().await {
+                    if let GuestReply::Result(outcome) = reply {
+                        assert!(outcome.ok);
+                        break;
+                    }
+                }
+            })
+        });
+        runtime.block_on(guest.close());
+    }
+    group.finish();
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default().measurement_time(Duration::from_secs(6)).sample_size(40);
+    targets = bench_attach
+}
+criterion_main!(benches);
