@@ -2,8 +2,10 @@
 //! and the `[guest]` section of the config.
 
 use crate::config::{Config, data_dir};
-use anyhow::{Context, bail};
-use cortex_runtime::{GuestProvider, Limits, ProcessProvider, RemoteProvider, SandboxProvider};
+use anyhow::Context;
+use cortex_runtime::{
+    DockerProvider, GuestProvider, Limits, ProcessProvider, RemoteProvider, SandboxProvider,
+};
 use std::path::PathBuf;
 use std::str::FromStr;
 use std::sync::Arc;
@@ -53,14 +55,7 @@ pub fn provider(choice: &GuestChoice, config: &Config) -> anyhow::Result<Arc<dyn
                 .iter()
                 .map(|p| expand_home(p))
                 .collect();
-            let defaults = Limits::default();
-            provider.limits = Limits {
-                memory_bytes: config
-                    .guest
-                    .memory_mb
-                    .map_or(defaults.memory_bytes, |mb| mb.saturating_mul(1 << 20)),
-                max_processes: config.guest.max_processes.unwrap_or(defaults.max_processes),
-            };
+            provider.limits = limits(config);
             Arc::new(provider)
         }
         GuestChoice::Process => Arc::new(ProcessProvider { program, args }),
@@ -72,10 +67,24 @@ pub fn provider(choice: &GuestChoice, config: &Config) -> anyhow::Result<Arc<dyn
                 token,
             })
         }
-        GuestChoice::Docker(image) => bail!(
-            "docker guests (image `{image}`) are not available in this build; use --guest local"
-        ),
+        GuestChoice::Docker(image) => Arc::new(DockerProvider {
+            image: image.clone(),
+            program,
+            args,
+            limits: limits(config),
+        }),
     })
+}
+
+fn limits(config: &Config) -> Limits {
+    let defaults = Limits::default();
+    Limits {
+        memory_bytes: config
+            .guest
+            .memory_mb
+            .map_or(defaults.memory_bytes, |mb| mb.saturating_mul(1 << 20)),
+        max_processes: config.guest.max_processes.unwrap_or(defaults.max_processes),
+    }
 }
 
 /// `~/x` as a path under `$HOME`.

@@ -9,12 +9,14 @@
 //! Providers here: `local` (the agent inside the local sandbox of
 //! `cortex-sandbox`: the default), `process` (the agent as an ordinary child
 //! process in the workspace folder, no isolation), `remote` (an agent
-//! listening on TCP elsewhere, behind a bearer token) and `in-process` (the
-//! agent on a task over an in-memory pipe, for tests and benchmarks). Each
-//! provider is one file; a new one (docker, kubernetes) implements
+//! listening on TCP elsewhere, behind a bearer token), `docker` (the agent in
+//! a container through the Docker Engine API) and `in-process` (the agent on
+//! a task over an in-memory pipe, for tests and benchmarks). Each provider is
+//! one file; a new one (kubernetes: a pod per session) implements
 //! [`GuestProvider::start`] and nothing else.
 
 mod client;
+mod docker;
 mod env;
 mod error;
 mod in_process;
@@ -24,6 +26,7 @@ mod sandbox;
 
 pub use client::{CallHandle, Guest};
 pub use cortex_sandbox::{Limits, Report};
+pub use docker::DockerProvider;
 pub use env::{BASE_ENV_ALLOWLIST, allowed_env};
 pub use error::RuntimeError;
 pub use in_process::InProcessProvider;
