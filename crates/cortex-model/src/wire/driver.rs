@@ -137,7 +137,7 @@ async fn open(
     tracing::debug!(url = %target.url, bytes = body.len(), "sending model request");
     let first_byte = target.timeouts.first_byte;
     let response = match tokio::time::timeout(first_byte, request.send()).await {
-        Ok(sent) => sent.map_err(|e| Failure::from(ModelError::Connect(describe(&e))))?,
+        Ok(sent) => sent.map_err(|e| Failure::from(connect_error(&e, &target.timeouts)))?,
         Err(_) => {
             return Err(Failure::from(ModelError::Timeout(format!(
                 "no response within {:.1}s (first-byte timeout)",
@@ -226,6 +226,19 @@ fn response_events<P: StreamParser>(
             Err(error) => yield Err(error),
         }
     }
+}
+
+/// A failed send; a connect timeout says so (reqwest words it as "deadline
+/// has elapsed").
+fn connect_error(error: &reqwest::Error, timeouts: &Timeouts) -> ModelError {
+    let text = describe(error);
+    if error.is_connect() && (error.is_timeout() || text.contains("deadline has elapsed")) {
+        return ModelError::Connect(format!(
+            "no connection within {:.1}s (connect timeout): {text}",
+            timeouts.connect.as_secs_f64()
+        ));
+    }
+    ModelError::Connect(text)
 }
 
 /// A stalled body is a cut stream: the turn loop may retry the round.
