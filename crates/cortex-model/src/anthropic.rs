@@ -62,6 +62,19 @@ impl AnthropicConfig {
     }
 }
 
+/// The body with [`AnthropicConfig::from_env`]'s options.
+pub(crate) fn default_body(
+    model: &str,
+    request: &ModelRequest,
+) -> Result<Vec<u8>, serde_json::Error> {
+    let options = request::Options {
+        max_tokens: DEFAULT_MAX_TOKENS,
+        thinking_budget: None,
+        cache: true,
+    };
+    request::build_body(model, request, &options)
+}
+
 pub struct AnthropicProvider {
     config: AnthropicConfig,
     model: String,

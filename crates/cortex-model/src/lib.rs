@@ -10,6 +10,7 @@
 
 pub mod anthropic;
 mod assemble;
+pub mod encode;
 mod error;
 pub mod metadata;
 pub mod meter;

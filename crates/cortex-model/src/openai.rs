@@ -74,6 +74,17 @@ impl OpenAiConfig {
     }
 }
 
+pub(crate) fn chat_body(model: &str, request: &ModelRequest) -> Result<Vec<u8>, serde_json::Error> {
+    request::build_body(model, request)
+}
+
+pub(crate) fn responses_body(
+    model: &str,
+    request: &ModelRequest,
+) -> Result<Vec<u8>, serde_json::Error> {
+    responses::build_body(model, request)
+}
+
 pub struct OpenAiProvider {
     config: OpenAiConfig,
     model: String,
