@@ -586,4 +586,52 @@ mod tests {
             FinishReason::Other("content_filter".into())
         );
     }
+
+    #[test]
+    fn content_filter_and_refusals_are_errors() {
+        let mut p = ChunkParser::default();
+        run(
+            &mut p,
+            &[r#"{"choices":[{"index":0,"delta":{"content":"Sure"}}]}"#],
+        );
+        assert!(matches!(
+            p.data(r#"{"choices":[{"index":0,"delta":{},"finish_reason":"content_filter"}]}"#),
+            Err(ModelError::ContentFiltered(m)) if m.contains("content_filter")
+        ));
+        let mut p = ChunkParser::default();
+        run(
+            &mut p,
+            &[
+                r#"{"choices":[{"index":0,"delta":{"role":"assistant","content":null,"refusal":"I can't help with that."}}]}"#,
+            ],
+        );
+        assert!(matches!(
+            p.data(r#"{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}"#),
+            Err(ModelError::ContentFiltered(m)) if m.contains("I can't help with that.")
+        ));
+    }
+
+    #[test]
+    fn cached_prompt_tokens_are_reported() {
+        let mut p = ChunkParser::default();
+        let events = run(
+            &mut p,
+            &[
+                r#"{"choices":[],"usage":{"prompt_tokens":2000,"completion_tokens":5,"prompt_tokens_details":{"cached_tokens":1536}}}"#,
+            ],
+        );
+        assert_eq!(
+            events,
+            [
+                ModelEvent::Usage {
+                    input_tokens: 2000,
+                    output_tokens: 5
+                },
+                ModelEvent::CacheUsage {
+                    read_tokens: 1536,
+                    write_tokens: 0
+                }
+            ]
+        );
+    }
 }
