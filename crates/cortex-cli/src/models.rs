@@ -48,6 +48,7 @@ fn build(
         "openai" | "openai-responses" => {
             let mut openai = OpenAiConfig::from_env();
             openai.timeouts = timeouts;
+            openai.parallel_tool_calls = info.is_none_or(|i| i.parallel_tool_calls);
             if let Some(url) = &config.openai.base_url
                 && std::env::var_os("OPENAI_BASE_URL").is_none()
             {
@@ -67,6 +68,7 @@ fn build(
             let section = &config.anthropic;
             let mut anthropic = AnthropicConfig::from_env();
             anthropic.timeouts = timeouts;
+            anthropic.parallel_tool_calls = info.is_none_or(|i| i.parallel_tool_calls);
             if let Some(url) = &section.base_url
                 && std::env::var_os("ANTHROPIC_BASE_URL").is_none()
             {

@@ -54,8 +54,15 @@ fn serve_once(body: String) -> (String, mpsc::Receiver<(String, String)>) {
 }
 
 fn exec(model: &str, envs: &[(&str, String)]) -> Output {
+    exec_with_config(model, envs, "")
+}
+
+fn exec_with_config(model: &str, envs: &[(&str, String)], config: &str) -> Output {
     let home = tempfile::tempdir().expect("home");
     let repo = tempfile::tempdir().expect("repo");
+    let config_dir = home.path().join("config/cortex");
+    std::fs::create_dir_all(&config_dir).expect("config dir");
+    std::fs::write(config_dir.join("config.toml"), config).expect("config");
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_cortex"));
     cmd.env("XDG_DATA_HOME", home.path().join("data"))
         .env("XDG_CONFIG_HOME", home.path().join("config"))
@@ -99,6 +106,37 @@ fn anthropic_exec_prints_cached_tokens_and_cost() {
     let body: serde_json::Value = serde_json::from_str(&body).expect("json");
     assert_eq!(body["model"], "claude-sonnet-4-20250514");
     assert_eq!(body["system"][0]["cache_control"]["type"], "ephemeral");
+}
+
+#[test]
+fn model_overrides_from_the_config_shape_the_request_and_the_price() {
+    let (url, request) = serve_once(fixture("anthropic/text.sse"));
+    let config = r#"
+        [anthropic]
+        max_tokens = 1000
+        prompt_caching = false
+
+        [models."claude-sonnet-4-20250514"]
+        parallel_tool_calls = false
+        prices = { input = 1000000.0, output = 0.0, cache_read = 0.0, cache_write = 0.0 }
+    "#;
+    let out = exec_with_config(
+        "anthropic:claude-sonnet-4-20250514",
+        &[
+            ("ANTHROPIC_BASE_URL", url),
+            ("ANTHROPIC_API_KEY", "sk-ant-test".into()),
+        ],
+        config,
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    // Only the 25 uncached input tokens, at $1 each.
+    assert!(stderr.contains("· ~$25.0000"), "{stderr}");
+    let (_, body) = request.recv().expect("the server saw the request");
+    let body: serde_json::Value = serde_json::from_str(&body).expect("json");
+    assert_eq!(body["max_tokens"], 1000);
+    assert_eq!(body["tool_choice"]["disable_parallel_tool_use"], true);
+    assert!(!body.to_string().contains("cache_control"));
 }
 
 #[test]

@@ -34,6 +34,9 @@ pub struct AnthropicConfig {
     /// `cache_control` breakpoints on the system prompt, the tool list and
     /// the last message, so each round re-reads the previous one's prefix.
     pub prompt_caching: bool,
+    /// `false` for models that cannot call tools in parallel: the request
+    /// then sets `disable_parallel_tool_use`.
+    pub parallel_tool_calls: bool,
     pub retry: RetryPolicy,
     pub timeouts: Timeouts,
 }
@@ -52,6 +55,7 @@ impl AnthropicConfig {
             max_tokens: DEFAULT_MAX_TOKENS,
             thinking_budget: None,
             prompt_caching: true,
+            parallel_tool_calls: true,
             retry: RetryPolicy::default(),
             timeouts: Timeouts::default(),
         }
@@ -71,6 +75,7 @@ pub(crate) fn default_body(
         max_tokens: DEFAULT_MAX_TOKENS,
         thinking_budget: None,
         cache: true,
+        parallel_tool_calls: true,
     };
     request::build_body(model, request, &options)
 }
@@ -116,6 +121,7 @@ impl ModelProvider for AnthropicProvider {
             max_tokens: self.config.max_tokens,
             thinking_budget: self.config.thinking_budget,
             cache: self.config.prompt_caching,
+            parallel_tool_calls: self.config.parallel_tool_calls,
         };
         let body = match request::build_body(model, &request, &options) {
             Ok(body) => body,

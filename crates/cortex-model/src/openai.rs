@@ -44,6 +44,9 @@ pub struct OpenAiConfig {
     /// Where `api_key` came from, named when the server rejects it.
     pub key_env: String,
     pub wire: OpenAiWire,
+    /// `false` for models that cannot call tools in parallel (from the
+    /// model metadata); the request then says `parallel_tool_calls: false`.
+    pub parallel_tool_calls: bool,
     pub retry: RetryPolicy,
     pub timeouts: Timeouts,
 }
@@ -60,6 +63,7 @@ impl OpenAiConfig {
             api_key: crate::env_var(DEFAULT_KEY_ENV),
             key_env: DEFAULT_KEY_ENV.to_owned(),
             wire: OpenAiWire::Chat,
+            parallel_tool_calls: true,
             retry: RetryPolicy::default(),
             timeouts: Timeouts::default(),
         }
@@ -75,14 +79,14 @@ impl OpenAiConfig {
 }
 
 pub(crate) fn chat_body(model: &str, request: &ModelRequest) -> Result<Vec<u8>, serde_json::Error> {
-    request::build_body(model, request)
+    request::build_body(model, request, true)
 }
 
 pub(crate) fn responses_body(
     model: &str,
     request: &ModelRequest,
 ) -> Result<Vec<u8>, serde_json::Error> {
-    responses::build_body(model, request)
+    responses::build_body(model, request, true)
 }
 
 pub struct OpenAiProvider {
@@ -124,8 +128,12 @@ impl ModelProvider for OpenAiProvider {
             &request.model
         };
         let body = match self.config.wire {
-            OpenAiWire::Chat => request::build_body(model, &request),
-            OpenAiWire::Responses => responses::build_body(model, &request),
+            OpenAiWire::Chat => {
+                request::build_body(model, &request, self.config.parallel_tool_calls)
+            }
+            OpenAiWire::Responses => {
+                responses::build_body(model, &request, self.config.parallel_tool_calls)
+            }
         };
         let body = match body {
             Ok(body) => body,
@@ -174,6 +182,7 @@ mod tests {
             api_key: None,
             key_env: "OPENAI_API_KEY".into(),
             wire: OpenAiWire::Chat,
+            parallel_tool_calls: true,
             retry: RetryPolicy::default(),
             timeouts: Timeouts::default(),
         }

@@ -24,6 +24,7 @@ fn config(server: &Server) -> AnthropicConfig {
         max_tokens: 4096,
         thinking_budget: None,
         prompt_caching: true,
+        parallel_tool_calls: true,
         retry: RetryPolicy {
             max_retries: 2,
             base_delay: Duration::from_millis(5),

@@ -30,6 +30,7 @@ fn provider(base_url: &str, api_key: Option<&str>) -> OpenAiProvider {
         api_key: api_key.map(str::to_owned),
         key_env: "OPENAI_API_KEY".into(),
         wire: OpenAiWire::Chat,
+        parallel_tool_calls: true,
         retry: policy(),
         timeouts: Timeouts {
             connect: Duration::from_secs(2),

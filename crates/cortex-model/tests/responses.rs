@@ -22,6 +22,7 @@ fn config(server: &Server) -> OpenAiConfig {
         api_key: Some("sk-test".into()),
         key_env: "OPENAI_API_KEY".into(),
         wire: OpenAiWire::Responses,
+        parallel_tool_calls: true,
         retry: RetryPolicy {
             max_retries: 2,
             base_delay: Duration::from_millis(5),

@@ -19,6 +19,7 @@ fn provider(base_url: String, timeouts: Timeouts) -> OpenAiProvider {
         api_key: None,
         key_env: "OPENAI_API_KEY".into(),
         wire: OpenAiWire::Chat,
+        parallel_tool_calls: true,
         retry: RetryPolicy {
             max_retries: 0,
             base_delay: Duration::ZERO,

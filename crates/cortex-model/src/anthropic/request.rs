@@ -21,6 +21,7 @@ pub(crate) struct Options {
     pub(crate) max_tokens: u32,
     pub(crate) thinking_budget: Option<u32>,
     pub(crate) cache: bool,
+    pub(crate) parallel_tool_calls: bool,
 }
 
 /// The JSON body of a streaming request for `model`.
@@ -61,6 +62,12 @@ pub(crate) fn build_body(
             last["cache_control"] = ephemeral();
         }
         body.insert("tools".into(), Value::Array(tools));
+        if !options.parallel_tool_calls {
+            body.insert(
+                "tool_choice".into(),
+                json!({"type": "auto", "disable_parallel_tool_use": true}),
+            );
+        }
     }
     body.insert("stream".into(), true.into());
     serde_json::to_vec(&Value::Object(body))
@@ -243,6 +250,7 @@ mod tests {
             max_tokens: 1000,
             thinking_budget: None,
             cache: true,
+            parallel_tool_calls: true,
         };
         assert_eq!(
             body(&history(), &options),
@@ -282,6 +290,7 @@ mod tests {
             max_tokens: 1000,
             thinking_budget: Some(4000),
             cache: false,
+            parallel_tool_calls: false,
         };
         let value = body(&history(), &options);
         assert_eq!(
@@ -298,6 +307,10 @@ mod tests {
             Some(4)
         );
         assert!(!value.to_string().contains("cache_control"));
+        assert_eq!(
+            value["tool_choice"],
+            json!({"type": "auto", "disable_parallel_tool_use": true})
+        );
         assert!(value["system"][0].get("cache_control").is_none());
     }
 }

@@ -9,6 +9,7 @@ use serde_json::{Map, Value, json};
 pub(crate) fn build_body(
     model: &str,
     request: &ModelRequest,
+    parallel_tool_calls: bool,
 ) -> Result<Vec<u8>, serde_json::Error> {
     let mut body = Map::new();
     body.insert("model".into(), model.into());
@@ -25,6 +26,9 @@ pub(crate) fn build_body(
             "tools".into(),
             Value::Array(request.tools.iter().map(tool).collect()),
         );
+        if !parallel_tool_calls {
+            body.insert("parallel_tool_calls".into(), false.into());
+        }
     }
     body.insert("stream".into(), true.into());
     body.insert("store".into(), false.into());
@@ -115,7 +119,10 @@ mod tests {
                 parameters: json!({"type": "object"}),
             }],
         };
-        let bytes = build_body("o4-mini", &request).expect("serialises");
+        let serial = build_body("o4-mini", &request, false).expect("serialises");
+        let serial: Value = serde_json::from_slice(&serial).expect("json");
+        assert_eq!(serial["parallel_tool_calls"], json!(false));
+        let bytes = build_body("o4-mini", &request, true).expect("serialises");
         let value: Value = serde_json::from_slice(&bytes).expect("json");
         assert_eq!(
             value,
