@@ -39,7 +39,7 @@ const ROUNDS: [(&str, &str, &str); 5] = [
 
 /// The request of round `round` (1-based): the prompt, then the calls and
 /// results of the rounds before it.
-fn request(round: usize) -> ModelRequest {
+fn request(model: &str, round: usize) -> ModelRequest {
     let mut messages = vec![Message::user("fix add")];
     for (i, (name, arguments, output)) in ROUNDS.iter().take(round - 1).enumerate() {
         let id = CallId(format!("call_{}_0", i + 1));
@@ -54,7 +54,7 @@ fn request(round: usize) -> ModelRequest {
         messages.push(Message::tool(id, *output));
     }
     ModelRequest {
-        model: "model-name".into(),
+        model: model.to_owned(),
         system: cortex_core::system_prompt(Mode::Agent, "/home/user/work/repo"),
         messages,
         tools: Mode::Agent.tools().iter().map(|t| t.spec()).collect(),
@@ -62,18 +62,21 @@ fn request(round: usize) -> ModelRequest {
 }
 
 fn main() -> Result<(), cortex_model::ModelError> {
-    println!("| wire format | round 1 | round 5 | round 6 |");
-    println!("| --- | --- | --- | --- |");
+    println!("| wire format | model | round 1 | round 5 | round 6 |");
+    println!("| --- | --- | --- | --- | --- |");
     for format in WireFormat::ALL {
-        let sizes =
-            [1, 5, 6].map(|round| request_body(format, &request(round)).map(|body| body.len()));
-        let [first, fifth, sixth] = sizes;
+        let model = match format {
+            WireFormat::OpenAiChat => "gpt-4.1",
+            WireFormat::OpenAiResponses => "o4-mini",
+            WireFormat::Anthropic => "claude-sonnet-4-20250514",
+        };
+        let size = |round| request_body(format, &request(model, round)).map(|body| body.len());
         println!(
-            "| {} | {} | {} | {} |",
+            "| {} | {model} | {} | {} | {} |",
             format.name(),
-            first?,
-            fifth?,
-            sixth?
+            size(1)?,
+            size(5)?,
+            size(6)?
         );
     }
     Ok(())

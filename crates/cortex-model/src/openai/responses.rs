@@ -2,7 +2,8 @@
 //! `events` reads the typed stream events.
 //!
 //! Requests are sent with `store: false` (nothing is kept on OpenAI's side)
-//! and `include: ["reasoning.encrypted_content"]`: each reasoning item comes
+//! and, for reasoning models, `include: ["reasoning.encrypted_content"]`:
+//! each reasoning item comes
 //! back encrypted, is kept with the assistant message as a
 //! [`cortex_protocol::ProviderItem`], and is sent again before that
 //! message's calls, as the API requires for reasoning models.

@@ -32,8 +32,20 @@ pub(crate) fn build_body(
     }
     body.insert("stream".into(), true.into());
     body.insert("store".into(), false.into());
-    body.insert("include".into(), json!(["reasoning.encrypted_content"]));
+    if is_reasoning_model(model) {
+        body.insert("include".into(), json!(["reasoning.encrypted_content"]));
+    }
     serde_json::to_vec(&Value::Object(body))
+}
+
+/// Models that produce reasoning items (o-series, gpt-5, codex): only they
+/// are asked for the encrypted content, as OpenAI's own Codex client does.
+fn is_reasoning_model(model: &str) -> bool {
+    let name = model.rsplit('/').next().unwrap_or(model);
+    let o_series = name
+        .strip_prefix('o')
+        .is_some_and(|rest| rest.starts_with(|c: char| c.is_ascii_digit()));
+    o_series || name.starts_with("gpt-5") || name.contains("codex")
 }
 
 /// One history message as input items.
@@ -82,6 +94,22 @@ fn tool(spec: &ToolSpec) -> Value {
 mod tests {
     use super::*;
     use cortex_protocol::{CallId, ProviderItem, ToolCallRequest};
+
+    #[test]
+    fn only_reasoning_models_ask_for_encrypted_reasoning() {
+        for (model, reasoning) in [
+            ("o3", true),
+            ("o4-mini-2025-04-16", true),
+            ("openai/o3-mini", true),
+            ("gpt-5", true),
+            ("codex-mini-latest", true),
+            ("gpt-4.1", false),
+            ("gpt-4o-mini", false),
+            ("omni", false),
+        ] {
+            assert_eq!(is_reasoning_model(model), reasoning, "{model}");
+        }
+    }
 
     #[test]
     fn maps_history_and_replays_reasoning() {
