@@ -6,6 +6,25 @@
 //! [openai]
 //! base_url = "http://127.0.0.1:8080/v1"   # else OPENAI_BASE_URL, else api.openai.com
 //! api_key_env = "OPENAI_API_KEY"          # which variable holds the key
+//! wire = "chat"                           # or "responses" (the Responses API)
+//!
+//! [anthropic]
+//! base_url = "https://api.anthropic.com"  # else ANTHROPIC_BASE_URL
+//! api_key_env = "ANTHROPIC_API_KEY"
+//! max_tokens = 8192                       # default: the model's limit, at most 16384
+//! thinking_budget = 4096                  # extended thinking, off when absent
+//! prompt_caching = true
+//!
+//! [timeouts]                              # seconds; for every HTTP provider
+//! connect = 10
+//! first_byte = 120
+//! idle = 300
+//!
+//! [models."my-model"]                     # over the built-in table, or a new model
+//! context_window = 32768
+//! max_output_tokens = 4096
+//! parallel_tool_calls = false
+//! prices = { input = 0.5, output = 1.5, cache_read = 0.05, cache_write = 0.5 }  # $ per 1M tokens
 //!
 //! [guest]
 //! env = ["CARGO_HOME", "RUSTUP_HOME"]     # more variables the guest may see
@@ -15,7 +34,9 @@
 //! ```
 
 use anyhow::Context;
+use cortex_model::metadata::ModelOverride;
 use serde::Deserialize;
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 #[derive(Debug, Default, Deserialize)]
@@ -25,6 +46,13 @@ pub struct Config {
     #[serde(default)]
     pub openai: OpenAiSection,
     #[serde(default)]
+    pub anthropic: AnthropicSection,
+    #[serde(default)]
+    pub timeouts: TimeoutsSection,
+    /// Per-model metadata over the built-in table, by model name.
+    #[serde(default)]
+    pub models: BTreeMap<String, ModelOverride>,
+    #[serde(default)]
     pub guest: GuestSection,
 }
 
@@ -33,6 +61,55 @@ pub struct Config {
 pub struct OpenAiSection {
     pub base_url: Option<String>,
     pub api_key_env: Option<String>,
+    pub wire: Option<Wire>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Wire {
+    Chat,
+    Responses,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AnthropicSection {
+    pub base_url: Option<String>,
+    pub api_key_env: Option<String>,
+    pub max_tokens: Option<u32>,
+    pub thinking_budget: Option<u32>,
+    pub prompt_caching: Option<bool>,
+}
+
+/// Seconds; fractions allowed.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TimeoutsSection {
+    pub connect: Option<f64>,
+    pub first_byte: Option<f64>,
+    pub idle: Option<f64>,
+}
+
+impl TimeoutsSection {
+    /// The defaults with the configured values laid over them.
+    pub fn resolve(&self) -> anyhow::Result<cortex_model::Timeouts> {
+        let mut timeouts = cortex_model::Timeouts::default();
+        for (name, value, slot) in [
+            ("connect", self.connect, &mut timeouts.connect),
+            ("first_byte", self.first_byte, &mut timeouts.first_byte),
+            ("idle", self.idle, &mut timeouts.idle),
+        ] {
+            if let Some(secs) = value {
+                *slot = std::time::Duration::try_from_secs_f64(secs)
+                    .ok()
+                    .filter(|d| !d.is_zero())
+                    .with_context(|| {
+                        format!("timeouts.{name} must be a positive number of seconds, not {secs}")
+                    })?;
+            }
+        }
+        Ok(timeouts)
+    }
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -85,4 +162,42 @@ pub async fn open_store() -> anyhow::Result<std::sync::Arc<dyn cortex_store::Sto
     let store = cortex_store::SqliteStore::open(&path)
         .with_context(|| format!("cannot open the session store {}", path.display()))?;
     Ok(std::sync::Arc::new(store))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_provider_timeout_and_model_tables() {
+        let config: Config = toml::from_str(
+            r#"
+            model = "anthropic:claude-sonnet-4-20250514"
+            [openai]
+            wire = "responses"
+            [anthropic]
+            thinking_budget = 2048
+            prompt_caching = false
+            [timeouts]
+            idle = 1.5
+            [models."my-model"]
+            context_window = 32768
+            max_output_tokens = 4096
+            prices = { input = 0.5, output = 1.5, cache_read = 0.05, cache_write = 0.5 }
+            "#,
+        )
+        .expect("valid");
+        assert_eq!(config.openai.wire, Some(Wire::Responses));
+        assert_eq!(config.anthropic.thinking_budget, Some(2048));
+        let timeouts = config.timeouts.resolve().expect("valid");
+        assert_eq!(timeouts.idle, std::time::Duration::from_millis(1500));
+        assert_eq!(timeouts.connect, cortex_model::Timeouts::default().connect);
+        let over = &config.models["my-model"];
+        assert_eq!(over.prices.map(|p| p.output), Some(1.5));
+
+        let bad: Config = toml::from_str("[timeouts]\nconnect = -1").expect("parses");
+        assert!(bad.timeouts.resolve().is_err());
+        assert!(toml::from_str::<Config>("[openai]\nwire = \"grpc\"").is_err());
+        assert!(toml::from_str::<Config>("[models.x]\ncontext = 1").is_err());
+    }
 }

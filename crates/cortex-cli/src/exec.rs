@@ -62,7 +62,8 @@ pub struct ExecArgs {
 /// Exit codes: 0 completed, 1 failed, 130 stopped.
 pub async fn run(args: ExecArgs) -> anyhow::Result<ExitCode> {
     let config = Config::load()?;
-    let model = crate::models::select(args.model.as_deref(), &config)?;
+    let selected = crate::models::select(args.model.as_deref(), &config)?;
+    let model = selected.provider.clone();
     let store = config::open_store().await?;
     let guests = crate::guests::provider(&args.guest, &config)?;
     let data = config::data_dir()?;
@@ -102,7 +103,7 @@ pub async fn run(args: ExecArgs) -> anyhow::Result<ExitCode> {
     let renderer: Box<dyn Render> = if args.json {
         Box::new(JsonLines)
     } else {
-        Box::new(Human::new())
+        Box::new(Human::new().with_meter(selected.meter.clone()))
     };
     let live = session.subscribe();
     let printer = tokio::spawn(print_turn(

@@ -1,43 +1,110 @@
 //! Choosing the model provider from `--model PROVIDER:NAME`, the config, or
-//! the embedded default.
+//! the embedded default, and metering its usage.
 
-use crate::config::Config;
+use crate::config::{Config, Wire};
 use anyhow::{Context, bail};
-use cortex_model::ModelProvider;
-use cortex_model::openai::{OpenAiConfig, OpenAiProvider};
+use cortex_model::anthropic::{AnthropicConfig, AnthropicProvider};
+use cortex_model::meter::{Meter, Metered};
+use cortex_model::openai::{OpenAiConfig, OpenAiProvider, OpenAiWire};
 use cortex_model::scripted::ScriptedProvider;
+use cortex_model::{ModelInfo, ModelProvider};
 use std::path::Path;
 use std::sync::Arc;
 
+/// The provider, wrapped so that its usage and estimated cost add up on the
+/// returned meter.
+pub struct Selected {
+    pub provider: Arc<dyn ModelProvider>,
+    pub meter: Meter,
+}
+
 /// `--model`, else the config's `model`, else the embedded local default.
-pub fn select(spec: Option<&str>, config: &Config) -> anyhow::Result<Arc<dyn ModelProvider>> {
-    let Some(spec) = spec.or(config.model.as_deref()) else {
-        return default_model();
+pub fn select(spec: Option<&str>, config: &Config) -> anyhow::Result<Selected> {
+    let (provider, info) = match spec.or(config.model.as_deref()) {
+        None => (default_model()?, None),
+        Some(spec) => {
+            let (provider, name) = spec.split_once(':').with_context(|| {
+                format!("model `{spec}` must be PROVIDER:NAME, e.g. openai:gpt-4o-mini")
+            })?;
+            let info = ModelInfo::resolve(name, config.models.get(name));
+            (build(provider, name, info.as_ref(), config)?, info)
+        }
     };
-    let (provider, name) = spec.split_once(':').with_context(|| {
-        format!("model `{spec}` must be PROVIDER:NAME, e.g. openai:gpt-4o-mini")
-    })?;
-    match provider {
-        "openai" => {
+    let meter = Meter::default();
+    Ok(Selected {
+        provider: Arc::new(Metered::new(provider, info, meter.clone())),
+        meter,
+    })
+}
+
+fn build(
+    provider: &str,
+    name: &str,
+    info: Option<&ModelInfo>,
+    config: &Config,
+) -> anyhow::Result<Arc<dyn ModelProvider>> {
+    let timeouts = config.timeouts.resolve()?;
+    Ok(match provider {
+        "openai" | "openai-responses" => {
             let mut openai = OpenAiConfig::from_env();
+            openai.timeouts = timeouts;
+            openai.parallel_tool_calls = info.is_none_or(|i| i.parallel_tool_calls);
             if let Some(url) = &config.openai.base_url
                 && std::env::var_os("OPENAI_BASE_URL").is_none()
             {
                 openai.base_url = url.trim_end_matches('/').to_owned();
             }
             if let Some(var) = &config.openai.api_key_env {
-                openai.api_key = std::env::var(var).ok().filter(|k| !k.is_empty());
+                openai.api_key = key(var);
+                openai.key_env = var.clone();
             }
-            Ok(Arc::new(OpenAiProvider::new(openai, name)?))
+            openai.wire = match (provider, config.openai.wire) {
+                ("openai-responses", _) | (_, Some(Wire::Responses)) => OpenAiWire::Responses,
+                _ => OpenAiWire::Chat,
+            };
+            Arc::new(OpenAiProvider::new(openai, name)?)
         }
-        "local" => local(name),
+        "anthropic" => {
+            let section = &config.anthropic;
+            let mut anthropic = AnthropicConfig::from_env();
+            anthropic.timeouts = timeouts;
+            anthropic.parallel_tool_calls = info.is_none_or(|i| i.parallel_tool_calls);
+            if let Some(url) = &section.base_url
+                && std::env::var_os("ANTHROPIC_BASE_URL").is_none()
+            {
+                anthropic.base_url = url.trim_end_matches('/').to_owned();
+            }
+            if let Some(var) = &section.api_key_env {
+                anthropic.api_key = key(var);
+                anthropic.key_env = var.clone();
+            }
+            anthropic.max_tokens = section.max_tokens.unwrap_or_else(|| {
+                info.map_or(cortex_model::anthropic::DEFAULT_MAX_TOKENS, |i| {
+                    i.max_output_tokens.min(16_384)
+                })
+            });
+            anthropic.thinking_budget = section.thinking_budget;
+            anthropic.prompt_caching = section.prompt_caching.unwrap_or(true);
+            Arc::new(AnthropicProvider::new(anthropic, name)?)
+        }
+        "local" => local(name)?,
         // Tests and benchmarks only: replays a JSON script file.
-        "scripted" => Ok(Arc::new(
+        "scripted" => Arc::new(
             ScriptedProvider::from_file(Path::new(name))
                 .with_context(|| format!("cannot load the model script {name}"))?,
-        )),
-        other => bail!("unknown model provider `{other}` (expected local, openai or scripted)"),
-    }
+        ),
+        other => bail!(
+            "unknown model provider `{other}` (expected local, openai, openai-responses, \
+             anthropic or scripted)"
+        ),
+    })
+}
+
+fn key(var: &str) -> Option<String> {
+    std::env::var(var)
+        .ok()
+        .map(|k| k.trim().to_owned())
+        .filter(|k| !k.is_empty())
 }
 
 #[cfg(feature = "local")]
@@ -49,8 +116,8 @@ fn default_model() -> anyhow::Result<Arc<dyn ModelProvider>> {
 fn default_model() -> anyhow::Result<Arc<dyn ModelProvider>> {
     bail!(
         "no model is configured and this build has no embedded model. Pass --model openai:NAME \
-         (with OPENAI_API_KEY, and OPENAI_BASE_URL for a compatible server), or set \
-         `model = \"openai:NAME\"` in {}",
+         (with OPENAI_API_KEY, and OPENAI_BASE_URL for a compatible server) or \
+         --model anthropic:NAME (with ANTHROPIC_API_KEY), or set `model = \"openai:NAME\"` in {}",
         crate::config::config_path()
             .map(|p| p.display().to_string())
             .unwrap_or_else(|_| "the config file".into())

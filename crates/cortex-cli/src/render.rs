@@ -2,6 +2,7 @@
 //! (streamed text and one row per tool call on stdout; session notes on
 //! stderr).
 
+use cortex_model::meter::{Meter, MeterTotals};
 use cortex_protocol::{Event, EventKind, ToolStatus};
 use std::collections::HashMap;
 use std::io::Write;
@@ -29,6 +30,8 @@ pub struct Human {
     in_text: bool,
     input_tokens: u64,
     output_tokens: u64,
+    /// The model's meter: cached tokens and estimated cost for the summary.
+    meter: Option<Meter>,
 }
 
 impl Human {
@@ -36,6 +39,23 @@ impl Human {
         Human {
             at_line_start: true,
             ..Default::default()
+        }
+    }
+
+    pub fn with_meter(mut self, meter: Meter) -> Self {
+        self.meter = Some(meter);
+        self
+    }
+
+    /// `N tokens in, M out`, from the meter when there is one (it also
+    /// knows cached tokens and the price), else from the `usage` events.
+    fn usage_summary(&self) -> String {
+        match &self.meter {
+            Some(meter) => summary(&meter.totals()),
+            None => format!(
+                "{} tokens in, {} out",
+                self.input_tokens, self.output_tokens
+            ),
         }
     }
 
@@ -158,17 +178,17 @@ impl Render for Human {
             EventKind::TurnCompleted { rounds } => {
                 self.end_text(&mut out);
                 eprintln!(
-                    "turn completed · {rounds} rounds · {} tokens in, {} out",
-                    self.input_tokens, self.output_tokens
+                    "turn completed · {rounds} rounds · {}",
+                    self.usage_summary()
                 );
             }
             EventKind::TurnStopped { reason } => {
                 self.end_text(&mut out);
-                eprintln!("turn stopped: {reason}");
+                eprintln!("turn stopped: {reason} · {}", self.usage_summary());
             }
             EventKind::TurnFailed { error } => {
                 self.end_text(&mut out);
-                eprintln!("turn failed: {error}");
+                eprintln!("turn failed: {error} · {}", self.usage_summary());
             }
             EventKind::Error { message } => eprintln!("error: {message}"),
             _ => {}
@@ -228,5 +248,47 @@ mod tests {
             "fn in src"
         );
         assert_eq!(short_arguments("bash", "{not json"), "{not json");
+    }
+}
+
+/// `12000 tokens in (9000 cached), 300 out · ~$0.0123`: the cost only when
+/// the model's prices are known.
+fn summary(totals: &MeterTotals) -> String {
+    let t = &totals.tokens;
+    let mut line = format!("{} tokens in", t.input);
+    if t.cache_read > 0 {
+        line.push_str(&format!(" ({} cached)", t.cache_read));
+    }
+    line.push_str(&format!(", {} out", t.output));
+    if let Some(cost) = totals.cost_usd {
+        line.push_str(&format!(" · ~${cost:.4}"));
+    }
+    line
+}
+
+#[cfg(test)]
+mod summary_tests {
+    use super::*;
+    use cortex_model::TokenCounts;
+
+    #[test]
+    fn summary_shows_cache_and_cost_when_known() {
+        let mut totals = MeterTotals {
+            requests: 2,
+            tokens: TokenCounts {
+                input: 12_000,
+                output: 300,
+                cache_read: 9_000,
+                cache_write: 0,
+            },
+            cost_usd: Some(0.012_34),
+        };
+        assert_eq!(
+            summary(&totals),
+            "12000 tokens in (9000 cached), 300 out · ~$0.0123"
+        );
+        totals.cost_usd = None;
+        totals.tokens.cache_read = 0;
+        assert_eq!(summary(&totals), "12000 tokens in, 300 out");
     }
 }

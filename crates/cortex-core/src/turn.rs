@@ -160,7 +160,8 @@ impl Session {
                     // Stop: dropping the stream aborts the request. What was
                     // shown stays in the history.
                     drop(stream);
-                    self.finish_message(turn, text, Vec::new()).await?;
+                    self.finish_message(turn, text, Vec::new(), Vec::new())
+                        .await?;
                     return Ok(RoundEnd::Stopped);
                 };
                 match next {
@@ -216,8 +217,13 @@ impl Session {
                             )
                             .await?;
                     }
-                    self.finish_message(turn, assembled.text.clone(), assembled.tool_calls.clone())
-                        .await?;
+                    self.finish_message(
+                        turn,
+                        assembled.text.clone(),
+                        assembled.tool_calls.clone(),
+                        assembled.provider_items.clone(),
+                    )
+                    .await?;
                     return Ok(RoundEnd::Done(assembled));
                 }
                 Err(e @ ModelError::Stream(_)) if attempt < MAX_STREAM_RETRIES => {
@@ -255,12 +261,17 @@ impl Session {
         turn: &TurnId,
         text: String,
         tool_calls: Vec<cortex_protocol::ToolCallRequest>,
+        // Replayed to the provider with the next rounds (reasoning); kept in
+        // memory only, not in the timeline.
+        provider_items: Vec<cortex_protocol::ProviderItem>,
     ) -> Result<(), CoreError> {
         self.timeline
             .emit(Some(turn), EventKind::MessageDone { text: text.clone() })
             .await?;
         if !text.is_empty() || !tool_calls.is_empty() {
-            self.history.push(Message::assistant(text, tool_calls));
+            let mut message = Message::assistant(text, tool_calls);
+            message.provider_items = provider_items;
+            self.history.push(message);
         }
         Ok(())
     }

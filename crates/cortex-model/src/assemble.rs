@@ -1,7 +1,7 @@
 //! Folding a stream of [`ModelEvent`]s into one response.
 
 use crate::{FinishReason, ModelEvent};
-use cortex_protocol::{CallId, ToolCallRequest};
+use cortex_protocol::{CallId, ProviderItem, ToolCallRequest};
 use std::collections::HashSet;
 
 /// A whole response, assembled.
@@ -10,8 +10,16 @@ pub struct Assembled {
     pub text: String,
     /// In the order the model started them.
     pub tool_calls: Vec<ToolCallRequest>,
+    /// The whole prompt, cached parts included.
     pub input_tokens: u64,
     pub output_tokens: u64,
+    /// Prompt tokens read from / written to the provider's cache.
+    pub cache_read_tokens: u64,
+    pub cache_write_tokens: u64,
+    /// Thinking / reasoning summary text, apart from `text`.
+    pub thinking: String,
+    /// To keep with the assistant message (see [`ModelEvent::ProviderItem`]).
+    pub provider_items: Vec<ProviderItem>,
     pub finish: Option<FinishReason>,
 }
 
@@ -59,6 +67,19 @@ impl Assembler {
                     self.inner.output_tokens = *output_tokens;
                 }
             }
+            ModelEvent::CacheUsage {
+                read_tokens,
+                write_tokens,
+            } => {
+                if *read_tokens > 0 {
+                    self.inner.cache_read_tokens = *read_tokens;
+                }
+                if *write_tokens > 0 {
+                    self.inner.cache_write_tokens = *write_tokens;
+                }
+            }
+            ModelEvent::ThinkingDelta(text) => self.inner.thinking.push_str(text),
+            ModelEvent::ProviderItem(item) => self.inner.provider_items.push(item.clone()),
             ModelEvent::Finish(reason) => self.inner.finish = Some(reason.clone()),
         }
     }

@@ -13,13 +13,31 @@ pub enum ModelError {
     Config(String),
     #[error("scripted model: {0}")]
     Script(String),
+    /// 401/403: the message names the variable that holds the key.
+    #[error("{0}")]
+    Auth(String),
+    /// 404: the model (or the endpoint) does not exist on that server.
+    #[error("{0}")]
+    NoSuchModel(String),
+    /// The prompt does not fit the model's context window.
+    #[error(
+        "the conversation is too long for the model's context window ({0}); \
+         the history has to be compacted before the next request, or a new session started"
+    )]
+    ContextTooLong(String),
+    /// The provider refused or filtered the answer.
+    #[error("the model's answer was blocked by the provider's content filter: {0}")]
+    ContentFiltered(String),
+    /// No response headers within the first-byte timeout.
+    #[error("the model server did not answer in time: {0}")]
+    Timeout(String),
 }
 
 impl ModelError {
     /// Whether trying the same request again may succeed.
     pub fn is_retryable(&self) -> bool {
         match self {
-            ModelError::Connect(_) | ModelError::Stream(_) => true,
+            ModelError::Connect(_) | ModelError::Stream(_) | ModelError::Timeout(_) => true,
             ModelError::Http { status, .. } => *status == 429 || *status >= 500,
             _ => false,
         }

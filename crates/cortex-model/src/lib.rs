@@ -8,17 +8,25 @@
 //! reported as [`ModelError::Stream`] and the turn loop decides (it may retry
 //! the whole round, since no tool of that round has run yet).
 
+pub mod anthropic;
 mod assemble;
+pub mod encode;
 mod error;
+pub mod metadata;
+pub mod meter;
 pub mod openai;
 mod retry;
 pub mod scripted;
+mod timeouts;
+mod wire;
 
 pub use assemble::{Assembled, Assembler};
 pub use error::ModelError;
+pub use metadata::{ModelInfo, ModelOverride, Prices, TokenCounts};
 pub use retry::RetryPolicy;
+pub use timeouts::Timeouts;
 
-use cortex_protocol::{Message, ToolSpec};
+use cortex_protocol::{Message, ProviderItem, ToolSpec};
 use futures::Stream;
 use std::pin::Pin;
 
@@ -56,10 +64,23 @@ pub enum ModelEvent {
     ToolCallEnd {
         index: usize,
     },
+    /// `input_tokens` counts the whole prompt, cached parts included.
     Usage {
         input_tokens: u64,
         output_tokens: u64,
     },
+    /// How much of the prompt was read from, and written to, the provider's
+    /// prompt cache (both are part of `Usage::input_tokens`).
+    CacheUsage {
+        read_tokens: u64,
+        write_tokens: u64,
+    },
+    /// Extended thinking / reasoning summary text: shown apart from the
+    /// answer (collapsible), never part of the assistant's text.
+    ThinkingDelta(String),
+    /// An opaque item the provider wants back verbatim with this assistant
+    /// message in later requests (see [`cortex_protocol::ProviderItem`]).
+    ProviderItem(ProviderItem),
     /// The provider is about to retry after a retryable failure that happened
     /// before any event of the response.
     Retry {
@@ -76,4 +97,12 @@ pub trait ModelProvider: Send + Sync {
     /// `provider:model`, for events and logs.
     fn describe(&self) -> String;
     fn stream(&self, request: ModelRequest) -> ModelStream;
+}
+
+/// A non-empty, trimmed environment variable.
+pub(crate) fn env_var(name: &str) -> Option<String> {
+    std::env::var(name)
+        .ok()
+        .map(|v| v.trim().to_owned())
+        .filter(|v| !v.is_empty())
 }

@@ -1,9 +1,10 @@
 //! OpenAI Chat Completions (and compatible servers: vLLM, llama.cpp server,
 //! Ollama, OpenRouter), streaming.
 //!
-//! `request` builds the body, `sse` splits the byte stream into events,
-//! `chunk` turns `chat.completion.chunk`s into [`crate::ModelEvent`]s and
-//! `driver` sends, retries and ties them together.
+//! Two wire formats: Chat Completions (`request` builds the body, `chunk`
+//! turns `chat.completion.chunk`s into [`crate::ModelEvent`]s) and the
+//! Responses API (`responses`). Sending, retries, timeouts and SSE framing
+//! are shared with the other providers (`crate::wire`).
 //!
 //! Retried (per [`RetryPolicy`], each announced by a `Retry` event) while
 //! nothing else has been yielded: connection errors, 429 (honouring
@@ -14,48 +15,78 @@
 //! completion is read as well.
 
 mod chunk;
-mod driver;
 mod request;
-mod sse;
+mod responses;
 
-use crate::{ModelError, ModelProvider, ModelRequest, ModelStream, RetryPolicy};
-use std::time::Duration;
+use crate::wire::driver::{self, Target, check_url, client};
+use crate::wire::status::ErrorContext;
+use crate::{ModelError, ModelProvider, ModelRequest, ModelStream, RetryPolicy, Timeouts};
 
 const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
+const DEFAULT_KEY_ENV: &str = "OPENAI_API_KEY";
+
+/// Which OpenAI API to speak.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum OpenAiWire {
+    /// `/chat/completions`: OpenAI and every compatible server.
+    #[default]
+    Chat,
+    /// `/responses`: OpenAI's newer API, with reasoning items replayed.
+    Responses,
+}
 
 #[derive(Debug, Clone)]
 pub struct OpenAiConfig {
-    /// e.g. `https://api.openai.com/v1`; `/chat/completions` is appended.
+    /// e.g. `https://api.openai.com/v1`; `/chat/completions` or
+    /// `/responses` is appended.
     pub base_url: String,
     pub api_key: Option<String>,
+    /// Where `api_key` came from, named when the server rejects it.
+    pub key_env: String,
+    pub wire: OpenAiWire,
+    /// `false` for models that cannot call tools in parallel (from the
+    /// model metadata); the request then says `parallel_tool_calls: false`.
+    pub parallel_tool_calls: bool,
     pub retry: RetryPolicy,
-    pub connect_timeout: Duration,
+    pub timeouts: Timeouts,
 }
 
 impl OpenAiConfig {
     /// `OPENAI_BASE_URL` (default `https://api.openai.com/v1`) and
-    /// `OPENAI_API_KEY`.
+    /// `OPENAI_API_KEY`; Chat Completions.
     pub fn from_env() -> Self {
-        let var = |name: &str| {
-            std::env::var(name)
-                .ok()
-                .map(|v| v.trim().to_owned())
-                .filter(|v| !v.is_empty())
-        };
         OpenAiConfig {
-            base_url: var("OPENAI_BASE_URL")
+            base_url: crate::env_var("OPENAI_BASE_URL")
                 .unwrap_or_else(|| DEFAULT_BASE_URL.to_owned())
                 .trim_end_matches('/')
                 .to_owned(),
-            api_key: var("OPENAI_API_KEY"),
+            api_key: crate::env_var(DEFAULT_KEY_ENV),
+            key_env: DEFAULT_KEY_ENV.to_owned(),
+            wire: OpenAiWire::Chat,
+            parallel_tool_calls: true,
             retry: RetryPolicy::default(),
-            connect_timeout: Duration::from_secs(10),
+            timeouts: Timeouts::default(),
         }
     }
 
     fn endpoint(&self) -> String {
-        format!("{}/chat/completions", self.base_url.trim_end_matches('/'))
+        let path = match self.wire {
+            OpenAiWire::Chat => "chat/completions",
+            OpenAiWire::Responses => "responses",
+        };
+        format!("{}/{path}", self.base_url.trim_end_matches('/'))
     }
+}
+
+pub(crate) fn chat_body(model: &str, request: &ModelRequest) -> Result<Vec<u8>, serde_json::Error> {
+    request::build_body(model, request, true)
+}
+
+pub(crate) fn responses_body(
+    model: &str,
+    request: &ModelRequest,
+) -> Result<Vec<u8>, serde_json::Error> {
+    responses::build_body(model, request, true)
 }
 
 pub struct OpenAiProvider {
@@ -66,35 +97,26 @@ pub struct OpenAiProvider {
 
 impl OpenAiProvider {
     pub fn new(config: OpenAiConfig, model: impl Into<String>) -> Result<Self, ModelError> {
-        let model = model.into();
-        let url = config.endpoint();
-        match reqwest::Url::parse(&url) {
-            Ok(parsed) if matches!(parsed.scheme(), "http" | "https") => {}
-            _ => {
-                return Err(ModelError::Config(format!(
-                    "`{}` is not an http(s) base URL",
-                    config.base_url
-                )));
-            }
-        }
-        // No overall timeout: a response streams for as long as the model
-        // writes. Stop drops the stream, which aborts the request.
-        let http = reqwest::Client::builder()
-            .connect_timeout(config.connect_timeout)
-            .user_agent(concat!("cortex-code/", env!("CARGO_PKG_VERSION")))
-            .build()
-            .map_err(|e| ModelError::Config(format!("cannot build the HTTP client: {e}")))?;
+        check_url(&config.endpoint(), &config.base_url)?;
+        let http = client(&config.timeouts)?;
         Ok(OpenAiProvider {
             config,
-            model,
+            model: model.into(),
             http,
         })
+    }
+
+    fn prefix(&self) -> &'static str {
+        match self.config.wire {
+            OpenAiWire::Chat => "openai",
+            OpenAiWire::Responses => "openai-responses",
+        }
     }
 }
 
 impl ModelProvider for OpenAiProvider {
     fn describe(&self) -> String {
-        format!("openai:{}", self.model)
+        format!("{}:{}", self.prefix(), self.model)
     }
 
     /// Streams one response. `request.model`, when set, overrides the
@@ -105,19 +127,48 @@ impl ModelProvider for OpenAiProvider {
         } else {
             &request.model
         };
-        let body = match request::build_body(model, &request) {
+        let body = match self.config.wire {
+            OpenAiWire::Chat => {
+                request::build_body(model, &request, self.config.parallel_tool_calls)
+            }
+            OpenAiWire::Responses => {
+                responses::build_body(model, &request, self.config.parallel_tool_calls)
+            }
+        };
+        let body = match body {
             Ok(body) => body,
             Err(e) => {
                 let error = ModelError::Protocol(format!("cannot encode the request: {e}"));
                 return Box::pin(futures::stream::once(async move { Err(error) }));
             }
         };
-        let target = driver::Target {
+        let headers = self
+            .config
+            .api_key
+            .iter()
+            .map(|key| ("authorization", format!("Bearer {key}")))
+            .collect();
+        let target = Target {
             url: self.config.endpoint(),
-            api_key: self.config.api_key.clone(),
+            headers,
             retry: self.config.retry.clone(),
+            timeouts: self.config.timeouts,
+            errors: ErrorContext {
+                describe: format!("{}:{model}", self.prefix()),
+                key_env: self.config.key_env.clone(),
+            },
         };
-        driver::drive(self.http.clone(), target, body)
+        match self.config.wire {
+            OpenAiWire::Chat => {
+                driver::drive(self.http.clone(), target, body, chunk::ChunkParser::default)
+            }
+            OpenAiWire::Responses => driver::drive(
+                self.http.clone(),
+                target,
+                body,
+                responses::EventParser::default,
+            ),
+        }
     }
 }
 
@@ -129,8 +180,11 @@ mod tests {
         OpenAiConfig {
             base_url: base_url.into(),
             api_key: None,
+            key_env: "OPENAI_API_KEY".into(),
+            wire: OpenAiWire::Chat,
+            parallel_tool_calls: true,
             retry: RetryPolicy::default(),
-            connect_timeout: Duration::from_secs(1),
+            timeouts: Timeouts::default(),
         }
     }
 

@@ -3,10 +3,10 @@
 
 mod support;
 
-use cortex_model::openai::{OpenAiConfig, OpenAiProvider};
+use cortex_model::openai::{OpenAiConfig, OpenAiProvider, OpenAiWire};
 use cortex_model::{
     Assembled, Assembler, FinishReason, ModelError, ModelEvent, ModelProvider, ModelRequest,
-    RetryPolicy,
+    RetryPolicy, Timeouts,
 };
 use cortex_protocol::{CallId, Message, ToolCallRequest, ToolSpec};
 use futures::StreamExt;
@@ -28,8 +28,14 @@ fn provider(base_url: &str, api_key: Option<&str>) -> OpenAiProvider {
     let config = OpenAiConfig {
         base_url: base_url.to_owned(),
         api_key: api_key.map(str::to_owned),
+        key_env: "OPENAI_API_KEY".into(),
+        wire: OpenAiWire::Chat,
+        parallel_tool_calls: true,
         retry: policy(),
-        connect_timeout: Duration::from_secs(2),
+        timeouts: Timeouts {
+            connect: Duration::from_secs(2),
+            ..Timeouts::default()
+        },
     };
     OpenAiProvider::new(config, "gpt-4o-mini").expect("provider")
 }
@@ -270,13 +276,13 @@ async fn unauthorized_fails_at_once() {
     }])
     .await;
     let items = run(&server).await;
-    assert_eq!(
-        items,
-        [Err(ModelError::Http {
-            status: 401,
-            body: body.into()
-        })]
-    );
+    match items.as_slice() {
+        [Err(ModelError::Auth(message))] => {
+            assert!(message.contains("OPENAI_API_KEY"), "{message}");
+            assert!(message.contains("Incorrect API key provided"), "{message}");
+        }
+        other => panic!("unexpected {other:?}"),
+    }
     assert_eq!(server.requests().len(), 1);
 }
 

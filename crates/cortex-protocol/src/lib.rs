@@ -21,7 +21,7 @@ mod tools;
 pub use event::{Event, EventKind, OutputStream, StopRule, ToolStatus, now_rfc3339};
 pub use guest::{GuestOp, GuestReply, GuestRequest, GuestResponse, ToolOutcome};
 pub use ids::{CallId, SessionId, TurnId};
-pub use message::{Message, Role, ToolCallRequest};
+pub use message::{Message, ProviderItem, Role, ToolCallRequest};
 pub use mode::{Mode, ToolName, UnknownMode, UnknownTool};
 pub use sandbox::{NetworkPolicy, Sandbox, SandboxPolicy, UnknownSetting, WorkspaceMode};
 pub use tools::{

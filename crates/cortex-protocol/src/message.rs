@@ -33,6 +33,21 @@ pub struct Message {
     /// Tool messages: which call this answers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_call_id: Option<CallId>,
+    /// Assistant messages: opaque records a provider asked to get back
+    /// verbatim with the rest of the history (Anthropic thinking blocks with
+    /// their signatures, OpenAI Responses encrypted reasoning items). Only
+    /// the provider that wrote an item reads it; the others skip it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub provider_items: Vec<ProviderItem>,
+}
+
+/// One opaque item of a provider, kept with an assistant message.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProviderItem {
+    /// Which wire format wrote it, e.g. `anthropic`, `openai-responses`.
+    pub provider: String,
+    /// The item exactly as the provider sent it.
+    pub item: serde_json::Value,
 }
 
 impl Message {
@@ -50,6 +65,7 @@ impl Message {
             content: content.into(),
             tool_calls,
             tool_call_id: None,
+            provider_items: Vec::new(),
         }
     }
 
@@ -59,6 +75,7 @@ impl Message {
             content: content.into(),
             tool_calls: Vec::new(),
             tool_call_id: Some(call_id),
+            provider_items: Vec::new(),
         }
     }
 
@@ -68,6 +85,7 @@ impl Message {
             content: content.into(),
             tool_calls: Vec::new(),
             tool_call_id: None,
+            provider_items: Vec::new(),
         }
     }
 }

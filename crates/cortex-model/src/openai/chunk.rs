@@ -1,5 +1,6 @@
 //! `chat.completion.chunk` objects in, [`ModelEvent`]s out.
 
+use crate::wire::{StreamParser, excerpt};
 use crate::{FinishReason, ModelError, ModelEvent};
 use serde::Deserialize;
 use std::collections::HashMap;
@@ -30,6 +31,9 @@ struct Delta {
     content: Option<String>,
     #[serde(default)]
     tool_calls: Option<Vec<CallDelta>>,
+    /// Set instead of `content` when the model declines to answer.
+    #[serde(default)]
+    refusal: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -56,6 +60,14 @@ pub(crate) struct Usage {
     pub(crate) prompt_tokens: Option<u64>,
     #[serde(default)]
     pub(crate) completion_tokens: Option<u64>,
+    #[serde(default)]
+    pub(crate) prompt_tokens_details: Option<PromptDetails>,
+}
+
+#[derive(Deserialize)]
+pub(crate) struct PromptDetails {
+    #[serde(default)]
+    pub(crate) cached_tokens: Option<u64>,
 }
 
 /// One tool call of the response, as far as it has been seen.
@@ -75,6 +87,7 @@ pub(crate) struct ChunkParser {
     /// The server's tool-call index → ours (the position in `calls`).
     slots: HashMap<u64, usize>,
     finish: Option<FinishReason>,
+    refusal: String,
     done: bool,
 }
 
@@ -111,15 +124,26 @@ impl ChunkParser {
             if let Some(text) = delta.content.filter(|t| !t.is_empty()) {
                 events.push(ModelEvent::TextDelta(text));
             }
+            if let Some(refusal) = delta.refusal {
+                self.refusal.push_str(&refusal);
+            }
             for call in delta.tool_calls.unwrap_or_default() {
                 self.call_delta(call, &mut events);
             }
             if let Some(reason) = choice.finish_reason.filter(|r| !r.is_empty()) {
+                if reason == "content_filter" || !self.refusal.is_empty() {
+                    let why = if self.refusal.is_empty() {
+                        "finish_reason content_filter".to_owned()
+                    } else {
+                        format!("the model refused: {}", self.refusal)
+                    };
+                    return Err(ModelError::ContentFiltered(why));
+                }
                 self.finish = Some(finish_reason(&reason));
             }
         }
         if let Some(usage) = chunk.usage {
-            events.push(usage_event(&usage));
+            events.extend(usage_events(&usage));
         }
         Ok(events)
     }
@@ -285,11 +309,25 @@ pub(crate) fn finish_reason(reason: &str) -> FinishReason {
     }
 }
 
-pub(crate) fn usage_event(usage: &Usage) -> ModelEvent {
-    ModelEvent::Usage {
+/// `Usage`, then `CacheUsage` when the server reported cached tokens
+/// (OpenAI caches long prefixes by itself and bills reads at a discount).
+pub(crate) fn usage_events(usage: &Usage) -> Vec<ModelEvent> {
+    let mut events = vec![ModelEvent::Usage {
         input_tokens: usage.prompt_tokens.unwrap_or(0),
         output_tokens: usage.completion_tokens.unwrap_or(0),
+    }];
+    let cached = usage
+        .prompt_tokens_details
+        .as_ref()
+        .and_then(|d| d.cached_tokens)
+        .unwrap_or(0);
+    if cached > 0 {
+        events.push(ModelEvent::CacheUsage {
+            read_tokens: cached,
+            write_tokens: 0,
+        });
     }
+    events
 }
 
 /// An `{"error": {...}}` object sent in place of a chunk. A numeric HTTP-like
@@ -318,16 +356,22 @@ pub(crate) fn stream_error(error: &serde_json::Value) -> ModelError {
     }
 }
 
-pub(crate) fn excerpt(text: &str) -> String {
-    const MAX: usize = 200;
-    if text.len() <= MAX {
-        return text.to_owned();
+impl StreamParser for ChunkParser {
+    fn event(&mut self, data: &str) -> Result<Vec<ModelEvent>, ModelError> {
+        ChunkParser::event(self, data)
     }
-    let mut end = MAX;
-    while !text.is_char_boundary(end) {
-        end -= 1;
+
+    fn is_done(&self) -> bool {
+        ChunkParser::is_done(self)
     }
-    format!("{}…", &text[..end])
+
+    fn end_of_stream(&mut self) -> Result<Vec<ModelEvent>, ModelError> {
+        ChunkParser::end_of_stream(self)
+    }
+
+    fn whole_response(&mut self, body: &[u8]) -> Result<Vec<ModelEvent>, ModelError> {
+        whole_response(body)
+    }
 }
 
 #[cfg(test)]
@@ -540,6 +584,54 @@ mod tests {
         assert_eq!(
             finish_reason("content_filter"),
             FinishReason::Other("content_filter".into())
+        );
+    }
+
+    #[test]
+    fn content_filter_and_refusals_are_errors() {
+        let mut p = ChunkParser::default();
+        run(
+            &mut p,
+            &[r#"{"choices":[{"index":0,"delta":{"content":"Sure"}}]}"#],
+        );
+        assert!(matches!(
+            p.data(r#"{"choices":[{"index":0,"delta":{},"finish_reason":"content_filter"}]}"#),
+            Err(ModelError::ContentFiltered(m)) if m.contains("content_filter")
+        ));
+        let mut p = ChunkParser::default();
+        run(
+            &mut p,
+            &[
+                r#"{"choices":[{"index":0,"delta":{"role":"assistant","content":null,"refusal":"I can't help with that."}}]}"#,
+            ],
+        );
+        assert!(matches!(
+            p.data(r#"{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}"#),
+            Err(ModelError::ContentFiltered(m)) if m.contains("I can't help with that.")
+        ));
+    }
+
+    #[test]
+    fn cached_prompt_tokens_are_reported() {
+        let mut p = ChunkParser::default();
+        let events = run(
+            &mut p,
+            &[
+                r#"{"choices":[],"usage":{"prompt_tokens":2000,"completion_tokens":5,"prompt_tokens_details":{"cached_tokens":1536}}}"#,
+            ],
+        );
+        assert_eq!(
+            events,
+            [
+                ModelEvent::Usage {
+                    input_tokens: 2000,
+                    output_tokens: 5
+                },
+                ModelEvent::CacheUsage {
+                    read_tokens: 1536,
+                    write_tokens: 0
+                }
+            ]
         );
     }
 }

@@ -10,6 +10,10 @@ struct Body<'a> {
     messages: Vec<WireMessage<'a>>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     tools: Vec<WireTool<'a>>,
+    /// Sent only as `false` (models that cannot call tools in parallel);
+    /// some compatible servers reject the field.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    parallel_tool_calls: Option<bool>,
     stream: bool,
     stream_options: StreamOptions,
 }
@@ -62,6 +66,7 @@ struct WireFunction<'a> {
 pub(crate) fn build_body(
     model: &str,
     request: &ModelRequest,
+    parallel_tool_calls: bool,
 ) -> Result<Vec<u8>, serde_json::Error> {
     let mut messages = Vec::with_capacity(request.messages.len() + 1);
     if !request.system.is_empty() {
@@ -77,6 +82,7 @@ pub(crate) fn build_body(
         model,
         messages,
         tools: request.tools.iter().map(wire_tool).collect(),
+        parallel_tool_calls: (!parallel_tool_calls && !request.tools.is_empty()).then_some(false),
         stream: true,
         stream_options: StreamOptions {
             include_usage: true,
@@ -150,7 +156,7 @@ mod tests {
     use serde_json::{Value, json};
 
     fn body(request: &ModelRequest) -> Value {
-        let bytes = build_body("gpt-test", request).expect("serialises");
+        let bytes = build_body("gpt-test", request, true).expect("serialises");
         serde_json::from_slice(&bytes).expect("valid json")
     }
 
@@ -220,6 +226,9 @@ mod tests {
         };
         let value = body(&request);
         assert!(value.get("tools").is_none());
+        let serial = build_body("m", &request, false).expect("serialises");
+        // Without tools there is nothing to say about parallel calls.
+        assert!(!String::from_utf8_lossy(&serial).contains("parallel_tool_calls"));
         assert_eq!(
             value["messages"],
             json!([{"role": "assistant", "content": "thinking", "tool_calls": [

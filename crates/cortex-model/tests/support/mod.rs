@@ -1,6 +1,9 @@
 //! A tiny HTTP/1.1 server on 127.0.0.1 that plays canned replies, one per
 //! connection, and records what it was sent.
 
+// Each test binary uses a different part of this module.
+#![allow(dead_code)]
+
 use std::collections::VecDeque;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -29,6 +32,9 @@ pub enum Reply {
         headers: Vec<(String, String)>,
         body: String,
     },
+    /// Reads the request and never answers (no status line); waits for the
+    /// client to hang up and notes it.
+    Stall,
 }
 
 #[derive(Debug, Clone)]
@@ -82,6 +88,11 @@ impl Server {
 
     pub fn base_url(&self) -> String {
         format!("http://{}/v1/", self.addr)
+    }
+
+    /// Without a path: Anthropic's base URLs do not include `/v1`.
+    pub fn root_url(&self) -> String {
+        format!("http://{}", self.addr)
     }
 
     pub fn requests(&self) -> Vec<Recorded> {
@@ -177,6 +188,10 @@ async fn write_reply(
             socket.write_all(head.as_bytes()).await?;
             socket.write_all(body.as_bytes()).await?;
         }
+        Reply::Stall => {
+            wait_for_hang_up(socket).await;
+            hung_up.store(true, Ordering::SeqCst);
+        }
         Reply::Sse(parts) | Reply::SseCut(parts) | Reply::SseHang(parts) if parts.is_empty() => {
             unreachable!("give SSE replies at least one part")
         }
@@ -192,14 +207,7 @@ async fn write_reply(
         Reply::SseHang(parts) => {
             write_chunked_head(socket, SSE_HEAD).await?;
             write_chunks(socket, &parts).await?;
-            // Wait for the client to hang up.
-            let mut scratch = [0u8; 64];
-            loop {
-                match socket.read(&mut scratch).await {
-                    Ok(0) | Err(_) => break,
-                    Ok(_) => {}
-                }
-            }
+            wait_for_hang_up(socket).await;
             hung_up.store(true, Ordering::SeqCst);
         }
         Reply::SsePlainClose(parts) => {
@@ -215,6 +223,16 @@ async fn write_reply(
     }
     socket.flush().await?;
     socket.shutdown().await
+}
+
+async fn wait_for_hang_up(socket: &mut TcpStream) {
+    let mut scratch = [0u8; 64];
+    loop {
+        match socket.read(&mut scratch).await {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {}
+        }
+    }
 }
 
 async fn write_chunked_head(socket: &mut TcpStream, head: &str) -> std::io::Result<()> {
@@ -263,4 +281,20 @@ pub fn pieces(body: &str, size: usize) -> Vec<Vec<u8>> {
 /// Each event as its own part.
 pub fn parts(events: &[String]) -> Vec<Vec<u8>> {
     events.iter().map(|e| e.clone().into_bytes()).collect()
+}
+
+/// A fixture file under `tests/fixtures/`.
+pub fn fixture(name: &str) -> String {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name);
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// A fixture's SSE events, each as its own network write.
+pub fn fixture_events(name: &str) -> Vec<Vec<u8>> {
+    fixture(name)
+        .split_inclusive("\n\n")
+        .map(|e| e.as_bytes().to_vec())
+        .collect()
 }

@@ -1,10 +1,11 @@
 //! Sending the request, retrying before the first event, and turning the
-//! response body into events.
+//! response body into events, for any SSE wire format.
 
-use super::chunk::{ChunkParser, whole_response};
+use super::StreamParser;
 use super::sse::SseDecoder;
+use super::status::{ErrorContext, classify};
 use crate::retry::parse_retry_after;
-use crate::{ModelError, ModelEvent, ModelStream, RetryPolicy};
+use crate::{ModelError, ModelEvent, ModelStream, RetryPolicy, Timeouts};
 use futures::{Stream, StreamExt};
 use reqwest::header::{CONTENT_TYPE, HeaderMap};
 use std::time::{Duration, SystemTime};
@@ -17,8 +18,32 @@ const ERROR_BODY_TIMEOUT: Duration = Duration::from_secs(10);
 /// Where and how to send one request.
 pub(crate) struct Target {
     pub(crate) url: String,
-    pub(crate) api_key: Option<String>,
+    /// Sent with every attempt (authentication, API version).
+    pub(crate) headers: Vec<(&'static str, String)>,
     pub(crate) retry: RetryPolicy,
+    pub(crate) timeouts: Timeouts,
+    pub(crate) errors: ErrorContext,
+}
+
+/// An HTTP client for one provider: no overall timeout (a response streams
+/// for as long as the model writes; Stop drops the stream, which aborts the
+/// request), only the connect timeout.
+pub(crate) fn client(timeouts: &Timeouts) -> Result<reqwest::Client, ModelError> {
+    reqwest::Client::builder()
+        .connect_timeout(timeouts.connect)
+        .user_agent(concat!("cortex-code/", env!("CARGO_PKG_VERSION")))
+        .build()
+        .map_err(|e| ModelError::Config(format!("cannot build the HTTP client: {e}")))
+}
+
+/// Checks that `url` is http(s).
+pub(crate) fn check_url(url: &str, base_url: &str) -> Result<(), ModelError> {
+    match reqwest::Url::parse(url) {
+        Ok(parsed) if matches!(parsed.scheme(), "http" | "https") => Ok(()),
+        _ => Err(ModelError::Config(format!(
+            "`{base_url}` is not an http(s) base URL"
+        ))),
+    }
 }
 
 /// A failed attempt, with the server's hint on when to try again.
@@ -38,14 +63,20 @@ impl From<ModelError> for Failure {
 
 /// The events of one request. Retryable failures are retried while nothing
 /// but `Retry` events has been yielded; after that, errors end the stream.
-pub(crate) fn drive(http: reqwest::Client, target: Target, body: Vec<u8>) -> ModelStream {
+pub(crate) fn drive<P: StreamParser>(
+    http: reqwest::Client,
+    target: Target,
+    body: Vec<u8>,
+    new_parser: fn() -> P,
+) -> ModelStream {
     Box::pin(async_stream::stream! {
         let mut attempt: u32 = 0;
         loop {
             let failure = match open(&http, &target, &body).await {
                 Err(failure) => failure,
                 Ok(response) => {
-                    let mut events = std::pin::pin!(response_events(response));
+                    let events = response_events(response, new_parser(), target.timeouts.idle);
+                    let mut events = std::pin::pin!(events);
                     let mut yielded = false;
                     let mut failure = None;
                     while let Some(item) = events.next().await {
@@ -100,14 +131,20 @@ async fn open(
         .post(&target.url)
         .header(CONTENT_TYPE, "application/json")
         .body(body.to_vec());
-    if let Some(key) = &target.api_key {
-        request = request.bearer_auth(key);
+    for (name, value) in &target.headers {
+        request = request.header(*name, value);
     }
     tracing::debug!(url = %target.url, bytes = body.len(), "sending model request");
-    let response = request
-        .send()
-        .await
-        .map_err(|e| Failure::from(ModelError::Connect(describe(&e))))?;
+    let first_byte = target.timeouts.first_byte;
+    let response = match tokio::time::timeout(first_byte, request.send()).await {
+        Ok(sent) => sent.map_err(|e| Failure::from(connect_error(&e, &target.timeouts)))?,
+        Err(_) => {
+            return Err(Failure::from(ModelError::Timeout(format!(
+                "no response within {:.1}s (first-byte timeout)",
+                first_byte.as_secs_f64()
+            ))));
+        }
+    };
     let status = response.status();
     if status.is_success() {
         return Ok(response);
@@ -115,24 +152,24 @@ async fn open(
     let retry_after = retry_after(response.headers(), SystemTime::now());
     let body = error_body(response).await;
     Err(Failure {
-        error: ModelError::Http {
-            status: status.as_u16(),
-            body,
-        },
+        error: classify(status.as_u16(), &body, &target.errors),
         retry_after,
     })
 }
 
 /// The body of an SSE (or, from servers that ignore `stream`, JSON) response
 /// as events.
-fn response_events(
+fn response_events<P: StreamParser>(
     response: reqwest::Response,
+    mut parser: P,
+    idle: Duration,
 ) -> impl Stream<Item = Result<ModelEvent, ModelError>> + Send {
     async_stream::stream! {
         if is_json(response.headers()) {
-            let result = match response.bytes().await {
-                Ok(bytes) => whole_response(&bytes),
-                Err(e) => Err(ModelError::Stream(describe(&e))),
+            let result = match tokio::time::timeout(idle, response.bytes()).await {
+                Ok(Ok(bytes)) => parser.whole_response(&bytes),
+                Ok(Err(e)) => Err(ModelError::Stream(describe(&e))),
+                Err(_) => Err(idle_error(idle)),
             };
             match result {
                 Ok(events) => for event in events {
@@ -144,12 +181,12 @@ fn response_events(
         }
         let mut body = response.bytes_stream();
         let mut sse = SseDecoder::default();
-        let mut parser = ChunkParser::default();
         loop {
-            let (data, ended) = match body.next().await {
-                Some(Ok(bytes)) => (sse.feed(&bytes), false),
-                Some(Err(e)) => (Err(ModelError::Stream(describe(&e))), false),
-                None => (sse.finish(), true),
+            let (data, ended) = match tokio::time::timeout(idle, body.next()).await {
+                Ok(Some(Ok(bytes))) => (sse.feed(&bytes), false),
+                Ok(Some(Err(e))) => (Err(ModelError::Stream(describe(&e))), false),
+                Ok(None) => (sse.finish(), true),
+                Err(_) => (Err(idle_error(idle)), false),
             };
             let data = match data {
                 Ok(data) => data,
@@ -189,6 +226,27 @@ fn response_events(
             Err(error) => yield Err(error),
         }
     }
+}
+
+/// A failed send; a connect timeout says so (reqwest words it as "deadline
+/// has elapsed").
+fn connect_error(error: &reqwest::Error, timeouts: &Timeouts) -> ModelError {
+    let text = describe(error);
+    if error.is_connect() && (error.is_timeout() || text.contains("deadline has elapsed")) {
+        return ModelError::Connect(format!(
+            "no connection within {:.1}s (connect timeout): {text}",
+            timeouts.connect.as_secs_f64()
+        ));
+    }
+    ModelError::Connect(text)
+}
+
+/// A stalled body is a cut stream: the turn loop may retry the round.
+fn idle_error(idle: Duration) -> ModelError {
+    ModelError::Stream(format!(
+        "no data for {:.1}s (idle-stream timeout)",
+        idle.as_secs_f64()
+    ))
 }
 
 fn is_json(headers: &HeaderMap) -> bool {

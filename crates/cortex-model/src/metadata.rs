@@ -1,0 +1,216 @@
+//! What Cortex knows about a model: context window, output limit, parallel
+//! tool calls, and prices.
+//!
+//! Prices are the providers' public list prices in US dollars per million
+//! tokens, as published when this table was written (OpenAI and Anthropic
+//! pricing pages, 2025); they change without notice, do not include
+//! discounts (batch, priority tiers, negotiated rates) and are only used to
+//! *estimate* a session's cost. Override them, or add a model, in the config
+//! (`[models."NAME"]`).
+
+use serde::Deserialize;
+
+/// US dollars per million tokens.
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Prices {
+    pub input: f64,
+    pub output: f64,
+    /// Prompt tokens read from the cache.
+    pub cache_read: f64,
+    /// Prompt tokens written to the cache (Anthropic charges a premium;
+    /// OpenAI caches for free, so there it equals `input`).
+    pub cache_write: f64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ModelInfo {
+    pub context_window: u64,
+    pub max_output_tokens: u32,
+    pub parallel_tool_calls: bool,
+    pub prices: Option<Prices>,
+}
+
+/// A `[models."NAME"]` table of the config: every field optional, laid over
+/// the built-in entry (or over unknown-model defaults).
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModelOverride {
+    pub context_window: Option<u64>,
+    pub max_output_tokens: Option<u32>,
+    pub parallel_tool_calls: Option<bool>,
+    pub prices: Option<Prices>,
+}
+
+/// Tokens of one or more responses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct TokenCounts {
+    /// The whole prompt, cached parts included.
+    pub input: u64,
+    pub output: u64,
+    pub cache_read: u64,
+    pub cache_write: u64,
+}
+
+const fn entry(
+    context_window: u64,
+    max_output_tokens: u32,
+    [input, output, cache_read, cache_write]: [f64; 4],
+) -> ModelInfo {
+    ModelInfo {
+        context_window,
+        max_output_tokens,
+        parallel_tool_calls: true,
+        prices: Some(Prices {
+            input,
+            output,
+            cache_read,
+            cache_write,
+        }),
+    }
+}
+
+/// Model name prefixes (dated snapshots such as `claude-sonnet-4-20250514`
+/// match `claude-sonnet-4`) and what is known about them.
+const BUILT_IN: &[(&str, ModelInfo)] = &[
+    (
+        "claude-opus-4",
+        entry(200_000, 32_000, [15.0, 75.0, 1.5, 18.75]),
+    ),
+    (
+        "claude-sonnet-4",
+        entry(200_000, 64_000, [3.0, 15.0, 0.3, 3.75]),
+    ),
+    (
+        "claude-3-7-sonnet",
+        entry(200_000, 64_000, [3.0, 15.0, 0.3, 3.75]),
+    ),
+    (
+        "claude-3-5-haiku",
+        entry(200_000, 8_192, [0.8, 4.0, 0.08, 1.0]),
+    ),
+    (
+        "claude-haiku-3.5",
+        entry(200_000, 8_192, [0.8, 4.0, 0.08, 1.0]),
+    ),
+    ("gpt-4o", entry(128_000, 16_384, [2.5, 10.0, 1.25, 2.5])),
+    (
+        "gpt-4o-mini",
+        entry(128_000, 16_384, [0.15, 0.6, 0.075, 0.15]),
+    ),
+    ("gpt-4.1", entry(1_047_576, 32_768, [2.0, 8.0, 0.5, 2.0])),
+    (
+        "gpt-4.1-mini",
+        entry(1_047_576, 32_768, [0.4, 1.6, 0.1, 0.4]),
+    ),
+    (
+        "gpt-4.1-nano",
+        entry(1_047_576, 32_768, [0.1, 0.4, 0.025, 0.1]),
+    ),
+    ("o3", entry(200_000, 100_000, [2.0, 8.0, 0.5, 2.0])),
+    ("o4-mini", entry(200_000, 100_000, [1.1, 4.4, 0.275, 1.1])),
+];
+
+impl ModelInfo {
+    /// The built-in entry whose name is the longest prefix of `model`.
+    pub fn built_in(model: &str) -> Option<ModelInfo> {
+        BUILT_IN
+            .iter()
+            .filter(|(prefix, _)| {
+                model == *prefix
+                    || model
+                        .strip_prefix(prefix)
+                        .is_some_and(|rest| rest.starts_with(['-', '@', ':']))
+            })
+            .max_by_key(|(prefix, _)| prefix.len())
+            .map(|(_, info)| *info)
+    }
+
+    /// The built-in entry with `over` laid on top; `None` when the model is
+    /// unknown and the override does not say both limits.
+    pub fn resolve(model: &str, over: Option<&ModelOverride>) -> Option<ModelInfo> {
+        let base = ModelInfo::built_in(model);
+        let Some(over) = over else { return base };
+        let context_window = over.context_window.or(base.map(|b| b.context_window))?;
+        let max_output_tokens = over
+            .max_output_tokens
+            .or(base.map(|b| b.max_output_tokens))?;
+        Some(ModelInfo {
+            context_window,
+            max_output_tokens,
+            parallel_tool_calls: over
+                .parallel_tool_calls
+                .or(base.map(|b| b.parallel_tool_calls))
+                .unwrap_or(true),
+            prices: over.prices.or(base.and_then(|b| b.prices)),
+        })
+    }
+
+    /// Estimated cost in US dollars, when prices are known.
+    pub fn cost(&self, tokens: &TokenCounts) -> Option<f64> {
+        let p = self.prices?;
+        let uncached = tokens
+            .input
+            .saturating_sub(tokens.cache_read)
+            .saturating_sub(tokens.cache_write);
+        let dollars = uncached as f64 * p.input
+            + tokens.cache_read as f64 * p.cache_read
+            + tokens.cache_write as f64 * p.cache_write
+            + tokens.output as f64 * p.output;
+        Some(dollars / 1_000_000.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn longest_prefix_wins_and_snapshots_match() {
+        let mini = ModelInfo::built_in("gpt-4o-mini-2024-07-18").expect("known");
+        assert_eq!(mini.prices.map(|p| p.input), Some(0.15));
+        let four_o = ModelInfo::built_in("gpt-4o").expect("known");
+        assert_eq!(four_o.prices.map(|p| p.input), Some(2.5));
+        let sonnet = ModelInfo::built_in("claude-sonnet-4-20250514").expect("known");
+        assert_eq!(sonnet.max_output_tokens, 64_000);
+        assert!(ModelInfo::built_in("o3x").is_none());
+        assert!(ModelInfo::built_in("llama-3").is_none());
+    }
+
+    #[test]
+    fn overrides_lay_over_or_stand_alone() {
+        let over = ModelOverride {
+            max_output_tokens: Some(1000),
+            ..ModelOverride::default()
+        };
+        let info = ModelInfo::resolve("o3", Some(&over)).expect("known");
+        assert_eq!(
+            (info.context_window, info.max_output_tokens),
+            (200_000, 1000)
+        );
+        assert!(ModelInfo::resolve("my-local", Some(&over)).is_none());
+        let full = ModelOverride {
+            context_window: Some(32_768),
+            max_output_tokens: Some(4096),
+            parallel_tool_calls: Some(false),
+            prices: None,
+        };
+        let info = ModelInfo::resolve("my-local", Some(&full)).expect("complete");
+        assert!(!info.parallel_tool_calls);
+        assert_eq!(info.cost(&TokenCounts::default()), None);
+    }
+
+    #[test]
+    fn cost_splits_cached_prompt_tokens() {
+        let info = ModelInfo::built_in("claude-sonnet-4").expect("known");
+        let tokens = TokenCounts {
+            input: 1_000_000 + 2_000_000 + 1_000_000,
+            output: 1_000_000,
+            cache_read: 2_000_000,
+            cache_write: 1_000_000,
+        };
+        // 1M uncached * 3 + 2M read * 0.3 + 1M written * 3.75 + 1M out * 15
+        let cost = info.cost(&tokens).expect("priced");
+        assert!((cost - (3.0 + 0.6 + 3.75 + 15.0)).abs() < 1e-9, "{cost}");
+    }
+}
