@@ -28,6 +28,8 @@ pub struct Human {
     calls: HashMap<String, String>,
     at_line_start: bool,
     in_text: bool,
+    /// Inside a stretch of thinking (its marker is printed).
+    thinking: bool,
     input_tokens: u64,
     output_tokens: u64,
     /// The model's meter: cached tokens and estimated cost for the summary.
@@ -104,6 +106,7 @@ impl Render for Human {
                 );
             }
             EventKind::MessageDelta { text } => {
+                self.thinking = false;
                 let _ = write!(out, "{text}");
                 self.in_text = true;
                 self.at_line_start = text.ends_with('\n');
@@ -168,9 +171,17 @@ impl Render for Human {
                 self.end_text(&mut out);
                 let _ = writeln!(out, "{}", cortex_tools::render_todos(todos));
             }
+            // Collapsed: one marker per stretch of thinking (the text is in
+            // the timeline and in --json).
+            EventKind::ThinkingDelta { .. } if !self.thinking => {
+                self.end_text(&mut out);
+                eprintln!("· thinking…");
+                self.thinking = true;
+            }
             EventKind::Usage {
                 input_tokens,
                 output_tokens,
+                ..
             } => {
                 self.input_tokens += input_tokens;
                 self.output_tokens += output_tokens;

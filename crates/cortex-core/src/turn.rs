@@ -180,6 +180,16 @@ impl Session {
                                     )
                                     .await?;
                             }
+                            ModelEvent::ThinkingDelta(delta) => {
+                                self.timeline
+                                    .emit(
+                                        Some(turn),
+                                        EventKind::ThinkingDelta {
+                                            text: delta.clone(),
+                                        },
+                                    )
+                                    .await?;
+                            }
                             ModelEvent::Retry {
                                 attempt,
                                 delay_ms,
@@ -213,6 +223,16 @@ impl Session {
                                 EventKind::Usage {
                                     input_tokens: assembled.input_tokens,
                                     output_tokens: assembled.output_tokens,
+                                    cache_read_tokens: assembled.cache_read_tokens,
+                                    cache_write_tokens: assembled.cache_write_tokens,
+                                    cost_usd: self.model.info().and_then(|info| {
+                                        info.cost(&cortex_model::TokenCounts {
+                                            input: assembled.input_tokens,
+                                            output: assembled.output_tokens,
+                                            cache_read: assembled.cache_read_tokens,
+                                            cache_write: assembled.cache_write_tokens,
+                                        })
+                                    }),
                                 },
                             )
                             .await?;

@@ -73,6 +73,7 @@ async fn reasoning_items_are_replayed_with_their_message() {
         guests: Arc::new(InProcessProvider),
         guest_env: vec![("PATH".into(), std::env::var("PATH").unwrap_or_default())],
         sandbox: Default::default(),
+        workspaces: None,
     };
     let mut session = Session::create(config).await.expect("session");
     session

@@ -97,6 +97,10 @@ pub trait ModelProvider: Send + Sync {
     /// `provider:model`, for events and logs.
     fn describe(&self) -> String;
     fn stream(&self, request: ModelRequest) -> ModelStream;
+    /// What is known of the model (context window, prices), if anything.
+    fn info(&self) -> Option<ModelInfo> {
+        None
+    }
 }
 
 /// A non-empty, trimmed environment variable.

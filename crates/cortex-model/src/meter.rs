@@ -113,6 +113,10 @@ impl ModelProvider for Metered {
         self.inner.describe()
     }
 
+    fn info(&self) -> Option<ModelInfo> {
+        self.info.or_else(|| self.inner.info())
+    }
+
     fn stream(&self, request: ModelRequest) -> ModelStream {
         let mut inner = self.inner.stream(request);
         let mut tally = Tally {

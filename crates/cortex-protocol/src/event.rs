@@ -239,9 +239,21 @@ pub enum EventKind {
     TodoUpdated { todos: Vec<Todo> },
     #[serde(rename = "usage")]
     Usage {
+        /// The whole prompt, cached parts included.
         input_tokens: u64,
         output_tokens: u64,
+        /// Prompt tokens read from / written to the provider's cache.
+        #[serde(default, skip_serializing_if = "is_zero")]
+        cache_read_tokens: u64,
+        #[serde(default, skip_serializing_if = "is_zero")]
+        cache_write_tokens: u64,
+        /// Estimated from the model's list prices, when they are known.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cost_usd: Option<f64>,
     },
+    /// The model's thinking (reasoning summary), apart from its answer.
+    #[serde(rename = "thinking.delta")]
+    ThinkingDelta { text: String },
     #[serde(rename = "turn.completed")]
     TurnCompleted { rounds: u32 },
     #[serde(rename = "turn.stopped")]
@@ -278,6 +290,7 @@ impl EventKind {
             EventKind::PlanProposed { .. } => "plan.proposed",
             EventKind::TodoUpdated { .. } => "todo.updated",
             EventKind::Usage { .. } => "usage",
+            EventKind::ThinkingDelta { .. } => "thinking.delta",
             EventKind::TurnCompleted { .. } => "turn.completed",
             EventKind::TurnStopped { .. } => "turn.stopped",
             EventKind::TurnFailed { .. } => "turn.failed",
@@ -294,6 +307,10 @@ impl EventKind {
                 | EventKind::TurnFailed { .. }
         )
     }
+}
+
+fn is_zero(value: &u64) -> bool {
+    *value == 0
 }
 
 #[cfg(test)]
@@ -329,7 +346,11 @@ mod tests {
             EventKind::Usage {
                 input_tokens: 1,
                 output_tokens: 2,
+                cache_read_tokens: 0,
+                cache_write_tokens: 0,
+                cost_usd: None,
             },
+            EventKind::ThinkingDelta { text: "hm".into() },
             EventKind::ToolOutputDelta {
                 call_id: "c".into(),
                 stream: OutputStream::Stderr,

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{WAIT, collect, guest_binary, spec, wait_gone};
+use common::{collect, guest_binary, spec, wait_gone};
 use cortex_protocol::{NetworkPolicy, SandboxPolicy, ToolName, ToolOutcome};
 use cortex_runtime::{Guest, GuestProvider, GuestSpec, Limits, SandboxProvider};
 use serde_json::json;
@@ -96,6 +96,19 @@ fn host_processes_with(marker: &str) -> Vec<i32> {
         }
     }
     found
+}
+
+/// Background commands may still be between fork and exec when the call
+/// returns: wait until `count` of them show (or the deadline passes).
+async fn wait_for_processes(marker: &str, count: usize) -> usize {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+    loop {
+        let found = host_processes_with(marker).len();
+        if found >= count || tokio::time::Instant::now() > deadline {
+            return found;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
 }
 
 async fn wait_no_processes_with(marker: &str) -> Vec<i32> {
@@ -403,7 +416,7 @@ async fn background_processes_end_at_stop_and_at_close() {
     .await;
     assert!(out.ok, "{}", out.output);
     assert_eq!(
-        host_processes_with(&mark).len(),
+        wait_for_processes(&mark, 3).await,
         3,
         "the sleeps did not start"
     );
@@ -417,7 +430,7 @@ async fn background_processes_end_at_stop_and_at_close() {
     )
     .await;
     assert!(out.ok, "{}", out.output);
-    assert_eq!(host_processes_with(&mark).len(), 1);
+    assert_eq!(wait_for_processes(&mark, 1).await, 1);
     guest.close().await;
     assert_eq!(wait_no_processes_with(&mark).await, Vec::<i32>::new());
 }
@@ -434,10 +447,7 @@ async fn kill_9_of_the_agent_mid_command_ends_everything() {
         )
         .await
         .expect("call");
-    let deadline = tokio::time::Instant::now() + WAIT;
-    while host_processes_with(&mark).len() < 2 && tokio::time::Instant::now() < deadline {
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    assert_eq!(wait_for_processes(&mark, 2).await, 2);
     let pid = guest.pid().expect("pid") as i32;
     // SAFETY: killing the agent process this test started.
     unsafe { libc::kill(pid, libc::SIGKILL) };

@@ -83,9 +83,10 @@ fn variant_index(kind: &EventKind) -> usize {
         EventKind::Error { .. } => 23,
         EventKind::RuntimeWarning { .. } => 24,
         EventKind::EnvOutput { .. } => 25,
+        EventKind::ThinkingDelta { .. } => 26,
     }
 }
-const VARIANTS: usize = 26;
+const VARIANTS: usize = 27;
 
 /// Every variant, in an order the store accepts, with the turn each belongs to.
 fn every_kind() -> Vec<(Option<&'static str>, EventKind)> {
@@ -262,6 +263,15 @@ fn every_kind() -> Vec<(Option<&'static str>, EventKind)> {
             EventKind::Usage {
                 input_tokens: 1_000_000,
                 output_tokens: 42,
+                cache_read_tokens: 900_000,
+                cache_write_tokens: 1_000,
+                cost_usd: Some(0.0123),
+            },
+        ),
+        (
+            Some("t1"),
+            EventKind::ThinkingDelta {
+                text: "Let me look at the tests first.".into(),
             },
         ),
         (
