@@ -12,6 +12,8 @@ use std::sync::Arc;
 
 /// The variable that holds a remote guest's token on this side.
 pub const REMOTE_TOKEN_ENV: &str = "CORTEX_GUEST_TOKEN";
+/// A PEM CA file: when set, the remote guest is reached over TLS.
+pub const REMOTE_CA_ENV: &str = "CORTEX_GUEST_CA";
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum GuestChoice {
@@ -65,6 +67,7 @@ pub fn provider(choice: &GuestChoice, config: &Config) -> anyhow::Result<Arc<dyn
             Arc::new(RemoteProvider {
                 address: address.clone(),
                 token,
+                tls_ca: std::env::var_os(REMOTE_CA_ENV).map(PathBuf::from),
             })
         }
         GuestChoice::Docker(image) => Arc::new(DockerProvider {

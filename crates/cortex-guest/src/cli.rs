@@ -7,13 +7,15 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 const USAGE: &str = "\
-usage: cortex-guest [--root PATH] [--sandbox SPEC] [--listen ADDR --token-file FILE]
+usage: cortex-guest [--root PATH] [--sandbox SPEC]
+                    [--listen ADDR --token-file FILE [--tls-cert PEM --tls-key PEM]]
 
 Serves the Cortex guest protocol (JSON lines) on stdin/stdout for the
 workspace at PATH (default: the current folder). With --sandbox, first
 enters the local sandbox that SPEC (JSON) describes. With --listen, serves
 TCP connections on ADDR instead, each of which must first present the token
-(from FILE, or CORTEX_GUEST_TOKEN). Log level on stderr:
+(from FILE, or CORTEX_GUEST_TOKEN), over TLS when a certificate and key are
+given. Log level on stderr:
 CORTEX_GUEST_LOG=error|warn|info|debug|trace (default warn).";
 
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -22,6 +24,8 @@ struct Options {
     sandbox: Option<String>,
     listen: Option<String>,
     token_file: Option<PathBuf>,
+    tls_cert: Option<PathBuf>,
+    tls_key: Option<PathBuf>,
 }
 
 #[derive(Debug, PartialEq, Eq)]
@@ -30,7 +34,14 @@ enum Command {
     Serve(Options),
 }
 
-const VALUED: [&str; 4] = ["--root", "--sandbox", "--listen", "--token-file"];
+const VALUED: [&str; 6] = [
+    "--root",
+    "--sandbox",
+    "--listen",
+    "--token-file",
+    "--tls-cert",
+    "--tls-key",
+];
 
 fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Command, String> {
     let mut options = Options::default();
@@ -52,6 +63,8 @@ fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Command, String>
             "--sandbox" => options.sandbox.replace(value).is_some(),
             "--listen" => options.listen.replace(value).is_some(),
             "--token-file" => options.token_file.replace(PathBuf::from(value)).is_some(),
+            "--tls-cert" => options.tls_cert.replace(PathBuf::from(value)).is_some(),
+            "--tls-key" => options.tls_key.replace(PathBuf::from(value)).is_some(),
             other => return Err(format!("unexpected argument `{other}`")),
         };
         if taken {
@@ -109,6 +122,20 @@ pub(crate) fn main_entry(args: impl IntoIterator<Item = String>) -> ExitCode {
         },
         None => None,
     };
+    let tls = match (&options.tls_cert, &options.tls_key) {
+        (Some(cert), Some(key)) => match crate::tls_acceptor(cert, key) {
+            Ok(acceptor) => Some(acceptor),
+            Err(message) => {
+                eprintln!("cortex-guest: {message}");
+                return ExitCode::from(2);
+            }
+        },
+        (None, None) => None,
+        _ => {
+            eprintln!("cortex-guest: --tls-cert and --tls-key go together");
+            return ExitCode::from(2);
+        }
+    };
     // The parent built our environment from an allow-list; commands get it as
     // is (minus the listener's own token).
     let bash_env = std::env::vars_os()
@@ -139,7 +166,7 @@ pub(crate) fn main_entry(args: impl IntoIterator<Item = String>) -> ExitCode {
                 // The address is printed so that a caller that asked for port
                 // 0 learns the real one.
                 println!("listening on {}", listener.local_addr()?);
-                crate::listen(listener, token, config).await
+                crate::listen(listener, token, tls, config).await
             }
             _ => serve(tokio::io::stdin(), tokio::io::stdout(), config).await,
         }

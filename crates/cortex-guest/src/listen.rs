@@ -5,17 +5,23 @@
 //! Handshake: the client's first line is `{"token": "…"}` (at most 4 KiB,
 //! within 10 s); the agent answers `{"ok": true}` and then speaks the usual
 //! protocol on that connection, or `{"ok": false, "error": "unauthorized"}`,
-//! logs the peer and closes. The token is compared in constant time. TLS is
-//! not built in: run it over a tunnel (SSH, WireGuard) across untrusted
-//! networks.
+//! logs the peer and closes. The token is compared in constant time. With a
+//! certificate and key (`--tls-cert`, `--tls-key`, PEM) every connection is
+//! TLS first (rustls); without, use it only on a trusted network or through
+//! a tunnel.
 
 use crate::lines::{Line, read_bounded_line};
 use crate::{GuestConfig, serve};
+use rustls_pki_types::pem::PemObject;
+use rustls_pki_types::{CertificateDer, PrivateKeyDer};
 use serde::Deserialize;
 use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::Arc;
 use std::time::Duration;
-use tokio::io::{AsyncWriteExt, BufReader};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::net::TcpListener;
+use tokio_rustls::TlsAcceptor;
 
 const HANDSHAKE_BYTES: usize = 4096;
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
@@ -26,32 +32,59 @@ struct Hello {
     token: String,
 }
 
+/// A TLS acceptor from a PEM certificate chain and private key.
+pub fn tls_acceptor(cert: &Path, key: &Path) -> Result<TlsAcceptor, String> {
+    let chain = CertificateDer::pem_file_iter(cert)
+        .and_then(|certs| certs.collect::<Result<Vec<_>, _>>())
+        .map_err(|e| format!("cannot read the certificate {}: {e}", cert.display()))?;
+    let key = PrivateKeyDer::from_pem_file(key)
+        .map_err(|e| format!("cannot read the key {}: {e}", key.display()))?;
+    let config = tokio_rustls::rustls::ServerConfig::builder_with_provider(Arc::new(
+        tokio_rustls::rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .and_then(|b| b.with_no_client_auth().with_single_cert(chain, key))
+    .map_err(|e| format!("bad certificate or key: {e}"))?;
+    Ok(TlsAcceptor::from(Arc::new(config)))
+}
+
 /// Accept connections on `listener` forever; each authenticated one is
-/// served on its own task.
+/// served on its own task (after a TLS handshake when `tls` is given).
 pub async fn listen(
     listener: TcpListener,
     token: String,
+    tls: Option<TlsAcceptor>,
     config: GuestConfig,
 ) -> std::io::Result<()> {
     loop {
         let (stream, peer) = listener.accept().await?;
-        let (token, config) = (token.clone(), config.clone());
+        let _ = stream.set_nodelay(true);
+        let (token, config, tls) = (token.clone(), config.clone(), tls.clone());
         tokio::spawn(async move {
-            if let Err(e) = handle(stream, peer, &token, config).await {
+            let result = match tls {
+                Some(tls) => match tls.accept(stream).await {
+                    Ok(stream) => handle(stream, peer, &token, config).await,
+                    Err(e) => Err(e),
+                },
+                None => handle(stream, peer, &token, config).await,
+            };
+            if let Err(e) = result {
                 tracing::warn!(%peer, "connection ended: {e}");
             }
         });
     }
 }
 
-async fn handle(
-    stream: TcpStream,
+async fn handle<S>(
+    stream: S,
     peer: SocketAddr,
     token: &str,
     config: GuestConfig,
-) -> std::io::Result<()> {
-    let _ = stream.set_nodelay(true);
-    let (reader, mut writer) = stream.into_split();
+) -> std::io::Result<()>
+where
+    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    let (reader, mut writer) = tokio::io::split(stream);
     let mut reader = BufReader::new(reader);
     let line = tokio::time::timeout(
         HANDSHAKE_TIMEOUT,

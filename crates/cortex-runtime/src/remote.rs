@@ -1,13 +1,21 @@
 //! `remote`: a guest agent already running elsewhere (`cortex guest --listen
 //! ADDR --token-file FILE` on that machine), reached over TCP with a bearer
-//! token. The workspace is the remote agent's own `--root`; what isolation it
-//! has is whatever it was started with (`describe` reports it).
+//! token, over TLS when a CA certificate is given (the agent then runs with
+//! `--tls-cert` and `--tls-key`). The workspace is the remote agent's own
+//! `--root`; what isolation it has is whatever it was started with
+//! (`describe` reports it).
 
 use crate::{Guest, GuestProvider, GuestSpec, RuntimeError};
+use rustls_pki_types::pem::PemObject;
+use rustls_pki_types::{CertificateDer, ServerName};
 use serde::Deserialize;
+use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::net::TcpStream;
+use tokio_rustls::TlsConnector;
+use tokio_rustls::rustls::{ClientConfig, RootCertStore};
 
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -15,6 +23,8 @@ pub struct RemoteProvider {
     /// `host:port` of the listening agent.
     pub address: String,
     pub token: String,
+    /// PEM file of the CA that signed the agent's certificate: TLS on.
+    pub tls_ca: Option<PathBuf>,
 }
 
 #[derive(Deserialize)]
@@ -22,6 +32,55 @@ struct Welcome {
     ok: bool,
     #[serde(default)]
     error: Option<String>,
+}
+
+impl RemoteProvider {
+    /// Present the token; a connected guest, or why not.
+    async fn handshake<S>(&self, stream: S) -> Result<Guest, String>
+    where
+        S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+    {
+        let (reader, mut writer) = tokio::io::split(stream);
+        let hello = serde_json::json!({ "token": self.token }).to_string() + "\n";
+        writer
+            .write_all(hello.as_bytes())
+            .await
+            .map_err(|e| e.to_string())?;
+        let mut reader = BufReader::new(reader);
+        let mut line = String::new();
+        tokio::time::timeout(CONNECT_TIMEOUT, reader.read_line(&mut line))
+            .await
+            .map_err(|_| "no answer to the handshake within 10 s".to_owned())?
+            .map_err(|e| e.to_string())?;
+        match serde_json::from_str::<Welcome>(&line) {
+            Ok(Welcome { ok: true, .. }) => Ok(Guest::connect(reader, writer, None)),
+            Ok(Welcome { error, .. }) => Err(format!(
+                "the agent refused the connection: {}",
+                error.unwrap_or_else(|| "no reason given".to_owned())
+            )),
+            Err(_) => Err(format!("not a guest agent (it said {line:?})")),
+        }
+    }
+}
+
+fn tls_connector(ca: &std::path::Path) -> Result<TlsConnector, String> {
+    let mut roots = RootCertStore::empty();
+    for cert in CertificateDer::pem_file_iter(ca)
+        .map_err(|e| format!("cannot read the CA {}: {e}", ca.display()))?
+    {
+        let cert = cert.map_err(|e| format!("bad CA {}: {e}", ca.display()))?;
+        roots
+            .add(cert)
+            .map_err(|e| format!("bad CA {}: {e}", ca.display()))?;
+    }
+    let config = ClientConfig::builder_with_provider(Arc::new(
+        tokio_rustls::rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .map_err(|e| e.to_string())?
+    .with_root_certificates(roots)
+    .with_no_client_auth();
+    Ok(TlsConnector::from(Arc::new(config)))
 }
 
 #[async_trait::async_trait]
@@ -40,29 +99,27 @@ impl GuestProvider for RemoteProvider {
             .map_err(|_| start_error("no connection within 10 s".to_owned()))?
             .map_err(|e| start_error(e.to_string()))?;
         let _ = stream.set_nodelay(true);
-        let (reader, mut writer) = stream.into_split();
-        let hello = serde_json::json!({ "token": self.token }).to_string() + "\n";
-        writer
-            .write_all(hello.as_bytes())
-            .await
-            .map_err(|e| start_error(e.to_string()))?;
-        let mut reader = BufReader::new(reader);
-        let mut line = String::new();
-        tokio::time::timeout(CONNECT_TIMEOUT, reader.read_line(&mut line))
-            .await
-            .map_err(|_| start_error("no answer to the handshake within 10 s".to_owned()))?
-            .map_err(|e| start_error(e.to_string()))?;
-        match serde_json::from_str::<Welcome>(&line) {
-            Ok(Welcome { ok: true, .. }) => {}
-            Ok(Welcome { error, .. }) => {
-                return Err(start_error(format!(
-                    "the agent refused the connection: {}",
-                    error.unwrap_or_else(|| "no reason given".to_owned())
-                )));
+        let guest = match &self.tls_ca {
+            None => self.handshake(stream).await,
+            Some(ca) => {
+                let connector = tls_connector(ca).map_err(start_error)?;
+                let host = self
+                    .address
+                    .rsplit_once(':')
+                    .map_or(self.address.as_str(), |(host, _)| host)
+                    .trim_start_matches('[')
+                    .trim_end_matches(']')
+                    .to_owned();
+                let name = ServerName::try_from(host)
+                    .map_err(|e| start_error(format!("bad server name: {e}")))?;
+                let stream = connector
+                    .connect(name, stream)
+                    .await
+                    .map_err(|e| start_error(format!("TLS: {e}")))?;
+                self.handshake(stream).await
             }
-            Err(_) => return Err(start_error(format!("not a guest agent (it said {line:?})"))),
         }
-        let guest = Guest::connect(reader, writer, None);
+        .map_err(start_error)?;
         if let Err(e) = guest.set_capabilities(spec.writable, spec.allow_bash).await {
             guest.close().await;
             return Err(start_error(e.to_string()));
