@@ -531,3 +531,33 @@ async fn an_unprivileged_user_gets_the_same_sandbox() {
     assert!(sandbox.path("mine.txt").exists());
     guest.close().await;
 }
+
+/// Where namespaces are not allowed (here: inside the sandbox, whose seccomp
+/// filter denies `unshare`), the guest fails with one message that says why
+/// and which policy to choose instead.
+#[tokio::test]
+async fn without_namespaces_the_error_names_the_way_out() {
+    let mut sandbox = Sandbox::new();
+    sandbox.provider.read_only.push(guest_binary());
+    let guest = sandbox.start().await;
+    let spec = serde_json::json!({
+        "workspace": sandbox.workspace.path(),
+        "workspace_writable": false,
+    });
+    let out = bash(
+        &guest,
+        &format!(
+            "'{}' --root . --sandbox '{spec}' </dev/null; echo code=$?",
+            guest_binary().display()
+        ),
+    )
+    .await;
+    assert!(out.output.contains("code=3"), "{}", out.output);
+    assert!(
+        out.output.contains("cannot create the guest's namespaces")
+            && out.output.contains("--sandbox full-access"),
+        "{}",
+        out.output
+    );
+    guest.close().await;
+}
