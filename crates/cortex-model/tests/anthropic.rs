@@ -5,14 +5,13 @@ mod support;
 
 use cortex_model::anthropic::{AnthropicConfig, AnthropicProvider};
 use cortex_model::{
-    Assembled, Assembler, FinishReason, ModelError, ModelEvent, ModelProvider, ModelRequest,
-    RetryPolicy, Timeouts,
+    FinishReason, ModelError, ModelEvent, ModelProvider, ModelRequest, RetryPolicy, Timeouts,
 };
 use cortex_protocol::{CallId, Message, ToolSpec};
 use futures::StreamExt;
 use serde_json::json;
 use std::time::Duration;
-use support::{Reply, Server, fixture, fixture_events};
+use support::{Reply, Server, assemble, fixture, fixture_events, status};
 
 type Item = Result<ModelEvent, ModelError>;
 
@@ -67,22 +66,6 @@ async fn run_with(config: AnthropicConfig, request: ModelRequest) -> Vec<Item> {
 
 async fn run(server: &Server) -> Vec<Item> {
     run_with(config(server), request()).await
-}
-
-fn assemble(items: &[Item]) -> Assembled {
-    let mut assembler = Assembler::default();
-    for item in items {
-        assembler.push(item.as_ref().expect("no error"));
-    }
-    assembler.finish()
-}
-
-fn status(status: u16, file: &str) -> Reply {
-    Reply::Status {
-        status,
-        headers: vec![],
-        body: fixture(file),
-    }
 }
 
 #[tokio::test]

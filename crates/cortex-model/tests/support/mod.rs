@@ -298,3 +298,23 @@ pub fn fixture_events(name: &str) -> Vec<Vec<u8>> {
         .map(|e| e.as_bytes().to_vec())
         .collect()
 }
+
+/// Fold a provider's events into one response (every event must be Ok).
+pub fn assemble(
+    items: &[Result<cortex_model::ModelEvent, cortex_model::ModelError>],
+) -> cortex_model::Assembled {
+    let mut assembler = cortex_model::Assembler::default();
+    for item in items {
+        assembler.push(item.as_ref().expect("no error"));
+    }
+    assembler.finish()
+}
+
+/// A plain HTTP answer with a fixture file as its body.
+pub fn status(status: u16, file: &str) -> Reply {
+    Reply::Status {
+        status,
+        headers: vec![],
+        body: fixture(file),
+    }
+}
