@@ -9,6 +9,9 @@
 //!
 //! [guest]
 //! env = ["CARGO_HOME", "RUSTUP_HOME"]     # more variables the guest may see
+//!
+//! [local]
+//! kv_keep = 8    # KV-cache states of the local model kept on disk between runs (0: none)
 //! ```
 
 use anyhow::Context;
@@ -23,6 +26,30 @@ pub struct Config {
     pub openai: OpenAiSection,
     #[serde(default)]
     pub guest: GuestSection,
+    #[serde(default)]
+    pub local: LocalSection,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LocalSection {
+    /// How many KV-cache states the local model keeps in
+    /// `$XDG_DATA_HOME/cortex/kv` so a later `cortex exec` (a resumed
+    /// session) does not evaluate the same prompt again; 0 keeps none.
+    #[serde(default = "default_kv_keep")]
+    pub kv_keep: usize,
+}
+
+fn default_kv_keep() -> usize {
+    8
+}
+
+impl Default for LocalSection {
+    fn default() -> Self {
+        LocalSection {
+            kv_keep: default_kv_keep(),
+        }
+    }
 }
 
 #[derive(Debug, Default, Deserialize)]

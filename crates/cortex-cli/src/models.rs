@@ -12,7 +12,7 @@ use std::sync::Arc;
 /// `--model`, else the config's `model`, else the embedded local default.
 pub fn select(spec: Option<&str>, config: &Config) -> anyhow::Result<Arc<dyn ModelProvider>> {
     let Some(spec) = spec.or(config.model.as_deref()) else {
-        return default_model();
+        return default_model(config);
     };
     let (provider, name) = spec.split_once(':').with_context(|| {
         format!("model `{spec}` must be PROVIDER:NAME, e.g. openai:gpt-4o-mini")
@@ -30,7 +30,7 @@ pub fn select(spec: Option<&str>, config: &Config) -> anyhow::Result<Arc<dyn Mod
             }
             Ok(Arc::new(OpenAiProvider::new(openai, name)?))
         }
-        "local" => local(name),
+        "local" => local(name, config),
         // Tests and benchmarks only: replays a JSON script file.
         "scripted" => Ok(Arc::new(
             ScriptedProvider::from_file(Path::new(name))
@@ -41,12 +41,12 @@ pub fn select(spec: Option<&str>, config: &Config) -> anyhow::Result<Arc<dyn Mod
 }
 
 #[cfg(feature = "local")]
-fn default_model() -> anyhow::Result<Arc<dyn ModelProvider>> {
-    local(cortex_model_local::DEFAULT_MODEL)
+fn default_model(config: &Config) -> anyhow::Result<Arc<dyn ModelProvider>> {
+    local(cortex_model_local::DEFAULT_MODEL, config)
 }
 
 #[cfg(not(feature = "local"))]
-fn default_model() -> anyhow::Result<Arc<dyn ModelProvider>> {
+fn default_model(_config: &Config) -> anyhow::Result<Arc<dyn ModelProvider>> {
     bail!(
         "no model is configured and this build has no embedded model. Pass --model openai:NAME \
          (with OPENAI_API_KEY, and OPENAI_BASE_URL for a compatible server), or set \
@@ -58,15 +58,21 @@ fn default_model() -> anyhow::Result<Arc<dyn ModelProvider>> {
 }
 
 #[cfg(feature = "local")]
-fn local(name: &str) -> anyhow::Result<Arc<dyn ModelProvider>> {
+fn local(name: &str, config: &Config) -> anyhow::Result<Arc<dyn ModelProvider>> {
     let path = cortex_model_local::resolve_model(name)?;
-    let provider =
-        cortex_model_local::LocalProvider::load(&path, cortex_model_local::LocalOptions::default())
-            .with_context(|| format!("cannot load the local model {}", path.display()))?;
+    let keep = config.local.kv_keep;
+    let options = cortex_model_local::LocalOptions {
+        kv_dir: (keep > 0).then(|| crate::config::data_dir().map(|d| d.join("kv")))
+            .transpose()?,
+        kv_keep: keep,
+        ..cortex_model_local::LocalOptions::default()
+    };
+    let provider = cortex_model_local::LocalProvider::load(&path, options)
+        .with_context(|| format!("cannot load the local model {}", path.display()))?;
     Ok(Arc::new(provider))
 }
 
 #[cfg(not(feature = "local"))]
-fn local(_name: &str) -> anyhow::Result<Arc<dyn ModelProvider>> {
+fn local(_name: &str, _config: &Config) -> anyhow::Result<Arc<dyn ModelProvider>> {
     bail!("this build has no embedded model (built without the `local` feature)")
 }

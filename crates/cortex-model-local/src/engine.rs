@@ -1,9 +1,12 @@
 //! The inference thread: it owns the llama.cpp model and context, runs one
 //! request at a time, streams events back, and keeps the evaluated tokens so
 //! the next request only evaluates what changed (KV-cache prefix reuse).
+//! With a [`KvStore`], the cache also outlives the process: saved when the
+//! engine shuts down, loaded by the first request of the next one.
 
 use crate::error::LocalError;
 use crate::grammar::tool_call_grammar;
+use crate::kv_store::KvStore;
 use crate::parse::{ReplyStart, TextGate, parse_reply, reply_start};
 use cortex_model::{FinishReason, ModelError, ModelEvent};
 use cortex_protocol::ToolSpec;
@@ -34,7 +37,15 @@ pub(crate) struct EngineOptions {
     pub temperature: f32,
     pub seed: u32,
     pub grammar: bool,
+    /// Where KV states are kept between processes (`None`: not kept), and
+    /// how many.
+    pub kv_dir: Option<PathBuf>,
+    pub kv_keep: usize,
 }
+
+/// A saved state is loaded only when it shares at least this many tokens
+/// with the prompt: below that, evaluating is about as fast as loading.
+const MIN_RESTORE_TOKENS: usize = 64;
 
 /// What the loaded model says about itself.
 #[derive(Debug, Clone)]
@@ -55,6 +66,9 @@ pub struct RoundStats {
     pub reused_tokens: usize,
     /// Prompt tokens evaluated for this request.
     pub evaluated_tokens: usize,
+    /// Of `reused_tokens`, those loaded from a state saved by an earlier
+    /// process (only the first request of a process has any).
+    pub restored_tokens: usize,
     /// Tokens generated (after a grammar restart, those of the final reply).
     pub generated_tokens: usize,
     /// Whether the reply was generated under the tool-call grammar.
@@ -78,7 +92,9 @@ pub(crate) struct Job {
 /// Handle to the inference thread. Dropping it ends the thread once the
 /// queued jobs are done.
 pub(crate) struct Engine {
-    jobs: Mutex<mpsc::Sender<Job>>,
+    /// `None` once the engine shuts down.
+    jobs: Mutex<Option<mpsc::Sender<Job>>>,
+    worker: Option<std::thread::JoinHandle<()>>,
     pub stats: Arc<Mutex<Option<RoundStats>>>,
     pub info: ModelInfo,
 }
@@ -108,13 +124,14 @@ impl Engine {
         let stats = Arc::new(Mutex::new(None));
         let thread_stats = Arc::clone(&stats);
         let path_buf = path.to_path_buf();
-        std::thread::Builder::new()
+        let handle = std::thread::Builder::new()
             .name("cortex-local-model".into())
             .spawn(move || worker(path_buf, options, ready_tx, job_rx, thread_stats))
             .map_err(|e| LocalError::Backend(e.to_string()))?;
         let info = ready_rx.recv().map_err(|_| LocalError::EngineGone)??;
         Ok(Engine {
-            jobs: Mutex::new(job_tx),
+            jobs: Mutex::new(Some(job_tx)),
+            worker: Some(handle),
             stats,
             info,
         })
@@ -122,7 +139,24 @@ impl Engine {
 
     pub fn submit(&self, job: Job) -> Result<(), LocalError> {
         let jobs = self.jobs.lock().map_err(|_| LocalError::EngineGone)?;
-        jobs.send(job).map_err(|_| LocalError::EngineGone)
+        jobs.as_ref()
+            .ok_or(LocalError::EngineGone)?
+            .send(job)
+            .map_err(|_| LocalError::EngineGone)
+    }
+}
+
+impl Drop for Engine {
+    /// Close the queue and wait for the thread: it finishes the queued
+    /// requests (a dropped request stops at its next token) and saves the KV
+    /// state, which must not be cut short by the process exiting.
+    fn drop(&mut self) {
+        if let Ok(mut jobs) = self.jobs.lock() {
+            jobs.take();
+        }
+        if let Some(handle) = self.worker.take() {
+            let _ = handle.join();
+        }
     }
 }
 
@@ -178,11 +212,18 @@ fn worker(
     if ready.send(Ok(info.clone())).is_err() {
         return;
     }
+    let store = options
+        .kv_dir
+        .as_ref()
+        .map(|dir| KvStore::new(dir, &path, info.context, options.kv_keep));
     let mut session = Session {
         model: &model,
         cached: Vec::new(),
         options,
         bos_token: info.bos_token,
+        store,
+        disk_id: None,
+        tried_disk: false,
     };
     while let Ok(job) = jobs.recv() {
         if job.cancel.load(Ordering::Relaxed) {
@@ -205,6 +246,7 @@ fn worker(
             }
         }
     }
+    session.save(&ctx);
 }
 
 struct Session<'m> {
@@ -213,6 +255,12 @@ struct Session<'m> {
     cached: Vec<LlamaToken>,
     options: EngineOptions,
     bos_token: String,
+    /// Where the state is saved between processes.
+    store: Option<KvStore>,
+    /// The saved state this context continues (loaded from or saved to).
+    disk_id: Option<String>,
+    /// Whether the first request looked for a saved state.
+    tried_disk: bool,
 }
 
 fn decode_err(e: impl std::fmt::Display) -> LocalError {
@@ -224,6 +272,70 @@ fn pos(n: usize) -> Result<i32, LocalError> {
 }
 
 impl<'m> Session<'m> {
+    /// Load the saved state that shares the longest prefix with `tokens`, if
+    /// one shares enough. Returns the tokens whose KV entries it restored.
+    fn restore(&mut self, ctx: &mut LlamaContext<'m>, tokens: &[LlamaToken]) -> usize {
+        let Some(store) = &self.store else {
+            return 0;
+        };
+        let prompt: Vec<i32> = tokens.iter().map(|t| t.0).collect();
+        let Some(found) = store.best_match(&prompt, MIN_RESTORE_TOKENS) else {
+            return 0;
+        };
+        let t0 = Instant::now();
+        let max = usize::try_from(ctx.n_ctx()).unwrap_or(usize::MAX);
+        match ctx.state_load_file(&found.state, max) {
+            Ok(saved) => {
+                // The state file's own tokens decide what is reused, not the
+                // side file that picked it.
+                let shared = saved.iter().zip(tokens).take_while(|(a, b)| a == b).count();
+                tracing::info!(
+                    state = %found.state.display(),
+                    saved = saved.len(),
+                    shared,
+                    load_ms = elapsed_ms(t0),
+                    "KV state restored from disk"
+                );
+                self.cached = saved;
+                self.disk_id = Some(found.id);
+                shared
+            }
+            Err(e) => {
+                tracing::warn!(state = %found.state.display(), error = %e, "cannot load a saved KV state; evaluating the prompt");
+                ctx.clear_kv_cache();
+                self.cached.clear();
+                0
+            }
+        }
+    }
+
+    /// Save the context for the next process (under the id it was loaded
+    /// from, so a resumed conversation replaces its older state).
+    fn save(&mut self, ctx: &LlamaContext<'m>) {
+        let Some(store) = &self.store else {
+            return;
+        };
+        if self.cached.len() < MIN_RESTORE_TOKENS {
+            return;
+        }
+        let id = self.disk_id.clone().unwrap_or_else(KvStore::new_id);
+        let tokens: Vec<i32> = self.cached.iter().map(|t| t.0).collect();
+        let t0 = Instant::now();
+        let saved = store.save(&id, &tokens, |path| {
+            ctx.state_save_file(path, &self.cached)
+                .map_err(|e| e.to_string())
+        });
+        match saved {
+            Ok(()) => tracing::info!(
+                tokens = tokens.len(),
+                save_ms = elapsed_ms(t0),
+                keep = store.keep(),
+                "KV state saved"
+            ),
+            Err(e) => tracing::warn!(error = %e, "cannot save the KV state"),
+        }
+    }
+
     /// Run one request. `Ok(None)`: cancelled before generation started.
     fn run(
         &mut self,
@@ -243,6 +355,12 @@ impl<'m> Session<'m> {
                 context: n_ctx,
             });
         }
+        let restored = if self.cached.is_empty() && !self.tried_disk {
+            self.tried_disk = true;
+            self.restore(ctx, &tokens)
+        } else {
+            0
+        };
         let budget = ctx_len - tokens.len() - 1;
         let max_new = budget.min(usize::try_from(self.options.max_output_tokens).unwrap_or(budget));
 
@@ -266,6 +384,7 @@ impl<'m> Session<'m> {
             self.cached.truncate(keep);
         }
         let reused = keep;
+        let restored = restored.min(reused);
         let batch_size = usize::try_from(self.options.batch).unwrap_or(512).max(1);
         let mut batch = LlamaBatch::new(batch_size, 1);
         let mut logits_idx = 0;
@@ -290,6 +409,7 @@ impl<'m> Session<'m> {
         tracing::info!(
             prompt_tokens = tokens.len(),
             reused,
+            restored,
             evaluated,
             prompt_ms,
             "local model prompt evaluated"
@@ -312,6 +432,7 @@ impl<'m> Session<'m> {
                     prompt_tokens: tokens.len(),
                     reused_tokens: reused,
                     evaluated_tokens: evaluated,
+                    restored_tokens: restored,
                     generated_tokens: generated,
                     grammar: grammar_on,
                     cancelled: true,
@@ -438,6 +559,7 @@ impl<'m> Session<'m> {
             prompt_tokens: tokens.len(),
             reused_tokens: reused,
             evaluated_tokens: evaluated,
+            restored_tokens: restored,
             generated_tokens: generated,
             grammar: grammar_on,
             cancelled: false,

@@ -5,7 +5,7 @@ use crate::error::LocalError;
 use crate::template::ChatTemplate;
 use cortex_model::{ModelError, ModelEvent, ModelProvider, ModelRequest, ModelStream};
 use futures::Stream;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -31,6 +31,12 @@ pub struct LocalOptions {
     /// Constrain a reply that starts a tool call with a grammar built from
     /// the request's tool schemas.
     pub grammar: bool,
+    /// Keep the KV cache between processes in this folder (the CLI uses
+    /// `$XDG_DATA_HOME/cortex/kv`); `None` (the default) keeps it in memory
+    /// only.
+    pub kv_dir: Option<PathBuf>,
+    /// How many saved states `kv_dir` keeps per model (oldest removed first).
+    pub kv_keep: usize,
 }
 
 impl Default for LocalOptions {
@@ -44,6 +50,8 @@ impl Default for LocalOptions {
             temperature: 0.0,
             seed: 42,
             grammar: true,
+            kv_dir: None,
+            kv_keep: 8,
         }
     }
 }
@@ -80,6 +88,8 @@ impl LocalProvider {
                 temperature: options.temperature,
                 seed: options.seed,
                 grammar: options.grammar,
+                kv_dir: options.kv_dir,
+                kv_keep: options.kv_keep,
             },
         )?;
         let info = &engine.info;
