@@ -33,6 +33,16 @@ pub(crate) struct EngineOptions {
     pub context: u32,
     pub threads: usize,
     pub batch: u32,
+    /// Tokens per compute step. llama.cpp sizes its compute buffer for a
+    /// step in which every token returns logits (n_ubatch × vocabulary ×
+    /// 4 bytes: 297 MiB at 512 for Qwen's 151,936 tokens), though we ask
+    /// for one; a smaller step bounds that buffer.
+    pub ubatch: u32,
+    /// Map the GGUF instead of reading it. Off: llama.cpp repacks most
+    /// weights into an interleaved copy for its CPU kernels, and with a
+    /// mapping the file pages it read to make that copy stay resident too
+    /// (measured: 1,060 MiB mapped + 597 MiB repacked for the 1.5B model).
+    pub mmap: bool,
     pub max_output_tokens: u32,
     pub temperature: f32,
     pub seed: u32,
@@ -170,7 +180,8 @@ fn worker(
     let started = Instant::now();
     let loaded = (|| {
         let backend = backend()?;
-        let model = LlamaModel::load_from_file(backend, &path, &LlamaModelParams::default())
+        let model_params = LlamaModelParams::default().with_use_mmap(options.mmap);
+        let model = LlamaModel::load_from_file(backend, &path, &model_params)
             .map_err(|e| LocalError::Load {
                 path: path.clone(),
                 reason: e.to_string(),
@@ -179,7 +190,7 @@ fn worker(
         let params = LlamaContextParams::default()
             .with_n_ctx(NonZeroU32::new(options.context))
             .with_n_batch(options.batch)
-            .with_n_ubatch(options.batch)
+            .with_n_ubatch(options.ubatch.clamp(1, options.batch.max(1)))
             .with_n_threads(threads)
             .with_n_threads_batch(threads);
         Ok::<_, LocalError>((backend, model, params))

@@ -84,6 +84,8 @@ impl LocalProvider {
                 context: options.context,
                 threads: options.threads,
                 batch: 512,
+                ubatch: 128,
+                mmap: false,
                 max_output_tokens: options.max_output_tokens,
                 temperature: options.temperature,
                 seed: options.seed,
