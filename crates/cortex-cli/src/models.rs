@@ -62,7 +62,8 @@ fn local(name: &str, config: &Config) -> anyhow::Result<Arc<dyn ModelProvider>> 
     let path = cortex_model_local::resolve_model(name)?;
     let keep = config.local.kv_keep;
     let options = cortex_model_local::LocalOptions {
-        kv_dir: (keep > 0).then(|| crate::config::data_dir().map(|d| d.join("kv")))
+        kv_dir: (keep > 0)
+            .then(|| crate::config::data_dir().map(|d| d.join("kv")))
             .transpose()?,
         kv_keep: keep,
         ..cortex_model_local::LocalOptions::default()

@@ -61,7 +61,10 @@ fn sha256_hex(bytes: &[u8]) -> String {
     let dir = tempfile::tempdir().expect("dir");
     let f = dir.path().join("f");
     std::fs::write(&f, bytes).expect("write");
-    let out = Command::new("sha256sum").arg(&f).output().expect("sha256sum");
+    let out = Command::new("sha256sum")
+        .arg(&f)
+        .output()
+        .expect("sha256sum");
     String::from_utf8_lossy(&out.stdout)
         .split_whitespace()
         .next()
@@ -81,7 +84,13 @@ fn fetch_installs_a_checked_file_where_models_path_finds_it() {
     let out = cortex(
         home.path(),
         &endpoint,
-        &["models", "fetch", "qwen2.5-coder-0.5b", "--sha256", &sha256_hex(&body)],
+        &[
+            "models",
+            "fetch",
+            "qwen2.5-coder-0.5b",
+            "--sha256",
+            &sha256_hex(&body),
+        ],
     );
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
@@ -91,7 +100,11 @@ fn fetch_installs_a_checked_file_where_models_path_finds_it() {
     // Not a terminal: plain progress lines.
     assert!(stderr.contains("100%"), "{stderr}");
 
-    let path = cortex(home.path(), &endpoint, &["models", "path", "qwen2.5-coder-0.5b"]);
+    let path = cortex(
+        home.path(),
+        &endpoint,
+        &["models", "path", "qwen2.5-coder-0.5b"],
+    );
     assert!(path.status.success());
     assert_eq!(String::from_utf8_lossy(&path.stdout).trim(), installed);
 }
@@ -103,7 +116,13 @@ fn fetch_with_a_wrong_sha256_installs_nothing() {
     let out = cortex(
         home.path(),
         &endpoint,
-        &["models", "fetch", "qwen2.5-coder-0.5b", "--sha256", &"0".repeat(64)],
+        &[
+            "models",
+            "fetch",
+            "qwen2.5-coder-0.5b",
+            "--sha256",
+            &"0".repeat(64),
+        ],
     );
     assert_eq!(out.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -139,7 +158,11 @@ fn fetch_without_hugging_face_names_the_offline_script() {
 #[test]
 fn fetch_refuses_unknown_names_and_bad_hashes() {
     let home = tempfile::tempdir().expect("home");
-    let out = cortex(home.path(), "http://127.0.0.1:9", &["models", "fetch", "nope"]);
+    let out = cortex(
+        home.path(),
+        "http://127.0.0.1:9",
+        &["models", "fetch", "nope"],
+    );
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("known: qwen2.5-coder-1.5b"));
     let out = cortex(
@@ -147,7 +170,9 @@ fn fetch_refuses_unknown_names_and_bad_hashes() {
         "http://127.0.0.1:9",
         &["models", "fetch", "smollm2-135m"],
     );
-    assert!(String::from_utf8_lossy(&out.stderr).contains("scripts/fetch-default-model smollm2-135m"));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("scripts/fetch-default-model smollm2-135m")
+    );
     let out = cortex(
         home.path(),
         "http://127.0.0.1:9",

@@ -11,7 +11,7 @@ use crate::parse::{ReplyStart, TextGate, parse_reply, reply_start};
 use cortex_model::{FinishReason, ModelError, ModelEvent};
 use cortex_protocol::ToolSpec;
 use llama_cpp_2::context::LlamaContext;
-use llama_cpp_2::context::params::LlamaContextParams;
+use llama_cpp_2::context::params::{KvCacheType, LlamaContextParams};
 use llama_cpp_2::llama_backend::LlamaBackend;
 use llama_cpp_2::llama_batch::LlamaBatch;
 use llama_cpp_2::model::LlamaModel;
@@ -43,6 +43,10 @@ pub(crate) struct EngineOptions {
     /// mapping the file pages it read to make that copy stay resident too
     /// (measured: 1,060 MiB mapped + 597 MiB repacked for the 1.5B model).
     pub mmap: bool,
+    /// Store the KV cache as q8_0 instead of f16: half the memory (224 →
+    /// 119 MiB for the 1.5B model at 8k) and half the saved state. Needs
+    /// flash attention; a context that cannot have it falls back to f16.
+    pub kv_q8: bool,
     pub max_output_tokens: u32,
     pub temperature: f32,
     pub seed: u32,
@@ -181,11 +185,12 @@ fn worker(
     let loaded = (|| {
         let backend = backend()?;
         let model_params = LlamaModelParams::default().with_use_mmap(options.mmap);
-        let model = LlamaModel::load_from_file(backend, &path, &model_params)
-            .map_err(|e| LocalError::Load {
+        let model = LlamaModel::load_from_file(backend, &path, &model_params).map_err(|e| {
+            LocalError::Load {
                 path: path.clone(),
                 reason: e.to_string(),
-            })?;
+            }
+        })?;
         let threads = i32::try_from(options.threads.max(1)).unwrap_or(1);
         let params = LlamaContextParams::default()
             .with_n_ctx(NonZeroU32::new(options.context))
@@ -202,7 +207,21 @@ fn worker(
             return;
         }
     };
-    let mut ctx = match model.new_context(backend, params) {
+    let quantised = options.kv_q8.then(|| {
+        params
+            .clone()
+            .with_type_k(KvCacheType::Q8_0)
+            .with_type_v(KvCacheType::Q8_0)
+    });
+    let created = match quantised.map(|p| model.new_context(backend, p)) {
+        Some(Ok(c)) => Ok(c),
+        Some(Err(e)) => {
+            tracing::info!(error = %e, "no q8_0 KV cache for this model; using f16");
+            model.new_context(backend, params)
+        }
+        None => model.new_context(backend, params),
+    };
+    let mut ctx = match created {
         Ok(c) => c,
         Err(e) => {
             let _ = ready.send(Err(LocalError::Context(e.to_string())));

@@ -189,7 +189,10 @@ pub async fn download(
         }
         let r = request.send().await.map_err(|e| unreachable(job, &e))?;
         if r.status() == reqwest::StatusCode::RANGE_NOT_SATISFIABLE && have > 0 {
-            tracing::info!(have, "the server cannot resume from the part file; starting over");
+            tracing::info!(
+                have,
+                "the server cannot resume from the part file; starting over"
+            );
             have = 0;
             continue;
         }
@@ -227,10 +230,7 @@ pub async fn download(
                 source: std::io::Error::other(e.to_string()),
             })?
             .map_err(io_err(&part))?;
-        tokio::fs::OpenOptions::new()
-            .append(true)
-            .open(&part)
-            .await
+        tokio::fs::OpenOptions::new().append(true).open(&part).await
     } else {
         tokio::fs::File::create(&part).await
     }

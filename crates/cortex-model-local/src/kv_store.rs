@@ -161,7 +161,7 @@ impl KvStore {
                 Some((time, id))
             })
             .collect();
-        saved.sort_by(|a, b| b.0.cmp(&a.0));
+        saved.sort_by_key(|s| std::cmp::Reverse(s.0));
         for (_, id) in saved.into_iter().skip(self.keep) {
             let _ = std::fs::remove_file(self.tokens_path(&id));
             let _ = std::fs::remove_file(self.state_path(&id));
@@ -204,7 +204,10 @@ mod tests {
         save(&s, "c", &[7, 7]);
         let best = s.best_match(&[1, 2, 3, 4, 5, 0, 0], 2).expect("match");
         assert_eq!((best.id.as_str(), best.shared), ("b", 5));
-        assert_eq!(std::fs::read_to_string(&best.state).expect("state"), "state of b");
+        assert_eq!(
+            std::fs::read_to_string(&best.state).expect("state"),
+            "state of b"
+        );
         assert_eq!(s.best_match(&[1, 2, 3, 4, 5], 6), None);
         assert_eq!(s.best_match(&[8], 1), None);
     }

@@ -16,9 +16,9 @@
 
 mod engine;
 mod error;
-mod kv_store;
 pub mod fetch;
 pub mod grammar;
+mod kv_store;
 mod models;
 pub mod parse;
 mod provider;

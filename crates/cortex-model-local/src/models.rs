@@ -132,7 +132,11 @@ mod tests {
         assert!(known_model(DEFAULT_MODEL).is_some());
         for m in KNOWN_MODELS {
             assert_eq!(m.sha256.len(), 64, "{}", m.name);
-            assert!(m.sha256.chars().all(|c| c.is_ascii_hexdigit()), "{}", m.name);
+            assert!(
+                m.sha256.chars().all(|c| c.is_ascii_hexdigit()),
+                "{}",
+                m.name
+            );
             assert!(m.file.ends_with(".gguf"), "{}", m.name);
             if let Some(hf) = m.hf {
                 assert_eq!(hf.repo.split('/').count(), 2, "{}", m.name);

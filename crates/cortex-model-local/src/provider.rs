@@ -86,6 +86,7 @@ impl LocalProvider {
                 batch: 512,
                 ubatch: 128,
                 mmap: false,
+                kv_q8: true,
                 max_output_tokens: options.max_output_tokens,
                 temperature: options.temperature,
                 seed: options.seed,

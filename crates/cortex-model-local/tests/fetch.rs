@@ -39,23 +39,26 @@ async fn serve(behaviour: Behaviour) -> (String, Seen) {
             }
             let text = String::from_utf8_lossy(&req).to_string();
             let path = text.split_whitespace().nth(1).unwrap_or("").to_owned();
-            let range = text
-                .lines()
-                .find_map(|l| {
-                    let (k, v) = l.split_once(':')?;
-                    k.eq_ignore_ascii_case("range").then(|| v.trim().to_owned())
-                });
+            let range = text.lines().find_map(|l| {
+                let (k, v) = l.split_once(':')?;
+                k.eq_ignore_ascii_case("range").then(|| v.trim().to_owned())
+            });
             seen2.lock().expect("seen").push(range.clone());
             if path != PATH {
                 let _ = sock
-                    .write_all(b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\nconnection: close\r\n\r\n")
+                    .write_all(
+                        b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\nconnection: close\r\n\r\n",
+                    )
                     .await;
                 continue;
             }
             let body = &behaviour.body;
-            let start = range
-                .filter(|_| behaviour.honour_range)
-                .and_then(|r| r.strip_prefix("bytes=")?.strip_suffix('-')?.parse::<usize>().ok());
+            let start = range.filter(|_| behaviour.honour_range).and_then(|r| {
+                r.strip_prefix("bytes=")?
+                    .strip_suffix('-')?
+                    .parse::<usize>()
+                    .ok()
+            });
             let head = match start {
                 Some(s) if s >= body.len() => {
                     let _ = sock
@@ -209,7 +212,14 @@ async fn the_size_and_header_check_refuses_a_file_that_is_not_gguf() {
         .await
         .expect_err("size");
     assert!(
-        matches!(err, FetchError::SizeMismatch { expected: 9_999, actual: 10_000, .. }),
+        matches!(
+            err,
+            FetchError::SizeMismatch {
+                expected: 9_999,
+                actual: 10_000,
+                ..
+            }
+        ),
         "{err:?}"
     );
     assert!(!job_size.dest.exists());

@@ -309,7 +309,9 @@ async fn a_new_provider_restores_the_kv_state_saved_by_the_last_one() {
     drop(first);
     let saved: Vec<_> = walk(kv.path());
     assert!(
-        saved.iter().any(|p| p.extension().is_some_and(|e| e == "state")),
+        saved
+            .iter()
+            .any(|p| p.extension().is_some_and(|e| e == "state")),
         "a state was saved: {saved:?}"
     );
 
@@ -338,7 +340,10 @@ async fn a_new_provider_restores_the_kv_state_saved_by_the_last_one() {
     .expect("load");
     run(&cold, request(system, messages, &[])).await;
     let s3 = cold.last_stats().expect("stats");
-    assert_eq!((s3.restored_tokens, s3.evaluated_tokens), (0, s3.prompt_tokens));
+    assert_eq!(
+        (s3.restored_tokens, s3.evaluated_tokens),
+        (0, s3.prompt_tokens)
+    );
 }
 
 fn walk(dir: &std::path::Path) -> Vec<PathBuf> {
