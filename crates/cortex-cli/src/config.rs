@@ -12,6 +12,7 @@
 //!
 //! [local]
 //! kv_keep = 8    # KV-cache states of the local model kept on disk between runs (0: none)
+//! first_round_tool_call = false   # the first round of a turn must call a tool
 //! ```
 
 use anyhow::Context;
@@ -38,6 +39,9 @@ pub struct LocalSection {
     /// session) does not evaluate the same prompt again; 0 keeps none.
     #[serde(default = "default_kv_keep")]
     pub kv_keep: usize,
+    /// The first round of a turn must be a tool call (grammar-forced).
+    #[serde(default)]
+    pub first_round_tool_call: bool,
 }
 
 fn default_kv_keep() -> usize {
@@ -48,6 +52,7 @@ impl Default for LocalSection {
     fn default() -> Self {
         LocalSection {
             kv_keep: default_kv_keep(),
+            first_round_tool_call: false,
         }
     }
 }

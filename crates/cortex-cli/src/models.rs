@@ -66,6 +66,7 @@ fn local(name: &str, config: &Config) -> anyhow::Result<Arc<dyn ModelProvider>> 
             .then(|| crate::config::data_dir().map(|d| d.join("kv")))
             .transpose()?,
         kv_keep: keep,
+        first_round_tool_call: config.local.first_round_tool_call,
         ..cortex_model_local::LocalOptions::default()
     };
     let provider = cortex_model_local::LocalProvider::load(&path, options)

@@ -7,7 +7,7 @@
 use crate::error::LocalError;
 use crate::grammar::tool_call_grammar;
 use crate::kv_store::KvStore;
-use crate::parse::{ReplyStart, TextGate, parse_reply, reply_start};
+use crate::parse::{CallForm, ReplyStart, TextGate, parse_reply, reply_start};
 use cortex_model::{FinishReason, ModelError, ModelEvent};
 use cortex_protocol::ToolSpec;
 use llama_cpp_2::context::LlamaContext;
@@ -101,6 +101,9 @@ pub(crate) struct Job {
     pub tools: Vec<ToolSpec>,
     pub events: EventSender,
     pub cancel: Arc<AtomicBool>,
+    /// The reply must be a tool call: generate under the `<tool_call>`
+    /// grammar from its first token.
+    pub force_call: bool,
 }
 
 /// Handle to the inference thread. Dropping it ends the thread once the
@@ -449,9 +452,14 @@ impl<'m> Session<'m> {
         let t1 = Instant::now();
         let reply_at = self.cached.len();
         let use_grammar = self.options.grammar && !job.tools.is_empty();
-        let mut sampler = self.sampler(None)?;
-        let mut grammar_on = false;
-        let mut decided = !use_grammar;
+        let force = use_grammar && job.force_call;
+        let mut sampler = if force {
+            self.sampler(Some(&tool_call_grammar(&job.tools, CallForm::Tagged)))?
+        } else {
+            self.sampler(None)?
+        };
+        let mut grammar_on = force;
+        let mut decided = !use_grammar || force;
         let mut reply = String::new();
         let mut pending: Vec<u8> = Vec::new();
         let mut gate = TextGate::new();

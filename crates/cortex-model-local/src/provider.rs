@@ -4,6 +4,7 @@ use crate::engine::{Engine, EngineOptions, Job, RoundStats};
 use crate::error::LocalError;
 use crate::template::ChatTemplate;
 use cortex_model::{ModelError, ModelEvent, ModelProvider, ModelRequest, ModelStream};
+use cortex_protocol::Role;
 use futures::Stream;
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
@@ -37,6 +38,10 @@ pub struct LocalOptions {
     pub kv_dir: Option<PathBuf>,
     /// How many saved states `kv_dir` keeps per model (oldest removed first).
     pub kv_keep: usize,
+    /// The first round of a turn (the last message is the user's) must call
+    /// a tool when tools are offered: small models otherwise answer from
+    /// guesses without reading anything. Off by default.
+    pub first_round_tool_call: bool,
 }
 
 impl Default for LocalOptions {
@@ -52,6 +57,7 @@ impl Default for LocalOptions {
             grammar: true,
             kv_dir: None,
             kv_keep: 8,
+            first_round_tool_call: false,
         }
     }
 }
@@ -62,6 +68,7 @@ impl Default for LocalOptions {
 /// tokens.
 pub struct LocalProvider {
     name: String,
+    first_round_tool_call: bool,
     template: ChatTemplate,
     engine: Engine,
 }
@@ -106,6 +113,7 @@ impl LocalProvider {
             .map_or_else(|| "model".to_owned(), |s| s.to_string_lossy().into_owned());
         Ok(LocalProvider {
             name,
+            first_round_tool_call: options.first_round_tool_call,
             template,
             engine,
         })
@@ -141,12 +149,19 @@ impl ModelProvider for LocalProvider {
     fn stream(&self, request: ModelRequest) -> ModelStream {
         let (tx, rx) = unbounded_channel();
         let cancel = Arc::new(AtomicBool::new(false));
+        let force_call = self.first_round_tool_call
+            && !request.tools.is_empty()
+            && request
+                .messages
+                .last()
+                .is_some_and(|m| m.role == Role::User);
         let submitted = self.render(&request).and_then(|prompt| {
             self.engine.submit(Job {
                 prompt,
                 tools: request.tools,
                 events: tx.clone(),
                 cancel: Arc::clone(&cancel),
+                force_call,
             })
         });
         if let Err(e) = submitted {
