@@ -87,6 +87,8 @@ pub struct RoundStats {
     pub generated_tokens: usize,
     /// Whether the reply was generated under the tool-call grammar.
     pub grammar: bool,
+    /// Whether the grammar was on from the first token (a forced call).
+    pub forced_call: bool,
     /// The request was dropped (Stop) during generation; the counts say how
     /// far it got.
     pub cancelled: bool,
@@ -473,6 +475,7 @@ impl<'m> Session<'m> {
                     restored_tokens: restored,
                     generated_tokens: generated,
                     grammar: grammar_on,
+                    forced_call: force,
                     cancelled: true,
                     prompt_ms,
                     generation_ms: elapsed_ms(t1),
@@ -600,6 +603,7 @@ impl<'m> Session<'m> {
             restored_tokens: restored,
             generated_tokens: generated,
             grammar: grammar_on,
+            forced_call: force,
             cancelled: false,
             prompt_ms,
             generation_ms,

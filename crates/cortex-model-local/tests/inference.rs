@@ -280,6 +280,63 @@ async fn second_round_reuses_the_kv_prefix() {
     assert_eq!(second.usage.map(|u| u.0), Some(s2.prompt_tokens as u64));
 }
 
+/// With `first_round_tool_call`, a turn's first round is a tool call even
+/// when the model would rather answer in prose; later rounds are free.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_first_round_can_be_forced_to_call_a_tool() {
+    let _serial = SERIAL.lock().await;
+    let path = model_path(
+        "CORTEX_TEST_TOOL_MODEL",
+        "qwen2.5-coder-0.5b",
+        "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
+    );
+    let p = LocalProvider::load(
+        &path,
+        LocalOptions {
+            context: 4096,
+            max_output_tokens: 96,
+            first_round_tool_call: true,
+            ..LocalOptions::default()
+        },
+    )
+    .expect("load");
+    let prose = "Say hello to me in one friendly sentence.";
+    let r = run(
+        &p,
+        request(AGENT_SYSTEM, vec![Message::user(prose)], Mode::Ask.tools()),
+    )
+    .await;
+    let stats = p.last_stats().expect("stats");
+    eprintln!("{r:?}\n{stats:?}");
+    assert!(stats.grammar && stats.forced_call, "{stats:?}");
+    let (_, name, args) = r.calls.first().cloned().expect("a forced call");
+    let tool = Mode::Ask
+        .tools()
+        .iter()
+        .find(|t| t.spec().name == name)
+        .copied()
+        .unwrap_or_else(|| panic!("{name} is not an Ask tool"));
+    ToolArgs::parse(tool, &args).expect("arguments parse");
+
+    // Not the first round (the last message is a tool result): not forced.
+    let (id, name, args) = r.calls[0].clone();
+    let messages = vec![
+        Message::user(prose),
+        Message::assistant(
+            String::new(),
+            vec![ToolCallRequest {
+                id: CallId::from(id.as_str()),
+                name,
+                arguments: args,
+            }],
+        ),
+        Message::tool(CallId::from(id.as_str()), "(no output)"),
+    ];
+    run(&p, request(AGENT_SYSTEM, messages, Mode::Ask.tools())).await;
+    let later = p.last_stats().expect("stats");
+    assert!(!later.forced_call, "{later:?}");
+}
+
 /// A provider dropped and loaded again stands for two `cortex exec`
 /// processes: the second one's first request loads the state the first one
 /// saved and evaluates only what follows the shared prefix.
