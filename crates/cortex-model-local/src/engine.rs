@@ -292,7 +292,8 @@ struct Session<'m> {
     bos_token: String,
     /// Where the state is saved between processes.
     store: Option<KvStore>,
-    /// The saved state this context continues (loaded from or saved to).
+    /// The saved state this context continues (loaded from, when the prompt
+    /// extends it, or saved to).
     disk_id: Option<String>,
     /// Whether the first request looked for a saved state.
     tried_disk: bool,
@@ -331,8 +332,13 @@ impl<'m> Session<'m> {
                     load_ms = elapsed_ms(t0),
                     "KV state restored from disk"
                 );
+                // Continue (and later replace) that state only when this
+                // prompt extends its conversation; a state that merely shares
+                // the system prompt and tools stays for its own session.
+                if shared * 10 >= saved.len() * 9 {
+                    self.disk_id = Some(found.id);
+                }
                 self.cached = saved;
-                self.disk_id = Some(found.id);
                 shared
             }
             Err(e) => {

@@ -14,6 +14,11 @@
 //! session in the same mode still reuses the system prompt and tool
 //! definitions of another one.
 //!
+//! A process that continues a saved conversation (its prompt shares at least
+//! 90 % of the saved tokens) replaces that state when it saves; one that
+//! only shares a prefix with it (another session, same system prompt and
+//! tools) saves a new one.
+//!
 //! Layout: `<root>/<model key>/<id>.state` (llama.cpp's file) and
 //! `<id>.tokens` (the same tokens as little-endian `i32`, read to pick a
 //! candidate without loading a state). The model key names the GGUF file, its

@@ -385,6 +385,11 @@ async fn a_new_provider_restores_the_kv_state_saved_by_the_last_one() {
         "only the new turn is evaluated: {s1:?} {s2:?}"
     );
     drop(second);
+    let states = walk(kv.path())
+        .iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "state"))
+        .count();
+    assert_eq!(states, 1, "the continued conversation replaced its state");
 
     // Without a saved state the same prompt is evaluated in full.
     let cold = LocalProvider::load(
