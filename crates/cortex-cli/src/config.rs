@@ -31,6 +31,10 @@
 //! read_only = ["~/.cargo", "~/.rustup"]   # host paths the sandbox may read
 //! memory_mb = 4096                        # memory of the whole guest
 //! max_processes = 512                     # processes and threads of the guest
+//!
+//! [local]
+//! kv_keep = 8    # KV-cache states of the local model kept on disk between runs (0: none)
+//! first_round_tool_call = false   # the first round of a turn must call a tool
 //! ```
 
 use anyhow::Context;
@@ -54,6 +58,34 @@ pub struct Config {
     pub models: BTreeMap<String, ModelOverride>,
     #[serde(default)]
     pub guest: GuestSection,
+    #[serde(default)]
+    pub local: LocalSection,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LocalSection {
+    /// How many KV-cache states the local model keeps in
+    /// `$XDG_DATA_HOME/cortex/kv` so a later `cortex exec` (a resumed
+    /// session) does not evaluate the same prompt again; 0 keeps none.
+    #[serde(default = "default_kv_keep")]
+    pub kv_keep: usize,
+    /// The first round of a turn must be a tool call (grammar-forced).
+    #[serde(default)]
+    pub first_round_tool_call: bool,
+}
+
+fn default_kv_keep() -> usize {
+    8
+}
+
+impl Default for LocalSection {
+    fn default() -> Self {
+        LocalSection {
+            kv_keep: default_kv_keep(),
+            first_round_tool_call: false,
+        }
+    }
 }
 
 #[derive(Debug, Default, Deserialize)]

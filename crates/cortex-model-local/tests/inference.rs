@@ -280,6 +280,147 @@ async fn second_round_reuses_the_kv_prefix() {
     assert_eq!(second.usage.map(|u| u.0), Some(s2.prompt_tokens as u64));
 }
 
+/// With `first_round_tool_call`, a turn's first round is a tool call even
+/// when the model would rather answer in prose; later rounds are free.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_first_round_can_be_forced_to_call_a_tool() {
+    let _serial = SERIAL.lock().await;
+    let path = model_path(
+        "CORTEX_TEST_TOOL_MODEL",
+        "qwen2.5-coder-0.5b",
+        "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
+    );
+    let p = LocalProvider::load(
+        &path,
+        LocalOptions {
+            context: 4096,
+            max_output_tokens: 96,
+            first_round_tool_call: true,
+            ..LocalOptions::default()
+        },
+    )
+    .expect("load");
+    let prose = "Say hello to me in one friendly sentence.";
+    let r = run(
+        &p,
+        request(AGENT_SYSTEM, vec![Message::user(prose)], Mode::Ask.tools()),
+    )
+    .await;
+    let stats = p.last_stats().expect("stats");
+    eprintln!("{r:?}\n{stats:?}");
+    assert!(stats.grammar && stats.forced_call, "{stats:?}");
+    let (_, name, args) = r.calls.first().cloned().expect("a forced call");
+    let tool = Mode::Ask
+        .tools()
+        .iter()
+        .find(|t| t.spec().name == name)
+        .copied()
+        .unwrap_or_else(|| panic!("{name} is not an Ask tool"));
+    ToolArgs::parse(tool, &args).expect("arguments parse");
+
+    // Not the first round (the last message is a tool result): not forced.
+    let (id, name, args) = r.calls[0].clone();
+    let messages = vec![
+        Message::user(prose),
+        Message::assistant(
+            String::new(),
+            vec![ToolCallRequest {
+                id: CallId::from(id.as_str()),
+                name,
+                arguments: args,
+            }],
+        ),
+        Message::tool(CallId::from(id.as_str()), "(no output)"),
+    ];
+    run(&p, request(AGENT_SYSTEM, messages, Mode::Ask.tools())).await;
+    let later = p.last_stats().expect("stats");
+    assert!(!later.forced_call, "{later:?}");
+}
+
+/// A provider dropped and loaded again stands for two `cortex exec`
+/// processes: the second one's first request loads the state the first one
+/// saved and evaluates only what follows the shared prefix.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_new_provider_restores_the_kv_state_saved_by_the_last_one() {
+    let _serial = SERIAL.lock().await;
+    let path = model_path(
+        "CORTEX_TEST_MODEL",
+        "smollm2-135m",
+        "smollm2-135m-instruct-q4_1.gguf",
+    );
+    let kv = tempfile::tempdir().expect("kv dir");
+    let options = LocalOptions {
+        context: 2048,
+        max_output_tokens: 24,
+        kv_dir: Some(kv.path().to_path_buf()),
+        kv_keep: 2,
+        ..LocalOptions::default()
+    };
+    let system = "You are a concise assistant for a small coding project. The project is a command-line tool written in Rust that counts words in files; it reads each file given on the command line and prints the number of words, lines and bytes. Answer in one sentence. Never invent files.";
+    let mut messages = vec![Message::user("What language is the project written in?")];
+
+    let first = LocalProvider::load(&path, options.clone()).expect("load");
+    let reply = run(&first, request(system, messages.clone(), &[])).await;
+    let s1 = first.last_stats().expect("stats");
+    assert_eq!(s1.restored_tokens, 0, "{s1:?}");
+    drop(first);
+    let saved: Vec<_> = walk(kv.path());
+    assert!(
+        saved
+            .iter()
+            .any(|p| p.extension().is_some_and(|e| e == "state")),
+        "a state was saved: {saved:?}"
+    );
+
+    messages.push(Message::assistant(reply.text.clone(), Vec::new()));
+    messages.push(Message::user("And what does it count?"));
+    let second = LocalProvider::load(&path, options.clone()).expect("load");
+    let r2 = run(&second, request(system, messages.clone(), &[])).await;
+    let s2 = second.last_stats().expect("stats");
+    eprintln!("first {s1:?}\nsecond {s2:?}\n{r2:?}");
+    assert!(s2.restored_tokens >= s1.prompt_tokens, "{s2:?}");
+    assert_eq!(s2.reused_tokens + s2.evaluated_tokens, s2.prompt_tokens);
+    assert!(
+        s2.evaluated_tokens < s2.prompt_tokens - s1.prompt_tokens + 8,
+        "only the new turn is evaluated: {s1:?} {s2:?}"
+    );
+    drop(second);
+    let states = walk(kv.path())
+        .iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "state"))
+        .count();
+    assert_eq!(states, 1, "the continued conversation replaced its state");
+
+    // Without a saved state the same prompt is evaluated in full.
+    let cold = LocalProvider::load(
+        &path,
+        LocalOptions {
+            kv_dir: None,
+            ..options
+        },
+    )
+    .expect("load");
+    run(&cold, request(system, messages, &[])).await;
+    let s3 = cold.last_stats().expect("stats");
+    assert_eq!(
+        (s3.restored_tokens, s3.evaluated_tokens),
+        (0, s3.prompt_tokens)
+    );
+}
+
+fn walk(dir: &std::path::Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn describe_and_errors() {
     let _serial = SERIAL.lock().await;

