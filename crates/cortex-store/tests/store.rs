@@ -914,3 +914,49 @@ async fn running_turns_span_sessions() {
         ]
     );
 }
+
+#[tokio::test]
+async fn sessions_are_paged_per_owner_and_cursors_stay_private() {
+    let store = store_with(&["a1", "b1", "a2", "a3", "none"]).await;
+    for (id, owner) in [("a1", "alice"), ("a2", "alice"), ("a3", "alice"), ("b1", "bob")] {
+        store.set_owner(&sid(id), owner).await.expect("owner");
+    }
+    assert_eq!(
+        store.owner(&sid("a1")).await.expect("owner"),
+        Some("alice".into())
+    );
+    assert_eq!(store.owner(&sid("none")).await.expect("owner"), None);
+    assert!(matches!(
+        store.owner(&sid("missing")).await,
+        Err(StoreError::NoSession(_))
+    ));
+    assert!(matches!(
+        store.set_owner(&sid("missing"), "alice").await,
+        Err(StoreError::NoSession(_))
+    ));
+
+    let ids = |page: Vec<SessionRecord>| page.into_iter().map(|s| s.id.0).collect::<Vec<_>>();
+    let first = store.list_owned("alice", None, 2).await.expect("page 1");
+    assert_eq!(ids(first), ["a3", "a2"]);
+    let second = store
+        .list_owned("alice", Some(&sid("a2")), 2)
+        .await
+        .expect("page 2");
+    assert_eq!(ids(second), ["a1"]);
+    let last = store
+        .list_owned("alice", Some(&sid("a1")), 2)
+        .await
+        .expect("page 3");
+    assert!(last.is_empty());
+    assert_eq!(
+        ids(store.list_owned("bob", None, 10).await.expect("bob")),
+        ["b1"]
+    );
+    // Another owner's session is not a cursor: it must not reveal anything.
+    assert!(matches!(
+        store.list_owned("alice", Some(&sid("b1")), 2).await,
+        Err(StoreError::NoSession(_))
+    ));
+    // Sessions without an owner are in the full listing only.
+    assert_eq!(store.list_sessions().await.expect("all").len(), 5);
+}
