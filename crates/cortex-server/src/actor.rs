@@ -120,11 +120,7 @@ impl ActorHandle {
     }
 }
 
-async fn run(
-    session: Session,
-    mut rx: mpsc::Receiver<Command>,
-    shown: Arc<Mutex<Option<TurnId>>>,
-) {
+async fn run(session: Session, mut rx: mpsc::Receiver<Command>, shown: Arc<Mutex<Option<TurnId>>>) {
     let id = session.id().clone();
     let mut idle = Some(session);
     let mut running: Option<Running> = None;

@@ -88,7 +88,10 @@ mod tests {
 
     #[test]
     fn tokens_map_to_their_principal_only() {
-        let tokens = Tokens::new().with("t-alice", "alice").with("t-bob", "bob").with("", "x");
+        let tokens = Tokens::new()
+            .with("t-alice", "alice")
+            .with("t-bob", "bob")
+            .with("", "x");
         assert_eq!(tokens.principal("t-alice"), Some(Principal("alice".into())));
         assert_eq!(tokens.principal("t-bob"), Some(Principal("bob".into())));
         assert_eq!(tokens.principal("t-alic"), None);

@@ -83,9 +83,10 @@ impl IntoResponse for ApiError {
         };
         let mut response = (self.status, Json(body)).into_response();
         if self.status == StatusCode::UNAUTHORIZED {
-            response
-                .headers_mut()
-                .insert(header::WWW_AUTHENTICATE, header::HeaderValue::from_static("Bearer"));
+            response.headers_mut().insert(
+                header::WWW_AUTHENTICATE,
+                header::HeaderValue::from_static("Bearer"),
+            );
         }
         response
     }
@@ -138,9 +139,11 @@ impl From<StoreError> for ApiError {
 impl From<CoreError> for ApiError {
     fn from(e: CoreError) -> Self {
         match e {
-            CoreError::Repository(_) => {
-                ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "bad_repository", e.to_string())
-            }
+            CoreError::Repository(_) => ApiError::new(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "bad_repository",
+                e.to_string(),
+            ),
             CoreError::NoSession(id) => ApiError::no_session(&id),
             CoreError::Store(e) => e.into(),
             CoreError::Model(e) => {

@@ -223,7 +223,10 @@ impl AppState {
 
     fn insert(self: &Arc<Self>, session: Session) -> Arc<ActorHandle> {
         let id = session.id().clone();
-        let generation = self.registry.next_generation.fetch_add(1, Ordering::Relaxed);
+        let generation = self
+            .registry
+            .next_generation
+            .fetch_add(1, Ordering::Relaxed);
         let weak = Arc::downgrade(self);
         let exit_id = id.clone();
         let handle = ActorHandle::spawn(session, move || {

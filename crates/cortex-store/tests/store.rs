@@ -918,7 +918,12 @@ async fn running_turns_span_sessions() {
 #[tokio::test]
 async fn sessions_are_paged_per_owner_and_cursors_stay_private() {
     let store = store_with(&["a1", "b1", "a2", "a3", "none"]).await;
-    for (id, owner) in [("a1", "alice"), ("a2", "alice"), ("a3", "alice"), ("b1", "bob")] {
+    for (id, owner) in [
+        ("a1", "alice"),
+        ("a2", "alice"),
+        ("a3", "alice"),
+        ("b1", "bob"),
+    ] {
         store.set_owner(&sid(id), owner).await.expect("owner");
     }
     assert_eq!(

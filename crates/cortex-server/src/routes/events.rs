@@ -52,7 +52,9 @@ pub(crate) async fn stream(
             .to_str()
             .ok()
             .and_then(|v| v.trim().parse::<u64>().ok())
-            .ok_or_else(|| ApiError::bad_request("Last-Event-ID must be an event seq (an integer)"))?,
+            .ok_or_else(|| {
+                ApiError::bad_request("Last-Event-ID must be an event seq (an integer)")
+            })?,
         None => query.after.unwrap_or(0),
     };
     let heartbeat = state.config.heartbeat;

@@ -5,10 +5,10 @@ use crate::auth::Principal;
 use crate::error::{ApiError, ErrorBody};
 use crate::extract::{Json, Path, Query};
 use crate::state::AppState;
+use axum::Router;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::routing::get;
-use axum::Router;
 use cortex_protocol::{Mode, SessionId};
 use std::sync::Arc;
 
