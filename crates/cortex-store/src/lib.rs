@@ -8,10 +8,12 @@
 
 mod error;
 mod migrations;
+mod postgres;
 mod rows;
 mod sqlite;
 
 pub use error::StoreError;
+pub use postgres::PgStore;
 pub use sqlite::SqliteStore;
 
 use cortex_protocol::{Event, EventKind, Mode, SessionId, StopRule, TurnId};
