@@ -6,6 +6,7 @@
 
 mod config;
 mod exec;
+mod local_server;
 mod models;
 #[cfg(feature = "local")]
 mod models_cmd;

@@ -20,6 +20,8 @@ struct Server {
     child: Child,
     base: String,
     stderr: std::sync::mpsc::Receiver<String>,
+    /// Every stderr line read so far.
+    seen: Vec<String>,
 }
 
 impl Drop for Server {
@@ -82,6 +84,7 @@ impl Env {
             child,
             base: String::new(),
             stderr: rx,
+            seen: Vec::new(),
         };
         let line = server.wait_line("listening on ");
         server.base = line
@@ -98,15 +101,21 @@ impl Server {
     fn wait_line(&mut self, needle: &str) -> String {
         loop {
             match self.stderr.recv_timeout(Duration::from_secs(30)) {
-                Ok(line) if line.contains(needle) => return line,
-                Ok(_) => {}
+                Ok(line) => {
+                    self.seen.push(line.clone());
+                    if line.contains(needle) {
+                        return line;
+                    }
+                }
                 Err(e) => panic!("no `{needle}` line from cortex serve: {e}"),
             }
         }
     }
 
-    fn lines_so_far(&self) -> Vec<String> {
-        self.stderr.try_iter().collect()
+    fn lines_so_far(&mut self) -> Vec<String> {
+        let more: Vec<String> = self.stderr.try_iter().collect();
+        self.seen.extend(more);
+        self.seen.clone()
     }
 
     async fn send(&self, method: reqwest::Method, path: &str, body: Option<Value>) -> (u16, Value) {
@@ -191,7 +200,7 @@ async fn a_server_killed_mid_turn_restarts_with_the_turn_failed_and_takes_new_tu
     drop(server);
 
     let after_restart = env.script("done.json", json!({"responses": [{"text": "done now"}]}));
-    let server = env.serve("127.0.0.1:0", &after_restart, Some(TOKEN));
+    let mut server = env.serve("127.0.0.1:0", &after_restart, Some(TOKEN));
     let notes = server.lines_so_far().join("\n");
     assert!(
         notes.contains("marked 1 interrupted turn(s) failed"),
@@ -288,4 +297,67 @@ fn serves_on_a_private_unix_socket() {
     assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
     assert!(answer.contains("\"sessions\":[]"), "{answer}");
     drop(server);
+}
+
+/// An event without what differs between runs: ids, timestamps, timings.
+fn normalized(mut value: Value) -> Value {
+    fn strip(value: &mut Value) {
+        match value {
+            Value::Object(map) => {
+                for key in ["ts", "session_id", "turn_id", "ms"] {
+                    map.remove(key);
+                }
+                map.values_mut().for_each(strip);
+            }
+            Value::Array(items) => items.iter_mut().for_each(strip),
+            _ => {}
+        }
+    }
+    strip(&mut value);
+    value
+}
+
+fn exec_json(env: &Env, script: &Path, server: Option<&str>) -> Vec<Value> {
+    let mut cmd = env.command(server.map(|_| TOKEN));
+    cmd.arg("exec")
+        .arg("--repo")
+        .arg(env.repo.path())
+        .arg("--model")
+        .arg(format!("scripted:{}", script.display()))
+        .arg("--json")
+        .stdout(Stdio::piped());
+    if let Some(url) = server {
+        cmd.args(["--server", url]);
+    }
+    let out = cmd.arg("read a.txt").output().expect("run exec");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| normalized(serde_json::from_str(l).expect("JSON line")))
+        .collect()
+}
+
+#[test]
+fn exec_prints_the_same_through_a_remote_server_as_in_process() {
+    let env = Env::new();
+    let script = env.script(
+        "turn.json",
+        json!({"responses": [
+            {"text": "Reading.", "tool_calls": [{"name": "read_file", "arguments": {"path": "a.txt"}}]},
+            {"text": "It says alpha."},
+        ]}),
+    );
+    let in_process = exec_json(&env, &script, None);
+    let server = env.serve("127.0.0.1:0", &script, Some(TOKEN));
+    let remote = exec_json(&env, &script, Some(&server.base));
+    assert!(in_process.len() > 5, "{in_process:#?}");
+    assert_eq!(in_process, remote);
+    assert_eq!(
+        in_process.last().map(|e| e["type"].clone()),
+        Some(json!("turn.completed"))
+    );
 }
