@@ -196,6 +196,25 @@ pub async fn open_store() -> anyhow::Result<std::sync::Arc<dyn cortex_store::Sto
     Ok(std::sync::Arc::new(store))
 }
 
+/// `--store`: `sqlite` (the default file), `sqlite:PATH`, or `postgres://…`.
+pub async fn open_store_url(url: &str) -> anyhow::Result<std::sync::Arc<dyn cortex_store::Store>> {
+    if url == "sqlite" {
+        return open_store().await;
+    }
+    if let Some(path) = url.strip_prefix("sqlite:") {
+        let store = cortex_store::SqliteStore::open(std::path::Path::new(path))
+            .with_context(|| format!("cannot open the session store {path}"))?;
+        return Ok(std::sync::Arc::new(store));
+    }
+    if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+        let store = cortex_store::PgStore::connect(url)
+            .await
+            .context("cannot open the PostgreSQL session store")?;
+        return Ok(std::sync::Arc::new(store));
+    }
+    anyhow::bail!("--store `{url}` is not sqlite, sqlite:PATH or postgres://…")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

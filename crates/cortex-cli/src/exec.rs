@@ -1,26 +1,22 @@
-//! `cortex exec`: one turn on a repository, streamed.
+//! `cortex exec`: one turn on a repository, streamed. It drives the session
+//! API through `cortex-client`: an in-process server on a private Unix
+//! socket by default, or `--server URL`; the output is the same either way.
 
-use crate::config::{self, Config};
 use crate::guests::GuestChoice;
+use crate::local_server;
 use crate::render::{Human, JsonLines, Render};
-use anyhow::Context;
+use anyhow::{Context, bail};
 use clap::Args;
-use cortex_core::{Session, SessionConfig, TurnOutcome};
+use cortex_client::{Client, ClientError};
 use cortex_protocol::{
-    Event, EventKind, Mode, NetworkPolicy, Sandbox, SandboxPolicy, SessionId, StopRule,
-    WorkspaceMode,
+    EventKind, Mode, NetworkPolicy, SandboxPolicy, SessionId, StopRule, TurnId, WorkspaceMode,
 };
-use cortex_runtime::allowed_env;
-use cortex_store::Store;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
-use tokio::sync::broadcast::error::RecvError;
-use tokio_util::sync::CancellationToken;
 
 #[derive(Args)]
 pub struct ExecArgs {
-    /// The repository to work in.
+    /// The repository to work in: a folder, or a git URL (cloned first).
     #[arg(long, default_value = ".")]
     repo: String,
     /// ask (read-only), plan (read-only + plan tool), spec, or agent
@@ -40,6 +36,10 @@ pub struct ExecArgs {
     /// Continue a stored session instead of starting one.
     #[arg(long)]
     session: Option<String>,
+    /// Drive a running `cortex serve` (http://HOST:PORT or unix:PATH; token
+    /// in CORTEX_TOKEN) instead of an in-process server.
+    #[arg(long)]
+    server: Option<String>,
     /// What the guest may change: read-only, workspace-write (the workspace
     /// only), or full-access (no isolation: the guest is an ordinary process).
     #[arg(long, default_value = "workspace-write")]
@@ -48,176 +48,160 @@ pub struct ExecArgs {
     #[arg(long, default_value = "off")]
     network: NetworkPolicy,
     /// Where tools run: local (the sandbox), process (no isolation),
-    /// remote:HOST:PORT (token in CORTEX_GUEST_TOKEN) or docker:IMAGE.
+    /// remote:HOST:PORT (token in CORTEX_GUEST_TOKEN) or docker:IMAGE. With
+    /// --server, the server's own choice applies.
     #[arg(long, default_value = "local")]
     guest: GuestChoice,
     /// in-place (the repository itself) or copy (an isolated copy in the
-    /// session's data folder). A git URL as --repo is cloned first.
+    /// session's data folder).
     #[arg(long, default_value = "in-place")]
     workspace: WorkspaceMode,
     /// What to ask.
     prompt: String,
 }
 
+/// How many times a dropped event stream is reopened before giving up.
+const RECONNECTS: u32 = 5;
+
 /// Exit codes: 0 completed, 1 failed, 130 stopped.
 pub async fn run(args: ExecArgs) -> anyhow::Result<ExitCode> {
-    let config = Config::load()?;
-    let selected = crate::models::select(args.model.as_deref(), &config)?;
-    let model = selected.provider.clone();
-    let store = config::open_store().await?;
-    let guests = crate::guests::provider(&args.guest, &config)?;
-    let data = config::data_dir()?;
-    let repository = local_repository(&args.repo, &data)?;
-    let session_config = SessionConfig {
-        repository,
-        mode: args.mode.unwrap_or(Mode::Agent),
-        stop_rule: args.stop_rule,
-        store: store.clone(),
-        model,
-        guests,
-        guest_env: allowed_env(&config.guest.env),
-        sandbox: Sandbox {
-            policy: args.sandbox,
-            network: args.network,
-            workspace: args.workspace,
-        },
-        workspaces: Some(data.join("workspaces")),
-    };
-    let (mut session, after) = match &args.session {
+    let (client, local) =
+        local_server::connect(args.server.as_deref(), args.model.clone(), &args.guest).await?;
+    let result = run_turn(&client, &args, local.is_some()).await;
+    if let Some(local) = local {
+        local.stop().await;
+    }
+    result
+}
+
+async fn run_turn(client: &Client, args: &ExecArgs, local: bool) -> anyhow::Result<ExitCode> {
+    let (id, after) = match &args.session {
         Some(id) => {
             let id = SessionId(id.clone());
-            let last = store
-                .get_session(&id)
-                .await?
-                .map(|s| s.last_seq)
-                .with_context(|| format!("no session `{id}`"))?;
-            let mut session = Session::resume(&id, session_config).await?;
+            let view = match client.session(&id).await {
+                Err(e) if e.status() == Some(404) => bail!("no session `{id}`"),
+                other => other?,
+            };
             if let Some(mode) = args.mode {
-                session.set_mode(mode).await?;
+                client.set_mode(&id, mode).await?;
             }
-            (session, last)
+            (id, view.last_seq)
         }
-        None => (Session::create(session_config).await?, 0),
+        None => {
+            // A git URL is cloned by whichever side runs the guest: here for
+            // the in-process server, by the server otherwise.
+            let repository = if cortex_core::is_git_url(&args.repo) {
+                if local {
+                    let clones = crate::config::data_dir()?.join("clones");
+                    eprintln!("cloning {}…", args.repo);
+                    let path =
+                        cortex_core::clone_into(&args.repo, &clones).map_err(anyhow::Error::msg)?;
+                    path.display().to_string()
+                } else {
+                    args.repo.clone()
+                }
+            } else {
+                let path = PathBuf::from(&args.repo);
+                path.canonicalize()
+                    .map(|p| p.display().to_string())
+                    .unwrap_or_else(|_| args.repo.clone())
+            };
+            let view = client
+                .create_session(serde_json::json!({
+                    "repository": repository,
+                    "mode": args.mode.unwrap_or(Mode::Agent),
+                    "model": args.model,
+                    "stop_rule": args.stop_rule,
+                    "sandbox": {
+                        "policy": args.sandbox,
+                        "network": args.network,
+                        "workspace": args.workspace,
+                    },
+                }))
+                .await
+                .map_err(api_error)?;
+            (view.id, 0)
+        }
     };
 
     let renderer: Box<dyn Render> = if args.json {
         Box::new(JsonLines)
     } else {
-        Box::new(Human::new().with_meter(selected.meter.clone()))
+        Box::new(Human::new())
     };
-    let live = session.subscribe();
-    let printer = tokio::spawn(print_turn(
-        store.clone(),
-        session.id().clone(),
-        after,
-        live,
-        renderer,
-    ));
-
-    let cancel = CancellationToken::new();
-    let interrupts = tokio::spawn(watch_interrupts(cancel.clone()));
-    let outcome = session.run_turn(&args.prompt, cancel).await;
+    // Subscribed before the turn starts: nothing of it can be missed.
+    let events = client.events(&id, after).await?;
+    let turn = client
+        .start_turn(&id, &args.prompt)
+        .await
+        .map_err(api_error)?
+        .turn_id;
+    let interrupts = tokio::spawn(watch_interrupts(client.clone(), id.clone()));
+    let end = print_turn(client, &id, after, events, &turn, renderer).await;
     interrupts.abort();
-    session.close().await;
-    // The turn's last event is persisted; the printer stops at it.
-    let _ = printer.await;
-    Ok(match outcome? {
-        TurnOutcome::Completed { .. } => ExitCode::SUCCESS,
-        TurnOutcome::Failed { .. } => ExitCode::FAILURE,
-        TurnOutcome::Stopped { .. } => ExitCode::from(130),
+    if local {
+        let _ = client.close(&id).await;
+    }
+    Ok(match end? {
+        EventKind::TurnCompleted { .. } => ExitCode::SUCCESS,
+        EventKind::TurnStopped { .. } => ExitCode::from(130),
+        _ => ExitCode::FAILURE,
     })
 }
 
-/// `--repo` as a local folder: a git URL is cloned (once) into the data
-/// folder first.
-fn local_repository(repo: &str, data: &std::path::Path) -> anyhow::Result<PathBuf> {
-    if !cortex_core::is_git_url(repo) {
-        return Ok(PathBuf::from(repo));
+fn api_error(e: ClientError) -> anyhow::Error {
+    match e {
+        ClientError::Api { message, .. } => anyhow::anyhow!(message),
+        other => other.into(),
     }
-    let name: String = repo
-        .trim_end_matches('/')
-        .trim_end_matches(".git")
-        .rsplit(['/', ':'])
-        .next()
-        .unwrap_or("repo")
-        .chars()
-        .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
-        .collect();
-    let stamp = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis())
-        .unwrap_or_default();
-    let dest = data.join("clones").join(format!(
-        "{}-{stamp}",
-        if name.is_empty() { "repo" } else { &name }
-    ));
-    eprintln!("cloning {repo} into {}", dest.display());
-    cortex_core::clone_url(repo, &dest).map_err(anyhow::Error::msg)?;
-    Ok(dest)
 }
 
 /// First Ctrl-C stops the turn cleanly; a second exits at once.
-async fn watch_interrupts(cancel: CancellationToken) {
+async fn watch_interrupts(client: Client, id: SessionId) {
     if tokio::signal::ctrl_c().await.is_err() {
         return;
     }
     eprintln!("\nstopping… (Ctrl-C again to quit now)");
-    cancel.cancel();
+    if let Err(e) = client.stop(&id).await {
+        tracing::warn!("stop: {e}");
+    }
     if tokio::signal::ctrl_c().await.is_ok() {
         std::process::exit(130);
     }
 }
 
-/// Print stored events after `after`, then live ones, until the turn ends.
-/// A subscriber that lags catches up from the store: nothing is missed or
-/// printed twice.
+/// Print events after `after` until the end of `turn`; returns that end.
+/// Events of earlier turns (a resumed session's interrupted turn being
+/// closed) print too. A dropped stream is reopened where it stopped, so
+/// nothing is missed or printed twice.
 async fn print_turn(
-    store: Arc<dyn Store>,
-    session: SessionId,
+    client: &Client,
+    id: &SessionId,
     mut after: u64,
-    mut live: tokio::sync::broadcast::Receiver<Event>,
+    mut events: cortex_client::EventStream,
+    turn: &TurnId,
     mut renderer: Box<dyn Render>,
-) {
-    // Events of earlier turns (a resumed session's interrupted turn being
-    // closed) print too, but only the end of the turn this command started
-    // ends the output.
-    let mut started = false;
-    let mut show = |event: &Event, after: &mut u64| -> bool {
-        if event.seq <= *after {
-            return false;
-        }
-        *after = event.seq;
-        renderer.event(event);
-        started |= matches!(event.kind, EventKind::TurnStarted { .. });
-        started && event.kind.ends_turn()
-    };
+) -> anyhow::Result<EventKind> {
+    let mut reconnects = 0;
     loop {
-        match store.events(&session, after).await {
-            Ok(backlog) => {
-                for event in &backlog {
-                    if show(event, &mut after) {
-                        return;
-                    }
+        match events.next().await {
+            Some(Ok(event)) => {
+                if event.seq <= after {
+                    continue;
+                }
+                after = event.seq;
+                renderer.event(&event);
+                if event.turn_id.as_ref() == Some(turn) && event.kind.ends_turn() {
+                    return Ok(event.kind);
                 }
             }
-            Err(e) => {
-                eprintln!("error: cannot read the timeline: {e}");
-                return;
+            Some(Err(e)) if reconnects >= RECONNECTS => {
+                return Err(e).context("the event stream failed");
             }
-        }
-        loop {
-            match live.recv().await {
-                Ok(event) => {
-                    if event.seq > after + 1 {
-                        // A gap: fill it from the store.
-                        break;
-                    }
-                    if show(&event, &mut after) {
-                        return;
-                    }
-                }
-                Err(RecvError::Lagged(_)) => break,
-                Err(RecvError::Closed) => return,
+            None if reconnects >= RECONNECTS => bail!("the server closed the event stream"),
+            Some(Err(_)) | None => {
+                reconnects += 1;
+                events = client.events(id, after).await?;
             }
         }
     }

@@ -7,10 +7,13 @@
 mod config;
 mod exec;
 mod guests;
+mod local_server;
 mod models;
 #[cfg(feature = "local")]
 mod models_cmd;
+mod providers;
 mod render;
+mod serve;
 mod sessions;
 
 use clap::{Parser, Subcommand};
@@ -36,6 +39,8 @@ enum Command {
         #[command(subcommand)]
         command: sessions::SessionsCommand,
     },
+    /// Serve the session API (HTTP + SSE) on a TCP address or Unix socket.
+    Serve(serve::ServeArgs),
     /// The embedded local models.
     #[cfg(feature = "local")]
     Models {
@@ -81,6 +86,7 @@ fn main() -> ExitCode {
         match cli.command {
             Command::Exec(args) => exec::run(args).await,
             Command::Sessions { command } => sessions::run(command).await,
+            Command::Serve(args) => serve::run(args).await,
             #[cfg(feature = "local")]
             Command::Models { command } => models_cmd::run(command).await,
             Command::Guest { .. } => Ok(ExitCode::SUCCESS),

@@ -11,15 +11,10 @@ use cortex_model::{ModelInfo, ModelProvider};
 use std::path::Path;
 use std::sync::Arc;
 
-/// The provider, wrapped so that its usage and estimated cost add up on the
-/// returned meter.
-pub struct Selected {
-    pub provider: Arc<dyn ModelProvider>,
-    pub meter: Meter,
-}
-
-/// `--model`, else the config's `model`, else the embedded local default.
-pub fn select(spec: Option<&str>, config: &Config) -> anyhow::Result<Selected> {
+/// `--model`, else the config's `model`, else the embedded local default;
+/// wrapped with the model's metadata, so that each `usage` event carries the
+/// estimated cost.
+pub fn select(spec: Option<&str>, config: &Config) -> anyhow::Result<Arc<dyn ModelProvider>> {
     let (provider, info) = match spec.or(config.model.as_deref()) {
         None => (default_model(config)?, None),
         Some(spec) => {
@@ -30,11 +25,7 @@ pub fn select(spec: Option<&str>, config: &Config) -> anyhow::Result<Selected> {
             (build(provider, name, info.as_ref(), config)?, info)
         }
     };
-    let meter = Meter::default();
-    Ok(Selected {
-        provider: Arc::new(Metered::new(provider, info, meter.clone())),
-        meter,
-    })
+    Ok(Arc::new(Metered::new(provider, info, Meter::default())))
 }
 
 fn build(

@@ -2,7 +2,7 @@
 //! (streamed text and one row per tool call on stdout; session notes on
 //! stderr).
 
-use cortex_model::meter::{Meter, MeterTotals};
+use cortex_model::meter::MeterTotals;
 use cortex_protocol::{Event, EventKind, ToolStatus};
 use std::collections::HashMap;
 use std::io::Write;
@@ -30,10 +30,9 @@ pub struct Human {
     in_text: bool,
     /// Inside a stretch of thinking (its marker is printed).
     thinking: bool,
-    input_tokens: u64,
-    output_tokens: u64,
-    /// The model's meter: cached tokens and estimated cost for the summary.
-    meter: Option<Meter>,
+    /// Summed from the `usage` events (which carry cached tokens and the
+    /// estimated cost), so the summary is the same through any server.
+    totals: MeterTotals,
 }
 
 impl Human {
@@ -44,21 +43,9 @@ impl Human {
         }
     }
 
-    pub fn with_meter(mut self, meter: Meter) -> Self {
-        self.meter = Some(meter);
-        self
-    }
-
-    /// `N tokens in, M out`, from the meter when there is one (it also
-    /// knows cached tokens and the price), else from the `usage` events.
+    /// `N tokens in (C cached), M out · ~$X`.
     fn usage_summary(&self) -> String {
-        match &self.meter {
-            Some(meter) => summary(&meter.totals()),
-            None => format!(
-                "{} tokens in, {} out",
-                self.input_tokens, self.output_tokens
-            ),
-        }
+        summary(&self.totals)
     }
 
     fn end_text(&mut self, out: &mut impl Write) {
@@ -181,10 +168,23 @@ impl Render for Human {
             EventKind::Usage {
                 input_tokens,
                 output_tokens,
-                ..
+                cache_read_tokens,
+                cache_write_tokens,
+                cost_usd,
             } => {
-                self.input_tokens += input_tokens;
-                self.output_tokens += output_tokens;
+                let totals = &mut self.totals;
+                let first = totals.requests == 0;
+                totals.requests += 1;
+                totals.tokens.input += input_tokens;
+                totals.tokens.output += output_tokens;
+                totals.tokens.cache_read += cache_read_tokens;
+                totals.tokens.cache_write += cache_write_tokens;
+                // A cost only when every request of the turn was priced.
+                totals.cost_usd = match (first, totals.cost_usd, cost_usd) {
+                    (true, _, cost) => *cost,
+                    (false, Some(sum), Some(cost)) => Some(sum + cost),
+                    _ => None,
+                };
             }
             EventKind::TurnCompleted { rounds } => {
                 self.end_text(&mut out);

@@ -1,8 +1,9 @@
-//! `cortex sessions list|show`: stored timelines.
+//! `cortex sessions list|show`: stored timelines, through the session API
+//! (in-process unless `--server`).
 
-use crate::config;
+use crate::local_server;
 use crate::render::{Human, JsonLines, Render};
-use anyhow::Context;
+use anyhow::bail;
 use clap::Subcommand;
 use cortex_protocol::SessionId;
 use std::process::ExitCode;
@@ -14,6 +15,9 @@ pub enum SessionsCommand {
         /// One JSON object per line.
         #[arg(long)]
         json: bool,
+        /// A running `cortex serve` (token in CORTEX_TOKEN).
+        #[arg(long)]
+        server: Option<String>,
     },
     /// Render a session's timeline.
     Show {
@@ -21,48 +25,72 @@ pub enum SessionsCommand {
         /// Every event as one JSON line.
         #[arg(long)]
         json: bool,
+        /// A running `cortex serve` (token in CORTEX_TOKEN).
+        #[arg(long)]
+        server: Option<String>,
     },
 }
 
 pub async fn run(command: SessionsCommand) -> anyhow::Result<ExitCode> {
-    let store = config::open_store().await?;
-    match command {
-        SessionsCommand::List { json } => {
-            for s in store.list_sessions().await? {
-                if json {
-                    let line = serde_json::json!({
-                        "id": s.id, "repository": s.repository, "mode": s.mode,
-                        "model": s.model, "created_at": s.created_at,
-                        "title": s.title, "events": s.last_seq,
-                    });
-                    println!("{line}");
+    let server = match &command {
+        SessionsCommand::List { server, .. } | SessionsCommand::Show { server, .. } => {
+            server.clone()
+        }
+    };
+    let (client, local) =
+        local_server::connect(server.as_deref(), None, &crate::guests::GuestChoice::Local).await?;
+    let result = async {
+        match command {
+            SessionsCommand::List { json, .. } => {
+                for s in client.all_sessions().await? {
+                    if json {
+                        let line = serde_json::json!({
+                            "id": s.id, "repository": s.repository, "mode": s.mode,
+                            "model": s.model, "created_at": s.created_at,
+                            "title": s.title, "events": s.last_seq,
+                        });
+                        println!("{line}");
+                    } else {
+                        println!(
+                            "{}  {}  {:<5}  {}  {}",
+                            s.id,
+                            s.created_at,
+                            s.mode,
+                            s.repository,
+                            s.title.unwrap_or_default()
+                        );
+                    }
+                }
+            }
+            SessionsCommand::Show { id, json, .. } => {
+                let id = SessionId(id);
+                let view = match client.session(&id).await {
+                    Err(e) if e.status() == Some(404) => bail!("no session `{id}`"),
+                    other => other?,
+                };
+                let mut renderer: Box<dyn Render> = if json {
+                    Box::new(JsonLines)
                 } else {
-                    println!(
-                        "{}  {}  {:<5}  {}  {}",
-                        s.id,
-                        s.created_at,
-                        s.mode,
-                        s.repository,
-                        s.title.unwrap_or_default()
-                    );
+                    Box::new(Human::new())
+                };
+                if view.last_seq > 0 {
+                    // The stream goes on live; stop at what was stored.
+                    let mut events = client.events(&id, 0).await?;
+                    while let Some(event) = events.next().await {
+                        let event = event?;
+                        renderer.event(&event);
+                        if event.seq >= view.last_seq {
+                            break;
+                        }
+                    }
                 }
             }
         }
-        SessionsCommand::Show { id, json } => {
-            let id = SessionId(id);
-            store
-                .get_session(&id)
-                .await?
-                .with_context(|| format!("no session `{id}`"))?;
-            let mut renderer: Box<dyn Render> = if json {
-                Box::new(JsonLines)
-            } else {
-                Box::new(Human::new())
-            };
-            for event in store.events(&id, 0).await? {
-                renderer.event(&event);
-            }
-        }
+        Ok(ExitCode::SUCCESS)
     }
-    Ok(ExitCode::SUCCESS)
+    .await;
+    if let Some(local) = local {
+        local.stop().await;
+    }
+    result
 }

@@ -33,7 +33,7 @@ pub use prompt::system_prompt;
 pub use session::{Session, SessionConfig, TurnOutcome};
 pub use stop_rule::StopRuleState;
 pub use timeline::Timeline;
-pub use workspace::{clone_url, is_git_url, materialise_copy};
+pub use workspace::{clone_into, clone_url, is_git_url, materialise_copy};
 
 /// A new unique id, time-ordered so listings sort naturally.
 pub(crate) fn new_id() -> String {

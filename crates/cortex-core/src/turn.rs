@@ -29,7 +29,18 @@ impl Session {
         message: &str,
         cancel: CancellationToken,
     ) -> Result<TurnOutcome, CoreError> {
-        let turn = TurnId(new_id());
+        self.run_turn_as(TurnId(new_id()), message, cancel).await
+    }
+
+    /// [`Session::run_turn`] under an id the caller minted (with
+    /// [`Session::new_turn_id`]), so an API can answer with the id before the
+    /// turn has written anything.
+    pub async fn run_turn_as(
+        &mut self,
+        turn: TurnId,
+        message: &str,
+        cancel: CancellationToken,
+    ) -> Result<TurnOutcome, CoreError> {
         self.timeline
             .emit(
                 Some(&turn),
@@ -294,6 +305,13 @@ impl Session {
             self.history.push(message);
         }
         Ok(())
+    }
+}
+
+impl Session {
+    /// A fresh, time-ordered turn id.
+    pub fn new_turn_id() -> TurnId {
+        TurnId(new_id())
     }
 }
 

@@ -36,6 +36,32 @@ pub fn clone_url(url: &str, dest: &Path) -> Result<(), String> {
     .map_err(|e| format!("cannot clone {url}: {e}"))
 }
 
+/// Clone `url` into a new folder of `dir` named after the repository
+/// (`calc-1733000000000`); returns the folder.
+pub fn clone_into(url: &str, dir: &Path) -> Result<PathBuf, String> {
+    let name: String = url
+        .trim_end_matches('/')
+        .trim_end_matches(".git")
+        .rsplit(['/', ':'])
+        .next()
+        .unwrap_or_default()
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+        .collect();
+    let stamp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis())
+        .unwrap_or_default();
+    let name = if name.is_empty() || name.starts_with('.') {
+        "repo"
+    } else {
+        &name
+    };
+    let dest = dir.join(format!("{name}-{stamp}"));
+    clone_url(url, &dest)?;
+    Ok(dest)
+}
+
 /// Make (or find) the isolated copy of `repository` at `dest`.
 pub fn materialise_copy(repository: &Path, dest: &Path) -> Result<(), String> {
     if dest.is_dir() {
@@ -254,8 +280,17 @@ mod tests {
             &origin,
             "git init -q && echo hi > f && git add f && git commit -qm c",
         );
-        let dest = tmp.path().join("clones/origin");
-        clone_url(&format!("file://{}", origin.display()), &dest).expect("clone");
+        let dest = clone_into(
+            &format!("file://{}/", origin.display()),
+            &tmp.path().join("clones"),
+        )
+        .expect("clone");
+        assert!(
+            dest.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("origin-")),
+            "{}",
+            dest.display()
+        );
         assert_eq!(
             std::fs::read_to_string(dest.join("f")).expect("read"),
             "hi\n"

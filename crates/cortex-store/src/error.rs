@@ -2,6 +2,8 @@
 pub enum StoreError {
     #[error("database error: {0}")]
     Sqlite(#[from] rusqlite::Error),
+    #[error("database error: {0}")]
+    Postgres(String),
     #[error("stored data is corrupt: {0}")]
     Corrupt(String),
     #[error("no session `{0}`")]

@@ -8,10 +8,12 @@
 
 mod error;
 mod migrations;
+mod postgres;
 mod rows;
 mod sqlite;
 
 pub use error::StoreError;
+pub use postgres::PgStore;
 pub use sqlite::SqliteStore;
 
 use cortex_protocol::{Event, EventKind, Mode, SessionId, StopRule, TurnId};
@@ -57,6 +59,22 @@ pub trait Store: Send + Sync {
     /// Newest first.
     async fn list_sessions(&self) -> Result<Vec<SessionRecord>, StoreError>;
     async fn set_mode(&self, id: &SessionId, mode: Mode) -> Result<(), StoreError>;
+
+    /// Record the principal a session belongs to (set once, by the API,
+    /// right after creation).
+    async fn set_owner(&self, id: &SessionId, owner: &str) -> Result<(), StoreError>;
+    /// The session's owner; `Ok(None)` when it has none, `NoSession` when it
+    /// does not exist.
+    async fn owner(&self, id: &SessionId) -> Result<Option<String>, StoreError>;
+    /// One page of `owner`'s sessions, newest first, starting after the
+    /// session `after` in that order. `after` must be one of `owner`'s
+    /// sessions (`NoSession` otherwise, so a cursor reveals nothing of others).
+    async fn list_owned(
+        &self,
+        owner: &str,
+        after: Option<&SessionId>,
+        limit: usize,
+    ) -> Result<Vec<SessionRecord>, StoreError>;
 
     /// Persist one event: assign seq (last + 1) and timestamp, update the turn
     /// table when the event opens or closes a turn, commit, return the event.

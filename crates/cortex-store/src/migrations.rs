@@ -74,8 +74,15 @@ CREATE TABLE events (
 ) STRICT;
 ";
 
+/// Sessions belong to the API principal that created them. Sessions made
+/// before the API (or by the CLI directly) have no owner.
+const V2: &str = "
+ALTER TABLE sessions ADD COLUMN owner TEXT;
+CREATE INDEX sessions_by_owner ON sessions (owner, created_at DESC, id DESC);
+";
+
 /// Every step, oldest first. The schema version is the length of this list.
-const MIGRATIONS: &[&str] = &[V1];
+const MIGRATIONS: &[&str] = &[V1, V2];
 
 /// The schema version this build writes.
 pub(crate) fn latest_version() -> i64 {

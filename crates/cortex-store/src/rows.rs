@@ -66,11 +66,11 @@ pub(crate) fn decode_kind(type_name: &str, payload: &str) -> Result<EventKind, S
 
 /// An `events` row as stored: `seq, ts, turn_id, type, payload`.
 pub(crate) struct RawEvent {
-    seq: i64,
-    ts: String,
-    turn_id: Option<String>,
-    type_name: String,
-    payload: String,
+    pub(crate) seq: i64,
+    pub(crate) ts: String,
+    pub(crate) turn_id: Option<String>,
+    pub(crate) type_name: String,
+    pub(crate) payload: String,
 }
 
 impl RawEvent {
@@ -105,14 +105,14 @@ impl RawEvent {
 // ---- sessions -------------------------------------------------------------
 
 pub(crate) struct RawSession {
-    id: String,
-    repository: String,
-    mode: String,
-    model: String,
-    stop_rule: String,
-    created_at: String,
-    title: Option<String>,
-    last_seq: i64,
+    pub(crate) id: String,
+    pub(crate) repository: String,
+    pub(crate) mode: String,
+    pub(crate) model: String,
+    pub(crate) stop_rule: String,
+    pub(crate) created_at: String,
+    pub(crate) title: Option<String>,
+    pub(crate) last_seq: i64,
 }
 
 impl RawSession {
@@ -194,11 +194,11 @@ impl TurnStatus {
 }
 
 pub(crate) struct RawTurn {
-    id: String,
-    session_id: String,
-    status: String,
-    started_at: String,
-    ended_at: Option<String>,
+    pub(crate) id: String,
+    pub(crate) session_id: String,
+    pub(crate) status: String,
+    pub(crate) started_at: String,
+    pub(crate) ended_at: Option<String>,
 }
 
 impl RawTurn {

@@ -293,6 +293,69 @@ impl Store for SqliteStore {
         })
     }
 
+    async fn set_owner(&self, id: &SessionId, owner: &str) -> Result<(), StoreError> {
+        self.write(|tx| {
+            let changed = tx
+                .prepare_cached("UPDATE sessions SET owner = ?2 WHERE id = ?1")?
+                .execute(params![id.as_str(), owner])?;
+            if changed == 0 {
+                return Err(StoreError::NoSession(id.to_string()));
+            }
+            Ok(())
+        })
+    }
+
+    async fn owner(&self, id: &SessionId) -> Result<Option<String>, StoreError> {
+        let conn = self.lock();
+        conn.prepare_cached("SELECT owner FROM sessions WHERE id = ?1")?
+            .query_row(params![id.as_str()], |row| row.get::<_, Option<String>>(0))
+            .optional()?
+            .ok_or_else(|| StoreError::NoSession(id.to_string()))
+    }
+
+    async fn list_owned(
+        &self,
+        owner: &str,
+        after: Option<&SessionId>,
+        limit: usize,
+    ) -> Result<Vec<SessionRecord>, StoreError> {
+        let conn = self.lock();
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let raws = match after {
+            None => {
+                let sql = format!(
+                    "SELECT {} FROM sessions WHERE owner = ?1
+                     ORDER BY created_at DESC, id DESC LIMIT ?2",
+                    RawSession::COLUMNS
+                );
+                conn.prepare_cached(&sql)?
+                    .query_map(params![owner, limit], RawSession::from_row)?
+                    .collect::<rusqlite::Result<Vec<_>>>()?
+            }
+            Some(cursor) => {
+                let position: Option<(String, String)> = conn
+                    .prepare_cached(
+                        "SELECT created_at, id FROM sessions WHERE id = ?1 AND owner = ?2",
+                    )?
+                    .query_row(params![cursor.as_str(), owner], |row| {
+                        Ok((row.get(0)?, row.get(1)?))
+                    })
+                    .optional()?;
+                let (created_at, id) =
+                    position.ok_or_else(|| StoreError::NoSession(cursor.to_string()))?;
+                let sql = format!(
+                    "SELECT {} FROM sessions WHERE owner = ?1 AND (created_at, id) < (?2, ?3)
+                     ORDER BY created_at DESC, id DESC LIMIT ?4",
+                    RawSession::COLUMNS
+                );
+                conn.prepare_cached(&sql)?
+                    .query_map(params![owner, created_at, id, limit], RawSession::from_row)?
+                    .collect::<rusqlite::Result<Vec<_>>>()?
+            }
+        };
+        raws.into_iter().map(RawSession::into_record).collect()
+    }
+
     async fn append(
         &self,
         session: &SessionId,

@@ -1,0 +1,363 @@
+//! `cortex serve` as a user runs it: the real binary and guest processes, a
+//! scripted model, private config and data folders.
+
+use futures::StreamExt;
+use serde_json::{Value, json};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+const TOKEN: &str = "test-token";
+
+struct Env {
+    home: tempfile::TempDir,
+    repo: tempfile::TempDir,
+}
+
+struct Server {
+    child: Child,
+    base: String,
+    stderr: std::sync::mpsc::Receiver<String>,
+    /// Every stderr line read so far.
+    seen: Vec<String>,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Env {
+    fn new() -> Env {
+        let env = Env {
+            home: tempfile::tempdir().expect("home"),
+            repo: tempfile::tempdir().expect("repo"),
+        };
+        std::fs::write(env.repo.path().join("a.txt"), "alpha\n").expect("write");
+        env
+    }
+
+    fn script(&self, name: &str, script: Value) -> PathBuf {
+        let path = self.home.path().join(name);
+        std::fs::write(&path, script.to_string()).expect("script");
+        path
+    }
+
+    fn command(&self, token: Option<&str>) -> Command {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_cortex"));
+        cmd.env("XDG_DATA_HOME", self.home.path().join("data"))
+            .env("XDG_CONFIG_HOME", self.home.path().join("config"))
+            .env("HOME", self.home.path())
+            .env_remove("CORTEX_TOKEN")
+            .env_remove("OPENAI_API_KEY")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        if let Some(token) = token {
+            cmd.env("CORTEX_TOKEN", token);
+        }
+        cmd
+    }
+
+    /// Start `cortex serve` and wait for its `listening on` line.
+    fn serve(&self, listen: &str, script: &Path, token: Option<&str>) -> Server {
+        let mut child = self
+            .command(token)
+            .args(["serve", "--listen", listen, "--model"])
+            .arg(format!("scripted:{}", script.display()))
+            .spawn()
+            .expect("spawn cortex serve");
+        let stderr = child.stderr.take().expect("stderr");
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut server = Server {
+            child,
+            base: String::new(),
+            stderr: rx,
+            seen: Vec::new(),
+        };
+        let line = server.wait_line("listening on ");
+        server.base = line
+            .split("listening on ")
+            .nth(1)
+            .expect("address")
+            .trim()
+            .to_owned();
+        server
+    }
+}
+
+impl Server {
+    fn wait_line(&mut self, needle: &str) -> String {
+        loop {
+            match self.stderr.recv_timeout(Duration::from_secs(30)) {
+                Ok(line) => {
+                    self.seen.push(line.clone());
+                    if line.contains(needle) {
+                        return line;
+                    }
+                }
+                Err(e) => panic!("no `{needle}` line from cortex serve: {e}"),
+            }
+        }
+    }
+
+    fn lines_so_far(&mut self) -> Vec<String> {
+        let more: Vec<String> = self.stderr.try_iter().collect();
+        self.seen.extend(more);
+        self.seen.clone()
+    }
+
+    async fn send(&self, method: reqwest::Method, path: &str, body: Option<Value>) -> (u16, Value) {
+        let mut request = reqwest::Client::new()
+            .request(method, format!("{}{path}", self.base))
+            .bearer_auth(TOKEN);
+        if let Some(body) = body {
+            request = request.json(&body);
+        }
+        let response = request.send().await.expect("send");
+        let status = response.status().as_u16();
+        let text = response.text().await.expect("text");
+        (status, serde_json::from_str(&text).unwrap_or(Value::Null))
+    }
+
+    /// Read the event stream until `stop` says so; the events seen.
+    async fn events_until(&self, id: &str, stop: impl Fn(&Value) -> bool) -> Vec<Value> {
+        let response = reqwest::Client::new()
+            .get(format!("{}/v1/sessions/{id}/events", self.base))
+            .bearer_auth(TOKEN)
+            .send()
+            .await
+            .expect("events");
+        let mut body = response.bytes_stream();
+        let mut buffer = String::new();
+        let mut seen = Vec::new();
+        loop {
+            while let Some(end) = buffer.find("\n\n") {
+                let block: String = buffer.drain(..end + 2).collect();
+                for line in block.lines() {
+                    if let Some(data) = line.strip_prefix("data: ") {
+                        let event: Value = serde_json::from_str(data).expect("event");
+                        let done = stop(&event);
+                        seen.push(event);
+                        if done {
+                            return seen;
+                        }
+                    }
+                }
+            }
+            let chunk = tokio::time::timeout(Duration::from_secs(30), body.next())
+                .await
+                .expect("an event within 30 s")
+                .expect("stream open")
+                .expect("chunk");
+            buffer.push_str(&String::from_utf8_lossy(&chunk));
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_killed_mid_turn_restarts_with_the_turn_failed_and_takes_new_turns() {
+    let env = Env::new();
+    let hanging = env.script(
+        "hang.json",
+        json!({"responses": [{"text": "working on it", "hang": true}]}),
+    );
+    let server = env.serve("127.0.0.1:0", &hanging, Some(TOKEN));
+    let (status, session) = server
+        .send(
+            reqwest::Method::POST,
+            "/v1/sessions",
+            Some(json!({"repository": env.repo.path()})),
+        )
+        .await;
+    assert_eq!(status, 201, "{session}");
+    let id = session["id"].as_str().expect("id").to_owned();
+    let (status, turn) = server
+        .send(
+            reqwest::Method::POST,
+            &format!("/v1/sessions/{id}/turns"),
+            Some(json!({"message": "do it"})),
+        )
+        .await;
+    assert_eq!(status, 202, "{turn}");
+    let before = server
+        .events_until(&id, |e| e["type"] == "message.delta")
+        .await;
+    let mut server = server;
+    server.child.kill().expect("SIGKILL");
+    server.child.wait().expect("reaped");
+    drop(server);
+
+    let after_restart = env.script("done.json", json!({"responses": [{"text": "done now"}]}));
+    let mut server = env.serve("127.0.0.1:0", &after_restart, Some(TOKEN));
+    let notes = server.lines_so_far().join("\n");
+    assert!(
+        notes.contains("marked 1 interrupted turn(s) failed"),
+        "{notes}"
+    );
+
+    let (status, page) = server
+        .send(reqwest::Method::GET, "/v1/sessions", None)
+        .await;
+    assert_eq!(status, 200);
+    assert_eq!(page["sessions"][0]["id"], id.as_str(), "{page}");
+    assert!(page["sessions"][0]["running_turn"].is_null());
+
+    let events = server
+        .events_until(&id, |e| e["type"] == "turn.failed")
+        .await;
+    // The timeline is intact up to the kill, then the failure.
+    assert_eq!(&events[..before.len()], &before[..]);
+    let failed = events.last().expect("turn.failed");
+    assert_eq!(failed["turn_id"], turn["turn_id"]);
+    assert!(
+        failed["payload"]["error"]
+            .as_str()
+            .expect("error")
+            .contains("interrupted"),
+        "{failed}"
+    );
+
+    let (status, second) = server
+        .send(
+            reqwest::Method::POST,
+            &format!("/v1/sessions/{id}/turns"),
+            Some(json!({"message": "again"})),
+        )
+        .await;
+    assert_eq!(status, 202, "{second}");
+    let events = server
+        .events_until(&id, |e| e["type"] == "turn.completed")
+        .await;
+    let last = events.last().expect("completed");
+    assert_eq!(last["turn_id"], second["turn_id"]);
+    assert!(events.iter().any(|e| e["payload"]["text"] == "done now"));
+}
+
+#[test]
+fn a_token_file_is_created_private_and_a_public_address_needs_a_token() {
+    let env = Env::new();
+    let script = env.script("s.json", json!({"responses": []}));
+    // No token anywhere and a non-loopback address: refused.
+    let output = env
+        .command(None)
+        .args(["serve", "--listen", "0.0.0.0:0"])
+        .output()
+        .expect("run");
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("without a token"), "{stderr}");
+    let token_file = env.home.path().join("config/cortex/token");
+    assert!(!token_file.exists(), "nothing made up for a public address");
+
+    // Loopback: a token file is created with 0600 and printed.
+    let mut server = env.serve("127.0.0.1:0", &script, None);
+    drop(server.lines_so_far());
+    let mode = std::fs::metadata(&token_file)
+        .expect("token file")
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o600);
+    let token = std::fs::read_to_string(&token_file).expect("token");
+    assert_eq!(token.trim().len(), 64);
+    let _ = server.child.kill();
+}
+
+#[test]
+fn serves_on_a_private_unix_socket() {
+    let env = Env::new();
+    let script = env.script("s.json", json!({"responses": []}));
+    let socket = env.home.path().join("run/cortex.sock");
+    let listen = format!("unix:{}", socket.display());
+    let server = env.serve(&listen, &script, Some(TOKEN));
+    let mode = std::fs::metadata(&socket)
+        .expect("socket")
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o600);
+    let mut stream = std::os::unix::net::UnixStream::connect(&socket).expect("connect");
+    write!(
+        stream,
+        "GET /v1/sessions HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer {TOKEN}\r\nConnection: close\r\n\r\n"
+    )
+    .expect("request");
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).expect("answer");
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    assert!(answer.contains("\"sessions\":[]"), "{answer}");
+    drop(server);
+}
+
+/// An event without what differs between runs: ids, timestamps, timings.
+fn normalized(mut value: Value) -> Value {
+    fn strip(value: &mut Value) {
+        match value {
+            Value::Object(map) => {
+                for key in ["ts", "session_id", "turn_id", "ms"] {
+                    map.remove(key);
+                }
+                map.values_mut().for_each(strip);
+            }
+            Value::Array(items) => items.iter_mut().for_each(strip),
+            _ => {}
+        }
+    }
+    strip(&mut value);
+    value
+}
+
+fn exec_json(env: &Env, script: &Path, server: Option<&str>) -> Vec<Value> {
+    let mut cmd = env.command(server.map(|_| TOKEN));
+    cmd.arg("exec")
+        .arg("--repo")
+        .arg(env.repo.path())
+        .arg("--model")
+        .arg(format!("scripted:{}", script.display()))
+        .arg("--json")
+        .stdout(Stdio::piped());
+    if let Some(url) = server {
+        cmd.args(["--server", url]);
+    }
+    let out = cmd.arg("read a.txt").output().expect("run exec");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| normalized(serde_json::from_str(l).expect("JSON line")))
+        .collect()
+}
+
+#[test]
+fn exec_prints_the_same_through_a_remote_server_as_in_process() {
+    let env = Env::new();
+    let script = env.script(
+        "turn.json",
+        json!({"responses": [
+            {"text": "Reading.", "tool_calls": [{"name": "read_file", "arguments": {"path": "a.txt"}}]},
+            {"text": "It says alpha."},
+        ]}),
+    );
+    let in_process = exec_json(&env, &script, None);
+    let server = env.serve("127.0.0.1:0", &script, Some(TOKEN));
+    let remote = exec_json(&env, &script, Some(&server.base));
+    assert!(in_process.len() > 5, "{in_process:#?}");
+    assert_eq!(in_process, remote);
+    assert_eq!(
+        in_process.last().map(|e| e["type"].clone()),
+        Some(json!("turn.completed"))
+    );
+}

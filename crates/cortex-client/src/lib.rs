@@ -1,0 +1,269 @@
+//! A client of the session API (`cortex-server`) over TCP or a Unix socket:
+//! JSON requests, and the timeline as a stream of events read from SSE.
+//!
+//! One HTTP/1.1 connection per request keeps it simple and lets a long-lived
+//! event stream and short requests run side by side. The body types are the
+//! server's own, so client and server cannot drift apart.
+
+mod error;
+mod sse;
+
+pub use cortex_server::{SessionPage, SessionView, StopAnswer, TurnCreated};
+pub use error::ClientError;
+pub use sse::EventStream;
+
+use bytes::Bytes;
+use cortex_protocol::{Mode, SessionId};
+use http::{Method, Request, StatusCode, header};
+use http_body_util::{BodyExt, Full};
+use hyper::body::Incoming;
+use hyper_util::rt::TokioIo;
+use serde::de::DeserializeOwned;
+use std::path::PathBuf;
+
+/// Where the server is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Endpoint {
+    /// `host:port`.
+    Tcp(String),
+    Unix(PathBuf),
+}
+
+impl Endpoint {
+    /// `http://HOST:PORT` (a trailing `/` is fine) or `unix:PATH`.
+    pub fn parse(url: &str) -> Result<Endpoint, ClientError> {
+        if let Some(path) = url.strip_prefix("unix:") {
+            if path.is_empty() {
+                return Err(ClientError::BadUrl(url.to_owned()));
+            }
+            return Ok(Endpoint::Unix(PathBuf::from(path)));
+        }
+        let authority = url
+            .strip_prefix("http://")
+            .map(|rest| rest.trim_end_matches('/'))
+            .filter(|a| !a.is_empty() && !a.contains('/'))
+            .ok_or_else(|| ClientError::BadUrl(url.to_owned()))?;
+        Ok(Endpoint::Tcp(authority.to_owned()))
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Client {
+    endpoint: Endpoint,
+    token: String,
+}
+
+impl Client {
+    pub fn new(endpoint: Endpoint, token: impl Into<String>) -> Client {
+        Client {
+            endpoint,
+            token: token.into(),
+        }
+    }
+
+    async fn send(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<serde_json::Value>,
+        headers: &[(&str, String)],
+    ) -> Result<hyper::Response<Incoming>, ClientError> {
+        let connect = |e: std::io::Error| ClientError::Connect(format!("{:?}: {e}", self.endpoint));
+        let (mut sender, host) = match &self.endpoint {
+            Endpoint::Tcp(authority) => {
+                let stream = tokio::net::TcpStream::connect(authority)
+                    .await
+                    .map_err(connect)?;
+                let _ = stream.set_nodelay(true);
+                (handshake(stream).await?, authority.clone())
+            }
+            Endpoint::Unix(path) => {
+                let stream = tokio::net::UnixStream::connect(path)
+                    .await
+                    .map_err(connect)?;
+                (handshake(stream).await?, "localhost".to_owned())
+            }
+        };
+        let mut request = Request::builder()
+            .method(method)
+            .uri(path)
+            .header(header::HOST, host)
+            .header(header::AUTHORIZATION, format!("Bearer {}", self.token));
+        for (name, value) in headers {
+            request = request.header(*name, value);
+        }
+        let body = match body {
+            Some(json) => {
+                request = request.header(header::CONTENT_TYPE, "application/json");
+                Full::new(Bytes::from(json.to_string()))
+            }
+            None => Full::new(Bytes::new()),
+        };
+        let request = request
+            .body(body)
+            .map_err(|e| ClientError::Http(e.to_string()))?;
+        sender
+            .send_request(request)
+            .await
+            .map_err(|e| ClientError::Http(e.to_string()))
+    }
+
+    async fn call<T: DeserializeOwned>(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<serde_json::Value>,
+    ) -> Result<T, ClientError> {
+        let response = self.send(method, path, body, &[]).await?;
+        let status = response.status();
+        let bytes = response
+            .into_body()
+            .collect()
+            .await
+            .map_err(|e| ClientError::Http(e.to_string()))?
+            .to_bytes();
+        if !status.is_success() {
+            return Err(ClientError::from_answer(status.as_u16(), &bytes));
+        }
+        let bytes = if status == StatusCode::NO_CONTENT {
+            Bytes::from_static(b"null")
+        } else {
+            bytes
+        };
+        serde_json::from_slice(&bytes).map_err(|e| ClientError::Decode(e.to_string()))
+    }
+
+    /// `POST /v1/sessions` with the fields of `CreateSession`.
+    pub async fn create_session(
+        &self,
+        body: serde_json::Value,
+    ) -> Result<SessionView, ClientError> {
+        self.call(Method::POST, "/v1/sessions", Some(body)).await
+    }
+
+    pub async fn session(&self, id: &SessionId) -> Result<SessionView, ClientError> {
+        self.call(Method::GET, &format!("/v1/sessions/{id}"), None)
+            .await
+    }
+
+    /// One page of the caller's sessions, newest first.
+    pub async fn sessions(
+        &self,
+        limit: u32,
+        cursor: Option<&str>,
+    ) -> Result<SessionPage, ClientError> {
+        let mut path = format!("/v1/sessions?limit={limit}");
+        if let Some(cursor) = cursor {
+            path.push_str("&cursor=");
+            path.push_str(cursor);
+        }
+        self.call(Method::GET, &path, None).await
+    }
+
+    /// Every session of the caller, newest first.
+    pub async fn all_sessions(&self) -> Result<Vec<SessionView>, ClientError> {
+        let mut all = Vec::new();
+        let mut cursor = None;
+        loop {
+            let page = self.sessions(200, cursor.as_deref()).await?;
+            all.extend(page.sessions);
+            match page.next_cursor {
+                Some(next) => cursor = Some(next),
+                None => return Ok(all),
+            }
+        }
+    }
+
+    pub async fn start_turn(
+        &self,
+        id: &SessionId,
+        message: &str,
+    ) -> Result<TurnCreated, ClientError> {
+        self.call(
+            Method::POST,
+            &format!("/v1/sessions/{id}/turns"),
+            Some(serde_json::json!({ "message": message })),
+        )
+        .await
+    }
+
+    pub async fn stop(&self, id: &SessionId) -> Result<StopAnswer, ClientError> {
+        self.call(Method::POST, &format!("/v1/sessions/{id}/stop"), None)
+            .await
+    }
+
+    pub async fn set_mode(&self, id: &SessionId, mode: Mode) -> Result<SessionView, ClientError> {
+        self.call(
+            Method::PUT,
+            &format!("/v1/sessions/{id}/mode"),
+            Some(serde_json::json!({ "mode": mode })),
+        )
+        .await
+    }
+
+    /// `DELETE`: stop the turn, close the guest.
+    pub async fn close(&self, id: &SessionId) -> Result<(), ClientError> {
+        self.call::<serde_json::Value>(Method::DELETE, &format!("/v1/sessions/{id}"), None)
+            .await
+            .map(|_| ())
+    }
+
+    /// The session's events with `seq > after`, stored then live.
+    pub async fn events(&self, id: &SessionId, after: u64) -> Result<EventStream, ClientError> {
+        let response = self
+            .send(
+                Method::GET,
+                &format!("/v1/sessions/{id}/events"),
+                None,
+                &[("last-event-id", after.to_string())],
+            )
+            .await?;
+        let status = response.status();
+        if !status.is_success() {
+            let bytes = response
+                .into_body()
+                .collect()
+                .await
+                .map_err(|e| ClientError::Http(e.to_string()))?
+                .to_bytes();
+            return Err(ClientError::from_answer(status.as_u16(), &bytes));
+        }
+        Ok(EventStream::new(response.into_body()))
+    }
+}
+
+async fn handshake<S>(
+    stream: S,
+) -> Result<hyper::client::conn::http1::SendRequest<Full<Bytes>>, ClientError>
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    let (sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+        .await
+        .map_err(|e| ClientError::Http(e.to_string()))?;
+    // A failure of the connection surfaces through the request or the body.
+    tokio::spawn(async move {
+        let _ = connection.await;
+    });
+    Ok(sender)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn endpoints_parse() {
+        assert_eq!(
+            Endpoint::parse("http://127.0.0.1:7433/").expect("tcp"),
+            Endpoint::Tcp("127.0.0.1:7433".into())
+        );
+        assert_eq!(
+            Endpoint::parse("unix:/run/c.sock").expect("unix"),
+            Endpoint::Unix("/run/c.sock".into())
+        );
+        assert!(Endpoint::parse("https://x").is_err());
+        assert!(Endpoint::parse("http://x/v1").is_err());
+        assert!(Endpoint::parse("unix:").is_err());
+    }
+}

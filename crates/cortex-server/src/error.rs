@@ -1,0 +1,154 @@
+//! The API's one error shape: `{"error": {"code", "message"}}` with a 4xx or
+//! 5xx status. Every extractor rejection is mapped here, so malformed input
+//! never reaches a handler and never answers with axum's plain-text bodies.
+
+use axum::Json;
+use axum::extract::rejection::{JsonRejection, PathRejection, QueryRejection};
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use cortex_core::CoreError;
+use cortex_store::StoreError;
+use serde::Serialize;
+use utoipa::ToSchema;
+
+/// An error answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApiError {
+    pub status: StatusCode,
+    pub code: &'static str,
+    pub message: String,
+}
+
+/// The body of every error answer.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ErrorBody {
+    pub error: ErrorDetail,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ErrorDetail {
+    /// Stable, machine-readable: `not_found`, `conflict`, `bad_request`, …
+    pub code: String,
+    /// For humans.
+    pub message: String,
+}
+
+impl ApiError {
+    pub fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> Self {
+        ApiError {
+            status,
+            code,
+            message: message.into(),
+        }
+    }
+
+    pub fn bad_request(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::BAD_REQUEST, "bad_request", message)
+    }
+
+    /// The same answer whether the session does not exist or belongs to
+    /// someone else: no existence leak.
+    pub fn no_session(id: &str) -> Self {
+        Self::new(
+            StatusCode::NOT_FOUND,
+            "not_found",
+            format!("no session `{id}`"),
+        )
+    }
+
+    pub fn conflict(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::CONFLICT, "conflict", message)
+    }
+
+    pub fn unauthorized() -> Self {
+        Self::new(
+            StatusCode::UNAUTHORIZED,
+            "unauthorized",
+            "missing or unknown bearer token (send `Authorization: Bearer TOKEN`)",
+        )
+    }
+
+    pub fn internal(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", message)
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let body = ErrorBody {
+            error: ErrorDetail {
+                code: self.code.to_owned(),
+                message: self.message,
+            },
+        };
+        let mut response = (self.status, Json(body)).into_response();
+        if self.status == StatusCode::UNAUTHORIZED {
+            response.headers_mut().insert(
+                header::WWW_AUTHENTICATE,
+                header::HeaderValue::from_static("Bearer"),
+            );
+        }
+        response
+    }
+}
+
+impl From<JsonRejection> for ApiError {
+    fn from(rejection: JsonRejection) -> Self {
+        let status = rejection.status();
+        let code = match status {
+            StatusCode::PAYLOAD_TOO_LARGE => "payload_too_large",
+            StatusCode::UNSUPPORTED_MEDIA_TYPE => "unsupported_media_type",
+            StatusCode::UNPROCESSABLE_ENTITY => "invalid_body",
+            _ => "bad_request",
+        };
+        // Anything a client sent is a client error, whatever axum thinks.
+        let status = if status.is_client_error() {
+            status
+        } else {
+            StatusCode::BAD_REQUEST
+        };
+        ApiError::new(status, code, rejection.body_text())
+    }
+}
+
+impl From<QueryRejection> for ApiError {
+    fn from(rejection: QueryRejection) -> Self {
+        ApiError::bad_request(rejection.body_text())
+    }
+}
+
+impl From<PathRejection> for ApiError {
+    fn from(rejection: PathRejection) -> Self {
+        ApiError::bad_request(rejection.body_text())
+    }
+}
+
+impl From<StoreError> for ApiError {
+    fn from(e: StoreError) -> Self {
+        match e {
+            StoreError::NoSession(id) => ApiError::no_session(&id),
+            StoreError::Invalid(message) => ApiError::bad_request(message),
+            other => {
+                tracing::error!("store: {other}");
+                ApiError::internal(format!("the store failed: {other}"))
+            }
+        }
+    }
+}
+
+impl From<CoreError> for ApiError {
+    fn from(e: CoreError) -> Self {
+        match e {
+            CoreError::Repository(_) | CoreError::Workspace(_) => ApiError::new(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "bad_repository",
+                e.to_string(),
+            ),
+            CoreError::NoSession(id) => ApiError::no_session(&id),
+            CoreError::Store(e) => e.into(),
+            CoreError::Model(e) => {
+                ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "bad_model", e.to_string())
+            }
+        }
+    }
+}

@@ -1,0 +1,17 @@
+//! Axum's extractors with their rejections turned into [`ApiError`]s, so bad
+//! input gets the API's JSON error body.
+
+use crate::error::ApiError;
+use axum::extract::{FromRequest, FromRequestParts};
+
+#[derive(FromRequest)]
+#[from_request(via(axum::Json), rejection(ApiError))]
+pub struct Json<T>(pub T);
+
+#[derive(FromRequestParts)]
+#[from_request(via(axum::extract::Query), rejection(ApiError))]
+pub struct Query<T>(pub T);
+
+#[derive(FromRequestParts)]
+#[from_request(via(axum::extract::Path), rejection(ApiError))]
+pub struct Path<T>(pub T);

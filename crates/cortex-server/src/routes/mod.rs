@@ -1,0 +1,22 @@
+//! The `/v1` routes, one file per resource. Approval, plan/spec and goal
+//! endpoints add a file here and one `merge` below.
+
+pub(crate) mod control;
+pub(crate) mod events;
+pub(crate) mod meta;
+pub(crate) mod sessions;
+pub(crate) mod turns;
+
+use crate::state::AppState;
+use axum::Router;
+use std::sync::Arc;
+
+/// Everything under `/v1` (authenticated per handler by the `Principal`
+/// extractor).
+pub(crate) fn v1() -> Router<Arc<AppState>> {
+    Router::new()
+        .merge(sessions::routes())
+        .merge(turns::routes())
+        .merge(control::routes())
+        .merge(events::routes())
+}

@@ -1,0 +1,52 @@
+//! The router and the listeners (TCP, Unix socket).
+
+use crate::error::ApiError;
+use crate::routes;
+use crate::state::AppState;
+use axum::Router;
+use axum::extract::DefaultBodyLimit;
+use axum::http::StatusCode;
+use std::future::Future;
+use std::sync::Arc;
+
+/// The whole API for `state`.
+pub fn router(state: Arc<AppState>) -> Router {
+    let limit = state.config.body_limit;
+    Router::new()
+        .nest("/v1", routes::v1())
+        .merge(routes::meta::routes())
+        .fallback(|| async {
+            ApiError::new(StatusCode::NOT_FOUND, "not_found", "no such endpoint")
+        })
+        .method_not_allowed_fallback(|| async {
+            ApiError::new(
+                StatusCode::METHOD_NOT_ALLOWED,
+                "method_not_allowed",
+                "this endpoint does not take that method",
+            )
+        })
+        .layer(DefaultBodyLimit::max(limit))
+        .with_state(state)
+}
+
+/// Serve on a bound TCP listener until `shutdown` resolves.
+pub async fn serve_tcp(
+    listener: tokio::net::TcpListener,
+    state: Arc<AppState>,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    axum::serve(listener, router(state))
+        .with_graceful_shutdown(shutdown)
+        .await
+}
+
+/// Serve on a bound Unix socket until `shutdown` resolves.
+pub async fn serve_unix(
+    listener: tokio::net::UnixListener,
+    state: Arc<AppState>,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    axum::serve(listener, router(state))
+        .with_graceful_shutdown(shutdown)
+        .await
+}

@@ -1,0 +1,321 @@
+//! Shared server state: the store, tokens, provider factory and the registry
+//! of live sessions (one actor each).
+
+use crate::actor::ActorHandle;
+use crate::api::SessionView;
+use crate::auth::{Principal, Tokens};
+use crate::error::ApiError;
+use crate::factory::{ModelChoice, ProviderFactory, Providers};
+use axum::http::StatusCode;
+use cortex_core::{Session, SessionConfig, Timeline};
+use cortex_protocol::{EventKind, Mode, Sandbox, SessionId, StopRule, WorkspaceMode};
+use cortex_store::{SessionRecord, Store};
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+use tokio::sync::Notify;
+
+/// Tunables.
+#[derive(Debug, Clone)]
+pub struct ServerConfig {
+    /// Largest request body accepted (413 above).
+    pub body_limit: usize,
+    /// SSE comment lines sent this often keep proxies from closing idle
+    /// streams and let clients notice a dead server.
+    pub heartbeat: Duration,
+    /// Where isolated copies and clones of git URLs live; without it,
+    /// sessions work in place and git URLs are refused.
+    pub workspaces: Option<PathBuf>,
+    /// The workspace mode of sessions that do not say: `copy` for a server
+    /// with a folder for copies (the user's checkout stays untouched).
+    pub default_workspace: WorkspaceMode,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        ServerConfig {
+            body_limit: 1024 * 1024,
+            heartbeat: Duration::from_secs(15),
+            workspaces: None,
+            default_workspace: WorkspaceMode::InPlace,
+        }
+    }
+}
+
+pub struct AppState {
+    pub(crate) store: Arc<dyn Store>,
+    pub(crate) tokens: Tokens,
+    pub(crate) factory: Arc<dyn ProviderFactory>,
+    pub(crate) config: ServerConfig,
+    pub(crate) registry: Registry,
+}
+
+#[derive(Default)]
+pub(crate) struct Registry {
+    actors: Mutex<HashMap<SessionId, (u64, Arc<ActorHandle>)>>,
+    /// One reopening at a time, so a session is never resumed twice (a
+    /// second resume would fail the first one's running turn).
+    loading: tokio::sync::Mutex<()>,
+    /// Fires whenever a session becomes live, for event streams waiting on it.
+    pub(crate) spawned: Notify,
+    next_generation: AtomicU64,
+}
+
+impl AppState {
+    pub fn new(
+        store: Arc<dyn Store>,
+        tokens: Tokens,
+        factory: Arc<dyn ProviderFactory>,
+        config: ServerConfig,
+    ) -> Arc<Self> {
+        Arc::new(AppState {
+            store,
+            tokens,
+            factory,
+            config,
+            registry: Registry::default(),
+        })
+    }
+
+    /// Close the turns a previous server process left running in sessions
+    /// the API owns: they failed when it died. Call once at start-up, before
+    /// serving; sessions without an owner (run by `cortex exec` directly) are
+    /// left to their own process.
+    pub async fn recover_interrupted(&self) -> Result<usize, ApiError> {
+        let mut closed = 0;
+        for turn in self.store.running_turns().await? {
+            if self.store.owner(&turn.session_id).await?.is_none() {
+                continue;
+            }
+            Timeline::new(self.store.clone(), turn.session_id.clone())
+                .emit(
+                    Some(&turn.id),
+                    EventKind::TurnFailed {
+                        error: "interrupted: the server running this turn exited".into(),
+                    },
+                )
+                .await?;
+            closed += 1;
+        }
+        Ok(closed)
+    }
+
+    /// The session, if `principal` owns it; the same 404 otherwise.
+    pub(crate) async fn authorize(
+        &self,
+        principal: &Principal,
+        id: &SessionId,
+    ) -> Result<SessionRecord, ApiError> {
+        let not_found = || ApiError::no_session(id.as_str());
+        match self.store.owner(id).await {
+            Ok(Some(owner)) if owner == principal.0 => {}
+            Ok(_) | Err(cortex_store::StoreError::NoSession(_)) => return Err(not_found()),
+            Err(e) => return Err(e.into()),
+        }
+        self.store.get_session(id).await?.ok_or_else(not_found)
+    }
+
+    pub(crate) fn live(&self, id: &SessionId) -> Option<Arc<ActorHandle>> {
+        self.registry
+            .actors
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(id)
+            .map(|(_, handle)| handle.clone())
+    }
+
+    pub(crate) fn view(&self, record: SessionRecord) -> SessionView {
+        let running_turn = self.live(&record.id).and_then(|h| h.running_turn());
+        SessionView {
+            id: record.id,
+            repository: record.repository,
+            mode: record.mode,
+            model: record.model,
+            stop_rule: record.stop_rule,
+            created_at: record.created_at,
+            title: record.title,
+            last_seq: record.last_seq,
+            running_turn,
+        }
+    }
+
+    async fn providers(&self, choice: ModelChoice<'_>) -> Result<Providers, ApiError> {
+        let factory = self.factory.clone();
+        let (resume, spec) = match choice {
+            ModelChoice::New(spec) => (false, spec.map(str::to_owned)),
+            ModelChoice::Resume(spec) => (true, Some(spec.to_owned())),
+        };
+        // Building a provider may load a model file: not on the async threads.
+        let built = tokio::task::spawn_blocking(move || {
+            let choice = if resume {
+                ModelChoice::Resume(spec.as_deref().unwrap_or_default())
+            } else {
+                ModelChoice::New(spec.as_deref())
+            };
+            factory.providers(choice)
+        })
+        .await
+        .map_err(|e| ApiError::internal(format!("the provider factory failed: {e}")))?;
+        built.map_err(|message| {
+            ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "bad_model", message)
+        })
+    }
+
+    /// A folder for the repository a client named: a git URL is cloned into
+    /// the server's workspaces folder first.
+    async fn local_repository(&self, repository: String) -> Result<PathBuf, ApiError> {
+        if !cortex_core::is_git_url(&repository) {
+            return Ok(PathBuf::from(repository));
+        }
+        let Some(workspaces) = self.config.workspaces.clone() else {
+            return Err(ApiError::new(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "bad_repository",
+                "this server does not clone git URLs; give a folder on the server".to_owned(),
+            ));
+        };
+        tokio::task::spawn_blocking(move || {
+            cortex_core::clone_into(&repository, &workspaces.join("clones"))
+        })
+        .await
+        .map_err(|e| ApiError::internal(format!("the clone did not finish: {e}")))?
+        .map_err(|message| {
+            ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "bad_repository", message)
+        })
+    }
+
+    /// Create a session owned by `principal` and make it live.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) async fn create(
+        self: &Arc<Self>,
+        principal: &Principal,
+        repository: String,
+        mode: Mode,
+        model: Option<&str>,
+        sandbox: Sandbox,
+        stop_rule: StopRule,
+    ) -> Result<SessionView, ApiError> {
+        let repository = self.local_repository(repository).await?;
+        let providers = self.providers(ModelChoice::New(model)).await?;
+        let session = Session::create(SessionConfig {
+            repository,
+            mode,
+            stop_rule,
+            store: self.store.clone(),
+            model: providers.model,
+            guests: providers.guests,
+            guest_env: providers.guest_env,
+            sandbox,
+            workspaces: self.config.workspaces.clone(),
+        })
+        .await?;
+        let id = session.id().clone();
+        self.store.set_owner(&id, &principal.0).await?;
+        self.insert(session);
+        let record = self
+            .store
+            .get_session(&id)
+            .await?
+            .ok_or_else(|| ApiError::no_session(id.as_str()))?;
+        Ok(self.view(record))
+    }
+
+    /// The live session, reopened from the store if this process has not
+    /// got it (after a restart, or after DELETE).
+    pub(crate) async fn load(
+        self: &Arc<Self>,
+        record: &SessionRecord,
+    ) -> Result<Arc<ActorHandle>, ApiError> {
+        if let Some(handle) = self.live(&record.id) {
+            return Ok(handle);
+        }
+        let _one_at_a_time = self.registry.loading.lock().await;
+        if let Some(handle) = self.live(&record.id) {
+            return Ok(handle);
+        }
+        let providers = self.providers(ModelChoice::Resume(&record.model)).await?;
+        let session = Session::resume(
+            &record.id,
+            SessionConfig {
+                repository: PathBuf::from(&record.repository),
+                mode: record.mode,
+                stop_rule: record.stop_rule,
+                store: self.store.clone(),
+                model: providers.model,
+                guests: providers.guests,
+                guest_env: providers.guest_env,
+                // The stored settings win on resume.
+                sandbox: Sandbox::default(),
+                workspaces: self.config.workspaces.clone(),
+            },
+        )
+        .await?;
+        Ok(self.insert(session))
+    }
+
+    fn insert(self: &Arc<Self>, session: Session) -> Arc<ActorHandle> {
+        let id = session.id().clone();
+        let generation = self
+            .registry
+            .next_generation
+            .fetch_add(1, Ordering::Relaxed);
+        let weak = Arc::downgrade(self);
+        let exit_id = id.clone();
+        let handle = ActorHandle::spawn(session, move || {
+            if let Some(state) = weak.upgrade() {
+                let mut actors = state
+                    .registry
+                    .actors
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner);
+                // Only forget this actor, not a newer one for the same session.
+                if actors.get(&exit_id).is_some_and(|(g, _)| *g == generation) {
+                    actors.remove(&exit_id);
+                }
+            }
+        });
+        self.registry
+            .actors
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(id, (generation, handle.clone()));
+        self.registry.spawned.notify_waiters();
+        handle
+    }
+
+    /// Close a live session (stop its turn, close its guest). Nothing to do
+    /// when it is not live.
+    pub(crate) async fn close(&self, id: &SessionId) -> Result<(), ApiError> {
+        if let Some(handle) = self.live(id) {
+            handle.close().await?;
+            // The actor's exit hook removes it, but do not leave a window in
+            // which a request finds a closed actor.
+            let mut actors = self
+                .registry
+                .actors
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            if actors.get(id).is_some_and(|(_, h)| Arc::ptr_eq(h, &handle)) {
+                actors.remove(id);
+            }
+        }
+        Ok(())
+    }
+
+    /// Close every live session (shutdown).
+    pub async fn close_all(&self) {
+        let handles: Vec<_> = self
+            .registry
+            .actors
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .values()
+            .map(|(_, h)| h.clone())
+            .collect();
+        for handle in handles {
+            let _ = handle.close().await;
+        }
+    }
+}

@@ -1,0 +1,537 @@
+//! PostgreSQL implementation of [`Store`], for teams sharing one server.
+//!
+//! Same rules as the SQLite store: `append` assigns the next `seq` under a
+//! row lock on the session (`SELECT … FOR UPDATE`), so concurrent writers,
+//! even in several processes, get gapless sequences; turn status is derived
+//! from the events in the same transaction. Writes go through one connection
+//! behind an async mutex (a transaction needs it exclusively); reads use a
+//! second connection and run concurrently. Schema versions are tracked in
+//! `cortex_schema`, migrated under an advisory lock.
+
+use crate::rows::{self, RawEvent, RawSession, RawTurn};
+use crate::{SessionRecord, Store, StoreError, TurnRecord, TurnStatus};
+use cortex_protocol::{Event, EventKind, Mode, SessionId, TurnId, now_rfc3339};
+use tokio_postgres::error::SqlState;
+use tokio_postgres::{Client, NoTls, Row, Transaction};
+
+/// Any value: only this module takes it, to serialise migrations.
+const MIGRATION_LOCK: i64 = 0x636f_7274_6578;
+
+const V1: &str = "
+CREATE TABLE sessions (
+    id         TEXT PRIMARY KEY,
+    repository TEXT NOT NULL,
+    mode       TEXT NOT NULL,
+    model      TEXT NOT NULL,
+    stop_rule  TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    title      TEXT,
+    last_seq   BIGINT NOT NULL DEFAULT 0
+);
+CREATE INDEX sessions_by_created ON sessions (created_at DESC, id DESC);
+CREATE TABLE turns (
+    id         TEXT PRIMARY KEY,
+    session_id TEXT NOT NULL REFERENCES sessions (id),
+    status     TEXT NOT NULL,
+    started_at TEXT NOT NULL,
+    ended_at   TEXT,
+    error      TEXT,
+    ord        BIGSERIAL
+);
+CREATE INDEX turns_by_session ON turns (session_id, started_at);
+CREATE INDEX turns_running ON turns (status) WHERE status = 'running';
+CREATE TABLE events (
+    session_id TEXT NOT NULL REFERENCES sessions (id),
+    seq        BIGINT NOT NULL,
+    ts         TEXT NOT NULL,
+    turn_id    TEXT,
+    type       TEXT NOT NULL,
+    payload    TEXT NOT NULL,
+    PRIMARY KEY (session_id, seq)
+);
+";
+
+const V2: &str = "
+ALTER TABLE sessions ADD COLUMN owner TEXT;
+CREATE INDEX sessions_by_owner ON sessions (owner, created_at DESC, id DESC);
+";
+
+/// Same steps, same numbering as the SQLite schema.
+const MIGRATIONS: &[&str] = &[V1, V2];
+
+pub struct PgStore {
+    writer: tokio::sync::Mutex<Client>,
+    reader: Client,
+}
+
+fn pg(e: tokio_postgres::Error) -> StoreError {
+    StoreError::Postgres(e.to_string())
+}
+
+fn is_unique_violation(e: &tokio_postgres::Error) -> bool {
+    e.code() == Some(&SqlState::UNIQUE_VIOLATION)
+}
+
+async fn connect(url: &str) -> Result<Client, StoreError> {
+    let (client, connection) =
+        tokio_postgres::connect(url, NoTls)
+            .await
+            .map_err(|e| StoreError::Open {
+                path: redact(url),
+                reason: e.to_string(),
+            })?;
+    tokio::spawn(async move {
+        if let Err(e) = connection.await {
+            tracing::error!("postgres connection ended: {e}");
+        }
+    });
+    Ok(client)
+}
+
+/// The URL without its password, for messages.
+fn redact(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(scheme), Some(at)) if at > scheme => {
+            let userinfo = &url[scheme + 3..at];
+            let user = userinfo.split(':').next().unwrap_or_default();
+            format!("{}{user}{}", &url[..scheme + 3], &url[at..])
+        }
+        _ => url.to_owned(),
+    }
+}
+
+impl PgStore {
+    /// Connect (`postgres://user[:password]@host[:port]/db`) and migrate.
+    /// Must be called inside a Tokio runtime; the connections' tasks run on it.
+    pub async fn connect(url: &str) -> Result<Self, StoreError> {
+        let mut writer = connect(url).await?;
+        migrate(&mut writer)
+            .await
+            .map_err(|reason| StoreError::Open {
+                path: redact(url),
+                reason,
+            })?;
+        let reader = connect(url).await?;
+        Ok(PgStore {
+            writer: tokio::sync::Mutex::new(writer),
+            reader,
+        })
+    }
+
+    /// The schema version of the database.
+    pub async fn schema_version(&self) -> Result<i64, StoreError> {
+        let row = self
+            .reader
+            .query_one("SELECT version FROM cortex_schema", &[])
+            .await
+            .map_err(pg)?;
+        Ok(row.get(0))
+    }
+}
+
+async fn migrate(client: &mut Client) -> Result<(), String> {
+    let known = MIGRATIONS.len() as i64;
+    let tx = client.transaction().await.map_err(|e| e.to_string())?;
+    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])
+        .await
+        .map_err(|e| e.to_string())?;
+    tx.batch_execute("CREATE TABLE IF NOT EXISTS cortex_schema (version BIGINT NOT NULL)")
+        .await
+        .map_err(|e| e.to_string())?;
+    let found: i64 = match tx
+        .query_opt("SELECT version FROM cortex_schema", &[])
+        .await
+        .map_err(|e| e.to_string())?
+    {
+        Some(row) => row.get(0),
+        None => {
+            tx.execute("INSERT INTO cortex_schema (version) VALUES (0)", &[])
+                .await
+                .map_err(|e| e.to_string())?;
+            0
+        }
+    };
+    if found > known {
+        return Err(format!(
+            "the database has schema version {found}, newer than this build knows \
+             (up to {known}); upgrade Cortex or use another database"
+        ));
+    }
+    for (index, sql) in MIGRATIONS.iter().enumerate().skip(found as usize) {
+        tx.batch_execute(sql)
+            .await
+            .map_err(|e| format!("migration {} failed: {e}", index + 1))?;
+    }
+    tx.execute("UPDATE cortex_schema SET version = $1", &[&known])
+        .await
+        .map_err(|e| e.to_string())?;
+    tx.commit().await.map_err(|e| e.to_string())
+}
+
+const SESSION_COLUMNS: &str = "id, repository, mode, model, stop_rule, created_at, title, last_seq";
+const EVENT_COLUMNS: &str = "seq, ts, turn_id, type, payload";
+const TURN_COLUMNS: &str = "id, session_id, status, started_at, ended_at";
+
+fn raw_session(row: &Row) -> RawSession {
+    RawSession {
+        id: row.get(0),
+        repository: row.get(1),
+        mode: row.get(2),
+        model: row.get(3),
+        stop_rule: row.get(4),
+        created_at: row.get(5),
+        title: row.get(6),
+        last_seq: row.get(7),
+    }
+}
+
+fn raw_event(row: &Row) -> RawEvent {
+    RawEvent {
+        seq: row.get(0),
+        ts: row.get(1),
+        turn_id: row.get(2),
+        type_name: row.get(3),
+        payload: row.get(4),
+    }
+}
+
+fn raw_turn(row: &Row) -> RawTurn {
+    RawTurn {
+        id: row.get(0),
+        session_id: row.get(1),
+        status: row.get(2),
+        started_at: row.get(3),
+        ended_at: row.get(4),
+    }
+}
+
+fn sessions(rows: Vec<Row>) -> Result<Vec<SessionRecord>, StoreError> {
+    rows.iter()
+        .map(|row| raw_session(row).into_record())
+        .collect()
+}
+
+async fn session_exists(client: &Client, id: &SessionId) -> Result<bool, StoreError> {
+    Ok(client
+        .query_opt("SELECT 1 FROM sessions WHERE id = $1", &[&id.as_str()])
+        .await
+        .map_err(pg)?
+        .is_some())
+}
+
+async fn append_in(
+    tx: &Transaction<'_>,
+    session: &SessionId,
+    turn: Option<&TurnId>,
+    kind: EventKind,
+) -> Result<Event, StoreError> {
+    let last: i64 = tx
+        .query_opt(
+            "SELECT last_seq FROM sessions WHERE id = $1 FOR UPDATE",
+            &[&session.as_str()],
+        )
+        .await
+        .map_err(pg)?
+        .ok_or_else(|| StoreError::NoSession(session.to_string()))?
+        .get(0);
+    let seq = rows::seq_from_db(last, &format!("session `{session}`"))? + 1;
+    let ts = now_rfc3339();
+    let encoded = rows::encode_kind(&kind)?;
+    let turn_id = turn.map(TurnId::as_str);
+    tx.execute(
+        "INSERT INTO events (session_id, seq, ts, turn_id, type, payload)
+         VALUES ($1, $2, $3, $4, $5, $6)",
+        &[
+            &session.as_str(),
+            &rows::seq_to_db(seq),
+            &ts,
+            &turn_id,
+            &encoded.type_name,
+            &encoded.payload,
+        ],
+    )
+    .await
+    .map_err(pg)?;
+    tx.execute(
+        "UPDATE sessions SET last_seq = $2 WHERE id = $1",
+        &[&session.as_str(), &rows::seq_to_db(seq)],
+    )
+    .await
+    .map_err(pg)?;
+    let needs_turn = || {
+        turn.ok_or_else(|| StoreError::Invalid(format!("`{}` needs a turn id", kind.type_name())))
+    };
+    match &kind {
+        EventKind::TurnStarted { message, .. } => {
+            let turn = needs_turn()?;
+            let inserted = tx
+                .execute(
+                    "INSERT INTO turns (id, session_id, status, started_at) VALUES ($1, $2, $3, $4)",
+                    &[
+                        &turn.as_str(),
+                        &session.as_str(),
+                        &TurnStatus::Running.as_str(),
+                        &ts,
+                    ],
+                )
+                .await;
+            match inserted {
+                Ok(_) => {}
+                Err(e) if is_unique_violation(&e) => {
+                    return Err(StoreError::Invalid(format!(
+                        "turn `{turn}` has already started"
+                    )));
+                }
+                Err(e) => return Err(pg(e)),
+            }
+            if let Some(title) = rows::title_from_message(message) {
+                tx.execute(
+                    "UPDATE sessions SET title = $2 WHERE id = $1 AND title IS NULL",
+                    &[&session.as_str(), &title],
+                )
+                .await
+                .map_err(pg)?;
+            }
+        }
+        EventKind::ModeChanged { to, .. } => {
+            tx.execute(
+                "UPDATE sessions SET mode = $2 WHERE id = $1",
+                &[&session.as_str(), &to.as_str()],
+            )
+            .await
+            .map_err(pg)?;
+        }
+        _ => {
+            if let Some((status, error)) = TurnStatus::after(&kind) {
+                let turn = needs_turn()?;
+                let current: Option<String> = tx
+                    .query_opt(
+                        "SELECT status FROM turns WHERE id = $1 AND session_id = $2",
+                        &[&turn.as_str(), &session.as_str()],
+                    )
+                    .await
+                    .map_err(pg)?
+                    .map(|row| row.get(0));
+                match current.as_deref() {
+                    None => {
+                        return Err(StoreError::Invalid(format!(
+                            "turn `{turn}` was never started in session `{session}`"
+                        )));
+                    }
+                    Some(s) if s != TurnStatus::Running.as_str() => {
+                        return Err(StoreError::Invalid(format!(
+                            "turn `{turn}` has already ended ({s})"
+                        )));
+                    }
+                    Some(_) => {}
+                }
+                tx.execute(
+                    "UPDATE turns SET status = $2, ended_at = $3, error = $4 WHERE id = $1",
+                    &[&turn.as_str(), &status.as_str(), &ts, &error],
+                )
+                .await
+                .map_err(pg)?;
+            }
+        }
+    }
+    Ok(Event {
+        seq,
+        ts,
+        session_id: session.clone(),
+        turn_id: turn.cloned(),
+        kind,
+    })
+}
+
+#[async_trait::async_trait]
+impl Store for PgStore {
+    async fn create_session(&self, session: &SessionRecord) -> Result<(), StoreError> {
+        let writer = self.writer.lock().await;
+        let inserted = writer
+            .execute(
+                "INSERT INTO sessions
+                 (id, repository, mode, model, stop_rule, created_at, title, last_seq)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, 0)",
+                &[
+                    &session.id.as_str(),
+                    &session.repository,
+                    &session.mode.as_str(),
+                    &session.model,
+                    &session.stop_rule.as_str(),
+                    &session.created_at,
+                    &session.title,
+                ],
+            )
+            .await;
+        match inserted {
+            Ok(_) => Ok(()),
+            Err(e) if is_unique_violation(&e) => Err(StoreError::Invalid(format!(
+                "session `{}` already exists",
+                session.id
+            ))),
+            Err(e) => Err(pg(e)),
+        }
+    }
+
+    async fn get_session(&self, id: &SessionId) -> Result<Option<SessionRecord>, StoreError> {
+        let sql = format!("SELECT {SESSION_COLUMNS} FROM sessions WHERE id = $1");
+        let row = self
+            .reader
+            .query_opt(&sql, &[&id.as_str()])
+            .await
+            .map_err(pg)?;
+        row.map(|row| raw_session(&row).into_record()).transpose()
+    }
+
+    async fn list_sessions(&self) -> Result<Vec<SessionRecord>, StoreError> {
+        let sql =
+            format!("SELECT {SESSION_COLUMNS} FROM sessions ORDER BY created_at DESC, id DESC");
+        sessions(self.reader.query(&sql, &[]).await.map_err(pg)?)
+    }
+
+    async fn set_mode(&self, id: &SessionId, mode: Mode) -> Result<(), StoreError> {
+        let writer = self.writer.lock().await;
+        let changed = writer
+            .execute(
+                "UPDATE sessions SET mode = $2 WHERE id = $1",
+                &[&id.as_str(), &mode.as_str()],
+            )
+            .await
+            .map_err(pg)?;
+        if changed == 0 {
+            return Err(StoreError::NoSession(id.to_string()));
+        }
+        Ok(())
+    }
+
+    async fn set_owner(&self, id: &SessionId, owner: &str) -> Result<(), StoreError> {
+        let writer = self.writer.lock().await;
+        let changed = writer
+            .execute(
+                "UPDATE sessions SET owner = $2 WHERE id = $1",
+                &[&id.as_str(), &owner],
+            )
+            .await
+            .map_err(pg)?;
+        if changed == 0 {
+            return Err(StoreError::NoSession(id.to_string()));
+        }
+        Ok(())
+    }
+
+    async fn owner(&self, id: &SessionId) -> Result<Option<String>, StoreError> {
+        self.reader
+            .query_opt("SELECT owner FROM sessions WHERE id = $1", &[&id.as_str()])
+            .await
+            .map_err(pg)?
+            .map(|row| row.get::<_, Option<String>>(0))
+            .ok_or_else(|| StoreError::NoSession(id.to_string()))
+    }
+
+    async fn list_owned(
+        &self,
+        owner: &str,
+        after: Option<&SessionId>,
+        limit: usize,
+    ) -> Result<Vec<SessionRecord>, StoreError> {
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let rows = match after {
+            None => {
+                let sql = format!(
+                    "SELECT {SESSION_COLUMNS} FROM sessions WHERE owner = $1
+                     ORDER BY created_at DESC, id DESC LIMIT $2"
+                );
+                self.reader.query(&sql, &[&owner, &limit]).await
+            }
+            Some(cursor) => {
+                let position = self
+                    .reader
+                    .query_opt(
+                        "SELECT created_at, id FROM sessions WHERE id = $1 AND owner = $2",
+                        &[&cursor.as_str(), &owner],
+                    )
+                    .await
+                    .map_err(pg)?
+                    .ok_or_else(|| StoreError::NoSession(cursor.to_string()))?;
+                let (created_at, id): (String, String) = (position.get(0), position.get(1));
+                let sql = format!(
+                    "SELECT {SESSION_COLUMNS} FROM sessions
+                     WHERE owner = $1 AND (created_at, id) < ($2, $3)
+                     ORDER BY created_at DESC, id DESC LIMIT $4"
+                );
+                self.reader
+                    .query(&sql, &[&owner, &created_at, &id, &limit])
+                    .await
+            }
+        };
+        sessions(rows.map_err(pg)?)
+    }
+
+    async fn append(
+        &self,
+        session: &SessionId,
+        turn: Option<&TurnId>,
+        kind: EventKind,
+    ) -> Result<Event, StoreError> {
+        let mut writer = self.writer.lock().await;
+        let tx = writer.transaction().await.map_err(pg)?;
+        // An error drops `tx`, which rolls back: nothing is written.
+        let event = append_in(&tx, session, turn, kind).await?;
+        tx.commit().await.map_err(pg)?;
+        Ok(event)
+    }
+
+    async fn events(&self, session: &SessionId, after: u64) -> Result<Vec<Event>, StoreError> {
+        let sql = format!(
+            "SELECT {EVENT_COLUMNS} FROM events WHERE session_id = $1 AND seq > $2 ORDER BY seq"
+        );
+        let rows = self
+            .reader
+            .query(&sql, &[&session.as_str(), &rows::seq_to_db(after)])
+            .await
+            .map_err(pg)?;
+        if rows.is_empty() && !session_exists(&self.reader, session).await? {
+            return Err(StoreError::NoSession(session.to_string()));
+        }
+        rows.iter()
+            .map(|row| raw_event(row).into_event(session))
+            .collect()
+    }
+
+    async fn turns(&self, session: &SessionId) -> Result<Vec<TurnRecord>, StoreError> {
+        let sql = format!(
+            "SELECT {TURN_COLUMNS} FROM turns WHERE session_id = $1 ORDER BY started_at, ord"
+        );
+        let rows = self
+            .reader
+            .query(&sql, &[&session.as_str()])
+            .await
+            .map_err(pg)?;
+        if rows.is_empty() && !session_exists(&self.reader, session).await? {
+            return Err(StoreError::NoSession(session.to_string()));
+        }
+        rows.iter().map(|row| raw_turn(row).into_record()).collect()
+    }
+
+    async fn running_turns(&self) -> Result<Vec<TurnRecord>, StoreError> {
+        let sql = format!(
+            "SELECT {TURN_COLUMNS} FROM turns WHERE status = 'running' ORDER BY started_at, ord"
+        );
+        let rows = self.reader.query(&sql, &[]).await.map_err(pg)?;
+        rows.iter().map(|row| raw_turn(row).into_record()).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::redact;
+
+    #[test]
+    fn passwords_stay_out_of_messages() {
+        assert_eq!(
+            redact("postgres://me:secret@db:5432/cortex"),
+            "postgres://me@db:5432/cortex"
+        );
+        assert_eq!(redact("postgres://db/cortex"), "postgres://db/cortex");
+    }
+}
