@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{ALICE, BOB, start};
+use common::{ALICE, BOB, start, start_with};
 use cortex_protocol::EventKind;
 use reqwest::Method;
 use serde_json::json;
@@ -438,4 +438,58 @@ async fn health_and_the_openapi_document_need_no_token() {
             .parse::<cortex_protocol::WorkspaceMode>()
             .expect("a protocol name");
     }
+}
+
+#[tokio::test]
+async fn api_sessions_default_to_an_isolated_copy() {
+    let copies = tempfile::tempdir().expect("copies");
+    let server = start_with(cortex_server::ServerConfig {
+        workspaces: Some(copies.path().to_path_buf()),
+        default_workspace: cortex_protocol::WorkspaceMode::Copy,
+        ..cortex_server::ServerConfig::default()
+    })
+    .await;
+    let model = server.script(json!({"responses": [
+        {"tool_calls": [{"name": "write_file", "arguments": {"path": "a.txt", "content": "changed\n"}}]},
+        {"text": "done"},
+    ]}));
+    let id = server.session(&model).await;
+    let mut sse = server.events(&id, ALICE, None).await;
+    let (status, body) = server.turn(&id, "change a.txt").await;
+    assert_eq!(status, 202, "{body}");
+    let messages = sse.until_turn_end().await;
+    assert!(matches!(
+        messages.last().map(|m| &m.event.kind),
+        Some(EventKind::TurnCompleted { .. })
+    ));
+    assert_eq!(
+        std::fs::read_to_string(server.repo.path().join("a.txt")).expect("read"),
+        "alpha\n",
+        "the client's checkout is untouched"
+    );
+    assert_eq!(
+        std::fs::read_to_string(copies.path().join(&id).join("a.txt")).expect("read the copy"),
+        "changed\n"
+    );
+    let created = messages
+        .iter()
+        .find_map(|m| match &m.event.kind {
+            EventKind::SessionCreated { sandbox, .. } => Some(*sandbox),
+            _ => None,
+        })
+        .expect("session.created");
+    assert_eq!(created.workspace, cortex_protocol::WorkspaceMode::Copy);
+
+    // A git URL is refused by a server without a folder for clones.
+    let plain = start().await;
+    let (status, body) = plain
+        .send(
+            reqwest::Method::POST,
+            "/v1/sessions",
+            Some(ALICE),
+            Some(json!({"repository": "https://example.invalid/repo.git"})),
+        )
+        .await;
+    assert_eq!(status, 422, "{body}");
+    assert_eq!(body["error"]["code"], "bad_repository");
 }
