@@ -75,9 +75,11 @@ CREATE TABLE events (
 ";
 
 /// Sessions belong to the API principal that created them. Sessions made
-/// before the API (or by the CLI directly) have no owner.
+/// before the API were made by the local `cortex` CLI, whose principal is
+/// `local`: they stay visible to `cortex sessions` and `--session`.
 const V2: &str = "
 ALTER TABLE sessions ADD COLUMN owner TEXT;
+UPDATE sessions SET owner = 'local';
 CREATE INDEX sessions_by_owner ON sessions (owner, created_at DESC, id DESC);
 ";
 
