@@ -1,0 +1,285 @@
+//! Shared by the store tests: records, ids and one event of every kind.
+#![allow(dead_code)]
+
+use cortex_protocol::{
+    CallId, EventKind, Mode, OutputStream, SessionId, StopRule, Todo, TodoStatus, ToolStatus,
+    TurnId,
+};
+use cortex_store::SessionRecord;
+
+pub fn record(id: &str, created_at: &str) -> SessionRecord {
+    SessionRecord {
+        id: SessionId::from(id),
+        repository: "/repo".into(),
+        mode: Mode::Agent,
+        model: "scripted:test".into(),
+        stop_rule: StopRule::Code,
+        created_at: created_at.into(),
+        last_seq: 0,
+        title: None,
+    }
+}
+
+pub fn sid(s: &str) -> SessionId {
+    SessionId::from(s)
+}
+
+pub fn tid(s: &str) -> TurnId {
+    TurnId::from(s)
+}
+
+pub fn delta(text: &str) -> EventKind {
+    EventKind::MessageDelta { text: text.into() }
+}
+
+pub fn started(message: &str) -> EventKind {
+    EventKind::TurnStarted {
+        message: message.into(),
+        mode: Mode::Agent,
+    }
+}
+
+/// A distinct index per variant. The match has no wildcard, so a new variant
+/// fails to compile here until the round-trip test covers it.
+pub fn variant_index(kind: &EventKind) -> usize {
+    match kind {
+        EventKind::SessionCreated { .. } => 0,
+        EventKind::RuntimeStarting { .. } => 1,
+        EventKind::RuntimeAttached { .. } => 2,
+        EventKind::RuntimeFailed { .. } => 3,
+        EventKind::EnvPreparing { .. } => 4,
+        EventKind::EnvReady { .. } => 5,
+        EventKind::EnvFailed { .. } => 6,
+        EventKind::TurnStarted { .. } => 7,
+        EventKind::ModelRequest { .. } => 8,
+        EventKind::ModelRetry { .. } => 9,
+        EventKind::MessageDelta { .. } => 10,
+        EventKind::MessageDone { .. } => 11,
+        EventKind::ToolCall { .. } => 12,
+        EventKind::ToolRefused { .. } => 13,
+        EventKind::ToolOutputDelta { .. } => 14,
+        EventKind::ToolResult { .. } => 15,
+        EventKind::ModeChanged { .. } => 16,
+        EventKind::PlanProposed { .. } => 17,
+        EventKind::TodoUpdated { .. } => 18,
+        EventKind::Usage { .. } => 19,
+        EventKind::TurnCompleted { .. } => 20,
+        EventKind::TurnStopped { .. } => 21,
+        EventKind::TurnFailed { .. } => 22,
+        EventKind::Error { .. } => 23,
+        EventKind::RuntimeWarning { .. } => 24,
+        EventKind::EnvOutput { .. } => 25,
+        EventKind::ThinkingDelta { .. } => 26,
+    }
+}
+pub const VARIANTS: usize = 27;
+
+/// Every variant, in an order the store accepts, with the turn each belongs to.
+pub fn every_kind() -> Vec<(Option<&'static str>, EventKind)> {
+    let call = || CallId::from("call-1");
+    vec![
+        (
+            None,
+            EventKind::SessionCreated {
+                repository: "/repo".into(),
+                mode: Mode::Agent,
+                model: "scripted:test".into(),
+                stop_rule: StopRule::Bot,
+                sandbox: Default::default(),
+            },
+        ),
+        (
+            None,
+            EventKind::RuntimeStarting {
+                provider: "local".into(),
+            },
+        ),
+        (
+            None,
+            EventKind::RuntimeAttached {
+                provider: "local".into(),
+                ms: 12.5,
+                isolation: "namespaces landlock seccomp".into(),
+            },
+        ),
+        (
+            None,
+            EventKind::RuntimeWarning {
+                message: "Landlock is not supported".into(),
+            },
+        ),
+        (
+            None,
+            EventKind::RuntimeFailed {
+                error: "no namespaces".into(),
+            },
+        ),
+        (
+            None,
+            EventKind::EnvPreparing {
+                workspace: "/work".into(),
+            },
+        ),
+        (
+            None,
+            EventKind::EnvOutput {
+                stream: cortex_protocol::OutputStream::Stdout,
+                text: "installing\n".into(),
+            },
+        ),
+        (None, EventKind::EnvReady { ms: 0.25 }),
+        (
+            None,
+            EventKind::EnvFailed {
+                error: "setup exited 1".into(),
+            },
+        ),
+        (
+            Some("t1"),
+            EventKind::TurnStarted {
+                message: "Fix the build — «unicode» \"quotes\"\nsecond line".into(),
+                mode: Mode::Plan,
+            },
+        ),
+        (
+            Some("t1"),
+            EventKind::ModelRequest {
+                round: 1,
+                model: "scripted:test".into(),
+                messages: 3,
+                tools: vec!["read_file".into(), "grep".into()],
+                bytes: 4096,
+            },
+        ),
+        (
+            Some("t1"),
+            EventKind::ModelRetry {
+                round: 1,
+                attempt: 2,
+                delay_ms: 500,
+                reason: "429".into(),
+            },
+        ),
+        (Some("t1"), delta("Hel")),
+        (
+            Some("t1"),
+            EventKind::MessageDone {
+                text: "Hello".into(),
+            },
+        ),
+        (
+            Some("t1"),
+            EventKind::ToolCall {
+                call_id: call(),
+                name: "read_file".into(),
+                arguments: r#"{"path":"src/lib.rs"}"#.into(),
+            },
+        ),
+        (
+            Some("t1"),
+            EventKind::ToolRefused {
+                call_id: call(),
+                name: "bash".into(),
+                reason: "not offered in plan mode".into(),
+            },
+        ),
+        (
+            Some("t1"),
+            EventKind::ToolOutputDelta {
+                call_id: call(),
+                stream: OutputStream::Stderr,
+                text: "warning\n".into(),
+            },
+        ),
+        (
+            Some("t1"),
+            EventKind::ToolResult {
+                call_id: call(),
+                name: "read_file".into(),
+                status: ToolStatus::Ok,
+                output: "1\tfn main() {}".into(),
+                ms: 3.0,
+                diff: None,
+            },
+        ),
+        (
+            Some("t1"),
+            EventKind::ToolResult {
+                call_id: CallId::from("call-2"),
+                name: "edit_file".into(),
+                status: ToolStatus::Error,
+                output: "not found".into(),
+                ms: 1.5,
+                diff: Some("--- a\n+++ b\n".into()),
+            },
+        ),
+        (
+            Some("t1"),
+            EventKind::ModeChanged {
+                from: Mode::Plan,
+                to: Mode::Agent,
+            },
+        ),
+        (
+            Some("t1"),
+            EventKind::PlanProposed {
+                version: 1,
+                title: "Plan".into(),
+                markdown: "```mermaid\nflowchart TD\n```".into(),
+            },
+        ),
+        (
+            Some("t1"),
+            EventKind::TodoUpdated {
+                todos: vec![
+                    Todo {
+                        content: "a".into(),
+                        status: TodoStatus::InProgress,
+                    },
+                    Todo {
+                        content: "b".into(),
+                        status: TodoStatus::Pending,
+                    },
+                ],
+            },
+        ),
+        (Some("t1"), EventKind::TodoUpdated { todos: Vec::new() }),
+        (
+            Some("t1"),
+            EventKind::Usage {
+                input_tokens: 1_000_000,
+                output_tokens: 42,
+                cache_read_tokens: 900_000,
+                cache_write_tokens: 1_000,
+                cost_usd: Some(0.0123),
+            },
+        ),
+        (
+            Some("t1"),
+            EventKind::ThinkingDelta {
+                text: "Let me look at the tests first.".into(),
+            },
+        ),
+        (
+            Some("t1"),
+            EventKind::Error {
+                message: "something".into(),
+            },
+        ),
+        (Some("t1"), EventKind::TurnCompleted { rounds: 2 }),
+        (Some("t2"), started("second")),
+        (
+            Some("t2"),
+            EventKind::TurnStopped {
+                reason: "user".into(),
+            },
+        ),
+        (Some("t3"), started("third")),
+        (
+            Some("t3"),
+            EventKind::TurnFailed {
+                error: "compaction failed".into(),
+            },
+        ),
+    ]
+}
