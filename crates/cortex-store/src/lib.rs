@@ -11,6 +11,7 @@ mod migrations;
 mod postgres;
 mod rows;
 mod sqlite;
+mod turn_rules;
 
 pub use error::StoreError;
 pub use postgres::PgStore;

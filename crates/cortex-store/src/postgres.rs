@@ -9,6 +9,7 @@
 //! `cortex_schema`, migrated under an advisory lock.
 
 use crate::rows::{self, RawEvent, RawSession, RawTurn};
+use crate::turn_rules;
 use crate::{SessionRecord, Store, StoreError, TurnRecord, TurnStatus};
 use cortex_protocol::{Event, EventKind, Mode, SessionId, TurnId, now_rfc3339};
 use tokio_postgres::error::SqlState;
@@ -258,9 +259,7 @@ async fn append_in(
     )
     .await
     .map_err(pg)?;
-    let needs_turn = || {
-        turn.ok_or_else(|| StoreError::Invalid(format!("`{}` needs a turn id", kind.type_name())))
-    };
+    let needs_turn = || turn_rules::require_turn(turn, &kind);
     match &kind {
         EventKind::TurnStarted { message, .. } => {
             let turn = needs_turn()?;
@@ -278,9 +277,7 @@ async fn append_in(
             match inserted {
                 Ok(_) => {}
                 Err(e) if is_unique_violation(&e) => {
-                    return Err(StoreError::Invalid(format!(
-                        "turn `{turn}` has already started"
-                    )));
+                    return Err(turn_rules::already_started(turn));
                 }
                 Err(e) => return Err(pg(e)),
             }
@@ -312,19 +309,7 @@ async fn append_in(
                     .await
                     .map_err(pg)?
                     .map(|row| row.get(0));
-                match current.as_deref() {
-                    None => {
-                        return Err(StoreError::Invalid(format!(
-                            "turn `{turn}` was never started in session `{session}`"
-                        )));
-                    }
-                    Some(s) if s != TurnStatus::Running.as_str() => {
-                        return Err(StoreError::Invalid(format!(
-                            "turn `{turn}` has already ended ({s})"
-                        )));
-                    }
-                    Some(_) => {}
-                }
+                turn_rules::check_may_end(session, turn, current.as_deref())?;
                 tx.execute(
                     "UPDATE turns SET status = $2, ended_at = $3, error = $4 WHERE id = $1",
                     &[&turn.as_str(), &status.as_str(), &ts, &error],

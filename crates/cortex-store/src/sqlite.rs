@@ -8,6 +8,7 @@
 
 use crate::migrations::{self, MigrateError};
 use crate::rows::{self, RawEvent, RawSession, RawTurn};
+use crate::turn_rules::{self, require_turn};
 use crate::{SessionRecord, Store, StoreError, TurnRecord, TurnStatus};
 use cortex_protocol::{Event, EventKind, Mode, SessionId, TurnId, now_rfc3339};
 use rusqlite::{
@@ -169,10 +170,6 @@ impl SqliteStore {
     }
 }
 
-fn require_turn<'a>(turn: Option<&'a TurnId>, kind: &EventKind) -> Result<&'a TurnId, StoreError> {
-    turn.ok_or_else(|| StoreError::Invalid(format!("`{}` needs a turn id", kind.type_name())))
-}
-
 fn open_turn(
     tx: &Transaction<'_>,
     session: &SessionId,
@@ -191,9 +188,9 @@ fn open_turn(
         ]);
     match inserted {
         Ok(_) => Ok(()),
-        Err(e) if e.sqlite_error_code() == Some(ErrorCode::ConstraintViolation) => Err(
-            StoreError::Invalid(format!("turn `{turn}` has already started")),
-        ),
+        Err(e) if e.sqlite_error_code() == Some(ErrorCode::ConstraintViolation) => {
+            Err(turn_rules::already_started(turn))
+        }
         Err(e) => Err(e.into()),
     }
 }
@@ -210,19 +207,7 @@ fn close_turn(
         .prepare_cached("SELECT status FROM turns WHERE id = ?1 AND session_id = ?2")?
         .query_row(params![turn.as_str(), session.as_str()], |row| row.get(0))
         .optional()?;
-    match current.as_deref() {
-        None => {
-            return Err(StoreError::Invalid(format!(
-                "turn `{turn}` was never started in session `{session}`"
-            )));
-        }
-        Some(s) if s != TurnStatus::Running.as_str() => {
-            return Err(StoreError::Invalid(format!(
-                "turn `{turn}` has already ended ({s})"
-            )));
-        }
-        Some(_) => {}
-    }
+    turn_rules::check_may_end(session, turn, current.as_deref())?;
     tx.prepare_cached("UPDATE turns SET status = ?2, ended_at = ?3, error = ?4 WHERE id = ?1")?
         .execute(params![turn.as_str(), status.as_str(), ts, error])?;
     Ok(())
