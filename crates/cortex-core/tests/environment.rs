@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{config, snapshot, write};
+use common::{config, harness, snapshot, write};
 use cortex_core::{Session, TurnOutcome};
 use cortex_model::scripted::ScriptedProvider;
 use cortex_protocol::{
@@ -32,28 +32,22 @@ async fn types(store: &Arc<dyn Store>, session: &Session) -> Vec<&'static str> {
 
 #[tokio::test]
 async fn setup_runs_in_the_guest_before_the_first_model_request() {
-    let repo = tempfile::tempdir().expect("repo");
-    write(
-        repo.path(),
-        ".cortex/setup",
-        "echo installing deps\necho done > .setup-ran\n",
-    );
-    let store: Arc<dyn Store> = Arc::new(SqliteStore::in_memory().expect("store"));
-    let mut session = Session::create(config(
-        repo.path(),
-        store.clone(),
-        model(json!({"responses": [{"text": "hi"}]})),
+    let mut h = harness(
+        &[(
+            ".cortex/setup",
+            "echo installing deps\necho done > .setup-ran\n",
+        )],
         Mode::Ask,
-        StopRule::Code,
-    ))
-    .await
-    .expect("session");
-    let outcome = session
+        json!({"responses": [{"text": "hi"}]}),
+    )
+    .await;
+    let outcome = h
+        .session
         .run_turn("hello", CancellationToken::new())
         .await
         .expect("turn");
     assert_eq!(outcome, TurnOutcome::Completed { rounds: 1 });
-    let kinds = types(&store, &session).await;
+    let kinds = h.types().await;
     let position = |kind: &str| kinds.iter().position(|k| *k == kind);
     let (output, ready, request) = (
         position("env.output").expect("setup output streamed"),
@@ -61,9 +55,10 @@ async fn setup_runs_in_the_guest_before_the_first_model_request() {
         position("model.request").expect("model.request"),
     );
     assert!(output < ready && ready < request, "{kinds:?}");
-    assert!(repo.path().join(".setup-ran").exists());
-    let events = store.events(session.id(), 0).await.expect("events");
-    let streamed: String = events
+    assert!(h.repo.path().join(".setup-ran").exists());
+    let streamed: String = h
+        .events()
+        .await
         .iter()
         .filter_map(|e| match &e.kind {
             EventKind::EnvOutput { text, .. } => Some(text.as_str()),
@@ -72,28 +67,19 @@ async fn setup_runs_in_the_guest_before_the_first_model_request() {
         .collect();
     assert!(streamed.contains("installing deps"), "{streamed:?}");
     // Setup ran even in Ask mode, but the guest is read-only for the model.
-    session.close().await;
+    h.session.close().await;
 }
 
 #[tokio::test]
 async fn a_failing_setup_fails_the_turn_before_the_model_is_asked() {
-    let repo = tempfile::tempdir().expect("repo");
-    write(
-        repo.path(),
-        ".cortex/setup",
-        "echo missing toolchain >&2\nexit 7\n",
-    );
-    let store: Arc<dyn Store> = Arc::new(SqliteStore::in_memory().expect("store"));
-    let mut session = Session::create(config(
-        repo.path(),
-        store.clone(),
-        model(json!({"responses": [{"text": "never"}]})),
+    let mut h = harness(
+        &[(".cortex/setup", "echo missing toolchain >&2\nexit 7\n")],
         Mode::Agent,
-        StopRule::Code,
-    ))
-    .await
-    .expect("session");
-    let outcome = session
+        json!({"responses": [{"text": "never"}]}),
+    )
+    .await;
+    let outcome = h
+        .session
         .run_turn("hello", CancellationToken::new())
         .await
         .expect("turn");
@@ -104,10 +90,10 @@ async fn a_failing_setup_fails_the_turn_before_the_model_is_asked() {
         error.contains("exit code 7") && error.contains("missing toolchain"),
         "{error}"
     );
-    let kinds = types(&store, &session).await;
+    let kinds = h.types().await;
     assert!(kinds.contains(&"env.failed"), "{kinds:?}");
     assert!(!kinds.contains(&"model.request"), "{kinds:?}");
-    session.close().await;
+    h.session.close().await;
 }
 
 #[tokio::test]
