@@ -6,7 +6,10 @@
 //! rebuilt history is always well formed for providers that demand an answer
 //! to every call.
 
-use cortex_protocol::{CallId, Event, EventKind, Message, Mode, Sandbox, Todo, ToolCallRequest};
+use crate::context::with_context;
+use cortex_protocol::{
+    CallId, Event, EventKind, Message, Mode, Role, Sandbox, Todo, ToolCallRequest,
+};
 use std::collections::HashSet;
 
 /// What a stored timeline says about a session.
@@ -40,6 +43,13 @@ impl Rebuilt {
                 EventKind::TurnStarted { message, .. } => {
                     state.close_round(&mut pending, &answered);
                     state.messages.push(Message::user(message.clone()));
+                }
+                EventKind::TurnContext { text } => {
+                    if let Some(message) = state.messages.last_mut()
+                        && message.role == Role::User
+                    {
+                        message.content = with_context(text, &message.content);
+                    }
                 }
                 EventKind::ModelRequest { .. } => state.close_round(&mut pending, &answered),
                 EventKind::MessageDone { text } => {
@@ -130,7 +140,7 @@ impl Rebuilt {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use cortex_protocol::{Role, StopRule, ToolStatus};
+    use cortex_protocol::{StopRule, ToolStatus};
 
     fn ev(seq: u64, kind: EventKind) -> Event {
         Event {
@@ -222,6 +232,29 @@ mod tests {
         assert_eq!(r.messages[4].content, "done");
         assert_eq!(r.mode, Some(Mode::Ask));
         assert!(r.call_ids.contains("c1"));
+    }
+
+    #[test]
+    fn the_turn_context_goes_before_the_message() {
+        let events: Vec<Event> = [
+            EventKind::TurnStarted {
+                message: "fix it".into(),
+                mode: Mode::Agent,
+            },
+            EventKind::TurnContext {
+                text: "Files in the repository (1):\napp.py".into(),
+            },
+        ]
+        .into_iter()
+        .enumerate()
+        .map(|(i, k)| ev(i as u64 + 1, k))
+        .collect();
+        let r = Rebuilt::from_events(&events);
+        assert_eq!(r.messages.len(), 1);
+        assert_eq!(
+            r.messages[0].content,
+            "Files in the repository (1):\napp.py\n\nfix it"
+        );
     }
 
     #[test]

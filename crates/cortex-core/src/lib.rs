@@ -15,6 +15,7 @@
 //! This crate never depends on the server or the CLI.
 
 mod attach;
+mod context;
 mod dispatch;
 mod error;
 mod history;

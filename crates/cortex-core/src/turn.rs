@@ -91,6 +91,7 @@ impl Session {
             }
             return Ok(TurnOutcome::Failed { error });
         }
+        self.add_turn_context(turn, cancel).await?;
         let mut stop_rule = StopRuleState::new(self.stop_rule);
         let mut round = 0;
         loop {

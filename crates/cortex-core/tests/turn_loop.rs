@@ -53,6 +53,11 @@ async fn multi_round_edit_makes_the_failing_test_pass() {
     // The model saw every result: the last request carries the whole loop.
     let requests = h.model.requests();
     assert_eq!(requests.len(), 5);
+    // The files listed in the guest come with the task, before it.
+    assert_eq!(
+        requests[0].messages[0].content,
+        "Files in the repository (2):\ncalc.py\ntest_calc.py\n\nmake the test pass"
+    );
     let last = &requests[4].messages;
     assert_eq!(last.iter().filter(|m| m.role == Role::Tool).count(), 4);
     // The edit's diff is on the timeline.

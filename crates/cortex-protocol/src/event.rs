@@ -175,6 +175,12 @@ pub enum EventKind {
     EnvFailed { error: String },
     #[serde(rename = "turn.started")]
     TurnStarted { message: String, mode: Mode },
+    /// What the harness told the model about the workspace with this turn's
+    /// message (the files in it, read in the guest once attached), so the
+    /// model works from real paths instead of guessed ones. The history puts
+    /// it before the message.
+    #[serde(rename = "turn.context")]
+    TurnContext { text: String },
     #[serde(rename = "model.request")]
     ModelRequest {
         round: u32,
@@ -278,6 +284,7 @@ impl EventKind {
             EventKind::EnvReady { .. } => "env.ready",
             EventKind::EnvFailed { .. } => "env.failed",
             EventKind::TurnStarted { .. } => "turn.started",
+            EventKind::TurnContext { .. } => "turn.context",
             EventKind::ModelRequest { .. } => "model.request",
             EventKind::ModelRetry { .. } => "model.retry",
             EventKind::MessageDelta { .. } => "message.delta",

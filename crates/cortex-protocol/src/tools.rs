@@ -252,15 +252,15 @@ impl ToolName {
                 schema_of::<WriteFileArgs>(),
             ),
             ToolName::EditFile => (
-                "Replace an exact string in a file. old_string must match exactly once (include surrounding lines to make it unique) unless replace_all is true.",
+                "Replace an exact string in a file you have read. old_string must match the file's text exactly once (include surrounding lines to make it unique) unless replace_all is true.",
                 schema_of::<EditFileArgs>(),
             ),
             ToolName::Glob => (
-                "Find files by glob pattern, newest first. Respects .gitignore.",
+                "Find files by name pattern (`*.py`, `src/**/*.rs`), newest first. Respects .gitignore.",
                 schema_of::<GlobArgs>(),
             ),
             ToolName::Grep => (
-                "Search file contents with a regular expression (ripgrep). Respects .gitignore.",
+                "Search file contents (not names) with a regular expression (ripgrep). Respects .gitignore.",
                 schema_of::<GrepArgs>(),
             ),
             ToolName::Bash => (

@@ -174,6 +174,13 @@ async fn a_second_turn_while_one_runs_is_a_conflict_and_stop_ends_it() {
     let mut sse = server.events(&id, ALICE, None).await;
     let (status, first) = server.turn(&id, "one").await;
     assert_eq!(status, 202);
+    // Stop once the model is streaming: a Stop before the request would
+    // leave the hanging response to the next turn.
+    while let Some(message) = sse.next().await {
+        if matches!(message.event.kind, EventKind::MessageDelta { .. }) {
+            break;
+        }
+    }
 
     let (status, body) = server.turn(&id, "two").await;
     assert_eq!(status, 409, "{body}");

@@ -123,7 +123,7 @@ impl Workspace {
             Ok(meta) if !meta.is_file() => return Err(not_regular(&shown)),
             Ok(_) => {}
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return Err(ToolError::NotFound { path: shown });
+                return Err(self.not_found(shown));
             }
             Err(source) => return Err(ToolError::Io { path, source }),
         }
@@ -132,7 +132,8 @@ impl Workspace {
         let replace_all = args.replace_all.unwrap_or(false);
         if matches == 0 {
             return Err(ToolError::Invalid(format!(
-                "old_string not found in {shown}; read the file again and copy the text exactly (whitespace and indentation included)"
+                "old_string not found in {shown}; copy the text exactly (whitespace and indentation included).{}",
+                crate::near_miss::where_it_may_be(&old, &args.old_string)
             )));
         }
         if matches > 1 && !replace_all {

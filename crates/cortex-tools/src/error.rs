@@ -10,8 +10,9 @@ pub enum ToolError {
          configure things outside the sandbox); ask the user to make this change"
     )]
     Protected { path: String, protected: String },
-    #[error("`{path}` does not exist")]
-    NotFound { path: String },
+    /// `hint` names similar files (see `suggest.rs`), or is empty.
+    #[error("`{path}` does not exist{hint}")]
+    NotFound { path: String, hint: String },
     #[error("{0}")]
     Invalid(String),
     #[error("I/O error on `{path}`: {source}")]

@@ -11,9 +11,11 @@ mod edit;
 mod error;
 mod glob;
 mod grep;
+mod near_miss;
 mod plan;
 mod read;
 mod search;
+mod suggest;
 mod todo;
 mod workspace;
 

@@ -44,7 +44,7 @@ impl Workspace {
         let meta = match std::fs::metadata(&path) {
             Ok(meta) => meta,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return Err(ToolError::NotFound { path: shown });
+                return Err(self.not_found(shown));
             }
             Err(e) => return Err(io_err(e)),
         };

@@ -106,9 +106,7 @@ impl Workspace {
         let path = path.map(str::trim).filter(|p| !p.is_empty()).unwrap_or(".");
         let resolved = self.resolve(path)?;
         if !resolved.exists() {
-            return Err(ToolError::NotFound {
-                path: path.to_owned(),
-            });
+            return Err(self.not_found(path.to_owned()));
         }
         Ok(resolved)
     }

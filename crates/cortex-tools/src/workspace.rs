@@ -43,6 +43,7 @@ impl Workspace {
             if source.kind() == io::ErrorKind::NotFound {
                 ToolError::NotFound {
                     path: given.display().to_string(),
+                    hint: String::new(),
                 }
             } else {
                 ToolError::Io {

@@ -70,9 +70,10 @@ pub fn variant_index(kind: &EventKind) -> usize {
         EventKind::RuntimeWarning { .. } => 24,
         EventKind::EnvOutput { .. } => 25,
         EventKind::ThinkingDelta { .. } => 26,
+        EventKind::TurnContext { .. } => 27,
     }
 }
-pub const VARIANTS: usize = 27;
+pub const VARIANTS: usize = 28;
 
 /// Every variant, in an order the store accepts, with the turn each belongs to.
 pub fn every_kind() -> Vec<(Option<&'static str>, EventKind)> {
@@ -139,6 +140,12 @@ pub fn every_kind() -> Vec<(Option<&'static str>, EventKind)> {
             EventKind::TurnStarted {
                 message: "Fix the build — «unicode» \"quotes\"\nsecond line".into(),
                 mode: Mode::Plan,
+            },
+        ),
+        (
+            Some("t1"),
+            EventKind::TurnContext {
+                text: "Files in the repository (1):\nsrc/lib.rs".into(),
             },
         ),
         (

@@ -1,0 +1,142 @@
+//! The workspace context sent with each turn's message: the files in the
+//! workspace, listed in the guest once it is attached.
+//!
+//! Why: models that have not looked guess paths (`src/calc.py` for a
+//! `calc.py` at the root) and then edit or answer from the guess; small local
+//! models do it on most tasks. Claude Code and Codex send the same kind of
+//! environment context. It rides on the turn's user message rather than the
+//! system prompt so that the system prompt stays byte-identical across turns
+//! (a kept KV cache or a provider's prompt cache reuses it) and earlier turns
+//! keep the listing they were given.
+
+use crate::{CoreError, Session};
+use cortex_protocol::{EventKind, GuestReply, ToolName, TurnId};
+use tokio_util::sync::CancellationToken;
+
+/// Files named at most; every path costs a small model ~25 ms of prompt time.
+const MAX_FILES: usize = 40;
+
+impl Session {
+    /// Lists the workspace in the guest and records it as `turn.context`,
+    /// which the history puts before the turn's message. A listing that
+    /// fails is logged and left out: the turn does not depend on it.
+    /// Stop skips it.
+    pub(crate) async fn add_turn_context(
+        &mut self,
+        turn: &TurnId,
+        cancel: &CancellationToken,
+    ) -> Result<(), CoreError> {
+        let listing = tokio::select! {
+            listing = self.list_workspace() => listing,
+            () = cancel.cancelled() => return Ok(()),
+        };
+        let Some(listing) = listing else {
+            return Ok(());
+        };
+        let text = describe_files(&listing);
+        if let Some(last) = self.history.last_mut() {
+            last.content = with_context(&text, &last.content);
+        }
+        self.timeline
+            .emit(Some(turn), EventKind::TurnContext { text })
+            .await?;
+        Ok(())
+    }
+}
+
+impl Session {
+    /// The glob tool's listing of every file, run in the guest.
+    async fn list_workspace(&self) -> Option<String> {
+        let guest = self.guest.as_ref()?;
+        let mut handle = match guest
+            .call(ToolName::Glob, serde_json::json!({ "pattern": "*" }))
+            .await
+        {
+            Ok(handle) => handle,
+            Err(e) => {
+                tracing::warn!("listing the workspace failed: {e}");
+                return None;
+            }
+        };
+        while let Some(reply) = handle.next().await {
+            if let GuestReply::Result(outcome) = reply {
+                return outcome.ok.then_some(outcome.output);
+            }
+        }
+        None
+    }
+}
+
+/// The user message as the model sees it: the context, then the message.
+pub(crate) fn with_context(context: &str, message: &str) -> String {
+    format!("{context}\n\n{message}")
+}
+
+/// Turns the glob tool's output (newest first, capped, with a "(N more not
+/// shown)" line) into a sorted list of at most [`MAX_FILES`] paths, the
+/// newest kept when there are more.
+fn describe_files(glob_output: &str) -> String {
+    let mut paths: Vec<&str> = Vec::new();
+    let mut total = 0usize;
+    for line in glob_output.lines() {
+        if let Some(more) = line
+            .strip_prefix('(')
+            .and_then(|l| l.strip_suffix(" more not shown)"))
+            .and_then(|n| n.parse::<usize>().ok())
+        {
+            total += more;
+        } else if !line.is_empty() && line != "No files matched" {
+            total += 1;
+            if paths.len() < MAX_FILES {
+                paths.push(line);
+            }
+        }
+    }
+    if total == 0 {
+        return "The repository has no files yet.".to_owned();
+    }
+    paths.sort_unstable();
+    let mut text = format!("Files in the repository ({total}):\n");
+    text.push_str(&paths.join("\n"));
+    if total > paths.len() {
+        text.push_str(&format!(
+            "\n(and {} more; the {} most recently changed are listed)",
+            total - paths.len(),
+            paths.len()
+        ));
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lists_files_sorted() {
+        let text = describe_files("src/b.py\napp.py\nsrc/a.py");
+        assert_eq!(
+            text,
+            "Files in the repository (3):\napp.py\nsrc/a.py\nsrc/b.py"
+        );
+    }
+
+    #[test]
+    fn caps_the_list_and_counts_the_rest() {
+        let lines: Vec<String> = (0..100).map(|i| format!("f{i:03}.rs")).collect();
+        let output = format!("{}\n(250 more not shown)", lines.join("\n"));
+        let text = describe_files(&output);
+        assert!(text.starts_with("Files in the repository (350):\n"));
+        assert_eq!(text.lines().count(), 1 + MAX_FILES + 1);
+        assert!(text.contains("f039.rs") && !text.contains("f040.rs"));
+        assert!(text.ends_with("(and 310 more; the 40 most recently changed are listed)"));
+    }
+
+    #[test]
+    fn says_when_the_repository_is_empty() {
+        assert_eq!(
+            describe_files("No files matched"),
+            "The repository has no files yet."
+        );
+    }
+}
