@@ -1,9 +1,14 @@
 //! Benchmark: N concurrent sessions, each one scripted 5-tool turn against
 //! the in-process guest, run (a) directly through `cortex_core::Session` and
 //! (b) through the session API on an in-process Unix socket (server +
-//! client + SSE). Prints sessions per second for both, their ratio, and
-//! p50/p99 of the time from a tool result being stored (its `ts`) to its
-//! event reaching the SSE subscriber.
+//! client + SSE). Prints sessions per second for both, their ratio in wall
+//! time and in CPU time (the process's user + system time, which other
+//! processes on a shared machine disturb far less), the CPU time per
+//! session, and p50/p99 of the time from a tool result being stored (its
+//! `ts`) to its event reaching the SSE subscriber.
+//!
+//! Each N runs `--rounds R` times (default 5), direct and API alternating;
+//! the figures are medians over the rounds (latencies: over all events).
 //!
 //! `cargo run --release -p cortex-client --example bench_api -- 10 100 500`
 
@@ -68,9 +73,10 @@ fn now_millis() -> f64 {
         * 1000.0
 }
 
-async fn direct(n: usize, repo: &std::path::Path) -> Duration {
+/// Wall and CPU time of the sessions.
+async fn direct(n: usize, repo: &std::path::Path) -> (Duration, Duration) {
     let store: Arc<dyn Store> = Arc::new(SqliteStore::in_memory().expect("store"));
-    let start = Instant::now();
+    let (start, cpu) = (Instant::now(), cpu_time());
     let mut tasks = Vec::new();
     for _ in 0..n {
         let (store, repo) = (store.clone(), repo.to_path_buf());
@@ -103,10 +109,15 @@ async fn direct(n: usize, repo: &std::path::Path) -> Duration {
     for t in tasks {
         t.await.expect("task");
     }
-    start.elapsed()
+    (start.elapsed(), cpu_time().saturating_sub(cpu))
 }
 
-async fn api(n: usize, repo: &std::path::Path, socket: &std::path::Path) -> (Duration, Vec<f64>) {
+/// Wall and CPU time of the sessions, and the tool.result→SSE latencies.
+async fn api(
+    n: usize,
+    repo: &std::path::Path,
+    socket: &std::path::Path,
+) -> (Duration, Duration, Vec<f64>) {
     let store: Arc<dyn Store> = Arc::new(SqliteStore::in_memory().expect("store"));
     let factory = |_: ModelChoice<'_>| Ok(providers());
     let state = AppState::new(
@@ -122,7 +133,7 @@ async fn api(n: usize, repo: &std::path::Path, socket: &std::path::Path) -> (Dur
         let _ = stopped.await;
     }));
     let client = Client::new(Endpoint::Unix(socket.to_path_buf()), TOKEN);
-    let start = Instant::now();
+    let (start, cpu) = (Instant::now(), cpu_time());
     let mut tasks = Vec::new();
     for _ in 0..n {
         let (client, repo) = (client.clone(), repo.display().to_string());
@@ -155,10 +166,10 @@ async fn api(n: usize, repo: &std::path::Path, socket: &std::path::Path) -> (Dur
     for t in tasks {
         latencies.extend(t.await.expect("task"));
     }
-    let elapsed = start.elapsed();
+    let (elapsed, cpu) = (start.elapsed(), cpu_time().saturating_sub(cpu));
     let _ = stop.send(());
     let _ = server.await;
-    (elapsed, latencies)
+    (elapsed, cpu, latencies)
 }
 
 fn percentile(sorted: &[f64], p: f64) -> f64 {
@@ -169,16 +180,37 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
     sorted[i]
 }
 
-fn main() {
-    let ns: Vec<usize> = std::env::args()
-        .skip(1)
-        .filter_map(|a| a.parse().ok())
-        .collect();
-    let ns = if ns.is_empty() {
-        vec![10, 100, 500]
-    } else {
-        ns
+fn median(mut values: Vec<f64>) -> f64 {
+    values.sort_by(|x, y| x.total_cmp(y));
+    percentile(&values, 0.5)
+}
+
+/// User + system CPU time of the whole process so far.
+fn cpu_time() -> Duration {
+    // SAFETY: `getrusage` only writes the struct it is given.
+    let usage = unsafe {
+        let mut usage: libc::rusage = std::mem::zeroed();
+        libc::getrusage(libc::RUSAGE_SELF, &mut usage);
+        usage
     };
+    let micros = |t: libc::timeval| t.tv_sec as u64 * 1_000_000 + t.tv_usec as u64;
+    Duration::from_micros(micros(usage.ru_utime) + micros(usage.ru_stime))
+}
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let mut ns = Vec::new();
+    let mut rounds = 5;
+    while let Some(arg) = args.next() {
+        if arg == "--rounds" {
+            rounds = args.next().and_then(|r| r.parse().ok()).unwrap_or(rounds);
+        } else if let Ok(n) = arg.parse() {
+            ns.push(n);
+        }
+    }
+    if ns.is_empty() {
+        ns = vec![10, 100, 500];
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -190,21 +222,37 @@ fn main() {
     }
     let socket = repo.path().join("bench.sock");
     println!(
-        "| N | direct sessions/s | API sessions/s | API/direct time | tool.result→SSE p50 ms | p99 ms |"
+        "| N | direct sessions/s | API sessions/s | API/direct wall | API/direct CPU \
+         | CPU µs/session direct | API | tool.result→SSE p50 ms | p99 ms |"
     );
-    println!("| --- | --- | --- | --- | --- | --- |");
+    println!("| --- | --- | --- | --- | --- | --- | --- | --- | --- |");
     runtime.block_on(async {
         for n in ns {
-            let d = direct(n, repo.path()).await;
-            let (a, mut lat) = api(n, repo.path(), &socket).await;
-            lat.sort_by(|x, y| x.total_cmp(y));
+            let (mut direct_rate, mut api_rate, mut wall_ratio, mut cpu_ratio) =
+                (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+            let (mut direct_cpu, mut api_cpu, mut latencies) = (Vec::new(), Vec::new(), Vec::new());
+            for _ in 0..rounds {
+                let (d_wall, d_cpu) = direct(n, repo.path()).await;
+                let (a_wall, a_cpu, lat) = api(n, repo.path(), &socket).await;
+                direct_rate.push(n as f64 / d_wall.as_secs_f64());
+                api_rate.push(n as f64 / a_wall.as_secs_f64());
+                wall_ratio.push(a_wall.as_secs_f64() / d_wall.as_secs_f64());
+                cpu_ratio.push(a_cpu.as_secs_f64() / d_cpu.as_secs_f64().max(1e-9));
+                direct_cpu.push(d_cpu.as_secs_f64() * 1e6 / n as f64);
+                api_cpu.push(a_cpu.as_secs_f64() * 1e6 / n as f64);
+                latencies.extend(lat);
+            }
+            latencies.sort_by(|x, y| x.total_cmp(y));
             println!(
-                "| {n} | {:.0} | {:.0} | {:.2} | {:.1} | {:.1} |",
-                n as f64 / d.as_secs_f64(),
-                n as f64 / a.as_secs_f64(),
-                a.as_secs_f64() / d.as_secs_f64(),
-                percentile(&lat, 0.5),
-                percentile(&lat, 0.99),
+                "| {n} | {:.0} | {:.0} | {:.2} | {:.2} | {:.0} | {:.0} | {:.1} | {:.1} |",
+                median(direct_rate),
+                median(api_rate),
+                median(wall_ratio),
+                median(cpu_ratio),
+                median(direct_cpu),
+                median(api_cpu),
+                percentile(&latencies, 0.5),
+                percentile(&latencies, 0.99),
             );
         }
     });

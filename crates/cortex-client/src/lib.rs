@@ -1,10 +1,12 @@
 //! A client of the session API (`cortex-server`) over TCP or a Unix socket:
 //! JSON requests, and the timeline as a stream of events read from SSE.
 //!
-//! One HTTP/1.1 connection per request keeps it simple and lets a long-lived
-//! event stream and short requests run side by side. The body types are the
+//! Short requests reuse idle HTTP/1.1 connections (a request an idle
+//! connection could not take goes again on a new one); each event stream has
+//! a connection of its own, so streams and requests run side by side. The body types are the
 //! server's own, so client and server cannot drift apart.
 
+mod conn;
 mod error;
 mod sse;
 
@@ -16,8 +18,6 @@ use bytes::Bytes;
 use cortex_protocol::{Mode, SessionId};
 use http::{Method, Request, StatusCode, header};
 use http_body_util::{BodyExt, Full};
-use hyper::body::Incoming;
-use hyper_util::rt::TokioIo;
 use serde::de::DeserializeOwned;
 use std::path::PathBuf;
 
@@ -51,6 +51,8 @@ impl Endpoint {
 pub struct Client {
     endpoint: Endpoint,
     token: String,
+    /// Idle connections, shared by clones.
+    pool: conn::Pool,
 }
 
 impl Client {
@@ -58,31 +60,20 @@ impl Client {
         Client {
             endpoint,
             token: token.into(),
+            pool: conn::Pool::default(),
         }
     }
 
-    async fn send(
+    fn request(
         &self,
         method: Method,
         path: &str,
         body: Option<serde_json::Value>,
         headers: &[(&str, String)],
-    ) -> Result<hyper::Response<Incoming>, ClientError> {
-        let connect = |e: std::io::Error| ClientError::Connect(format!("{:?}: {e}", self.endpoint));
-        let (mut sender, host) = match &self.endpoint {
-            Endpoint::Tcp(authority) => {
-                let stream = tokio::net::TcpStream::connect(authority)
-                    .await
-                    .map_err(connect)?;
-                let _ = stream.set_nodelay(true);
-                (handshake(stream).await?, authority.clone())
-            }
-            Endpoint::Unix(path) => {
-                let stream = tokio::net::UnixStream::connect(path)
-                    .await
-                    .map_err(connect)?;
-                (handshake(stream).await?, "localhost".to_owned())
-            }
+    ) -> Result<Request<Full<Bytes>>, ClientError> {
+        let host = match &self.endpoint {
+            Endpoint::Tcp(authority) => authority.as_str(),
+            Endpoint::Unix(_) => "localhost",
         };
         let mut request = Request::builder()
             .method(method)
@@ -99,12 +90,8 @@ impl Client {
             }
             None => Full::new(Bytes::new()),
         };
-        let request = request
+        request
             .body(body)
-            .map_err(|e| ClientError::Http(e.to_string()))?;
-        sender
-            .send_request(request)
-            .await
             .map_err(|e| ClientError::Http(e.to_string()))
     }
 
@@ -114,7 +101,8 @@ impl Client {
         path: &str,
         body: Option<serde_json::Value>,
     ) -> Result<T, ClientError> {
-        let response = self.send(method, path, body, &[]).await?;
+        let request = self.request(method, path, body, &[])?;
+        let (response, connection) = self.pool.send(&self.endpoint, request).await?;
         let status = response.status();
         let bytes = response
             .into_body()
@@ -122,6 +110,8 @@ impl Client {
             .await
             .map_err(|e| ClientError::Http(e.to_string()))?
             .to_bytes();
+        // Read in full: the connection can take the next request.
+        self.pool.give_back(connection);
         if !status.is_success() {
             return Err(ClientError::from_answer(status.as_u16(), &bytes));
         }
@@ -210,14 +200,18 @@ impl Client {
 
     /// The session's events with `seq > after`, stored then live.
     pub async fn events(&self, id: &SessionId, after: u64) -> Result<EventStream, ClientError> {
-        let response = self
-            .send(
-                Method::GET,
-                &format!("/v1/sessions/{id}/events"),
-                None,
-                &[("last-event-id", after.to_string())],
-            )
-            .await?;
+        let request = self.request(
+            Method::GET,
+            &format!("/v1/sessions/{id}/events"),
+            None,
+            &[("last-event-id", after.to_string())],
+        )?;
+        // Its own connection: the stream holds it for as long as it is read.
+        let response = conn::connect(&self.endpoint)
+            .await?
+            .send_request(request)
+            .await
+            .map_err(|e| ClientError::Http(e.to_string()))?;
         let status = response.status();
         if !status.is_success() {
             let bytes = response
@@ -230,22 +224,6 @@ impl Client {
         }
         Ok(EventStream::new(response.into_body()))
     }
-}
-
-async fn handshake<S>(
-    stream: S,
-) -> Result<hyper::client::conn::http1::SendRequest<Full<Bytes>>, ClientError>
-where
-    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
-{
-    let (sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
-        .await
-        .map_err(|e| ClientError::Http(e.to_string()))?;
-    // A failure of the connection surfaces through the request or the body.
-    tokio::spawn(async move {
-        let _ = connection.await;
-    });
-    Ok(sender)
 }
 
 #[cfg(test)]

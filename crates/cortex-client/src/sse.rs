@@ -23,23 +23,13 @@ impl EventStream {
     pub async fn next(&mut self) -> Option<Result<Event, ClientError>> {
         loop {
             if let Some(end) = find_blank_line(&self.buffer) {
-                let block: Vec<u8> = self.buffer.drain(..end).collect();
-                let text = String::from_utf8_lossy(&block);
-                let mut data = String::new();
-                for line in text.lines() {
-                    if let Some(value) = line.strip_prefix("data:") {
-                        if !data.is_empty() {
-                            data.push('\n');
-                        }
-                        data.push_str(value.strip_prefix(' ').unwrap_or(value));
-                    }
+                let decoded = decode(&self.buffer[..end]);
+                self.buffer.drain(..end);
+                match decoded {
+                    // A comment (heartbeat) or a message without data.
+                    None => continue,
+                    Some(result) => return Some(result),
                 }
-                if data.is_empty() {
-                    continue;
-                }
-                return Some(
-                    serde_json::from_str(&data).map_err(|e| ClientError::Decode(e.to_string())),
-                );
             }
             match self.body.frame().await {
                 None => return None,
@@ -54,8 +44,73 @@ impl EventStream {
     }
 }
 
+/// The event in one SSE message (its `data:` lines joined by newlines);
+/// `None` when it has none.
+fn decode(message: &[u8]) -> Option<Result<Event, ClientError>> {
+    let mut data: Option<Vec<u8>> = None;
+    let mut only: Option<&[u8]> = None;
+    for line in message.split(|&b| b == b'\n') {
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        let Some(value) = line.strip_prefix(b"data:") else {
+            continue;
+        };
+        let value = value.strip_prefix(b" ").unwrap_or(value);
+        match (&mut data, only) {
+            (Some(joined), _) => {
+                joined.push(b'\n');
+                joined.extend_from_slice(value);
+            }
+            (None, Some(first)) => {
+                let mut joined = first.to_vec();
+                joined.push(b'\n');
+                joined.extend_from_slice(value);
+                data = Some(joined);
+            }
+            (None, None) => only = Some(value),
+        }
+    }
+    let text = match (&data, only) {
+        (Some(joined), _) => joined.as_slice(),
+        (None, Some(value)) => value,
+        (None, None) => return None,
+    };
+    if text.is_empty() {
+        return None;
+    }
+    Some(serde_json::from_slice(text).map_err(|e| ClientError::Decode(e.to_string())))
+}
+
 /// The end (exclusive of nothing: including the separator) of the first
 /// message in `buffer`, if a whole one is there.
 fn find_blank_line(buffer: &[u8]) -> Option<usize> {
     buffer.windows(2).position(|w| w == b"\n\n").map(|i| i + 2)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const EVENT: &str = r#"{"seq":3,"ts":"2026-11-30T17:00:00.000Z","session_id":"s","type":"turn.completed","payload":{"rounds":1}}"#;
+
+    #[test]
+    fn messages_decode_to_events() {
+        let message = format!("id: 3\ndata: {EVENT}\n\n");
+        let event = decode(message.as_bytes()).expect("data").expect("event");
+        assert_eq!(event.seq, 3);
+        let crlf = format!("id: 3\r\ndata:{EVENT}\r\n\r\n");
+        assert_eq!(
+            decode(crlf.as_bytes()).expect("data").expect("event").seq,
+            3
+        );
+    }
+
+    #[test]
+    fn data_lines_join_and_comments_are_skipped() {
+        let (head, tail) = EVENT.split_at(9);
+        let message = format!("data: {head}\ndata: {tail}\n\n");
+        // The join adds a newline inside the JSON, between tokens here.
+        assert!(decode(message.as_bytes()).expect("data").is_ok());
+        assert!(decode(b": heartbeat\n\n").is_none());
+        assert!(decode(b"data: not json\n\n").expect("data").is_err());
+    }
 }

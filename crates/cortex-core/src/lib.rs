@@ -33,7 +33,7 @@ pub use history::Rebuilt;
 pub use prompt::system_prompt;
 pub use session::{Session, SessionConfig, TurnOutcome};
 pub use stop_rule::StopRuleState;
-pub use timeline::Timeline;
+pub use timeline::{Published, Timeline};
 pub use workspace::{clone_into, clone_url, is_git_url, materialise_copy};
 
 /// A new unique id, time-ordered so listings sort naturally.

@@ -1,10 +1,10 @@
 //! A session: its configuration, its live state, creation and resumption.
 
 use crate::history::Rebuilt;
-use crate::{CoreError, Timeline, new_id};
+use crate::{CoreError, Published, Timeline, new_id};
 use cortex_model::ModelProvider;
 use cortex_protocol::{
-    Event, EventKind, Message, Mode, Sandbox, SessionId, StopRule, Todo, WorkspaceMode,
+    EventKind, Message, Mode, Sandbox, SessionId, StopRule, Todo, WorkspaceMode,
 };
 use cortex_runtime::{Guest, GuestProvider};
 use cortex_store::{SessionRecord, Store};
@@ -223,7 +223,7 @@ impl Session {
     }
 
     /// Live events from now on (persisted before they arrive here).
-    pub fn subscribe(&self) -> broadcast::Receiver<Event> {
+    pub fn subscribe(&self) -> broadcast::Receiver<Arc<Published>> {
         self.timeline.subscribe()
     }
 

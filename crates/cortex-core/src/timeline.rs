@@ -2,19 +2,39 @@
 
 use crate::CoreError;
 use cortex_protocol::{Event, EventKind, SessionId, TurnId};
-use cortex_store::Store;
+use cortex_store::{EncodedKind, Store};
+use std::ops::Deref;
 use std::sync::Arc;
 use tokio::sync::broadcast;
 
 /// Subscribers that fall this far behind miss live events and must catch up
 /// from the store (`Store::events(after)`); the turn never waits for them.
-const FANOUT_CAPACITY: usize = 4096;
+/// Each slot is one pointer, and the ring is allocated with the session, so
+/// it stays small: a lagging subscriber is cheap to serve from the store.
+const FANOUT_CAPACITY: usize = 256;
+
+/// A persisted event as subscribers get it: the event and its JSON text
+/// (exactly `serde_json::to_string(&event)`), serialised once, together with
+/// the store's copy, and shared by every subscriber.
+#[derive(Debug)]
+pub struct Published {
+    pub event: Event,
+    pub json: String,
+}
+
+impl Deref for Published {
+    type Target = Event;
+
+    fn deref(&self) -> &Event {
+        &self.event
+    }
+}
 
 #[derive(Clone)]
 pub struct Timeline {
     store: Arc<dyn Store>,
     session: SessionId,
-    fanout: broadcast::Sender<Event>,
+    fanout: broadcast::Sender<Arc<Published>>,
 }
 
 impl Timeline {
@@ -29,13 +49,29 @@ impl Timeline {
 
     /// Append `kind` to the store, then show it to subscribers.
     pub async fn emit(&self, turn: Option<&TurnId>, kind: EventKind) -> Result<Event, CoreError> {
-        let event = self.store.append(&self.session, turn, kind).await?;
-        // No subscriber is not an error: the event is in the store.
-        let _ = self.fanout.send(event.clone());
+        let encoded = EncodedKind::new(kind)?;
+        let stamp = self
+            .store
+            .append_encoded(&self.session, turn, &encoded)
+            .await?;
+        // Only events sent after a subscription reach it: with no subscriber
+        // now, nobody will see this one live (it is in the store).
+        if self.fanout.receiver_count() == 0 {
+            return Ok(encoded.into_event(&self.session, turn, stamp));
+        }
+        let json = encoded.event_json(&self.session, turn, &stamp);
+        let event = encoded.into_event(&self.session, turn, stamp);
+        let published = Arc::new(Published {
+            event: event.clone(),
+            json,
+        });
+        // A subscriber gone since the check is not an error either.
+        let _ = self.fanout.send(published);
         Ok(event)
     }
 
-    pub fn subscribe(&self) -> broadcast::Receiver<Event> {
+    /// Live events from now on; each is already persisted.
+    pub fn subscribe(&self) -> broadcast::Receiver<Arc<Published>> {
         self.fanout.subscribe()
     }
 

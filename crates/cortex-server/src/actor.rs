@@ -7,8 +7,8 @@
 //! never pass through here: subscribers read the session's timeline directly.
 
 use crate::error::ApiError;
-use cortex_core::{CoreError, Session, Timeline, TurnOutcome};
-use cortex_protocol::{Event, Mode, SessionId, TurnId};
+use cortex_core::{CoreError, Published, Session, Timeline, TurnOutcome};
+use cortex_protocol::{Mode, SessionId, TurnId};
 use std::sync::{Arc, Mutex, PoisonError};
 use tokio::sync::{broadcast, mpsc, oneshot};
 use tokio::task::JoinHandle;
@@ -38,6 +38,8 @@ enum Command {
 /// How to reach a live session.
 pub(crate) struct ActorHandle {
     id: SessionId,
+    /// The principal the session belongs to (set once, never changes).
+    owner: String,
     tx: mpsc::Sender<Command>,
     timeline: Timeline,
     running: Arc<Mutex<Option<TurnId>>>,
@@ -57,12 +59,14 @@ impl ActorHandle {
     /// then reopens the session from the store.
     pub(crate) fn spawn(
         session: Session,
+        owner: String,
         on_exit: impl FnOnce() + Send + 'static,
     ) -> Arc<ActorHandle> {
         let (tx, rx) = mpsc::channel(MAILBOX);
         let running = Arc::new(Mutex::new(None));
         let handle = Arc::new(ActorHandle {
             id: session.id().clone(),
+            owner,
             tx,
             timeline: session.timeline().clone(),
             running: running.clone(),
@@ -74,8 +78,12 @@ impl ActorHandle {
         handle
     }
 
+    pub(crate) fn owner(&self) -> &str {
+        &self.owner
+    }
+
     /// Live events from now on; each is already persisted.
-    pub(crate) fn subscribe(&self) -> broadcast::Receiver<Event> {
+    pub(crate) fn subscribe(&self) -> broadcast::Receiver<Arc<Published>> {
         self.timeline.subscribe()
     }
 

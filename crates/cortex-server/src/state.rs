@@ -102,6 +102,48 @@ impl AppState {
         Ok(closed)
     }
 
+    /// Whether `principal` owns the session: the same 404 otherwise. A live
+    /// session answers from memory (its owner never changes); others with
+    /// one store query.
+    pub(crate) async fn check_owner(
+        &self,
+        principal: &Principal,
+        id: &SessionId,
+    ) -> Result<(), ApiError> {
+        if let Some(handle) = self.live(id) {
+            return if handle.owner() == principal.0 {
+                Ok(())
+            } else {
+                Err(ApiError::no_session(id.as_str()))
+            };
+        }
+        match self.store.owner(id).await {
+            Ok(Some(owner)) if owner == principal.0 => Ok(()),
+            Ok(_) | Err(cortex_store::StoreError::NoSession(_)) => {
+                Err(ApiError::no_session(id.as_str()))
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// The live session if `principal` owns it, reopened from the store when
+    /// this process has not got it; the same 404 for another's.
+    pub(crate) async fn owned_actor(
+        self: &Arc<Self>,
+        principal: &Principal,
+        id: &SessionId,
+    ) -> Result<Arc<ActorHandle>, ApiError> {
+        if let Some(handle) = self.live(id) {
+            return if handle.owner() == principal.0 {
+                Ok(handle)
+            } else {
+                Err(ApiError::no_session(id.as_str()))
+            };
+        }
+        let record = self.authorize(principal, id).await?;
+        self.load(&record, principal).await
+    }
+
     /// The session, if `principal` owns it; the same 404 otherwise.
     pub(crate) async fn authorize(
         &self,
@@ -213,7 +255,7 @@ impl AppState {
         .await?;
         let id = session.id().clone();
         self.store.set_owner(&id, &principal.0).await?;
-        self.insert(session);
+        self.insert(session, principal);
         let record = self
             .store
             .get_session(&id)
@@ -223,10 +265,12 @@ impl AppState {
     }
 
     /// The live session, reopened from the store if this process has not
-    /// got it (after a restart, or after DELETE).
-    pub(crate) async fn load(
+    /// got it (after a restart, or after DELETE). `owner` owns `record`
+    /// (checked by [`AppState::authorize`]).
+    async fn load(
         self: &Arc<Self>,
         record: &SessionRecord,
+        owner: &Principal,
     ) -> Result<Arc<ActorHandle>, ApiError> {
         if let Some(handle) = self.live(&record.id) {
             return Ok(handle);
@@ -252,10 +296,10 @@ impl AppState {
             },
         )
         .await?;
-        Ok(self.insert(session))
+        Ok(self.insert(session, owner))
     }
 
-    fn insert(self: &Arc<Self>, session: Session) -> Arc<ActorHandle> {
+    fn insert(self: &Arc<Self>, session: Session, owner: &Principal) -> Arc<ActorHandle> {
         let id = session.id().clone();
         let generation = self
             .registry
@@ -263,7 +307,7 @@ impl AppState {
             .fetch_add(1, Ordering::Relaxed);
         let weak = Arc::downgrade(self);
         let exit_id = id.clone();
-        let handle = ActorHandle::spawn(session, move || {
+        let handle = ActorHandle::spawn(session, owner.0.clone(), move || {
             if let Some(state) = weak.upgrade() {
                 let mut actors = state
                     .registry

@@ -6,6 +6,7 @@
 //! derived from the events themselves (`turn.started` opens a turn, a
 //! `turn.completed|stopped|failed` closes it), so there is one write path.
 
+mod encoded;
 mod error;
 mod migrations;
 mod postgres;
@@ -13,6 +14,7 @@ mod rows;
 mod sqlite;
 mod turn_rules;
 
+pub use encoded::{EncodedKind, Stamp};
 pub use error::StoreError;
 pub use postgres::PgStore;
 pub use sqlite::SqliteStore;
@@ -84,7 +86,19 @@ pub trait Store: Send + Sync {
         session: &SessionId,
         turn: Option<&TurnId>,
         kind: EventKind,
-    ) -> Result<Event, StoreError>;
+    ) -> Result<Event, StoreError> {
+        let encoded = EncodedKind::new(kind)?;
+        let stamp = self.append_encoded(session, turn, &encoded).await?;
+        Ok(encoded.into_event(session, turn, stamp))
+    }
+    /// [`Store::append`] of a kind already serialised (whose JSON the caller
+    /// also sends to clients): returns the seq and timestamp it got.
+    async fn append_encoded(
+        &self,
+        session: &SessionId,
+        turn: Option<&TurnId>,
+        kind: &EncodedKind,
+    ) -> Result<Stamp, StoreError>;
     /// Events with `seq > after`, in order.
     async fn events(&self, session: &SessionId, after: u64) -> Result<Vec<Event>, StoreError>;
     async fn turns(&self, session: &SessionId) -> Result<Vec<TurnRecord>, StoreError>;

@@ -10,7 +10,7 @@
 
 use crate::rows::{self, RawEvent, RawSession, RawTurn};
 use crate::turn_rules;
-use crate::{SessionRecord, Store, StoreError, TurnRecord, TurnStatus};
+use crate::{EncodedKind, SessionRecord, Stamp, Store, StoreError, TurnRecord, TurnStatus};
 use cortex_protocol::{Event, EventKind, Mode, SessionId, TurnId, now_rfc3339};
 use tokio_postgres::error::SqlState;
 use tokio_postgres::{Client, NoTls, Row, Transaction};
@@ -224,8 +224,8 @@ async fn append_in(
     tx: &Transaction<'_>,
     session: &SessionId,
     turn: Option<&TurnId>,
-    kind: EventKind,
-) -> Result<Event, StoreError> {
+    encoded: &EncodedKind,
+) -> Result<Stamp, StoreError> {
     let last: i64 = tx
         .query_opt(
             "SELECT last_seq FROM sessions WHERE id = $1 FOR UPDATE",
@@ -237,7 +237,6 @@ async fn append_in(
         .get(0);
     let seq = rows::seq_from_db(last, &format!("session `{session}`"))? + 1;
     let ts = now_rfc3339();
-    let encoded = rows::encode_kind(&kind)?;
     let turn_id = turn.map(TurnId::as_str);
     tx.execute(
         "INSERT INTO events (session_id, seq, ts, turn_id, type, payload)
@@ -247,8 +246,8 @@ async fn append_in(
             &rows::seq_to_db(seq),
             &ts,
             &turn_id,
-            &encoded.type_name,
-            &encoded.payload,
+            &encoded.type_name(),
+            &encoded.payload(),
         ],
     )
     .await
@@ -259,8 +258,9 @@ async fn append_in(
     )
     .await
     .map_err(pg)?;
-    let needs_turn = || turn_rules::require_turn(turn, &kind);
-    match &kind {
+    let kind = encoded.kind();
+    let needs_turn = || turn_rules::require_turn(turn, kind);
+    match kind {
         EventKind::TurnStarted { message, .. } => {
             let turn = needs_turn()?;
             let inserted = tx
@@ -299,7 +299,7 @@ async fn append_in(
             .map_err(pg)?;
         }
         _ => {
-            if let Some((status, error)) = TurnStatus::after(&kind) {
+            if let Some((status, error)) = TurnStatus::after(kind) {
                 let turn = needs_turn()?;
                 let current: Option<String> = tx
                     .query_opt(
@@ -319,13 +319,7 @@ async fn append_in(
             }
         }
     }
-    Ok(Event {
-        seq,
-        ts,
-        session_id: session.clone(),
-        turn_id: turn.cloned(),
-        kind,
-    })
+    Ok(Stamp { seq, ts })
 }
 
 #[async_trait::async_trait]
@@ -452,18 +446,18 @@ impl Store for PgStore {
         sessions(rows.map_err(pg)?)
     }
 
-    async fn append(
+    async fn append_encoded(
         &self,
         session: &SessionId,
         turn: Option<&TurnId>,
-        kind: EventKind,
-    ) -> Result<Event, StoreError> {
+        kind: &EncodedKind,
+    ) -> Result<Stamp, StoreError> {
         let mut writer = self.writer.lock().await;
         let tx = writer.transaction().await.map_err(pg)?;
         // An error drops `tx`, which rolls back: nothing is written.
-        let event = append_in(&tx, session, turn, kind).await?;
+        let stamp = append_in(&tx, session, turn, kind).await?;
         tx.commit().await.map_err(pg)?;
-        Ok(event)
+        Ok(stamp)
     }
 
     async fn events(&self, session: &SessionId, after: u64) -> Result<Vec<Event>, StoreError> {

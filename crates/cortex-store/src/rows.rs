@@ -25,32 +25,6 @@ pub(crate) fn seq_to_db(value: u64) -> i64 {
 
 // ---- events ---------------------------------------------------------------
 
-/// The `type` and `payload` columns of an event.
-pub(crate) struct EncodedKind {
-    pub type_name: &'static str,
-    pub payload: String,
-}
-
-/// Split an adjacently tagged `EventKind` into its type name and the JSON text
-/// of its payload (`null` for a variant without one).
-pub(crate) fn encode_kind(kind: &EventKind) -> Result<EncodedKind, StoreError> {
-    let value = serde_json::to_value(kind)
-        .map_err(|e| StoreError::Invalid(format!("cannot serialize {}: {e}", kind.type_name())))?;
-    let payload = match value {
-        Value::Object(mut map) => map.remove("payload").unwrap_or(Value::Null),
-        other => {
-            return Err(StoreError::Invalid(format!(
-                "{} serialized as {other}, not an object",
-                kind.type_name()
-            )));
-        }
-    };
-    Ok(EncodedKind {
-        type_name: kind.type_name(),
-        payload: payload.to_string(),
-    })
-}
-
 /// Rebuild an `EventKind` from its stored columns.
 pub(crate) fn decode_kind(type_name: &str, payload: &str) -> Result<EventKind, String> {
     let payload: Value =
@@ -252,10 +226,13 @@ mod tests {
     #[test]
     fn kind_encoding_strips_the_tag() {
         let kind = EventKind::TurnCompleted { rounds: 3 };
-        let encoded = encode_kind(&kind).expect("encode");
-        assert_eq!(encoded.type_name, "turn.completed");
-        assert_eq!(encoded.payload, r#"{"rounds":3}"#);
-        assert_eq!(decode_kind(encoded.type_name, &encoded.payload), Ok(kind));
+        let encoded = crate::EncodedKind::new(kind.clone()).expect("encode");
+        assert_eq!(encoded.type_name(), "turn.completed");
+        assert_eq!(encoded.payload(), r#"{"rounds":3}"#);
+        assert_eq!(
+            decode_kind(encoded.type_name(), encoded.payload()),
+            Ok(kind)
+        );
     }
 
     #[test]

@@ -9,8 +9,9 @@
 use crate::migrations::{self, MigrateError};
 use crate::rows::{self, RawEvent, RawSession, RawTurn};
 use crate::turn_rules::{self, require_turn};
-use crate::{SessionRecord, Store, StoreError, TurnRecord, TurnStatus};
+use crate::{EncodedKind, SessionRecord, Stamp, Store, StoreError, TurnRecord, TurnStatus};
 use cortex_protocol::{Event, EventKind, Mode, SessionId, TurnId, now_rfc3339};
+use rusqlite::config::DbConfig;
 use rusqlite::{
     Connection, ErrorCode, OptionalExtension, Transaction, TransactionBehavior, params,
 };
@@ -71,6 +72,11 @@ impl SqliteStore {
                 return Err(format!("cannot switch to WAL (journal mode is {mode})"));
             }
         }
+        // Plans that do not depend on bound values: otherwise this build of
+        // SQLite (STAT4) re-prepares a statement whose range bound changed,
+        // such as `events` (`seq > ?2`), every time it runs.
+        conn.set_db_config(DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG, true)
+            .map_err(|e| e.to_string())?;
         conn.pragma_update(None, "synchronous", "NORMAL")
             .map_err(|e| e.to_string())?;
         conn.pragma_update(None, "foreign_keys", "ON")
@@ -111,8 +117,8 @@ impl SqliteStore {
         tx: &Transaction<'_>,
         session: &SessionId,
         turn: Option<&TurnId>,
-        kind: EventKind,
-    ) -> Result<Event, StoreError> {
+        encoded: &EncodedKind,
+    ) -> Result<Stamp, StoreError> {
         let last: i64 = tx
             .prepare_cached("SELECT last_seq FROM sessions WHERE id = ?1")?
             .query_row(params![session.as_str()], |row| row.get(0))
@@ -120,7 +126,6 @@ impl SqliteStore {
             .ok_or_else(|| StoreError::NoSession(session.to_string()))?;
         let seq = rows::seq_from_db(last, &format!("session `{session}`"))? + 1;
         let ts = now_rfc3339();
-        let encoded = rows::encode_kind(&kind)?;
 
         tx.prepare_cached(
             "INSERT INTO events (session_id, seq, ts, turn_id, type, payload)
@@ -131,15 +136,16 @@ impl SqliteStore {
             rows::seq_to_db(seq),
             ts,
             turn.map(TurnId::as_str),
-            encoded.type_name,
-            encoded.payload,
+            encoded.type_name(),
+            encoded.payload(),
         ])?;
         tx.prepare_cached("UPDATE sessions SET last_seq = ?2 WHERE id = ?1")?
             .execute(params![session.as_str(), rows::seq_to_db(seq)])?;
 
-        match &kind {
+        let kind = encoded.kind();
+        match kind {
             EventKind::TurnStarted { message, .. } => {
-                let turn = require_turn(turn, &kind)?;
+                let turn = require_turn(turn, kind)?;
                 open_turn(tx, session, turn, &ts)?;
                 if let Some(title) = rows::title_from_message(message) {
                     tx.prepare_cached(
@@ -153,20 +159,14 @@ impl SqliteStore {
                     .execute(params![session.as_str(), to.as_str()])?;
             }
             _ => {
-                if let Some((status, error)) = TurnStatus::after(&kind) {
-                    let turn = require_turn(turn, &kind)?;
+                if let Some((status, error)) = TurnStatus::after(kind) {
+                    let turn = require_turn(turn, kind)?;
                     close_turn(tx, session, turn, status, error, &ts)?;
                 }
             }
         }
 
-        Ok(Event {
-            seq,
-            ts,
-            session_id: session.clone(),
-            turn_id: turn.cloned(),
-            kind,
-        })
+        Ok(Stamp { seq, ts })
     }
 }
 
@@ -341,12 +341,12 @@ impl Store for SqliteStore {
         raws.into_iter().map(RawSession::into_record).collect()
     }
 
-    async fn append(
+    async fn append_encoded(
         &self,
         session: &SessionId,
         turn: Option<&TurnId>,
-        kind: EventKind,
-    ) -> Result<Event, StoreError> {
+        kind: &EncodedKind,
+    ) -> Result<Stamp, StoreError> {
         self.write(|tx| Self::append_in(tx, session, turn, kind))
     }
 

@@ -34,8 +34,7 @@ pub(crate) async fn set_mode(
     Path(id): Path<SessionId>,
     Json(body): Json<SetMode>,
 ) -> Result<axum::Json<SessionView>, ApiError> {
-    let record = state.authorize(&principal, &id).await?;
-    let actor = state.load(&record).await?;
+    let actor = state.owned_actor(&principal, &id).await?;
     actor.set_mode(body.mode).await?;
     let record = state.authorize(&principal, &id).await?;
     Ok(axum::Json(state.view(record)))
@@ -52,7 +51,7 @@ pub(crate) async fn compact(
     principal: Principal,
     Path(id): Path<SessionId>,
 ) -> Result<StatusCode, ApiError> {
-    state.authorize(&principal, &id).await?;
+    state.check_owner(&principal, &id).await?;
     Err(ApiError::new(
         StatusCode::NOT_IMPLEMENTED,
         "not_implemented",

@@ -46,7 +46,7 @@ pub(crate) async fn stream(
     Query(query): Query<EventsQuery>,
     headers: HeaderMap,
 ) -> Result<Sse<impl Stream<Item = Result<SseEvent, Infallible>>>, ApiError> {
-    state.authorize(&principal, &id).await?;
+    state.check_owner(&principal, &id).await?;
     let after = match headers.get("last-event-id") {
         Some(value) => value
             .to_str()
@@ -61,12 +61,19 @@ pub(crate) async fn stream(
     Ok(Sse::new(events(state, id, after)).keep_alive(KeepAlive::new().interval(heartbeat)))
 }
 
+/// A stored event (read back from the store) as an SSE message.
 fn to_sse(event: &Event) -> SseEvent {
     let data = serde_json::to_string(event).unwrap_or_else(|e| {
         tracing::error!("cannot encode event {}: {e}", event.seq);
         String::from("{}")
     });
-    SseEvent::default().id(event.seq.to_string()).data(data)
+    sse(event.seq, &data)
+}
+
+/// `id:` the seq, `data:` the event's JSON (one line: JSON text never holds
+/// a raw newline).
+fn sse(seq: u64, json: &str) -> SseEvent {
+    SseEvent::default().id(seq.to_string()).data(json)
 }
 
 /// Stored then live events after `after`, forever (the client hangs up).
@@ -77,11 +84,6 @@ fn events(
 ) -> impl Stream<Item = Result<SseEvent, Infallible>> {
     async_stream::stream! {
         loop {
-            // Armed before looking, so a session going live in between
-            // still wakes us.
-            let spawned = state.registry.spawned.notified();
-            tokio::pin!(spawned);
-            spawned.as_mut().enable();
             let live = state.live(&id).map(|actor| actor.subscribe());
             match state.store.events(&id, after).await {
                 Ok(backlog) => {
@@ -100,21 +102,33 @@ fn events(
             let Some(mut live) = live else {
                 // Not live in this process: wait until it is (a turn is
                 // posted), looking at the store now and then for writes by
-                // other processes.
-                tokio::select! {
-                    _ = &mut spawned => {}
-                    _ = tokio::time::sleep(state.config.heartbeat) => {}
+                // other processes. Another session going live wakes every
+                // waiting stream; only this one's makes it read the store.
+                let deadline = tokio::time::Instant::now() + state.config.heartbeat;
+                loop {
+                    // Armed before looking, so a session going live in
+                    // between still wakes us.
+                    let spawned = state.registry.spawned.notified();
+                    tokio::pin!(spawned);
+                    spawned.as_mut().enable();
+                    if state.live(&id).is_some() {
+                        break;
+                    }
+                    tokio::select! {
+                        _ = &mut spawned => {}
+                        _ = tokio::time::sleep_until(deadline) => break,
+                    }
                 }
                 continue;
             };
             loop {
                 match live.recv().await {
-                    Ok(event) if event.seq <= after => {}
+                    Ok(published) if published.seq <= after => {}
                     // A gap: fill it from the store.
-                    Ok(event) if event.seq > after + 1 => break,
-                    Ok(event) => {
-                        after = event.seq;
-                        yield Ok(to_sse(&event));
+                    Ok(published) if published.seq > after + 1 => break,
+                    Ok(published) => {
+                        after = published.seq;
+                        yield Ok(sse(published.seq, &published.json));
                     }
                     Err(RecvError::Lagged(_)) | Err(RecvError::Closed) => break,
                 }

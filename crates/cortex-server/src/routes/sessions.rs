@@ -115,7 +115,7 @@ pub(crate) async fn close(
     principal: Principal,
     Path(id): Path<SessionId>,
 ) -> Result<StatusCode, ApiError> {
-    state.authorize(&principal, &id).await?;
+    state.check_owner(&principal, &id).await?;
     state.close(&id).await?;
     Ok(StatusCode::NO_CONTENT)
 }

@@ -42,8 +42,7 @@ pub(crate) async fn create(
             "message must not be empty",
         ));
     }
-    let record = state.authorize(&principal, &id).await?;
-    let actor = state.load(&record).await?;
+    let actor = state.owned_actor(&principal, &id).await?;
     let turn_id = actor.start_turn(body.message).await?;
     Ok((StatusCode::ACCEPTED, axum::Json(TurnCreated { turn_id })))
 }
@@ -61,7 +60,7 @@ pub(crate) async fn stop(
     principal: Principal,
     Path(id): Path<SessionId>,
 ) -> Result<(StatusCode, axum::Json<StopAnswer>), ApiError> {
-    state.authorize(&principal, &id).await?;
+    state.check_owner(&principal, &id).await?;
     let actor = state
         .live(&id)
         .ok_or_else(|| ApiError::conflict("no turn is running in this session"))?;

@@ -1,0 +1,108 @@
+//! Connections to the server: HTTP/1.1 over TCP or a Unix socket, kept open
+//! and reused for short requests (an event stream holds its own).
+
+use crate::{ClientError, Endpoint};
+use bytes::Bytes;
+use http::Request;
+use http_body_util::Full;
+use hyper::body::Incoming;
+use hyper::client::conn::http1::SendRequest;
+use hyper_util::rt::TokioIo;
+use std::sync::{Arc, Mutex, PoisonError};
+
+/// Most idle connections kept for reuse.
+const MAX_IDLE: usize = 16;
+
+pub(crate) type Sender = SendRequest<Full<Bytes>>;
+
+/// Idle connections, shared by a client's clones.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Pool {
+    idle: Arc<Mutex<Vec<Sender>>>,
+}
+
+impl Pool {
+    fn take(&self) -> Option<Sender> {
+        let mut idle = self.idle.lock().unwrap_or_else(PoisonError::into_inner);
+        while let Some(sender) = idle.pop() {
+            if !sender.is_closed() {
+                return Some(sender);
+            }
+        }
+        None
+    }
+
+    /// Keep a connection whose response has been read in full.
+    pub(crate) fn give_back(&self, sender: Sender) {
+        if sender.is_closed() {
+            return;
+        }
+        let mut idle = self.idle.lock().unwrap_or_else(PoisonError::into_inner);
+        if idle.len() < MAX_IDLE {
+            idle.push(sender);
+        }
+    }
+
+    /// Send `request` on an idle connection, or a new one. A request an idle
+    /// connection could not take (the server closed it meanwhile) was never
+    /// written, so it goes again on a new connection; anything else is the
+    /// caller's error.
+    pub(crate) async fn send(
+        &self,
+        endpoint: &Endpoint,
+        mut request: Request<Full<Bytes>>,
+    ) -> Result<(hyper::Response<Incoming>, Sender), ClientError> {
+        while let Some(mut sender) = self.take() {
+            if sender.ready().await.is_err() {
+                continue;
+            }
+            match sender.try_send_request(request).await {
+                Ok(response) => return Ok((response, sender)),
+                Err(mut e) => match e.take_message() {
+                    Some(unsent) => request = unsent,
+                    None => return Err(ClientError::Http(e.into_error().to_string())),
+                },
+            }
+        }
+        let mut sender = connect(endpoint).await?;
+        let response = sender
+            .send_request(request)
+            .await
+            .map_err(|e| ClientError::Http(e.to_string()))?;
+        Ok((response, sender))
+    }
+}
+
+/// A new connection to `endpoint`.
+pub(crate) async fn connect(endpoint: &Endpoint) -> Result<Sender, ClientError> {
+    let failed = |e: std::io::Error| ClientError::Connect(format!("{endpoint:?}: {e}"));
+    match endpoint {
+        Endpoint::Tcp(authority) => {
+            let stream = tokio::net::TcpStream::connect(authority)
+                .await
+                .map_err(failed)?;
+            let _ = stream.set_nodelay(true);
+            handshake(stream).await
+        }
+        Endpoint::Unix(path) => {
+            let stream = tokio::net::UnixStream::connect(path)
+                .await
+                .map_err(failed)?;
+            handshake(stream).await
+        }
+    }
+}
+
+async fn handshake<S>(stream: S) -> Result<Sender, ClientError>
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    let (sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+        .await
+        .map_err(|e| ClientError::Http(e.to_string()))?;
+    // A failure of the connection surfaces through the request or the body.
+    tokio::spawn(async move {
+        let _ = connection.await;
+    });
+    Ok(sender)
+}
