@@ -1,4 +1,4 @@
-//! `cortex sessions list|show`: stored timelines, through the session API
+//! `cortex sessions list|show|compact`: stored timelines, through the session API
 //! (in-process unless `--server`).
 
 use crate::local_server;
@@ -29,13 +29,23 @@ pub enum SessionsCommand {
         #[arg(long)]
         server: Option<String>,
     },
+    /// Compact a session's history now (its model writes the summary).
+    Compact {
+        id: String,
+        /// The figures as one JSON object.
+        #[arg(long)]
+        json: bool,
+        /// A running `cortex serve` (token in CORTEX_TOKEN).
+        #[arg(long)]
+        server: Option<String>,
+    },
 }
 
 pub async fn run(command: SessionsCommand) -> anyhow::Result<ExitCode> {
     let server = match &command {
-        SessionsCommand::List { server, .. } | SessionsCommand::Show { server, .. } => {
-            server.clone()
-        }
+        SessionsCommand::List { server, .. }
+        | SessionsCommand::Show { server, .. }
+        | SessionsCommand::Compact { server, .. } => server.clone(),
     };
     let (client, local) =
         local_server::connect(server.as_deref(), None, &crate::guests::GuestChoice::Local).await?;
@@ -83,6 +93,26 @@ pub async fn run(command: SessionsCommand) -> anyhow::Result<ExitCode> {
                             break;
                         }
                     }
+                }
+            }
+            SessionsCommand::Compact { id, json, .. } => {
+                let id = SessionId(id);
+                let done = match client.compact(&id).await {
+                    Err(e) if e.status() == Some(404) => bail!("no session `{id}`"),
+                    other => other?,
+                };
+                if json {
+                    println!("{}", serde_json::to_string(&done)?);
+                } else {
+                    println!(
+                        "compacted {id}: ~{} → ~{} tokens, {} → {} messages ({} summarised, {} kept)",
+                        done.tokens_before,
+                        done.tokens_after,
+                        done.messages_before,
+                        done.messages_after,
+                        done.summarised,
+                        done.kept.recent_messages
+                    );
                 }
             }
         }

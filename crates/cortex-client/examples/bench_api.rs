@@ -86,6 +86,7 @@ async fn direct(n: usize, repo: &std::path::Path) -> Duration {
                 guest_env: p.guest_env,
                 sandbox: Default::default(),
                 workspaces: None,
+                compaction: Default::default(),
             })
             .await
             .expect("session");

@@ -15,6 +15,7 @@
 //! This crate never depends on the server or the CLI.
 
 mod attach;
+mod compaction;
 mod dispatch;
 mod error;
 mod history;
@@ -27,6 +28,7 @@ mod turn;
 mod workspace;
 
 pub use attach::{SETUP_SCRIPT, SETUP_TIMEOUT};
+pub use compaction::{CompactError, CompactionConfig, CompactionReport};
 pub use error::CoreError;
 pub use history::Rebuilt;
 pub use prompt::system_prompt;

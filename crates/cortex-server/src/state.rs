@@ -209,6 +209,7 @@ impl AppState {
             guest_env: providers.guest_env,
             sandbox,
             workspaces: self.config.workspaces.clone(),
+            compaction: Default::default(),
         })
         .await?;
         let id = session.id().clone();
@@ -249,6 +250,7 @@ impl AppState {
                 // The stored settings win on resume.
                 sandbox: Sandbox::default(),
                 workspaces: self.config.workspaces.clone(),
+                compaction: Default::default(),
             },
         )
         .await?;
