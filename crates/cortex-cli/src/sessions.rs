@@ -32,6 +32,10 @@ pub enum SessionsCommand {
     /// Compact a session's history now (its model writes the summary).
     Compact {
         id: String,
+        /// The model that reopens the session when its recorded one cannot
+        /// be rebuilt from its name (`PROVIDER:NAME`, e.g. a scripted model).
+        #[arg(long)]
+        model: Option<String>,
         /// The figures as one JSON object.
         #[arg(long)]
         json: bool,
@@ -42,13 +46,14 @@ pub enum SessionsCommand {
 }
 
 pub async fn run(command: SessionsCommand) -> anyhow::Result<ExitCode> {
-    let server = match &command {
-        SessionsCommand::List { server, .. }
-        | SessionsCommand::Show { server, .. }
-        | SessionsCommand::Compact { server, .. } => server.clone(),
+    let (server, model) = match &command {
+        SessionsCommand::List { server, .. } | SessionsCommand::Show { server, .. } => {
+            (server.clone(), None)
+        }
+        SessionsCommand::Compact { server, model, .. } => (server.clone(), model.clone()),
     };
     let (client, local) =
-        local_server::connect(server.as_deref(), None, &crate::guests::GuestChoice::Local).await?;
+        local_server::connect(server.as_deref(), model, &crate::guests::GuestChoice::Local).await?;
     let result = async {
         match command {
             SessionsCommand::List { json, .. } => {

@@ -68,6 +68,7 @@ impl Default for LocalOptions {
 /// tokens.
 pub struct LocalProvider {
     name: String,
+    max_output_tokens: u32,
     first_round_tool_call: bool,
     template: ChatTemplate,
     engine: Engine,
@@ -113,6 +114,7 @@ impl LocalProvider {
             .map_or_else(|| "model".to_owned(), |s| s.to_string_lossy().into_owned());
         Ok(LocalProvider {
             name,
+            max_output_tokens: options.max_output_tokens,
             first_round_tool_call: options.first_round_tool_call,
             template,
             engine,
@@ -144,6 +146,17 @@ impl LocalProvider {
 impl ModelProvider for LocalProvider {
     fn describe(&self) -> String {
         format!("local:{}", self.name)
+    }
+
+    /// The context the model was loaded with, so that compaction knows
+    /// its window without a `[models."NAME"]` entry.
+    fn info(&self) -> Option<cortex_model::ModelInfo> {
+        Some(cortex_model::ModelInfo {
+            context_window: u64::from(self.engine.info.context),
+            max_output_tokens: self.max_output_tokens,
+            parallel_tool_calls: true,
+            prices: None,
+        })
     }
 
     fn stream(&self, request: ModelRequest) -> ModelStream {

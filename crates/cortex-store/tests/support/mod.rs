@@ -70,9 +70,12 @@ pub fn variant_index(kind: &EventKind) -> usize {
         EventKind::RuntimeWarning { .. } => 24,
         EventKind::EnvOutput { .. } => 25,
         EventKind::ThinkingDelta { .. } => 26,
+        EventKind::CompactionStarted { .. } => 27,
+        EventKind::CompactionDone { .. } => 28,
+        EventKind::CompactionFailed { .. } => 29,
     }
 }
-pub const VARIANTS: usize = 27;
+pub const VARIANTS: usize = 30;
 
 /// Every variant, in an order the store accepts, with the turn each belongs to.
 pub fn every_kind() -> Vec<(Option<&'static str>, EventKind)> {
@@ -252,6 +255,43 @@ pub fn every_kind() -> Vec<(Option<&'static str>, EventKind)> {
                 cache_read_tokens: 900_000,
                 cache_write_tokens: 1_000,
                 cost_usd: Some(0.0123),
+            },
+        ),
+        (
+            Some("t1"),
+            EventKind::CompactionStarted {
+                trigger: cortex_protocol::CompactionTrigger::Threshold,
+                tokens_before: 160_000,
+                context_window: Some(200_000),
+                messages: 40,
+            },
+        ),
+        (
+            Some("t1"),
+            EventKind::CompactionFailed {
+                trigger: cortex_protocol::CompactionTrigger::Threshold,
+                error: "the summariser (scripted) returned no text".into(),
+            },
+        ),
+        (
+            None,
+            EventKind::CompactionDone {
+                trigger: cortex_protocol::CompactionTrigger::Explicit,
+                tokens_before: 160_000,
+                tokens_after: 20_000,
+                messages_before: 40,
+                messages_after: 5,
+                summarised: 36,
+                kept: cortex_protocol::CompactionKept {
+                    task: true,
+                    todos: 2,
+                    plan_version: Some(1),
+                    open_files: vec!["src/main.rs".into()],
+                    diffs: vec!["src/lib.rs".into()],
+                    recent_messages: 4,
+                },
+                summary: "## Done\n- read «main.rs»".into(),
+                context: "[Compacted history] …".into(),
             },
         ),
         (
