@@ -107,6 +107,7 @@ fn bench_turn(c: &mut Criterion) {
                 ..Sandbox::default()
             },
             workspaces: None,
+            compaction: Default::default(),
         };
         group.bench_function(label, |b| {
             b.to_async(&runtime).iter_custom(|iters| {

@@ -58,6 +58,7 @@ fn request(model: &str, round: usize) -> ModelRequest {
         system: cortex_core::system_prompt(Mode::Agent, "/home/user/work/repo"),
         messages,
         tools: Mode::Agent.tools().iter().map(|t| t.spec()).collect(),
+        tool_choice: Default::default(),
     }
 }
 

@@ -35,6 +35,7 @@
 //! [local]
 //! kv_keep = 8    # KV-cache states of the local model kept on disk between runs (0: none)
 //! first_round_tool_call = false   # the first round of a turn must call a tool
+//! verify_answers = true   # ask once to check an answer given without any tool call
 //! ```
 
 use anyhow::Context;
@@ -73,10 +74,18 @@ pub struct LocalSection {
     /// The first round of a turn must be a tool call (grammar-forced).
     #[serde(default)]
     pub first_round_tool_call: bool,
+    /// Ask the model once to check an answer it gave without calling any
+    /// tool (small models answer from guesses).
+    #[serde(default = "default_true")]
+    pub verify_answers: bool,
 }
 
 fn default_kv_keep() -> usize {
     8
+}
+
+fn default_true() -> bool {
+    true
 }
 
 impl Default for LocalSection {
@@ -84,6 +93,7 @@ impl Default for LocalSection {
         LocalSection {
             kv_keep: default_kv_keep(),
             first_round_tool_call: false,
+            verify_answers: true,
         }
     }
 }

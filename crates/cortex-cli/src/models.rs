@@ -125,6 +125,7 @@ fn local(name: &str, config: &Config) -> anyhow::Result<Arc<dyn ModelProvider>> 
             .transpose()?,
         kv_keep: keep,
         first_round_tool_call: config.local.first_round_tool_call,
+        verify_answers: config.local.verify_answers,
         ..cortex_model_local::LocalOptions::default()
     };
     let provider = cortex_model_local::LocalProvider::load(&path, options)

@@ -186,6 +186,37 @@ impl Render for Human {
                     _ => None,
                 };
             }
+            EventKind::CompactionStarted {
+                trigger,
+                tokens_before,
+                ..
+            } => {
+                self.end_text(&mut out);
+                eprintln!(
+                    "· compacting the history ({}, ~{tokens_before} tokens)…",
+                    trigger.as_str()
+                );
+            }
+            EventKind::CompactionDone {
+                tokens_before,
+                tokens_after,
+                summarised,
+                kept,
+                ..
+            } => eprintln!(
+                "· compacted: ~{tokens_before} → ~{tokens_after} tokens, {summarised} messages \
+                 summarised, {} kept, {} open files",
+                kept.recent_messages,
+                kept.open_files.len()
+            ),
+            EventKind::TurnReminder { .. } => {
+                self.end_text(&mut out);
+                eprintln!("· answered without using a tool; asked to check it");
+            }
+            EventKind::CompactionFailed { error, .. } => {
+                self.end_text(&mut out);
+                eprintln!("compaction failed (history unchanged): {error}");
+            }
             EventKind::TurnCompleted { rounds } => {
                 self.end_text(&mut out);
                 eprintln!(

@@ -1,4 +1,4 @@
-//! `cortex sessions list|show`: stored timelines, through the session API
+//! `cortex sessions list|show|compact`: stored timelines, through the session API
 //! (in-process unless `--server`).
 
 use crate::local_server;
@@ -29,16 +29,31 @@ pub enum SessionsCommand {
         #[arg(long)]
         server: Option<String>,
     },
+    /// Compact a session's history now (its model writes the summary).
+    Compact {
+        id: String,
+        /// The model that reopens the session when its recorded one cannot
+        /// be rebuilt from its name (`PROVIDER:NAME`, e.g. a scripted model).
+        #[arg(long)]
+        model: Option<String>,
+        /// The figures as one JSON object.
+        #[arg(long)]
+        json: bool,
+        /// A running `cortex serve` (token in CORTEX_TOKEN).
+        #[arg(long)]
+        server: Option<String>,
+    },
 }
 
 pub async fn run(command: SessionsCommand) -> anyhow::Result<ExitCode> {
-    let server = match &command {
+    let (server, model) = match &command {
         SessionsCommand::List { server, .. } | SessionsCommand::Show { server, .. } => {
-            server.clone()
+            (server.clone(), None)
         }
+        SessionsCommand::Compact { server, model, .. } => (server.clone(), model.clone()),
     };
     let (client, local) =
-        local_server::connect(server.as_deref(), None, &crate::guests::GuestChoice::Local).await?;
+        local_server::connect(server.as_deref(), model, &crate::guests::GuestChoice::Local).await?;
     let result = async {
         match command {
             SessionsCommand::List { json, .. } => {
@@ -83,6 +98,26 @@ pub async fn run(command: SessionsCommand) -> anyhow::Result<ExitCode> {
                             break;
                         }
                     }
+                }
+            }
+            SessionsCommand::Compact { id, json, .. } => {
+                let id = SessionId(id);
+                let done = match client.compact(&id).await {
+                    Err(e) if e.status() == Some(404) => bail!("no session `{id}`"),
+                    other => other?,
+                };
+                if json {
+                    println!("{}", serde_json::to_string(&done)?);
+                } else {
+                    println!(
+                        "compacted {id}: ~{} → ~{} tokens, {} → {} messages ({} summarised, {} kept)",
+                        done.tokens_before,
+                        done.tokens_after,
+                        done.messages_before,
+                        done.messages_after,
+                        done.summarised,
+                        done.kept.recent_messages
+                    );
                 }
             }
         }

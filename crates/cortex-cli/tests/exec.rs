@@ -303,6 +303,7 @@ fn every_command_has_help() {
         vec!["sessions", "--help"],
         vec!["sessions", "list", "--help"],
         vec!["sessions", "show", "--help"],
+        vec!["sessions", "compact", "--help"],
         vec!["models", "--help"],
         vec!["models", "list", "--help"],
     ] {
@@ -350,4 +351,76 @@ fn models_list_and_path_name_the_files_and_how_to_fetch_them() {
     });
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("fetch-default-model"));
+}
+
+#[test]
+fn sessions_compact_goes_through_the_api_and_fails_closed() {
+    let env = Env::new(&[("notes.txt", "alpha\nbeta\n")]);
+    let script = env.script(json!({"responses": [
+        {"tool_calls": [{"name": "read_file", "arguments": {"path": "notes.txt"}}]},
+        {"text": "It has two lines."}
+    ]}));
+    let out = run(env.exec(
+        &script,
+        &["--json", "--mode", "ask"],
+        "what is in notes.txt?",
+    ));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let session = json_lines(&out.stdout)[0]["session_id"]
+        .as_str()
+        .expect("session id")
+        .to_owned();
+    let compact = |summariser: serde_json::Value| {
+        let summariser = env.script(summariser);
+        run({
+            let mut c = env.command();
+            c.args(["sessions", "compact", &session, "--model"])
+                .arg(format!("scripted:{}", summariser.display()));
+            c
+        })
+    };
+
+    // A summariser that fails: an error, and the history stays.
+    let failed = compact(json!({"responses": [{"error": {"status": 500, "body": "down"}}]}));
+    assert!(!failed.status.success());
+    let stderr = String::from_utf8_lossy(&failed.stderr);
+    assert!(stderr.contains("history is unchanged"), "{stderr}");
+
+    let done = compact(json!({"responses": [{"text": "SUMMARY: notes.txt has two lines."}]}));
+    let stdout = String::from_utf8_lossy(&done.stdout);
+    assert!(
+        done.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&done.stderr)
+    );
+    assert_eq!(stdout.lines().count(), 1, "{stdout}");
+    assert!(
+        stdout.starts_with(&format!("compacted {session}: ~")),
+        "{stdout}"
+    );
+
+    let show = run({
+        let mut c = env.command();
+        c.args(["sessions", "show", &session, "--json"]);
+        c
+    });
+    let kinds = types(&json_lines(&show.stdout));
+    let compactions: Vec<&str> = kinds
+        .iter()
+        .map(String::as_str)
+        .filter(|k| k.starts_with("compaction."))
+        .collect();
+    assert_eq!(
+        compactions,
+        [
+            "compaction.started",
+            "compaction.failed",
+            "compaction.started",
+            "compaction.done"
+        ]
+    );
 }

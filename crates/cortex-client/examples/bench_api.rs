@@ -92,6 +92,7 @@ async fn direct(n: usize, repo: &std::path::Path) -> (Duration, Duration) {
                 guest_env: p.guest_env,
                 sandbox: Default::default(),
                 workspaces: None,
+                compaction: Default::default(),
             })
             .await
             .expect("session");

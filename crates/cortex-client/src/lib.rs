@@ -10,7 +10,7 @@ mod conn;
 mod error;
 mod sse;
 
-pub use cortex_server::{SessionPage, SessionView, StopAnswer, TurnCreated};
+pub use cortex_server::{CompactAnswer, SessionPage, SessionView, StopAnswer, TurnCreated};
 pub use error::ClientError;
 pub use sse::EventStream;
 
@@ -189,6 +189,14 @@ impl Client {
             Some(serde_json::json!({ "mode": mode })),
         )
         .await
+    }
+
+    /// Compact the session's history now; answers when it is done (409
+    /// while a turn runs or when there is nothing to compact, 502 when the
+    /// summariser failed; the history is unchanged then).
+    pub async fn compact(&self, id: &SessionId) -> Result<CompactAnswer, ClientError> {
+        self.call(Method::POST, &format!("/v1/sessions/{id}/compact"), None)
+            .await
     }
 
     /// `DELETE`: stop the turn, close the guest.

@@ -4,7 +4,8 @@
 //! session is the same fold applied as events happen. A call that has no
 //! recorded result (the process died mid-call) gets a synthetic one, so the
 //! rebuilt history is always well formed for providers that demand an answer
-//! to every call.
+//! to every call. A `compaction.done` replaces the history so far with its
+//! context message and the messages it kept, as the live session did.
 
 use crate::context::with_context;
 use cortex_protocol::{
@@ -51,6 +52,10 @@ impl Rebuilt {
                         message.content = with_context(text, &message.content);
                     }
                 }
+                EventKind::TurnReminder { text } => {
+                    state.close_round(&mut pending, &answered);
+                    state.messages.push(Message::user(text.clone()));
+                }
                 EventKind::ModelRequest { .. } => state.close_round(&mut pending, &answered),
                 EventKind::MessageDone { text } => {
                     pending.get_or_insert_with(Default::default).0 = text.clone();
@@ -78,6 +83,16 @@ impl Rebuilt {
                     state
                         .messages
                         .push(Message::tool(call_id.clone(), output.clone()));
+                }
+                EventKind::CompactionDone { kept, context, .. } => {
+                    // The same cut the live session made: the context
+                    // message, then the last messages verbatim.
+                    state.close_round(&mut pending, &answered);
+                    let keep = kept.recent_messages.min(state.messages.len());
+                    let tail = state.messages.split_off(state.messages.len() - keep);
+                    state.messages = std::iter::once(Message::user(context.clone()))
+                        .chain(tail)
+                        .collect();
                 }
                 EventKind::TodoUpdated { todos } => state.todos = todos.clone(),
                 EventKind::PlanProposed { version, .. } => state.plan_version = *version,
@@ -255,6 +270,61 @@ mod tests {
             r.messages[0].content,
             "Files in the repository (1):\napp.py\n\nfix it"
         );
+    }
+
+    #[test]
+    fn compaction_done_replaces_all_but_the_kept_tail() {
+        let events: Vec<Event> = [
+            EventKind::TurnStarted {
+                message: "hi".into(),
+                mode: Mode::Agent,
+            },
+            call("c1"),
+            result("c1"),
+            EventKind::MessageDone {
+                text: "more".into(),
+            },
+            call("c2"),
+            result("c2"),
+            EventKind::CompactionDone {
+                trigger: cortex_protocol::CompactionTrigger::Threshold,
+                tokens_before: 100,
+                tokens_after: 10,
+                messages_before: 5,
+                messages_after: 3,
+                summarised: 3,
+                kept: cortex_protocol::CompactionKept {
+                    recent_messages: 2,
+                    ..Default::default()
+                },
+                summary: "s".into(),
+                context: "summary and keep-set".into(),
+            },
+            EventKind::MessageDone {
+                text: "done".into(),
+            },
+            EventKind::TurnCompleted { rounds: 3 },
+        ]
+        .into_iter()
+        .enumerate()
+        .map(|(i, k)| ev(i as u64 + 1, k))
+        .collect();
+        let r = Rebuilt::from_events(&events);
+        let shape: Vec<(Role, &str)> = r
+            .messages
+            .iter()
+            .map(|m| (m.role, m.content.as_str()))
+            .collect();
+        assert_eq!(
+            shape,
+            [
+                (Role::User, "summary and keep-set"),
+                (Role::Assistant, "more"),
+                (Role::Tool, "1\tx"),
+                (Role::Assistant, "done"),
+            ]
+        );
+        assert!(r.call_ids.contains("c1"));
     }
 
     #[test]

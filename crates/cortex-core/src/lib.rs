@@ -15,6 +15,7 @@
 //! This crate never depends on the server or the CLI.
 
 mod attach;
+mod compaction;
 mod context;
 mod dispatch;
 mod error;
@@ -25,9 +26,11 @@ mod session_tools;
 mod stop_rule;
 mod timeline;
 mod turn;
+mod verify;
 mod workspace;
 
 pub use attach::{SETUP_SCRIPT, SETUP_TIMEOUT};
+pub use compaction::{CompactError, CompactionConfig, CompactionReport};
 pub use error::CoreError;
 pub use history::Rebuilt;
 pub use prompt::system_prompt;

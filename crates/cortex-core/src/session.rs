@@ -1,5 +1,6 @@
 //! A session: its configuration, its live state, creation and resumption.
 
+use crate::compaction::{CompactionConfig, UsageAnchor};
 use crate::history::Rebuilt;
 use crate::{CoreError, Published, Timeline, new_id};
 use cortex_model::ModelProvider;
@@ -30,6 +31,8 @@ pub struct SessionConfig {
     /// Where isolated copies live (`<workspaces>/<session id>`); a session
     /// with `workspace: copy` needs one.
     pub workspaces: Option<PathBuf>,
+    /// Threshold, context window and summariser for compaction.
+    pub compaction: CompactionConfig,
 }
 
 /// How a turn ended.
@@ -59,6 +62,10 @@ pub struct Session {
     pub(crate) todos: Vec<Todo>,
     pub(crate) plan_version: u32,
     pub(crate) call_ids: HashSet<String>,
+    pub(crate) compaction: CompactionConfig,
+    /// The provider's token count for the last request, the base of the
+    /// next request's estimate.
+    pub(crate) usage_anchor: Option<UsageAnchor>,
 }
 
 /// The guest's folder for a session: the repository itself, or its copy.
@@ -139,6 +146,8 @@ impl Session {
             todos: Vec::new(),
             plan_version: 0,
             call_ids: HashSet::new(),
+            compaction: config.compaction,
+            usage_anchor: None,
         })
     }
 
@@ -186,6 +195,8 @@ impl Session {
             todos: rebuilt.todos,
             plan_version: rebuilt.plan_version,
             call_ids: rebuilt.call_ids,
+            compaction: config.compaction,
+            usage_anchor: None,
         })
     }
 
@@ -234,6 +245,8 @@ impl Session {
             return Ok(());
         }
         let from = self.mode;
+        // Another system prompt and catalog: the provider's count is stale.
+        self.usage_anchor = None;
         let could_write = self.guest_may_write();
         self.mode = mode;
         if could_write != self.guest_may_write()

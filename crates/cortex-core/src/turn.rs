@@ -2,8 +2,9 @@
 //! without a tool call, Stop, or the stop rule.
 
 use crate::dispatch::{DispatchEnd, STOPPED_BY_USER};
+use crate::verify::VERIFY_ANSWER;
 use crate::{CoreError, Session, StopRuleState, TurnOutcome, new_id, system_prompt};
-use cortex_model::{Assembled, Assembler, ModelError, ModelEvent, ModelRequest};
+use cortex_model::{Assembled, Assembler, ModelError, ModelEvent, ModelProvider, ModelRequest};
 use cortex_protocol::{EventKind, Message, ToolName, TurnId};
 use futures::StreamExt;
 use std::time::Duration;
@@ -94,9 +95,15 @@ impl Session {
         self.add_turn_context(turn, cancel).await?;
         let mut stop_rule = StopRuleState::new(self.stop_rule);
         let mut round = 0;
+        let mut verify = self.verifies_answers();
         loop {
             if cancel.is_cancelled() {
                 return Ok(stopped());
+            }
+            // Compact before the request that would pass the threshold; a
+            // compaction that fails ends the turn (fails closed).
+            if let Some(end) = self.compact_if_needed(turn, cancel).await? {
+                return Ok(end);
             }
             round += 1;
             let assembled = match self.model_round(turn, round, cancel).await? {
@@ -105,8 +112,14 @@ impl Session {
                 RoundEnd::Failed(error) => return Ok(TurnOutcome::Failed { error }),
             };
             if assembled.tool_calls.is_empty() {
+                if std::mem::take(&mut verify) {
+                    self.remind(turn, VERIFY_ANSWER).await?;
+                    continue;
+                }
                 return Ok(TurnOutcome::Completed { rounds: round });
             }
+            // An answer after a tool call was grounded in something.
+            verify = false;
             match self
                 .dispatch(turn, &assembled.tool_calls, &mut stop_rule, cancel)
                 .await?
@@ -118,17 +131,13 @@ impl Session {
         }
     }
 
-    fn build_request(&self) -> ModelRequest {
-        let describe = self.model.describe();
-        let model = describe
-            .split_once(':')
-            .map(|(_, name)| name.to_owned())
-            .unwrap_or(describe);
+    pub(crate) fn build_request(&self) -> ModelRequest {
         ModelRequest {
-            model,
+            model: request_model_name(self.model.as_ref()),
             system: system_prompt(self.mode, &self.repository.display().to_string()),
             messages: self.history.clone(),
             tools: self.mode.tools().iter().map(|t| t.spec()).collect(),
+            tool_choice: crate::verify::tool_choice(&self.history),
         }
     }
 
@@ -154,7 +163,7 @@ impl Session {
                         .iter()
                         .map(|t: &ToolName| t.as_str().to_owned())
                         .collect(),
-                    bytes: request_bytes(&request),
+                    bytes: crate::compaction::request_bytes(&request),
                 },
             )
             .await?;
@@ -228,26 +237,12 @@ impl Session {
             match result {
                 Ok(()) => {
                     let assembled = assembler.finish();
-                    if assembled.input_tokens > 0 || assembled.output_tokens > 0 {
-                        self.timeline
-                            .emit(
-                                Some(turn),
-                                EventKind::Usage {
-                                    input_tokens: assembled.input_tokens,
-                                    output_tokens: assembled.output_tokens,
-                                    cache_read_tokens: assembled.cache_read_tokens,
-                                    cache_write_tokens: assembled.cache_write_tokens,
-                                    cost_usd: self.model.info().and_then(|info| {
-                                        info.cost(&cortex_model::TokenCounts {
-                                            input: assembled.input_tokens,
-                                            output: assembled.output_tokens,
-                                            cache_read: assembled.cache_read_tokens,
-                                            cache_write: assembled.cache_write_tokens,
-                                        })
-                                    }),
-                                },
-                            )
-                            .await?;
+                    self.emit_usage(Some(turn), &assembled).await?;
+                    if assembled.input_tokens > 0 {
+                        self.usage_anchor = Some(crate::compaction::UsageAnchor {
+                            input_tokens: assembled.input_tokens,
+                            messages: request.messages.len(),
+                        });
                     }
                     self.finish_message(
                         turn,
@@ -287,6 +282,37 @@ impl Session {
         }
     }
 
+    /// A `usage` event for a response that reported tokens.
+    pub(crate) async fn emit_usage(
+        &self,
+        turn: Option<&TurnId>,
+        assembled: &Assembled,
+    ) -> Result<(), CoreError> {
+        if assembled.input_tokens == 0 && assembled.output_tokens == 0 {
+            return Ok(());
+        }
+        self.timeline
+            .emit(
+                turn,
+                EventKind::Usage {
+                    input_tokens: assembled.input_tokens,
+                    output_tokens: assembled.output_tokens,
+                    cache_read_tokens: assembled.cache_read_tokens,
+                    cache_write_tokens: assembled.cache_write_tokens,
+                    cost_usd: self.model.info().and_then(|info| {
+                        info.cost(&cortex_model::TokenCounts {
+                            input: assembled.input_tokens,
+                            output: assembled.output_tokens,
+                            cache_read: assembled.cache_read_tokens,
+                            cache_write: assembled.cache_write_tokens,
+                        })
+                    }),
+                },
+            )
+            .await?;
+        Ok(())
+    }
+
     /// `message.done`, and the assistant message in the history.
     async fn finish_message(
         &mut self,
@@ -316,9 +342,11 @@ impl Session {
     }
 }
 
-/// Size of what is sent: system prompt, history and tool schemas.
-fn request_bytes(request: &ModelRequest) -> usize {
-    let messages = serde_json::to_vec(&request.messages).map_or(0, |v| v.len());
-    let tools = serde_json::to_vec(&request.tools).map_or(0, |v| v.len());
-    request.system.len() + messages + tools
+/// The model name a request carries: `describe()` is `provider:name`.
+pub(crate) fn request_model_name(provider: &dyn ModelProvider) -> String {
+    let describe = provider.describe();
+    describe
+        .split_once(':')
+        .map(|(_, name)| name.to_owned())
+        .unwrap_or(describe)
 }

@@ -47,6 +47,7 @@ pub fn config(
         ],
         sandbox: Default::default(),
         workspaces: None,
+        compaction: Default::default(),
     }
 }
 

@@ -74,6 +74,7 @@ async fn reasoning_items_are_replayed_with_their_message() {
         guest_env: vec![("PATH".into(), std::env::var("PATH").unwrap_or_default())],
         sandbox: Default::default(),
         workspaces: None,
+        compaction: Default::default(),
     };
     let mut session = Session::create(config).await.expect("session");
     session

@@ -70,6 +70,7 @@ async fn round(
         system: system.into(),
         messages: messages.to_vec(),
         tools: tools.to_vec(),
+        tool_choice: Default::default(),
     });
     let mut text = String::new();
     let mut first_event = None;

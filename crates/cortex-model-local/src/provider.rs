@@ -3,7 +3,7 @@
 use crate::engine::{Engine, EngineOptions, Job, RoundStats};
 use crate::error::LocalError;
 use crate::template::ChatTemplate;
-use cortex_model::{ModelError, ModelEvent, ModelProvider, ModelRequest, ModelStream};
+use cortex_model::{ModelError, ModelEvent, ModelProvider, ModelRequest, ModelStream, ToolChoice};
 use cortex_protocol::Role;
 use futures::Stream;
 use std::path::{Path, PathBuf};
@@ -42,6 +42,9 @@ pub struct LocalOptions {
     /// a tool when tools are offered: small models otherwise answer from
     /// guesses without reading anything. Off by default.
     pub first_round_tool_call: bool,
+    /// Reported in `info()`: the harness asks once to check an answer given
+    /// without any tool call. On by default.
+    pub verify_answers: bool,
 }
 
 impl Default for LocalOptions {
@@ -58,6 +61,7 @@ impl Default for LocalOptions {
             kv_dir: None,
             kv_keep: 8,
             first_round_tool_call: false,
+            verify_answers: true,
         }
     }
 }
@@ -68,7 +72,9 @@ impl Default for LocalOptions {
 /// tokens.
 pub struct LocalProvider {
     name: String,
+    max_output_tokens: u32,
     first_round_tool_call: bool,
+    verify_answers: bool,
     template: ChatTemplate,
     engine: Engine,
 }
@@ -113,7 +119,9 @@ impl LocalProvider {
             .map_or_else(|| "model".to_owned(), |s| s.to_string_lossy().into_owned());
         Ok(LocalProvider {
             name,
+            max_output_tokens: options.max_output_tokens,
             first_round_tool_call: options.first_round_tool_call,
+            verify_answers: options.verify_answers,
             template,
             engine,
         })
@@ -146,15 +154,28 @@ impl ModelProvider for LocalProvider {
         format!("local:{}", self.name)
     }
 
+    /// The context the model was loaded with, so that compaction knows
+    /// its window without a `[models."NAME"]` entry.
+    fn info(&self) -> Option<cortex_model::ModelInfo> {
+        Some(cortex_model::ModelInfo {
+            context_window: u64::from(self.engine.info.context),
+            max_output_tokens: self.max_output_tokens,
+            parallel_tool_calls: true,
+            prices: None,
+            verify_answers: self.verify_answers,
+        })
+    }
+
     fn stream(&self, request: ModelRequest) -> ModelStream {
         let (tx, rx) = unbounded_channel();
         let cancel = Arc::new(AtomicBool::new(false));
-        let force_call = self.first_round_tool_call
-            && !request.tools.is_empty()
+        let first_round = self.first_round_tool_call
             && request
                 .messages
                 .last()
                 .is_some_and(|m| m.role == Role::User);
+        let force_call = !request.tools.is_empty()
+            && (first_round || request.tool_choice == ToolChoice::Required);
         let submitted = self.render(&request).and_then(|prompt| {
             self.engine.submit(Job {
                 prompt,

@@ -121,6 +121,7 @@ fn request(system: &str, messages: Vec<Message>, tools: &[ToolName]) -> ModelReq
         system: system.into(),
         messages,
         tools: tools.iter().map(|t| t.spec()).collect(),
+        tool_choice: Default::default(),
     }
 }
 

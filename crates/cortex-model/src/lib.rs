@@ -37,6 +37,18 @@ pub struct ModelRequest {
     pub system: String,
     pub messages: Vec<Message>,
     pub tools: Vec<ToolSpec>,
+    pub tool_choice: ToolChoice,
+}
+
+/// Whether the reply must call a tool (ignored when no tools are offered).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ToolChoice {
+    /// The model decides.
+    #[default]
+    Auto,
+    /// The reply must call one of the offered tools (OpenAI `"required"`,
+    /// Anthropic `"any"`, a grammar for the local model).
+    Required,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -29,6 +29,10 @@ pub struct ModelInfo {
     pub max_output_tokens: u32,
     pub parallel_tool_calls: bool,
     pub prices: Option<Prices>,
+    /// Ask the model once to check an answer it gave without calling any
+    /// tool in the turn: small models answer from guesses (docs/BENCHMARKS.md,
+    /// the task set). Off for hosted models, on for the embedded one.
+    pub verify_answers: bool,
 }
 
 /// A `[models."NAME"]` table of the config: every field optional, laid over
@@ -40,6 +44,7 @@ pub struct ModelOverride {
     pub max_output_tokens: Option<u32>,
     pub parallel_tool_calls: Option<bool>,
     pub prices: Option<Prices>,
+    pub verify_answers: Option<bool>,
 }
 
 /// Tokens of one or more responses.
@@ -61,6 +66,7 @@ const fn entry(
         context_window,
         max_output_tokens,
         parallel_tool_calls: true,
+        verify_answers: false,
         prices: Some(Prices {
             input,
             output,
@@ -143,6 +149,10 @@ impl ModelInfo {
                 .or(base.map(|b| b.parallel_tool_calls))
                 .unwrap_or(true),
             prices: over.prices.or(base.and_then(|b| b.prices)),
+            verify_answers: over
+                .verify_answers
+                .or(base.map(|b| b.verify_answers))
+                .unwrap_or(false),
         })
     }
 
@@ -194,9 +204,11 @@ mod tests {
             max_output_tokens: Some(4096),
             parallel_tool_calls: Some(false),
             prices: None,
+            verify_answers: Some(true),
         };
         let info = ModelInfo::resolve("my-local", Some(&full)).expect("complete");
         assert!(!info.parallel_tool_calls);
+        assert!(info.verify_answers);
         assert_eq!(info.cost(&TokenCounts::default()), None);
     }
 

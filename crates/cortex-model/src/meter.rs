@@ -158,6 +158,7 @@ mod tests {
             system: String::new(),
             messages: vec![],
             tools: vec![],
+            tool_choice: Default::default(),
         };
         let events: Vec<_> = metered.stream(request.clone()).collect().await;
         let mut usage = TokenCounts::default();

@@ -53,6 +53,7 @@ fn request() -> ModelRequest {
                 parameters: json!({"type": "object"}),
             },
         ],
+        tool_choice: Default::default(),
     }
 }
 

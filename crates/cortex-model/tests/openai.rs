@@ -46,6 +46,7 @@ fn request() -> ModelRequest {
         system: "You are Cortex.".into(),
         messages: vec![Message::user("hi")],
         tools: vec![],
+        tool_choice: Default::default(),
     }
 }
 
@@ -450,6 +451,7 @@ async fn request_body_and_headers() {
             description: "Read a text file of the workspace.".into(),
             parameters: json!({"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}),
         }],
+        tool_choice: Default::default(),
     };
     let items: Vec<Item> = provider(&server.base_url(), Some("sk-test-123"))
         .stream(request)

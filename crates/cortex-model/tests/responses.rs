@@ -44,6 +44,7 @@ fn request() -> ModelRequest {
             description: "Read a file".into(),
             parameters: json!({"type": "object"}),
         }],
+        tool_choice: Default::default(),
     }
 }
 

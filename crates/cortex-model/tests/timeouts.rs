@@ -36,6 +36,7 @@ fn request() -> ModelRequest {
         system: String::new(),
         messages: vec![Message::user("hi")],
         tools: vec![],
+        tool_choice: Default::default(),
     }
 }
 

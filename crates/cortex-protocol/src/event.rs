@@ -4,6 +4,7 @@
 //! renders these same events. On the wire an event is one JSON object:
 //! `{"seq":7,"ts":"…","session_id":"…","turn_id":"…","type":"tool.call","payload":{…}}`.
 
+use crate::compaction::{CompactionKept, CompactionTrigger};
 use crate::ids::{CallId, SessionId, TurnId};
 use crate::mode::Mode;
 use crate::sandbox::Sandbox;
@@ -181,6 +182,11 @@ pub enum EventKind {
     /// it before the message.
     #[serde(rename = "turn.context")]
     TurnContext { text: String },
+    /// The harness's own message to the model within a turn (the history
+    /// carries it as a user message): asking a model that answered without
+    /// using any tool to check the answer first.
+    #[serde(rename = "turn.reminder")]
+    TurnReminder { text: String },
     #[serde(rename = "model.request")]
     ModelRequest {
         round: u32,
@@ -260,6 +266,43 @@ pub enum EventKind {
     /// The model's thinking (reasoning summary), apart from its answer.
     #[serde(rename = "thinking.delta")]
     ThinkingDelta { text: String },
+    /// A compaction begins (before a model request that would pass the
+    /// context threshold, or on request). Token figures are estimates: the
+    /// provider's last usage where known, else about 4 bytes a token.
+    #[serde(rename = "compaction.started")]
+    CompactionStarted {
+        trigger: CompactionTrigger,
+        tokens_before: u64,
+        /// The model's context window, when known.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        context_window: Option<u64>,
+        messages: usize,
+    },
+    /// The history was compacted: it is now one message, `context`, followed
+    /// by the last `kept.recent_messages` messages it had before.
+    #[serde(rename = "compaction.done")]
+    CompactionDone {
+        trigger: CompactionTrigger,
+        tokens_before: u64,
+        tokens_after: u64,
+        messages_before: usize,
+        messages_after: usize,
+        /// Messages replaced by the summary.
+        summarised: usize,
+        kept: CompactionKept,
+        /// The summariser's text.
+        summary: String,
+        /// The exact text of the message that now opens the history (the
+        /// summary and the keep-set), so a rebuild yields the same history.
+        context: String,
+    },
+    /// The compaction could not be done; the history is unchanged (it never
+    /// truncates silently). A compaction a turn needed fails the turn.
+    #[serde(rename = "compaction.failed")]
+    CompactionFailed {
+        trigger: CompactionTrigger,
+        error: String,
+    },
     #[serde(rename = "turn.completed")]
     TurnCompleted { rounds: u32 },
     #[serde(rename = "turn.stopped")]
@@ -285,6 +328,7 @@ impl EventKind {
             EventKind::EnvFailed { .. } => "env.failed",
             EventKind::TurnStarted { .. } => "turn.started",
             EventKind::TurnContext { .. } => "turn.context",
+            EventKind::TurnReminder { .. } => "turn.reminder",
             EventKind::ModelRequest { .. } => "model.request",
             EventKind::ModelRetry { .. } => "model.retry",
             EventKind::MessageDelta { .. } => "message.delta",
@@ -298,6 +342,9 @@ impl EventKind {
             EventKind::TodoUpdated { .. } => "todo.updated",
             EventKind::Usage { .. } => "usage",
             EventKind::ThinkingDelta { .. } => "thinking.delta",
+            EventKind::CompactionStarted { .. } => "compaction.started",
+            EventKind::CompactionDone { .. } => "compaction.done",
+            EventKind::CompactionFailed { .. } => "compaction.failed",
             EventKind::TurnCompleted { .. } => "turn.completed",
             EventKind::TurnStopped { .. } => "turn.stopped",
             EventKind::TurnFailed { .. } => "turn.failed",
@@ -364,6 +411,27 @@ mod tests {
                 text: "x".into(),
             },
             EventKind::EnvReady { ms: 1.0 },
+            EventKind::CompactionStarted {
+                trigger: CompactionTrigger::Threshold,
+                tokens_before: 10,
+                context_window: Some(100),
+                messages: 3,
+            },
+            EventKind::CompactionDone {
+                trigger: CompactionTrigger::Explicit,
+                tokens_before: 10,
+                tokens_after: 5,
+                messages_before: 9,
+                messages_after: 3,
+                summarised: 7,
+                kept: CompactionKept::default(),
+                summary: "s".into(),
+                context: "c".into(),
+            },
+            EventKind::CompactionFailed {
+                trigger: CompactionTrigger::Threshold,
+                error: "e".into(),
+            },
         ];
         for kind in kinds {
             let json = serde_json::to_value(&kind).expect("serialize kind");

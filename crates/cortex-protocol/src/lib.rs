@@ -10,6 +10,7 @@
 //! schema the model is offered and the parser that reads its arguments cannot
 //! drift apart.
 
+mod compaction;
 mod event;
 mod guest;
 mod ids;
@@ -18,6 +19,7 @@ mod mode;
 mod sandbox;
 mod tools;
 
+pub use compaction::{CompactionKept, CompactionTrigger};
 pub use event::{Event, EventKind, OutputStream, StopRule, ToolStatus, now_rfc3339};
 pub use guest::{GuestOp, GuestReply, GuestRequest, GuestResponse, ToolOutcome};
 pub use ids::{CallId, SessionId, TurnId};

@@ -3,11 +3,15 @@
 //!
 //! A turn runs on its own task (the session moves there and comes back when
 //! the turn ends); meanwhile the actor keeps answering: a second turn is a
-//! conflict, Stop cancels the running one, Close waits for it to end. Events
+//! conflict, Stop cancels the running one, Close waits for it to end. An
+//! explicit compaction runs the same way (it calls the summariser, which
+//! may take a while) and answers its request when it ends; a turn or a
+//! compaction asked for while either runs is a conflict. Events
 //! never pass through here: subscribers read the session's timeline directly.
 
 use crate::error::ApiError;
-use cortex_core::{CoreError, Published, Session, Timeline, TurnOutcome};
+use axum::http::StatusCode;
+use cortex_core::{CompactError, CompactionReport, CoreError, Published, Session, Timeline};
 use cortex_protocol::{Mode, SessionId, TurnId};
 use std::sync::{Arc, Mutex, PoisonError};
 use tokio::sync::{broadcast, mpsc, oneshot};
@@ -30,6 +34,9 @@ enum Command {
         mode: Mode,
         reply: oneshot::Sender<Result<(), ApiError>>,
     },
+    Compact {
+        reply: oneshot::Sender<Result<CompactionReport, ApiError>>,
+    },
     Close {
         reply: oneshot::Sender<()>,
     },
@@ -45,12 +52,43 @@ pub(crate) struct ActorHandle {
     running: Arc<Mutex<Option<TurnId>>>,
 }
 
-type TurnTask = JoinHandle<(Session, Result<TurnOutcome, CoreError>)>;
+/// A job that has the session: it comes back with it and how the job ended.
+type JobTask = JoinHandle<(Session, JobEnd)>;
+
+struct JobEnd {
+    /// `Err`: the timeline could not be written.
+    written: Result<(), CoreError>,
+    /// A compaction's answer, sent once the session is back, so a client
+    /// that gets it can start a turn at once.
+    compacted: Option<Result<CompactionReport, ApiError>>,
+}
+
+type CompactReply = oneshot::Sender<Result<CompactionReport, ApiError>>;
+
+/// What holds the session now.
+enum Job {
+    Turn(TurnId),
+    Compaction(CompactReply),
+}
 
 struct Running {
-    turn: TurnId,
+    job: Job,
     cancel: CancellationToken,
-    task: TurnTask,
+    task: JobTask,
+}
+
+impl Running {
+    fn busy(&self) -> ApiError {
+        match &self.job {
+            Job::Turn(turn) => ApiError::conflict(format!(
+                "turn `{turn}` is still running in this session; wait for its \
+                 turn.* end event or POST …/stop first"
+            )),
+            Job::Compaction(_) => {
+                ApiError::conflict("a compaction is running in this session; wait for it to end")
+            }
+        }
+    }
 }
 
 impl ActorHandle {
@@ -107,6 +145,11 @@ impl ActorHandle {
         self.ask(|reply| Command::SetMode { mode, reply }).await?
     }
 
+    /// Compact the history now; answers when the compaction has ended.
+    pub(crate) async fn compact(&self) -> Result<CompactionReport, ApiError> {
+        self.ask(|reply| Command::Compact { reply }).await?
+    }
+
     /// Stop any turn, close the guest, end the actor.
     pub(crate) async fn close(&self) -> Result<(), ApiError> {
         self.ask(|reply| Command::Close { reply }).await
@@ -142,11 +185,7 @@ async fn run(session: Session, mut rx: mpsc::Receiver<Command>, shown: Arc<Mutex
                 match command {
                     Command::StartTurn { message, reply } => {
                         if let Some(r) = &running {
-                            let _ = reply.send(Err(ApiError::conflict(format!(
-                                "turn `{}` is still running in this session; wait for its \
-                                 turn.* end event or POST …/stop first",
-                                r.turn
-                            ))));
+                            let _ = reply.send(Err(r.busy()));
                             continue;
                         }
                         let Some(mut session) = idle.take() else { break };
@@ -156,20 +195,49 @@ async fn run(session: Session, mut rx: mpsc::Receiver<Command>, shown: Arc<Mutex
                             let (turn, cancel) = (turn.clone(), cancel.clone());
                             tokio::spawn(async move {
                                 let outcome = session.run_turn_as(turn, &message, cancel).await;
-                                (session, outcome)
+                                let id = session.id().clone();
+                                let written = outcome.map(|outcome| {
+                                    tracing::debug!(session = %id, ?outcome, "turn ended");
+                                });
+                                (session, JobEnd { written, compacted: None })
                             })
                         };
                         set_shown(Some(turn.clone()));
-                        running = Some(Running { turn: turn.clone(), cancel, task });
+                        running = Some(Running { job: Job::Turn(turn.clone()), cancel, task });
                         let _ = reply.send(Ok(turn));
+                    }
+                    Command::Compact { reply } => {
+                        if let Some(r) = &running {
+                            let _ = reply.send(Err(r.busy()));
+                            continue;
+                        }
+                        let Some(mut session) = idle.take() else { break };
+                        let cancel = CancellationToken::new();
+                        let task = {
+                            let cancel = cancel.clone();
+                            tokio::spawn(async move {
+                                let (answer, written) = match session.compact(cancel).await {
+                                    Ok(report) => (Ok(report), Ok(())),
+                                    Err(CompactError::Core(e)) => (
+                                        Err(ApiError::internal(format!(
+                                            "the timeline could not be written: {e}"
+                                        ))),
+                                        Err(e),
+                                    ),
+                                    Err(e) => (Err(compact_error(e)), Ok(())),
+                                };
+                                (session, JobEnd { written, compacted: Some(answer) })
+                            })
+                        };
+                        running = Some(Running { job: Job::Compaction(reply), cancel, task });
                     }
                     Command::Stop { reply } => {
                         let answer = match &running {
-                            Some(r) => {
-                                r.cancel.cancel();
-                                Ok(r.turn.clone())
+                            Some(Running { job: Job::Turn(turn), cancel, .. }) => {
+                                cancel.cancel();
+                                Ok(turn.clone())
                             }
-                            None => Err(ApiError::conflict("no turn is running in this session")),
+                            _ => Err(ApiError::conflict("no turn is running in this session")),
                         };
                         let _ = reply.send(answer);
                     }
@@ -178,6 +246,9 @@ async fn run(session: Session, mut rx: mpsc::Receiver<Command>, shown: Arc<Mutex
                             (None, Some(session)) => {
                                 session.set_mode(mode).await.map_err(ApiError::from)
                             }
+                            (Some(Running { job: Job::Compaction(_), .. }), _) => Err(
+                                ApiError::conflict("a compaction is running; wait for it to end"),
+                            ),
                             _ => Err(ApiError::conflict(
                                 "a turn is running; the mode can change between turns \
                                  (POST …/stop first)",
@@ -186,9 +257,10 @@ async fn run(session: Session, mut rx: mpsc::Receiver<Command>, shown: Arc<Mutex
                         let _ = reply.send(answer);
                     }
                     Command::Close { reply } => {
-                        if let Some(r) = running.take() {
+                        if let Some(mut r) = running.take() {
                             r.cancel.cancel();
-                            idle = finish(&id, r.task.await);
+                            let joined = (&mut r.task).await;
+                            idle = finish(&id, r.job, joined);
                         }
                         if let Some(session) = idle.as_mut() {
                             session.close().await;
@@ -205,9 +277,9 @@ async fn run(session: Session, mut rx: mpsc::Receiver<Command>, shown: Arc<Mutex
                     None => std::future::pending().await,
                 }
             } => {
-                running = None;
+                let Some(r) = running.take() else { break };
                 set_shown(None);
-                idle = finish(&id, joined);
+                idle = finish(&id, r.job, joined);
                 if idle.is_none() {
                     break;
                 }
@@ -219,25 +291,46 @@ async fn run(session: Session, mut rx: mpsc::Receiver<Command>, shown: Arc<Mutex
     }
 }
 
-/// The session back from a finished turn task, or `None` when the task
-/// panicked (the session is lost; reopening it from the store marks the turn
-/// failed).
+/// A compaction that did not happen, as the client sees it. The history is
+/// unchanged either way.
+fn compact_error(e: CompactError) -> ApiError {
+    match e {
+        CompactError::NothingToCompact => {
+            ApiError::new(StatusCode::CONFLICT, "nothing_to_compact", e.to_string())
+        }
+        // The summariser is upstream of the server: its failure is a 502.
+        CompactError::Failed(_) => {
+            ApiError::new(StatusCode::BAD_GATEWAY, "compaction_failed", e.to_string())
+        }
+        CompactError::Core(e) => e.into(),
+    }
+}
+
+/// The session back from a finished job's task (a compaction's request is
+/// answered now), or `None` when the task panicked (the session is lost;
+/// reopening it from the store marks a turn failed).
 fn finish(
     id: &SessionId,
-    joined: Result<(Session, Result<TurnOutcome, CoreError>), tokio::task::JoinError>,
+    job: Job,
+    joined: Result<(Session, JobEnd), tokio::task::JoinError>,
 ) -> Option<Session> {
-    match joined {
-        Ok((session, Ok(outcome))) => {
-            tracing::debug!(session = %id, ?outcome, "turn ended");
-            Some(session)
-        }
-        Ok((session, Err(e))) => {
-            tracing::error!(session = %id, "turn could not write its timeline: {e}");
-            Some(session)
-        }
+    let (session, end) = match joined {
+        Ok((session, end)) => (Some(session), end),
         Err(e) => {
-            tracing::error!(session = %id, "turn task failed: {e}");
-            None
+            tracing::error!(session = %id, "a session job failed: {e}");
+            let lost = ApiError::internal("the compaction task failed; the session is reopened");
+            let end = JobEnd {
+                written: Ok(()),
+                compacted: Some(Err(lost)),
+            };
+            (None, end)
         }
+    };
+    if let Err(e) = end.written {
+        tracing::error!(session = %id, "a job could not write its timeline: {e}");
     }
+    if let (Job::Compaction(reply), Some(answer)) = (job, end.compacted) {
+        let _ = reply.send(answer);
+    }
+    session
 }

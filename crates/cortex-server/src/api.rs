@@ -6,7 +6,8 @@
 //! a test checks against the protocol's own names.
 
 use cortex_protocol::{
-    Mode, NetworkPolicy, Sandbox, SandboxPolicy, SessionId, StopRule, TurnId, WorkspaceMode,
+    CompactionKept, Mode, NetworkPolicy, Sandbox, SandboxPolicy, SessionId, StopRule, TurnId,
+    WorkspaceMode,
 };
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
@@ -98,6 +99,54 @@ pub struct StopAnswer {
     /// The turn that was told to stop; its `turn.stopped` event follows.
     #[schema(value_type = String)]
     pub turn_id: TurnId,
+}
+
+/// `POST /v1/sessions/{id}/compact`: what the compaction did. Token figures
+/// are estimates (the provider's last count where known, else about 4 bytes a
+/// token); the same figures are in the `compaction.done` event.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct CompactAnswer {
+    pub tokens_before: u64,
+    pub tokens_after: u64,
+    pub messages_before: usize,
+    pub messages_after: usize,
+    /// Messages replaced by the summary.
+    pub summarised: usize,
+    /// What the new history kept besides the summary.
+    #[schema(value_type = CompactionKeptDoc)]
+    pub kept: CompactionKept,
+}
+
+impl From<cortex_core::CompactionReport> for CompactAnswer {
+    fn from(r: cortex_core::CompactionReport) -> Self {
+        CompactAnswer {
+            tokens_before: r.tokens_before,
+            tokens_after: r.tokens_after,
+            messages_before: r.messages_before,
+            messages_after: r.messages_after,
+            summarised: r.summarised,
+            kept: r.kept,
+        }
+    }
+}
+
+/// Schema of `CompactionKept`.
+#[derive(ToSchema, Serialize)]
+#[schema(as = CompactionKept)]
+#[allow(dead_code)]
+pub struct CompactionKeptDoc {
+    /// The latest user message was restated.
+    pub task: bool,
+    /// Todo items restated.
+    pub todos: usize,
+    /// Version of the plan restated.
+    pub plan_version: Option<u32>,
+    /// Files whose current contents were included, newest first.
+    pub open_files: Vec<String>,
+    /// Files whose latest diffs were included, newest first.
+    pub diffs: Vec<String>,
+    /// Trailing messages kept verbatim.
+    pub recent_messages: usize,
 }
 
 #[derive(Debug, Deserialize, IntoParams)]

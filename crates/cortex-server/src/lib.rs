@@ -24,8 +24,8 @@ mod serve;
 mod state;
 
 pub use api::{
-    CreateSession, CreateTurn, Health, SandboxRequest, SessionPage, SessionView, SetMode,
-    StopAnswer, TurnCreated,
+    CompactAnswer, CreateSession, CreateTurn, Health, SandboxRequest, SessionPage, SessionView,
+    SetMode, StopAnswer, TurnCreated,
 };
 pub use auth::{Principal, Tokens};
 pub use error::{ApiError, ErrorBody, ErrorDetail};

@@ -23,7 +23,7 @@ use utoipa::{Modify, OpenApi};
         api::CreateSession, api::SessionView, api::SessionPage, api::CreateTurn,
         api::TurnCreated, api::SetMode, api::StopAnswer, api::Health, api::SandboxRequest,
         api::ModeDoc, api::StopRuleDoc, api::SandboxPolicyDoc, api::NetworkPolicyDoc,
-        api::WorkspaceModeDoc,
+        api::WorkspaceModeDoc, api::CompactAnswer, api::CompactionKeptDoc,
     )),
     modifiers(&BearerAuth),
 )]

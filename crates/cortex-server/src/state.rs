@@ -251,6 +251,7 @@ impl AppState {
             guest_env: providers.guest_env,
             sandbox,
             workspaces: self.config.workspaces.clone(),
+            compaction: Default::default(),
         })
         .await?;
         let id = session.id().clone();
@@ -293,6 +294,7 @@ impl AppState {
                 // The stored settings win on resume.
                 sandbox: Sandbox::default(),
                 workspaces: self.config.workspaces.clone(),
+                compaction: Default::default(),
             },
         )
         .await?;

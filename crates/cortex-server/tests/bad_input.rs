@@ -294,14 +294,15 @@ async fn bad_requests_are_json_4xx_and_change_nothing() {
             json!({"mode": 3}).to_string().into_bytes(),
             400,
         ),
+        // A new session has nothing a compaction could summarise.
         (
-            "compaction",
+            "compaction of an empty history",
             Method::POST,
             format!("/v1/sessions/{id}/compact"),
             Some(ALICE),
             None,
             vec![],
-            501,
+            409,
         ),
         (
             "unknown endpoint",

@@ -5,13 +5,16 @@
 //! even in several processes, get gapless sequences; turn status is derived
 //! from the events in the same transaction. Writes go through one connection
 //! behind an async mutex (a transaction needs it exclusively); reads use a
-//! second connection and run concurrently. Schema versions are tracked in
-//! `cortex_schema`, migrated under an advisory lock.
+//! second connection and run concurrently. A connection the server closed
+//! (restart, failover) is opened again by the next call. Schema versions are
+//! tracked in `cortex_schema`, migrated under an advisory lock.
 
 use crate::rows::{self, RawEvent, RawSession, RawTurn};
 use crate::turn_rules;
 use crate::{EncodedKind, SessionRecord, Stamp, Store, StoreError, TurnRecord, TurnStatus};
 use cortex_protocol::{Event, EventKind, Mode, SessionId, TurnId, now_rfc3339};
+use std::sync::Arc;
+use tokio::sync::MutexGuard;
 use tokio_postgres::error::SqlState;
 use tokio_postgres::{Client, NoTls, Row, Transaction};
 
@@ -61,8 +64,9 @@ CREATE INDEX sessions_by_owner ON sessions (owner, created_at DESC, id DESC);
 const MIGRATIONS: &[&str] = &[V1, V2];
 
 pub struct PgStore {
+    url: String,
     writer: tokio::sync::Mutex<Client>,
-    reader: Client,
+    reader: tokio::sync::Mutex<Arc<Client>>,
 }
 
 fn pg(e: tokio_postgres::Error) -> StoreError {
@@ -114,15 +118,43 @@ impl PgStore {
             })?;
         let reader = connect(url).await?;
         Ok(PgStore {
+            url: url.to_owned(),
             writer: tokio::sync::Mutex::new(writer),
-            reader,
+            reader: tokio::sync::Mutex::new(Arc::new(reader)),
         })
+    }
+
+    /// The write connection, opened again first if the server closed it (a
+    /// restart, a failover, an idle timeout). A call that was in flight when
+    /// it closed fails; the next one reconnects.
+    async fn writer(&self) -> Result<MutexGuard<'_, Client>, StoreError> {
+        let mut writer = self.writer.lock().await;
+        if writer.is_closed() {
+            *writer = self.reconnect().await?;
+        }
+        Ok(writer)
+    }
+
+    /// The read connection (shared: reads run concurrently on it), opened
+    /// again first if the server closed it.
+    async fn reader(&self) -> Result<Arc<Client>, StoreError> {
+        let mut reader = self.reader.lock().await;
+        if reader.is_closed() {
+            *reader = Arc::new(self.reconnect().await?);
+        }
+        Ok(Arc::clone(&reader))
+    }
+
+    async fn reconnect(&self) -> Result<Client, StoreError> {
+        tracing::warn!("the PostgreSQL connection was closed; connecting again");
+        connect(&self.url).await
     }
 
     /// The schema version of the database.
     pub async fn schema_version(&self) -> Result<i64, StoreError> {
         let row = self
-            .reader
+            .reader()
+            .await?
             .query_one("SELECT version FROM cortex_schema", &[])
             .await
             .map_err(pg)?;
@@ -325,7 +357,7 @@ async fn append_in(
 #[async_trait::async_trait]
 impl Store for PgStore {
     async fn create_session(&self, session: &SessionRecord) -> Result<(), StoreError> {
-        let writer = self.writer.lock().await;
+        let writer = self.writer().await?;
         let inserted = writer
             .execute(
                 "INSERT INTO sessions
@@ -355,7 +387,8 @@ impl Store for PgStore {
     async fn get_session(&self, id: &SessionId) -> Result<Option<SessionRecord>, StoreError> {
         let sql = format!("SELECT {SESSION_COLUMNS} FROM sessions WHERE id = $1");
         let row = self
-            .reader
+            .reader()
+            .await?
             .query_opt(&sql, &[&id.as_str()])
             .await
             .map_err(pg)?;
@@ -365,11 +398,11 @@ impl Store for PgStore {
     async fn list_sessions(&self) -> Result<Vec<SessionRecord>, StoreError> {
         let sql =
             format!("SELECT {SESSION_COLUMNS} FROM sessions ORDER BY created_at DESC, id DESC");
-        sessions(self.reader.query(&sql, &[]).await.map_err(pg)?)
+        sessions(self.reader().await?.query(&sql, &[]).await.map_err(pg)?)
     }
 
     async fn set_mode(&self, id: &SessionId, mode: Mode) -> Result<(), StoreError> {
-        let writer = self.writer.lock().await;
+        let writer = self.writer().await?;
         let changed = writer
             .execute(
                 "UPDATE sessions SET mode = $2 WHERE id = $1",
@@ -384,7 +417,7 @@ impl Store for PgStore {
     }
 
     async fn set_owner(&self, id: &SessionId, owner: &str) -> Result<(), StoreError> {
-        let writer = self.writer.lock().await;
+        let writer = self.writer().await?;
         let changed = writer
             .execute(
                 "UPDATE sessions SET owner = $2 WHERE id = $1",
@@ -399,7 +432,8 @@ impl Store for PgStore {
     }
 
     async fn owner(&self, id: &SessionId) -> Result<Option<String>, StoreError> {
-        self.reader
+        self.reader()
+            .await?
             .query_opt("SELECT owner FROM sessions WHERE id = $1", &[&id.as_str()])
             .await
             .map_err(pg)?
@@ -420,11 +454,12 @@ impl Store for PgStore {
                     "SELECT {SESSION_COLUMNS} FROM sessions WHERE owner = $1
                      ORDER BY created_at DESC, id DESC LIMIT $2"
                 );
-                self.reader.query(&sql, &[&owner, &limit]).await
+                self.reader().await?.query(&sql, &[&owner, &limit]).await
             }
             Some(cursor) => {
                 let position = self
-                    .reader
+                    .reader()
+                    .await?
                     .query_opt(
                         "SELECT created_at, id FROM sessions WHERE id = $1 AND owner = $2",
                         &[&cursor.as_str(), &owner],
@@ -438,7 +473,8 @@ impl Store for PgStore {
                      WHERE owner = $1 AND (created_at, id) < ($2, $3)
                      ORDER BY created_at DESC, id DESC LIMIT $4"
                 );
-                self.reader
+                self.reader()
+                    .await?
                     .query(&sql, &[&owner, &created_at, &id, &limit])
                     .await
             }
@@ -452,7 +488,7 @@ impl Store for PgStore {
         turn: Option<&TurnId>,
         kind: &EncodedKind,
     ) -> Result<Stamp, StoreError> {
-        let mut writer = self.writer.lock().await;
+        let mut writer = self.writer().await?;
         let tx = writer.transaction().await.map_err(pg)?;
         // An error drops `tx`, which rolls back: nothing is written.
         let stamp = append_in(&tx, session, turn, kind).await?;
@@ -465,11 +501,12 @@ impl Store for PgStore {
             "SELECT {EVENT_COLUMNS} FROM events WHERE session_id = $1 AND seq > $2 ORDER BY seq"
         );
         let rows = self
-            .reader
+            .reader()
+            .await?
             .query(&sql, &[&session.as_str(), &rows::seq_to_db(after)])
             .await
             .map_err(pg)?;
-        if rows.is_empty() && !session_exists(&self.reader, session).await? {
+        if rows.is_empty() && !session_exists(&*self.reader().await?, session).await? {
             return Err(StoreError::NoSession(session.to_string()));
         }
         rows.iter()
@@ -482,11 +519,12 @@ impl Store for PgStore {
             "SELECT {TURN_COLUMNS} FROM turns WHERE session_id = $1 ORDER BY started_at, ord"
         );
         let rows = self
-            .reader
+            .reader()
+            .await?
             .query(&sql, &[&session.as_str()])
             .await
             .map_err(pg)?;
-        if rows.is_empty() && !session_exists(&self.reader, session).await? {
+        if rows.is_empty() && !session_exists(&*self.reader().await?, session).await? {
             return Err(StoreError::NoSession(session.to_string()));
         }
         rows.iter().map(|row| raw_turn(row).into_record()).collect()
@@ -496,7 +534,7 @@ impl Store for PgStore {
         let sql = format!(
             "SELECT {TURN_COLUMNS} FROM turns WHERE status = 'running' ORDER BY started_at, ord"
         );
-        let rows = self.reader.query(&sql, &[]).await.map_err(pg)?;
+        let rows = self.reader().await?.query(&sql, &[]).await.map_err(pg)?;
         rows.iter().map(|row| raw_turn(row).into_record()).collect()
     }
 }

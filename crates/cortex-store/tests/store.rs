@@ -615,4 +615,58 @@ mod postgres {
         ))
     }
     store_suite!();
+
+    /// The server ends the store's connections (as a restart or a failover
+    /// would): later calls work again without a new store.
+    #[tokio::test]
+    async fn closed_connections_are_opened_again() {
+        let Some(url) = crate::pg::database().await else {
+            eprintln!("SKIPPED: PostgreSQL is not installed");
+            return;
+        };
+        let store = cortex_store::PgStore::connect(&url).await.expect("connect");
+        store
+            .create_session(&record("s1", "2026-01-01T00:00:00.000Z"))
+            .await
+            .expect("create");
+        store
+            .append(&sid("s1"), None, delta("before"))
+            .await
+            .expect("append");
+
+        let (database, admin) = match url.rsplit_once('/') {
+            Some((server, database)) => (database.to_owned(), format!("{server}/postgres")),
+            None => panic!("url without a database: {url}"),
+        };
+        let (client, connection) = tokio_postgres::connect(&admin, tokio_postgres::NoTls)
+            .await
+            .expect("admin connection");
+        let task = tokio::spawn(connection);
+        let ended = client
+            .query(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+                 WHERE datname = $1 AND pid <> pg_backend_pid()",
+                &[&database],
+            )
+            .await
+            .expect("terminate");
+        assert_eq!(ended.len(), 2, "the writer and the reader");
+        drop(client);
+        let _ = task.await;
+
+        // The store learns of the close asynchronously: a call racing it may
+        // fail; the ones after it must reconnect.
+        let mut worked = false;
+        for _ in 0..50 {
+            let appended = store.append(&sid("s1"), None, delta("after")).await;
+            let read = store.events(&sid("s1"), 0).await;
+            if let (Ok(_), Ok(events)) = (appended, read) {
+                assert!(events.len() >= 2, "{events:?}");
+                worked = true;
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+        assert!(worked, "the store did not reconnect");
+    }
 }

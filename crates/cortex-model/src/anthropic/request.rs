@@ -11,7 +11,7 @@
 //! sends again, so each round reads the previous round's prefix from the
 //! cache and writes only what is new.
 
-use crate::ModelRequest;
+use crate::{ModelRequest, ToolChoice};
 use cortex_protocol::{Message, Role, ToolSpec};
 use serde_json::{Map, Value, json};
 
@@ -62,11 +62,17 @@ pub(crate) fn build_body(
             last["cache_control"] = ephemeral();
         }
         body.insert("tools".into(), Value::Array(tools));
+        let kind = match request.tool_choice {
+            ToolChoice::Auto => "auto",
+            ToolChoice::Required => "any",
+        };
         if !options.parallel_tool_calls {
             body.insert(
                 "tool_choice".into(),
-                json!({"type": "auto", "disable_parallel_tool_use": true}),
+                json!({"type": kind, "disable_parallel_tool_use": true}),
             );
+        } else if request.tool_choice == ToolChoice::Required {
+            body.insert("tool_choice".into(), json!({"type": kind}));
         }
     }
     body.insert("stream".into(), true.into());
@@ -241,7 +247,33 @@ mod tests {
                     parameters: json!({"type": "object"}),
                 },
             ],
+            tool_choice: Default::default(),
         }
+    }
+
+    #[test]
+    fn a_required_tool_call_is_tool_choice_any() {
+        let mut request = history();
+        let parallel = Options {
+            max_tokens: 1024,
+            thinking_budget: None,
+            cache: false,
+            parallel_tool_calls: true,
+        };
+        assert!(body(&request, &parallel).get("tool_choice").is_none());
+        request.tool_choice = ToolChoice::Required;
+        assert_eq!(
+            body(&request, &parallel)["tool_choice"],
+            json!({"type": "any"})
+        );
+        let serial = Options {
+            parallel_tool_calls: false,
+            ..parallel
+        };
+        assert_eq!(
+            body(&request, &serial)["tool_choice"],
+            json!({"type": "any", "disable_parallel_tool_use": true})
+        );
     }
 
     #[test]

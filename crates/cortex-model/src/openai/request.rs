@@ -1,6 +1,6 @@
 //! The Chat Completions request body.
 
-use crate::ModelRequest;
+use crate::{ModelRequest, ToolChoice};
 use cortex_protocol::{Message, Role, ToolSpec};
 use serde::Serialize;
 
@@ -14,6 +14,9 @@ struct Body<'a> {
     /// some compatible servers reject the field.
     #[serde(skip_serializing_if = "Option::is_none")]
     parallel_tool_calls: Option<bool>,
+    /// Sent only as `"required"`; the default is the server's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_choice: Option<&'static str>,
     stream: bool,
     stream_options: StreamOptions,
 }
@@ -83,6 +86,8 @@ pub(crate) fn build_body(
         messages,
         tools: request.tools.iter().map(wire_tool).collect(),
         parallel_tool_calls: (!parallel_tool_calls && !request.tools.is_empty()).then_some(false),
+        tool_choice: (request.tool_choice == ToolChoice::Required && !request.tools.is_empty())
+            .then_some("required"),
         stream: true,
         stream_options: StreamOptions {
             include_usage: true,
@@ -184,6 +189,7 @@ mod tests {
                 description: "Read a file".into(),
                 parameters: json!({"type": "object"}),
             }],
+            tool_choice: Default::default(),
         };
         assert_eq!(
             body(&request),
@@ -210,6 +216,27 @@ mod tests {
     }
 
     #[test]
+    fn a_required_tool_call_is_sent_only_with_tools() {
+        let spec = ToolSpec {
+            name: "read_file".into(),
+            description: "Read a file".into(),
+            parameters: json!({"type": "object"}),
+        };
+        let mut request = ModelRequest {
+            model: String::new(),
+            system: String::new(),
+            messages: vec![Message::user("check it")],
+            tools: vec![spec],
+            tool_choice: Default::default(),
+        };
+        assert!(body(&request).get("tool_choice").is_none());
+        request.tool_choice = ToolChoice::Required;
+        assert_eq!(body(&request)["tool_choice"], "required");
+        request.tools.clear();
+        assert!(body(&request).get("tool_choice").is_none());
+    }
+
+    #[test]
     fn omits_empty_tools_and_system_and_fills_empty_arguments() {
         let request = ModelRequest {
             model: String::new(),
@@ -223,6 +250,7 @@ mod tests {
                 }],
             )],
             tools: vec![],
+            tool_choice: Default::default(),
         };
         let value = body(&request);
         assert!(value.get("tools").is_none());

@@ -9,6 +9,7 @@ fn request(text: &str) -> ModelRequest {
         system: "sys".into(),
         messages: vec![Message::user(text)],
         tools: vec![],
+        tool_choice: Default::default(),
     }
 }
 

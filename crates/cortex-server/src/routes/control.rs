@@ -1,13 +1,12 @@
 //! Session controls between turns: `PUT …/mode`, `POST …/compact`.
 
-use crate::api::{SessionView, SetMode};
+use crate::api::{CompactAnswer, SessionView, SetMode};
 use crate::auth::Principal;
 use crate::error::{ApiError, ErrorBody};
 use crate::extract::{Json, Path};
 use crate::state::AppState;
 use axum::Router;
 use axum::extract::State;
-use axum::http::StatusCode;
 use axum::routing::{post, put};
 use cortex_protocol::SessionId;
 use std::sync::Arc;
@@ -40,21 +39,28 @@ pub(crate) async fn set_mode(
     Ok(axum::Json(state.view(record)))
 }
 
-/// Not implemented yet: history compaction does not exist in the harness.
+/// Compact the history now: the older part is replaced by a summary (written
+/// by the session's model) plus the keep-set, the last messages are kept.
+/// Answers when it is done; `compaction.*` events are on the timeline. On any
+/// failure the history is unchanged.
 #[utoipa::path(post, path = "/v1/sessions/{id}/compact",
     params(("id" = String, Path, description = "session id")),
-    responses((status = 501, body = ErrorBody, description = "compaction is not implemented yet"),
-        (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)),
+    responses((status = 200, body = CompactAnswer),
+        (status = 401, body = ErrorBody), (status = 404, body = ErrorBody),
+        (status = 409, body = ErrorBody,
+            description = "a turn or a compaction is running (`conflict`), or the history \
+                has nothing older than what a compaction keeps (`nothing_to_compact`)"),
+        (status = 422, body = ErrorBody, description = "the session's model cannot be built"),
+        (status = 502, body = ErrorBody,
+            description = "the summariser failed or returned nothing (`compaction_failed`); \
+                the history is unchanged")),
     security(("bearer" = [])))]
 pub(crate) async fn compact(
     State(state): State<Arc<AppState>>,
     principal: Principal,
     Path(id): Path<SessionId>,
-) -> Result<StatusCode, ApiError> {
-    state.check_owner(&principal, &id).await?;
-    Err(ApiError::new(
-        StatusCode::NOT_IMPLEMENTED,
-        "not_implemented",
-        "history compaction is not implemented yet; the session is unchanged",
-    ))
+) -> Result<axum::Json<CompactAnswer>, ApiError> {
+    let actor = state.owned_actor(&principal, &id).await?;
+    let report = actor.compact().await?;
+    Ok(axum::Json(report.into()))
 }

@@ -71,9 +71,13 @@ pub fn variant_index(kind: &EventKind) -> usize {
         EventKind::EnvOutput { .. } => 25,
         EventKind::ThinkingDelta { .. } => 26,
         EventKind::TurnContext { .. } => 27,
+        EventKind::CompactionStarted { .. } => 28,
+        EventKind::CompactionDone { .. } => 29,
+        EventKind::CompactionFailed { .. } => 30,
+        EventKind::TurnReminder { .. } => 31,
     }
 }
-pub const VARIANTS: usize = 28;
+pub const VARIANTS: usize = 32;
 
 /// Every variant, in an order the store accepts, with the turn each belongs to.
 pub fn every_kind() -> Vec<(Option<&'static str>, EventKind)> {
@@ -140,6 +144,12 @@ pub fn every_kind() -> Vec<(Option<&'static str>, EventKind)> {
             EventKind::TurnStarted {
                 message: "Fix the build — «unicode» \"quotes\"\nsecond line".into(),
                 mode: Mode::Plan,
+            },
+        ),
+        (
+            Some("t1"),
+            EventKind::TurnReminder {
+                text: "Check the answer with a tool.".into(),
             },
         ),
         (
@@ -259,6 +269,43 @@ pub fn every_kind() -> Vec<(Option<&'static str>, EventKind)> {
                 cache_read_tokens: 900_000,
                 cache_write_tokens: 1_000,
                 cost_usd: Some(0.0123),
+            },
+        ),
+        (
+            Some("t1"),
+            EventKind::CompactionStarted {
+                trigger: cortex_protocol::CompactionTrigger::Threshold,
+                tokens_before: 160_000,
+                context_window: Some(200_000),
+                messages: 40,
+            },
+        ),
+        (
+            Some("t1"),
+            EventKind::CompactionFailed {
+                trigger: cortex_protocol::CompactionTrigger::Threshold,
+                error: "the summariser (scripted) returned no text".into(),
+            },
+        ),
+        (
+            None,
+            EventKind::CompactionDone {
+                trigger: cortex_protocol::CompactionTrigger::Explicit,
+                tokens_before: 160_000,
+                tokens_after: 20_000,
+                messages_before: 40,
+                messages_after: 5,
+                summarised: 36,
+                kept: cortex_protocol::CompactionKept {
+                    task: true,
+                    todos: 2,
+                    plan_version: Some(1),
+                    open_files: vec!["src/main.rs".into()],
+                    diffs: vec!["src/lib.rs".into()],
+                    recent_messages: 4,
+                },
+                summary: "## Done\n- read «main.rs»".into(),
+                context: "[Compacted history] …".into(),
             },
         ),
         (

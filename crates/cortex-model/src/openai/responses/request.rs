@@ -1,7 +1,7 @@
 //! The Responses API request body.
 
 use super::PROVIDER;
-use crate::ModelRequest;
+use crate::{ModelRequest, ToolChoice};
 use cortex_protocol::{Message, Role, ToolSpec};
 use serde_json::{Map, Value, json};
 
@@ -28,6 +28,9 @@ pub(crate) fn build_body(
         );
         if !parallel_tool_calls {
             body.insert("parallel_tool_calls".into(), false.into());
+        }
+        if request.tool_choice == ToolChoice::Required {
+            body.insert("tool_choice".into(), "required".into());
         }
     }
     body.insert("stream".into(), true.into());
@@ -146,6 +149,7 @@ mod tests {
                 description: "Read".into(),
                 parameters: json!({"type": "object"}),
             }],
+            tool_choice: Default::default(),
         };
         let serial = build_body("o4-mini", &request, false).expect("serialises");
         let serial: Value = serde_json::from_slice(&serial).expect("json");

@@ -1,0 +1,51 @@
+//! Asking a model to check an answer it gave without looking.
+//!
+//! Small local models answer "What does greet() return?" from a guess
+//! without reading the file (docs/BENCHMARKS.md, the task set). When the
+//! model's info says so (`verify_answers`: on for the embedded model, off for
+//! hosted ones unless configured), the first answer of a turn that used no
+//! tool is met with one reminder to check it, and the next reply must call a
+//! tool. Once per turn, so a turn still ends when the model stops calling
+//! tools.
+
+use crate::{CoreError, Session};
+use cortex_model::ToolChoice;
+use cortex_protocol::{EventKind, Message, Role, TurnId};
+
+pub(crate) const VERIFY_ANSWER: &str = "You answered without using any tool. Check the answer \
+against the repository first: call a tool (read_file, grep, glob, or bash to run tests) on the \
+files involved, then give the final answer.";
+
+/// The round after the reminder must call a tool: asked in words, small
+/// models repeat their guess (the task set, docs/BENCHMARKS.md); made to
+/// call one, they read the file in question. Derived from the history, so a
+/// resumed session asks the same.
+pub(crate) fn tool_choice(history: &[Message]) -> ToolChoice {
+    match history.last() {
+        Some(last) if last.role == Role::User && last.content == VERIFY_ANSWER => {
+            ToolChoice::Required
+        }
+        _ => ToolChoice::Auto,
+    }
+}
+
+impl Session {
+    /// Whether this turn's first tool-less answer gets the reminder.
+    pub(crate) fn verifies_answers(&self) -> bool {
+        !self.mode.tools().is_empty() && self.model.info().is_some_and(|i| i.verify_answers)
+    }
+
+    /// Records the harness's message to the model and adds it to the history.
+    pub(crate) async fn remind(&mut self, turn: &TurnId, text: &str) -> Result<(), CoreError> {
+        self.timeline
+            .emit(
+                Some(turn),
+                EventKind::TurnReminder {
+                    text: text.to_owned(),
+                },
+            )
+            .await?;
+        self.history.push(Message::user(text));
+        Ok(())
+    }
+}

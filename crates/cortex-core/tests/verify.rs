@@ -1,0 +1,136 @@
+//! A model whose info asks for it gets one reminder to check an answer it
+//! gave without using any tool; other models do not.
+
+mod common;
+
+use common::*;
+use cortex_core::{Rebuilt, Session, TurnOutcome};
+use cortex_model::meter::{Meter, Metered};
+use cortex_model::scripted::ScriptedProvider;
+use cortex_model::{ModelInfo, ToolChoice};
+use cortex_protocol::{EventKind, Mode, Role, StopRule};
+use cortex_store::{SqliteStore, Store};
+use serde_json::json;
+use std::sync::Arc;
+use tokio_util::sync::CancellationToken;
+
+fn info(verify_answers: bool) -> ModelInfo {
+    ModelInfo {
+        context_window: 32_768,
+        max_output_tokens: 1024,
+        parallel_tool_calls: true,
+        prices: None,
+        verify_answers,
+    }
+}
+
+struct Ran {
+    session: Session,
+    model: Arc<ScriptedProvider>,
+    store: Arc<dyn Store>,
+    outcome: TurnOutcome,
+    _repo: tempfile::TempDir,
+}
+
+async fn run(verify_answers: bool, script: serde_json::Value) -> Ran {
+    let repo = tempfile::tempdir().expect("tempdir");
+    write(
+        repo.path(),
+        "app.py",
+        "def greet():\n    return 'Hello, Cortex'\n",
+    );
+    let store: Arc<dyn Store> = Arc::new(SqliteStore::in_memory().expect("store"));
+    let scripted = Arc::new(ScriptedProvider::from_json(&script.to_string()).expect("script"));
+    let mut config = config(
+        repo.path(),
+        store.clone(),
+        scripted.clone(),
+        Mode::Agent,
+        StopRule::Code,
+    );
+    config.model = Arc::new(Metered::new(
+        scripted.clone(),
+        Some(info(verify_answers)),
+        Meter::default(),
+    ));
+    let mut session = Session::create(config).await.expect("session");
+    let outcome = session
+        .run_turn("What does greet() return?", CancellationToken::new())
+        .await
+        .expect("turn");
+    Ran {
+        session,
+        model: scripted,
+        store,
+        outcome,
+        _repo: repo,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_without_tools_is_checked_once() {
+    let script = json!({"responses": [
+        {"text": "Hello, world!"},
+        {"tool_calls": [{"name": "read_file", "arguments": {"path": "app.py"}}]},
+        {"text": "Hello, Cortex"},
+    ]});
+    let Ran {
+        session,
+        model,
+        store,
+        outcome,
+        ..
+    } = run(true, script).await;
+    assert_eq!(outcome, TurnOutcome::Completed { rounds: 3 });
+    let requests = model.requests();
+    let second: Vec<Role> = requests[1].messages.iter().map(|m| m.role).collect();
+    assert_eq!(second, [Role::User, Role::Assistant, Role::User]);
+    assert!(
+        requests[1].messages[2]
+            .content
+            .contains("without using any tool")
+    );
+    // Asked in words alone, small models repeat the guess: the reply after
+    // the reminder must call a tool; the one after that is free again.
+    let choices: Vec<ToolChoice> = requests.iter().map(|r| r.tool_choice).collect();
+    assert_eq!(
+        choices,
+        [ToolChoice::Auto, ToolChoice::Required, ToolChoice::Auto]
+    );
+    let events = store.events(session.id(), 0).await.expect("events");
+    let reminders = events
+        .iter()
+        .filter(|e| matches!(e.kind, EventKind::TurnReminder { .. }))
+        .count();
+    assert_eq!(reminders, 1);
+    // The stored timeline rebuilds the history the model saw next.
+    let rebuilt = Rebuilt::from_events(&events);
+    assert_eq!(rebuilt.messages[..3], requests[1].messages[..]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_answer_without_tools_ends_the_turn() {
+    let script = json!({"responses": [
+        {"text": "Hi."},
+        {"text": "Hi, no tool needed."},
+    ]});
+    let Ran { model, outcome, .. } = run(true, script).await;
+    assert_eq!(outcome, TurnOutcome::Completed { rounds: 2 });
+    assert_eq!(model.requests().len(), 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_reminder_after_a_tool_call_or_for_other_models() {
+    let script = json!({"responses": [
+        {"tool_calls": [{"name": "read_file", "arguments": {"path": "app.py"}}]},
+        {"text": "Hello, Cortex"},
+    ]});
+    let Ran { model, outcome, .. } = run(true, script).await;
+    assert_eq!(outcome, TurnOutcome::Completed { rounds: 2 });
+    assert_eq!(model.requests().len(), 2);
+
+    let script = json!({"responses": [{"text": "Hello, world!"}]});
+    let Ran { model, outcome, .. } = run(false, script).await;
+    assert_eq!(outcome, TurnOutcome::Completed { rounds: 1 });
+    assert_eq!(model.requests().len(), 1);
+}
