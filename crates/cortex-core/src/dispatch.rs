@@ -8,6 +8,7 @@
 //! alone, in the order the model asked. Stop kills what runs in the guest and
 //! answers every unfinished call "stopped by user".
 
+use crate::stop_rule::CallCheck;
 use crate::{CoreError, Session, StopRuleState};
 use cortex_protocol::{
     CallId, EventKind, GuestReply, ToolArgs, ToolCallRequest, ToolName, ToolStatus, TurnId,
@@ -250,11 +251,18 @@ impl Session {
                 return Ok(Gated::Answered);
             }
         };
-        if let Some(reason) = stop_rule.check_call(&call.name, &call.arguments) {
-            self.refuse(turn, call, reason.clone(), slot).await?;
-            return Ok(Gated::StopRule(reason));
+        let idempotent = tool.is_read_only() || tool == ToolName::EditFile;
+        match stop_rule.check_call(&call.name, &call.arguments, idempotent) {
+            CallCheck::Run => Ok(Gated::Run(args)),
+            CallCheck::Refuse(reason) => {
+                self.refuse(turn, call, reason, slot).await?;
+                Ok(Gated::Answered)
+            }
+            CallCheck::Stop(reason) => {
+                self.refuse(turn, call, reason.clone(), slot).await?;
+                Ok(Gated::StopRule(reason))
+            }
         }
-        Ok(Gated::Run(args))
     }
 
     /// A gate's refusal: `tool.refused`, then the result the model reads.

@@ -7,6 +7,21 @@ use std::time::{Duration, Instant};
 const CHAT_MAX_TOOL_ROUNDS: u32 = 8;
 const BOT_DEADLINE: Duration = Duration::from_secs(15 * 60);
 const BOT_MAX_IDENTICAL_CALLS: usize = 6;
+/// Under every rule: the same call to a tool whose result cannot change
+/// (nothing ran in between) is refused from this repetition on. Small models
+/// otherwise loop on one `read_file` until Stop (the task set,
+/// docs/BENCHMARKS.md).
+const MAX_IDENTICAL_IDEMPOTENT_CALLS: usize = 3;
+
+/// The stop-rule gate's verdict on one call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CallCheck {
+    Run,
+    /// Answer this call with the reason; the turn goes on.
+    Refuse(String),
+    /// Answer this call with the reason and end the turn.
+    Stop(String),
+}
 
 /// Per-turn state of the session's stop rule.
 #[derive(Debug)]
@@ -50,11 +65,9 @@ impl StopRuleState {
         }
     }
 
-    /// The stop-rule gate for one call. Returns why it is refused.
-    pub fn check_call(&mut self, name: &str, arguments: &str) -> Option<String> {
-        if self.rule != StopRule::Bot {
-            return None;
-        }
+    /// The gate for one call. `idempotent`: the call gives the same result
+    /// when repeated right away (reads, searches, an edit).
+    pub fn check_call(&mut self, name: &str, arguments: &str, idempotent: bool) -> CallCheck {
         let call = (name.to_owned(), arguments.trim().to_owned());
         if self.last_call.as_ref() == Some(&call) {
             self.repeats += 1;
@@ -62,11 +75,19 @@ impl StopRuleState {
             self.last_call = Some(call);
             self.repeats = 1;
         }
-        (self.repeats >= BOT_MAX_IDENTICAL_CALLS).then(|| {
-            format!(
+        if self.rule == StopRule::Bot && self.repeats >= BOT_MAX_IDENTICAL_CALLS {
+            return CallCheck::Stop(format!(
                 "stop rule `bot`: {BOT_MAX_IDENTICAL_CALLS} identical consecutive calls to {name}"
-            )
-        })
+            ));
+        }
+        if idempotent && self.repeats >= MAX_IDENTICAL_IDEMPOTENT_CALLS {
+            return CallCheck::Refuse(format!(
+                "not run: this is the same {name} call as the previous {} and its result \
+                 (above) cannot have changed; use that result to answer, or do something else",
+                self.repeats - 1
+            ));
+        }
+        CallCheck::Run
     }
 }
 
@@ -79,7 +100,24 @@ mod tests {
         let mut s = StopRuleState::new(StopRule::Code);
         for _ in 0..100 {
             assert_eq!(s.on_tool_round(), None);
-            assert_eq!(s.check_call("bash", "{}"), None);
+            assert_eq!(s.check_call("bash", "{}", false), CallCheck::Run);
+        }
+    }
+
+    #[test]
+    fn a_third_identical_read_is_refused_under_every_rule() {
+        for rule in [StopRule::Code, StopRule::Chat, StopRule::Bot] {
+            let mut s = StopRuleState::new(rule);
+            let read = r#"{"path":"a.py"}"#;
+            assert_eq!(s.check_call("read_file", read, true), CallCheck::Run);
+            assert_eq!(s.check_call("read_file", read, true), CallCheck::Run);
+            assert!(matches!(
+                s.check_call("read_file", read, true),
+                CallCheck::Refuse(_)
+            ));
+            // Something else in between starts the count again.
+            assert_eq!(s.check_call("bash", "{}", false), CallCheck::Run);
+            assert_eq!(s.check_call("read_file", read, true), CallCheck::Run);
         }
     }
 
@@ -96,12 +134,19 @@ mod tests {
     fn bot_stops_on_six_identical_calls_or_deadline() {
         let mut s = StopRuleState::new(StopRule::Bot);
         for _ in 0..5 {
-            assert_eq!(s.check_call("grep", r#"{"pattern":"x"}"#), None);
+            assert_eq!(
+                s.check_call("bash", r#"{"command":"x"}"#, false),
+                CallCheck::Run
+            );
         }
-        assert!(s.check_call("grep", r#"{"pattern":"x"}"#).is_some());
+        assert!(matches!(
+            s.check_call("bash", r#"{"command":"x"}"#, false),
+            CallCheck::Stop(_)
+        ));
         let mut s = StopRuleState::new(StopRule::Bot);
         for i in 0..20 {
-            assert_eq!(s.check_call("grep", &format!("{{\"n\":{}}}", i % 2)), None);
+            let arguments = format!("{{\"n\":{}}}", i % 2);
+            assert_eq!(s.check_call("grep", &arguments, true), CallCheck::Run);
         }
         let long_ago = Instant::now().checked_sub(BOT_DEADLINE + Duration::from_secs(1));
         if let Some(start) = long_ago {

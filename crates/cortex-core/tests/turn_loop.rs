@@ -413,3 +413,21 @@ async fn a_resumed_session_has_the_same_history_todos_and_mode() {
     assert_eq!(again.todos(), h.session.todos());
     assert_eq!(again.mode(), Mode::Ask);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_third_identical_read_in_a_row_is_refused_and_the_turn_goes_on() {
+    let read = || json!({"tool_calls": [{"name": "read_file", "arguments": {"path": "calc.py"}}]});
+    let script = json!({"responses": [read(), read(), read(), {"text": "add subtracts"}]});
+    let mut h = harness(&[("calc.py", CALC)], Mode::Ask, script).await;
+    let outcome = h
+        .session
+        .run_turn("what does add do?", CancellationToken::new())
+        .await
+        .expect("turn");
+    assert_eq!(outcome, TurnOutcome::Completed { rounds: 4 });
+    let statuses: Vec<ToolStatus> = h.results().await.into_iter().map(|r| r.1).collect();
+    assert_eq!(
+        statuses,
+        [ToolStatus::Ok, ToolStatus::Ok, ToolStatus::Refused]
+    );
+}

@@ -109,11 +109,6 @@ impl Workspace {
                     .to_owned(),
             ));
         }
-        if args.old_string == args.new_string {
-            return Err(ToolError::Invalid(
-                "old_string and new_string are identical; nothing would change".to_owned(),
-            ));
-        }
         match std::fs::metadata(&path) {
             Ok(meta) if meta.is_dir() => {
                 return Err(ToolError::Invalid(format!(
@@ -135,6 +130,13 @@ impl Workspace {
                 "old_string not found in {shown}; copy the text exactly (whitespace and indentation included).{}",
                 crate::near_miss::where_it_may_be(&old, &args.old_string)
             )));
+        }
+        // After the match check: an identical pair the file does not even
+        // contain needs the file's text more than this message.
+        if args.old_string == args.new_string {
+            return Err(ToolError::Invalid(
+                "old_string and new_string are identical; nothing would change".to_owned(),
+            ));
         }
         if matches > 1 && !replace_all {
             return Err(ToolError::Invalid(format!(
