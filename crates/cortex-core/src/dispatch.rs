@@ -68,7 +68,10 @@ enum Gated {
 
 /// How a round's dispatch ended.
 pub(crate) enum DispatchEnd {
-    Continue,
+    /// `any_ok`: at least one call of the round succeeded.
+    Continue {
+        any_ok: bool,
+    },
     Stopped,
     StopRule(String),
 }
@@ -180,6 +183,7 @@ impl Session {
             }
         }
 
+        let any_ok = answers.iter().flatten().any(|a| a.status == ToolStatus::Ok);
         for (call, answer) in calls.iter().zip(answers) {
             let output = answer
                 .map(|a| a.output)
@@ -192,7 +196,7 @@ impl Session {
         } else if stopped {
             DispatchEnd::Stopped
         } else {
-            DispatchEnd::Continue
+            DispatchEnd::Continue { any_ok }
         })
     }
 

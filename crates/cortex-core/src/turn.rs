@@ -118,13 +118,13 @@ impl Session {
                 }
                 return Ok(TurnOutcome::Completed { rounds: round });
             }
-            // An answer after a tool call was grounded in something.
-            verify = false;
             match self
                 .dispatch(turn, &assembled.tool_calls, &mut stop_rule, cancel)
                 .await?
             {
-                DispatchEnd::Continue => {}
+                // An answer after a successful call is grounded in something;
+                // after failed ones only, it still is a guess.
+                DispatchEnd::Continue { any_ok } => verify &= !any_ok,
                 DispatchEnd::Stopped => return Ok(stopped()),
                 DispatchEnd::StopRule(reason) => return Ok(TurnOutcome::Stopped { reason }),
             }

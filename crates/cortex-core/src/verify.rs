@@ -1,20 +1,22 @@
 //! Asking a model to check an answer it gave without looking.
 //!
 //! Small local models answer "What does greet() return?" from a guess
-//! without reading the file (docs/BENCHMARKS.md, the task set). When the
+//! without reading the file, or, after a failed edit, describe the fix in
+//! prose instead of making it (docs/BENCHMARKS.md, the task set). When the
 //! model's info says so (`verify_answers`: on for the embedded model, off for
-//! hosted ones unless configured), the first answer of a turn that used no
-//! tool is met with one reminder to check it, and the next reply must call a
-//! tool. Once per turn, so a turn still ends when the model stops calling
-//! tools.
+//! hosted ones unless configured), the first answer of a turn in which no
+//! tool call succeeded is met with one reminder to check it, and the next
+//! reply must call a tool. Once per turn, so a turn still ends when the model
+//! stops calling tools.
 
 use crate::{CoreError, Session};
 use cortex_model::ToolChoice;
 use cortex_protocol::{EventKind, Message, Role, TurnId};
 
-pub(crate) const VERIFY_ANSWER: &str = "You answered without using any tool. Check the answer \
-against the repository first: call a tool (read_file, grep, glob, or bash to run tests) on the \
-files involved, then give the final answer.";
+pub(crate) const VERIFY_ANSWER: &str = "Your answer is not based on any successful tool call \
+in this turn. Check it against the repository first: call a tool now (read_file, grep or glob to \
+look; edit_file or write_file to make a change you described; bash to run the tests), then give \
+the final answer.";
 
 /// The round after the reminder must call a tool: asked in words, small
 /// models repeat their guess (the task set, docs/BENCHMARKS.md); made to

@@ -1,5 +1,5 @@
 //! A model whose info asks for it gets one reminder to check an answer it
-//! gave without using any tool; other models do not.
+//! gave without any successful tool call; other models do not.
 
 mod common;
 
@@ -88,7 +88,7 @@ async fn an_answer_without_tools_is_checked_once() {
     assert!(
         requests[1].messages[2]
             .content
-            .contains("without using any tool")
+            .contains("not based on any successful tool call")
     );
     // Asked in words alone, small models repeat the guess: the reply after
     // the reminder must call a tool; the one after that is free again.
@@ -120,7 +120,7 @@ async fn a_second_answer_without_tools_ends_the_turn() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn no_reminder_after_a_tool_call_or_for_other_models() {
+async fn no_reminder_after_a_successful_call_or_for_other_models() {
     let script = json!({"responses": [
         {"tool_calls": [{"name": "read_file", "arguments": {"path": "app.py"}}]},
         {"text": "Hello, Cortex"},
@@ -133,4 +133,38 @@ async fn no_reminder_after_a_tool_call_or_for_other_models() {
     let Ran { model, outcome, .. } = run(false, script).await;
     assert_eq!(outcome, TurnOutcome::Completed { rounds: 1 });
     assert_eq!(model.requests().len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_after_failed_calls_only_is_checked_too() {
+    let script = json!({"responses": [
+        {"tool_calls": [{"name": "edit_file", "arguments": {"path": "app.py", "old_string": "nope", "new_string": "x"}}]},
+        {"text": "Change the return value to 'Hi'."},
+        {"tool_calls": [{"name": "edit_file", "arguments": {"path": "app.py", "old_string": "Hello, Cortex", "new_string": "Hi"}}]},
+        {"text": "Done."},
+    ]});
+    let Ran {
+        model,
+        store,
+        session,
+        outcome,
+        ..
+    } = run(true, script).await;
+    assert_eq!(outcome, TurnOutcome::Completed { rounds: 4 });
+    let choices: Vec<ToolChoice> = model.requests().iter().map(|r| r.tool_choice).collect();
+    assert_eq!(
+        choices,
+        [
+            ToolChoice::Auto,
+            ToolChoice::Auto,
+            ToolChoice::Required,
+            ToolChoice::Auto
+        ]
+    );
+    let events = store.events(session.id(), 0).await.expect("events");
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e.kind, EventKind::TurnReminder { .. }))
+    );
 }

@@ -211,14 +211,7 @@ async fn a_second_turn_while_one_runs_is_a_conflict_and_stop_ends_it() {
         .await;
     assert_eq!(status, 409, "{body}");
 
-    let (status, stopped) = server
-        .send(
-            Method::POST,
-            &format!("/v1/sessions/{id}/stop"),
-            Some(ALICE),
-            None,
-        )
-        .await;
+    let (status, stopped) = server.stop(&id, ALICE).await;
     assert_eq!(status, 202, "{stopped}");
     assert_eq!(stopped["turn_id"], first["turn_id"]);
     let messages = sse.until_turn_end().await;
@@ -245,14 +238,7 @@ async fn a_second_turn_while_one_runs_is_a_conflict_and_stop_ends_it() {
         messages.last().expect("end").event.kind,
         EventKind::TurnCompleted { .. }
     ));
-    let (status, body) = server
-        .send(
-            Method::POST,
-            &format!("/v1/sessions/{id}/stop"),
-            Some(ALICE),
-            None,
-        )
-        .await;
+    let (status, body) = server.stop(&id, ALICE).await;
     assert_eq!(status, 409, "nothing to stop: {body}");
 
     let (status, body) = server
@@ -362,14 +348,7 @@ async fn another_principal_sees_nothing() {
         )
         .await;
     assert_eq!(status, 404);
-    let (status, _) = server
-        .send(
-            Method::POST,
-            &format!("/v1/sessions/{id}/stop"),
-            Some(BOB),
-            None,
-        )
-        .await;
+    let (status, _) = server.stop(&id, BOB).await;
     assert_eq!(status, 404);
     let (status, _) = server
         .send(

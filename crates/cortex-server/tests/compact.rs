@@ -97,14 +97,7 @@ async fn compact_answers_with_figures_and_records_the_compaction() {
         .await;
     assert_eq!(status, 409, "{body}");
     assert_eq!(body["error"]["code"], "conflict");
-    let (status, _) = server
-        .send(
-            Method::POST,
-            &format!("/v1/sessions/{id}/stop"),
-            Some(ALICE),
-            None,
-        )
-        .await;
+    let (status, _) = server.stop(&id, ALICE).await;
     assert_eq!(status, 202);
     sse.until_turn_end().await;
 }

@@ -166,6 +166,17 @@ impl Server {
         .await
     }
 
+    /// `POST …/stop` as `token`.
+    pub async fn stop(&self, id: &str, token: &str) -> (u16, serde_json::Value) {
+        self.send(
+            reqwest::Method::POST,
+            &format!("/v1/sessions/{id}/stop"),
+            Some(token),
+            None,
+        )
+        .await
+    }
+
     /// Open the event stream.
     pub async fn events(&self, id: &str, token: &str, last_event_id: Option<u64>) -> Sse {
         let mut request = self
