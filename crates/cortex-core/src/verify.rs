@@ -14,9 +14,9 @@ use cortex_model::ToolChoice;
 use cortex_protocol::{EventKind, Message, Role, TurnId};
 
 pub(crate) const VERIFY_ANSWER: &str = "Your answer is not based on any successful tool call \
-in this turn. Check it against the repository first: call a tool now (read_file, grep or glob to \
-look; edit_file or write_file to make a change you described; bash to run the tests), then give \
-the final answer.";
+in this turn. Check it against the repository first: call a tool now (read_file to read the \
+file in question, edit_file or write_file to make a change you described, bash to run the \
+tests), then give the final answer.";
 
 /// The round after the reminder must call a tool: asked in words, small
 /// models repeat their guess (the task set, docs/BENCHMARKS.md); made to
