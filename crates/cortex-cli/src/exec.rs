@@ -156,19 +156,32 @@ fn api_error(e: ClientError) -> anyhow::Error {
     }
 }
 
-/// First Ctrl-C stops the turn cleanly; a second exits at once.
+/// First Ctrl-C stops the turn cleanly; a second exits at once. A SIGINT
+/// within [`SAME_INTERRUPT`] of the first is that one delivered again: GNU
+/// `timeout` signals the command and then its whole process group.
 async fn watch_interrupts(client: Client, id: SessionId) {
     if tokio::signal::ctrl_c().await.is_err() {
         return;
     }
+    let first = std::time::Instant::now();
     eprintln!("\nstopping… (Ctrl-C again to quit now)");
-    if let Err(e) = client.stop(&id).await {
-        tracing::warn!("stop: {e}");
-    }
-    if tokio::signal::ctrl_c().await.is_ok() {
-        std::process::exit(130);
+    // Listening again at once, not after the stop request: a Ctrl-C while
+    // it is under way still quits.
+    tokio::spawn(async move {
+        if let Err(e) = client.stop(&id).await {
+            tracing::warn!("stop: {e}");
+        }
+    });
+    while tokio::signal::ctrl_c().await.is_ok() {
+        if first.elapsed() >= SAME_INTERRUPT {
+            std::process::exit(130);
+        }
     }
 }
+
+/// Far shorter than two presses of a key, far longer than two signals sent
+/// back to back.
+const SAME_INTERRUPT: std::time::Duration = std::time::Duration::from_millis(100);
 
 /// Print events after `after` until the end of `turn`; returns that end.
 /// Events of earlier turns (a resumed session's interrupted turn being

@@ -202,7 +202,10 @@ fn ctrl_c_stops_the_turn_and_kills_the_command_tree() {
     };
     let (main, bg) = (pid("main="), pid("bg="));
     assert!(pid_alive(main) && pid_alive(bg));
+    // Twice back to back, as GNU `timeout` does (the command, then its
+    // process group): one interrupt, so the turn still stops cleanly.
     unsafe {
+        libc::kill(child.id() as i32, libc::SIGINT);
         libc::kill(child.id() as i32, libc::SIGINT);
     }
     let status = child.wait().expect("wait");

@@ -1,22 +1,36 @@
 //! Benchmark: N concurrent sessions, each one scripted 5-tool turn against
-//! the in-process guest, run (a) directly through `cortex_core::Session` and
-//! (b) through the session API on an in-process Unix socket (server +
+//! the local guest, run (a) directly through `cortex_core::Session`, with a
+//! task following the session's events as a renderer would, and (b) through
+//! the session API on an in-process Unix socket (server +
 //! client + SSE). Prints sessions per second for both, their ratio in wall
-//! time and in CPU time (the process's user + system time, which other
-//! processes on a shared machine disturb far less), the CPU time per
-//! session, and p50/p99 of the time from a tool result being stored (its
-//! `ts`) to its event reaching the SSE subscriber.
+//! time and in CPU time (user + system time of the process and its ended
+//! guests, which other processes on a shared machine disturb far less), the
+//! CPU time per session, and p50/p99 of the time from a tool result being
+//! stored (its `ts`) to its event reaching the SSE subscriber.
+//!
+//! `--guest local` (the default) is the product's default guest: the
+//! `cortex-guest` agent in the local sandbox, one process per session,
+//! found beside this example's folder (`--guest-bin PATH` otherwise).
+//! `--guest in-process` serves the tools from a task of this process: no
+//! guest process at all, so the harness alone, and the API's share looks
+//! as large as it can.
 //!
 //! Each N runs `--rounds R` times (default 5), direct and API alternating;
 //! the figures are medians over the rounds (latencies: over all events).
+//! `--only api|direct` profiles one path (CPU per session only);
+//! `--only requests|connections`: CPU per `GET /v1/sessions/{id}` on a
+//! reused or a new connection.
 //!
-//! `cargo run --release -p cortex-client --example bench_api -- 10 100 500`
+//! ```sh
+//! cargo build --release -p cortex-guest
+//! cargo run --release -p cortex-client --example bench_api -- 10 100 500 [--guest in-process]
+//! ```
 
 use cortex_client::{Client, Endpoint};
 use cortex_core::{Session, SessionConfig};
 use cortex_model::scripted::ScriptedProvider;
 use cortex_protocol::{EventKind, SessionId};
-use cortex_runtime::InProcessProvider;
+use cortex_runtime::{GuestProvider, InProcessProvider, SandboxProvider};
 use cortex_server::{AppState, ModelChoice, Providers, ServerConfig, Tokens};
 use cortex_store::{SqliteStore, Store};
 use std::sync::Arc;
@@ -35,10 +49,26 @@ fn script() -> String {
     .to_string()
 }
 
+/// The guest agent binary for the local sandbox guest and the folder for
+/// the guests' homes, or none for the in-process guest.
+static GUEST: std::sync::OnceLock<Option<(std::path::PathBuf, std::path::PathBuf)>> =
+    std::sync::OnceLock::new();
+
+fn guests() -> Arc<dyn GuestProvider> {
+    match GUEST.get().and_then(Option::as_ref) {
+        Some((program, homes)) => Arc::new(SandboxProvider::new(
+            program.clone(),
+            Vec::new(),
+            homes.clone(),
+        )),
+        None => Arc::new(InProcessProvider),
+    }
+}
+
 fn providers() -> Providers {
     Providers {
         model: Arc::new(ScriptedProvider::from_json(&script()).expect("script")),
-        guests: Arc::new(InProcessProvider),
+        guests: guests(),
         guest_env: vec![("PATH".into(), std::env::var("PATH").unwrap_or_default())],
     }
 }
@@ -96,14 +126,38 @@ async fn direct(n: usize, repo: &std::path::Path) -> (Duration, Duration) {
             })
             .await
             .expect("session");
+            // A library client follows the turn's events as the API's does
+            // (a renderer): the same events, handed over in the process.
+            let mut events = session.subscribe();
+            let follower = tokio::spawn(async move {
+                let mut latencies = Vec::new();
+                loop {
+                    match events.recv().await {
+                        Ok(event) => {
+                            if let EventKind::ToolResult { .. } = event.kind
+                                && let Some(stored) = ts_millis(&event.ts)
+                            {
+                                latencies.push(now_millis() - stored);
+                            }
+                            if event.kind.ends_turn() {
+                                break;
+                            }
+                        }
+                        Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
+                        Err(tokio::sync::broadcast::error::RecvError::Closed) => break,
+                    }
+                }
+                latencies
+            });
             let outcome = session
                 .run_turn("read", Default::default())
                 .await
                 .expect("turn");
-            assert!(matches!(
-                outcome,
-                cortex_core::TurnOutcome::Completed { .. }
-            ));
+            assert!(
+                matches!(outcome, cortex_core::TurnOutcome::Completed { .. }),
+                "{outcome:?}"
+            );
+            follower.await.expect("follower");
             session.close().await;
         }));
     }
@@ -173,6 +227,60 @@ async fn api(
     (elapsed, cpu, latencies)
 }
 
+/// CPU time of `n` × 10 `GET /v1/sessions/{id}` from `n` tasks, per ten
+/// requests; `fresh`: each on a new connection.
+async fn requests(
+    n: usize,
+    repo: &std::path::Path,
+    socket: &std::path::Path,
+    fresh: bool,
+) -> Duration {
+    let store: Arc<dyn Store> = Arc::new(SqliteStore::in_memory().expect("store"));
+    let factory = |_: ModelChoice<'_>| Ok(providers());
+    let state = AppState::new(
+        store,
+        Tokens::new().with(TOKEN, "bench"),
+        Arc::new(factory),
+        ServerConfig::default(),
+    );
+    let _ = std::fs::remove_file(socket);
+    let listener = tokio::net::UnixListener::bind(socket).expect("bind");
+    let server = tokio::spawn(cortex_server::serve_unix(
+        listener,
+        state.clone(),
+        std::future::pending(),
+    ));
+    let client = Client::new(Endpoint::Unix(socket.to_path_buf()), TOKEN);
+    let view = client
+        .create_session(
+            serde_json::json!({"repository": repo.display().to_string(), "mode": "ask"}),
+        )
+        .await
+        .expect("create");
+    let cpu = cpu_time();
+    let mut tasks = Vec::new();
+    for _ in 0..n {
+        let (client, id) = (client.clone(), view.id.clone());
+        let socket = socket.to_path_buf();
+        tasks.push(tokio::spawn(async move {
+            for _ in 0..10 {
+                if fresh {
+                    let client = Client::new(Endpoint::Unix(socket.clone()), TOKEN);
+                    client.session(&id).await.expect("show");
+                } else {
+                    client.session(&id).await.expect("show");
+                }
+            }
+        }));
+    }
+    for t in tasks {
+        t.await.expect("task");
+    }
+    let cpu = cpu_time().saturating_sub(cpu) / 10;
+    server.abort();
+    cpu
+}
+
 fn percentile(sorted: &[f64], p: f64) -> f64 {
     if sorted.is_empty() {
         return f64::NAN;
@@ -186,24 +294,38 @@ fn median(mut values: Vec<f64>) -> f64 {
     percentile(&values, 0.5)
 }
 
-/// User + system CPU time of the whole process so far.
+/// User + system CPU time of the process and its ended guests so far.
 fn cpu_time() -> Duration {
-    // SAFETY: `getrusage` only writes the struct it is given.
-    let usage = unsafe {
-        let mut usage: libc::rusage = std::mem::zeroed();
-        libc::getrusage(libc::RUSAGE_SELF, &mut usage);
-        usage
+    let micros = |who| {
+        // SAFETY: `getrusage` only writes the struct it is given.
+        let usage = unsafe {
+            let mut usage: libc::rusage = std::mem::zeroed();
+            libc::getrusage(who, &mut usage);
+            usage
+        };
+        let micros = |t: libc::timeval| t.tv_sec as u64 * 1_000_000 + t.tv_usec as u64;
+        micros(usage.ru_utime) + micros(usage.ru_stime)
     };
-    let micros = |t: libc::timeval| t.tv_sec as u64 * 1_000_000 + t.tv_usec as u64;
-    Duration::from_micros(micros(usage.ru_utime) + micros(usage.ru_stime))
+    Duration::from_micros(micros(libc::RUSAGE_SELF) + micros(libc::RUSAGE_CHILDREN))
 }
 
 fn main() {
     let mut args = std::env::args().skip(1);
     let mut ns = Vec::new();
     let mut rounds = 5;
+    let mut only = None;
+    let mut guest = String::from("local");
+    let mut guest_bin = std::env::current_exe()
+        .ok()
+        .and_then(|exe| Some(exe.parent()?.parent()?.join("cortex-guest")));
     while let Some(arg) = args.next() {
-        if arg == "--rounds" {
+        if arg == "--guest" {
+            guest = args.next().unwrap_or_default();
+        } else if arg == "--guest-bin" {
+            guest_bin = args.next().map(std::path::PathBuf::from);
+        } else if arg == "--only" {
+            only = args.next();
+        } else if arg == "--rounds" {
             rounds = args.next().and_then(|r| r.parse().ok()).unwrap_or(rounds);
         } else if let Ok(n) = arg.parse() {
             ns.push(n);
@@ -222,6 +344,26 @@ fn main() {
         std::fs::write(repo.path().join(format!("f{i}.txt")), "x\n".repeat(50)).expect("file");
     }
     let socket = repo.path().join("bench.sock");
+    let homes = tempfile::tempdir().expect("homes");
+    let local = match guest.as_str() {
+        "local" => match guest_bin.filter(|bin| bin.is_file()) {
+            Some(bin) => Some((bin, homes.path().to_path_buf())),
+            None => {
+                eprintln!(
+                    "no cortex-guest binary beside this example: \
+                     `cargo build --release -p cortex-guest`, or --guest-bin PATH"
+                );
+                std::process::exit(2);
+            }
+        },
+        "in-process" => None,
+        other => {
+            eprintln!("--guest is local or in-process, not {other:?}");
+            std::process::exit(2);
+        }
+    };
+    println!("guest: {guest}");
+    let _ = GUEST.set(local);
     println!(
         "| N | direct sessions/s | API sessions/s | API/direct wall | API/direct CPU \
          | CPU µs/session direct | API | tool.result→SSE p50 ms | p99 ms |"
@@ -233,6 +375,21 @@ fn main() {
                 (Vec::new(), Vec::new(), Vec::new(), Vec::new());
             let (mut direct_cpu, mut api_cpu, mut latencies) = (Vec::new(), Vec::new(), Vec::new());
             for _ in 0..rounds {
+                if let Some(path) = only.as_deref() {
+                    // Profiling one path: its CPU time per session, nothing else.
+                    let cpu = if path == "requests" || path == "connections" {
+                        requests(n, repo.path(), &socket, path == "connections").await
+                    } else if path == "api" {
+                        api(n, repo.path(), &socket).await.1
+                    } else {
+                        direct(n, repo.path()).await.1
+                    };
+                    println!(
+                        "{path} {n}: {:.0} µs CPU each (session or request)",
+                        cpu.as_secs_f64() * 1e6 / n as f64
+                    );
+                    continue;
+                }
                 let (d_wall, d_cpu) = direct(n, repo.path()).await;
                 let (a_wall, a_cpu, lat) = api(n, repo.path(), &socket).await;
                 direct_rate.push(n as f64 / d_wall.as_secs_f64());
@@ -242,6 +399,9 @@ fn main() {
                 direct_cpu.push(d_cpu.as_secs_f64() * 1e6 / n as f64);
                 api_cpu.push(a_cpu.as_secs_f64() * 1e6 / n as f64);
                 latencies.extend(lat);
+            }
+            if only.is_some() {
+                continue;
             }
             latencies.sort_by(|x, y| x.total_cmp(y));
             println!(

@@ -10,8 +10,11 @@ use hyper::client::conn::http1::SendRequest;
 use hyper_util::rt::TokioIo;
 use std::sync::{Arc, Mutex, PoisonError};
 
-/// Most idle connections kept for reuse.
-const MAX_IDLE: usize = 16;
+/// Most idle connections kept for reuse: enough for hundreds of sessions
+/// driven at once from one client (each request then skips a connect, an
+/// accept and two fresh connection tasks), few enough to bound the open
+/// file descriptors. An idle connection costs a socket and small buffers.
+const MAX_IDLE: usize = 512;
 
 pub(crate) type Sender = SendRequest<Full<Bytes>>;
 

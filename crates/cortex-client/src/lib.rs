@@ -9,6 +9,7 @@
 mod conn;
 mod error;
 mod sse;
+mod wire;
 
 pub use cortex_server::{CompactAnswer, SessionPage, SessionView, StopAnswer, TurnCreated};
 pub use error::ClientError;

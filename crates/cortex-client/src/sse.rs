@@ -9,6 +9,10 @@ use hyper::body::Incoming;
 pub struct EventStream {
     body: Incoming,
     buffer: Vec<u8>,
+    /// Where the first unread message starts in `buffer`: a frame holds many
+    /// messages, and moving the rest forward after each one would be
+    /// quadratic in the frame's size.
+    start: usize,
 }
 
 impl EventStream {
@@ -16,16 +20,17 @@ impl EventStream {
         EventStream {
             body,
             buffer: Vec::new(),
+            start: 0,
         }
     }
 
     /// The next event; `None` when the server closed the stream.
     pub async fn next(&mut self) -> Option<Result<Event, ClientError>> {
         loop {
-            if let Some(end) = find_blank_line(&self.buffer) {
-                let decoded = decode(&self.buffer[..end]);
-                self.buffer.drain(..end);
-                match decoded {
+            if let Some(len) = find_blank_line(&self.buffer[self.start..]) {
+                let message = self.start..self.start + len;
+                self.start += len;
+                match decode(&self.buffer[message]) {
                     // A comment (heartbeat) or a message without data.
                     None => continue,
                     Some(result) => return Some(result),
@@ -36,6 +41,8 @@ impl EventStream {
                 Some(Err(e)) => return Some(Err(ClientError::Http(e.to_string()))),
                 Some(Ok(frame)) => {
                     if let Ok(data) = frame.into_data() {
+                        self.buffer.drain(..self.start);
+                        self.start = 0;
                         self.buffer.extend_from_slice(&data);
                     }
                 }
@@ -77,13 +84,21 @@ fn decode(message: &[u8]) -> Option<Result<Event, ClientError>> {
     if text.is_empty() {
         return None;
     }
-    Some(serde_json::from_slice(text).map_err(|e| ClientError::Decode(e.to_string())))
+    Some(crate::wire::decode_event(text).map_err(|e| ClientError::Decode(e.to_string())))
 }
 
 /// The end (exclusive of nothing: including the separator) of the first
 /// message in `buffer`, if a whole one is there.
 fn find_blank_line(buffer: &[u8]) -> Option<usize> {
-    buffer.windows(2).position(|w| w == b"\n\n").map(|i| i + 2)
+    let mut from = 0;
+    while let Some(i) = buffer[from..].iter().position(|&b| b == b'\n') {
+        let end = from + i + 1;
+        if buffer.get(end) == Some(&b'\n') {
+            return Some(end + 1);
+        }
+        from = end;
+    }
+    None
 }
 
 #[cfg(test)]
@@ -112,5 +127,13 @@ mod tests {
         assert!(decode(message.as_bytes()).expect("data").is_ok());
         assert!(decode(b": heartbeat\n\n").is_none());
         assert!(decode(b"data: not json\n\n").expect("data").is_err());
+    }
+
+    #[test]
+    fn a_message_ends_at_the_first_blank_line() {
+        assert_eq!(find_blank_line(b"id: 1\ndata: {}\n\nid: 2\n"), Some(16));
+        assert_eq!(find_blank_line(b"\n\n"), Some(2));
+        assert_eq!(find_blank_line(b"id: 1\ndata: {}\n"), None);
+        assert_eq!(find_blank_line(b""), None);
     }
 }

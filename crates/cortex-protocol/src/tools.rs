@@ -240,8 +240,20 @@ fn schema_of<T: JsonSchema>() -> serde_json::Value {
 }
 
 impl ToolName {
-    /// The description and generated schema offered to the model.
+    /// The description and generated schema offered to the model. Generated
+    /// once per process: every model request carries the mode's tools, and
+    /// generating a schema costs more than the rest of building a request.
     pub fn spec(self) -> ToolSpec {
+        static SPECS: std::sync::LazyLock<Vec<ToolSpec>> = std::sync::LazyLock::new(|| {
+            ToolName::ALL
+                .iter()
+                .map(|tool| tool.generate_spec())
+                .collect()
+        });
+        SPECS[self as usize].clone()
+    }
+
+    fn generate_spec(self) -> ToolSpec {
         let (description, parameters) = match self {
             ToolName::ReadFile => (
                 "Read a text file. Returns numbered lines (default first 2000). Use offset/limit for long files.",
@@ -288,6 +300,17 @@ impl ToolName {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The cache is indexed by discriminant: `ALL` must list the tools in
+    /// declaration order, and each cached spec is its own tool's.
+    #[test]
+    fn cached_specs_belong_to_their_tools() {
+        for (i, tool) in ToolName::ALL.iter().enumerate() {
+            assert_eq!(*tool as usize, i);
+            assert_eq!(tool.spec(), tool.generate_spec());
+            assert_eq!(tool.spec().name, tool.as_str());
+        }
+    }
 
     #[test]
     fn schemas_are_objects_with_required_fields() {

@@ -35,7 +35,7 @@ pub async fn serve_tcp(
     state: Arc<AppState>,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    axum::serve(listener, router(state))
+    axum::serve(listener, router(state).into_make_service())
         .with_graceful_shutdown(shutdown)
         .await
 }
@@ -46,7 +46,7 @@ pub async fn serve_unix(
     state: Arc<AppState>,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    axum::serve(listener, router(state))
+    axum::serve(listener, router(state).into_make_service())
         .with_graceful_shutdown(shutdown)
         .await
 }

@@ -292,6 +292,49 @@ async fn a_reconnecting_stream_resumes_at_last_event_id_without_gap_or_duplicate
     assert_eq!(tail.next().await.expect("event").event.seq, n);
 }
 
+/// An idle stream is an SSE stream that carries comment lines at the
+/// heartbeat interval (200 ms here), and the first event after them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_idle_stream_carries_heartbeats() {
+    use futures::StreamExt;
+    let server = start().await;
+    let model = server.script(json!({"responses": [{"text": "hi"}]}));
+    let id = server.session(&model).await;
+    let response = server
+        .http
+        .get(server.url(&format!("/v1/sessions/{id}/events?after=1")))
+        .bearer_auth(ALICE)
+        .send()
+        .await
+        .expect("events");
+    assert_eq!(response.status().as_u16(), 200);
+    let content_type = response.headers().get("content-type").cloned();
+    assert_eq!(
+        content_type.as_ref().and_then(|v| v.to_str().ok()),
+        Some("text/event-stream")
+    );
+    let mut body = response.bytes_stream();
+    let mut seen = String::new();
+    let started = std::time::Instant::now();
+    while seen.matches(":\n\n").count() < 2 {
+        let chunk = tokio::time::timeout(std::time::Duration::from_secs(5), body.next())
+            .await
+            .expect("a heartbeat within 5 s")
+            .expect("open")
+            .expect("chunk");
+        seen.push_str(&String::from_utf8_lossy(&chunk));
+    }
+    assert!(
+        started.elapsed() >= std::time::Duration::from_millis(300),
+        "{seen:?}"
+    );
+    assert!(!seen.contains("data:"), "nothing happened yet: {seen:?}");
+    server.turn(&id, "go").await;
+    let mut stream = common::Sse::from_stream(Box::pin(body), seen);
+    let first = stream.next().await.expect("event");
+    assert_eq!(first.event.seq, 2);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_subscriber_that_never_reads_blocks_neither_the_turn_nor_others() {
     let server = start().await;

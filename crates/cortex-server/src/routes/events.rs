@@ -15,15 +15,19 @@ use crate::error::{ApiError, ErrorBody};
 use crate::extract::{Path, Query};
 use crate::state::AppState;
 use axum::Router;
+use axum::body::Body;
 use axum::extract::State;
 use axum::http::HeaderMap;
-use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
+use axum::http::header;
+use axum::response::{IntoResponse, Response};
 use axum::routing::get;
+use bytes::Bytes;
 use cortex_protocol::{Event, SessionId};
-use futures::Stream;
+use futures::{Stream, StreamExt};
 use std::convert::Infallible;
 use std::sync::Arc;
-use tokio::sync::broadcast::error::RecvError;
+use std::time::Duration;
+use tokio::sync::broadcast::error::TryRecvError;
 
 pub(crate) fn routes() -> Router<Arc<AppState>> {
     Router::new().route("/sessions/{id}/events", get(stream))
@@ -45,7 +49,7 @@ pub(crate) async fn stream(
     Path(id): Path<SessionId>,
     Query(query): Query<EventsQuery>,
     headers: HeaderMap,
-) -> Result<Sse<impl Stream<Item = Result<SseEvent, Infallible>>>, ApiError> {
+) -> Result<Response, ApiError> {
     state.check_owner(&principal, &id).await?;
     let after = match headers.get("last-event-id") {
         Some(value) => value
@@ -58,40 +62,60 @@ pub(crate) async fn stream(
         None => query.after.unwrap_or(0),
     };
     let heartbeat = state.config.heartbeat;
-    Ok(Sse::new(events(state, id, after)).keep_alive(KeepAlive::new().interval(heartbeat)))
+    let body = Body::from_stream(with_heartbeats(batches(state, id, after), heartbeat));
+    Ok((
+        [
+            (header::CONTENT_TYPE, "text/event-stream"),
+            (header::CACHE_CONTROL, "no-cache"),
+        ],
+        body,
+    )
+        .into_response())
+}
+
+/// Appends one SSE message: `id:` the seq, `data:` the event's JSON (one
+/// line: JSON text never holds a raw newline).
+fn push_message(batch: &mut Vec<u8>, seq: u64, json: &str) {
+    batch.extend_from_slice(b"id: ");
+    batch.extend_from_slice(seq.to_string().as_bytes());
+    batch.extend_from_slice(b"\ndata: ");
+    batch.extend_from_slice(json.as_bytes());
+    batch.extend_from_slice(b"\n\n");
 }
 
 /// A stored event (read back from the store) as an SSE message.
-fn to_sse(event: &Event) -> SseEvent {
-    let data = serde_json::to_string(event).unwrap_or_else(|e| {
+fn push_stored(batch: &mut Vec<u8>, event: &Event) {
+    let json = serde_json::to_string(event).unwrap_or_else(|e| {
         tracing::error!("cannot encode event {}: {e}", event.seq);
         String::from("{}")
     });
-    sse(event.seq, &data)
-}
-
-/// `id:` the seq, `data:` the event's JSON (one line: JSON text never holds
-/// a raw newline).
-fn sse(seq: u64, json: &str) -> SseEvent {
-    SseEvent::default().id(seq.to_string()).data(json)
+    push_message(batch, event.seq, &json);
 }
 
 /// Stored then live events after `after`, forever (the client hangs up).
-fn events(
-    state: Arc<AppState>,
-    id: SessionId,
-    mut after: u64,
-) -> impl Stream<Item = Result<SseEvent, Infallible>> {
+///
+/// Each item holds every message ready at that moment (up to
+/// [`BATCH_BYTES`]): a turn emits events in bursts, and one write, one read
+/// and one wake-up of the client per burst instead of per event saves most
+/// of the transport's cost per event.
+fn batches(state: Arc<AppState>, id: SessionId, mut after: u64) -> impl Stream<Item = Bytes> {
     async_stream::stream! {
         loop {
             let live = state.live(&id).map(|actor| actor.subscribe());
             match state.store.events(&id, after).await {
                 Ok(backlog) => {
+                    let mut batch = Vec::new();
                     for event in backlog {
                         if event.seq > after {
                             after = event.seq;
-                            yield Ok(to_sse(&event));
+                            push_stored(&mut batch, &event);
+                            if batch.len() >= BATCH_BYTES {
+                                yield Bytes::from(std::mem::take(&mut batch));
+                            }
                         }
+                    }
+                    if !batch.is_empty() {
+                        yield Bytes::from(batch);
                     }
                 }
                 Err(e) => {
@@ -121,17 +145,61 @@ fn events(
                 }
                 continue;
             };
-            loop {
-                match live.recv().await {
-                    Ok(published) if published.seq <= after => {}
-                    // A gap: fill it from the store.
-                    Ok(published) if published.seq > after + 1 => break,
-                    Ok(published) => {
-                        after = published.seq;
-                        yield Ok(sse(published.seq, &published.json));
+            // Live events until a gap (the subscriber lagged behind the
+            // bounded broadcast: fill it from the store) or the end of the
+            // session's actor.
+            let mut resync = false;
+            while !resync {
+                let mut next = live.recv().await.ok();
+                resync = next.is_none();
+                let mut batch = Vec::new();
+                while let Some(published) = next.take() {
+                    if published.seq > after + 1 {
+                        resync = true;
+                        break;
                     }
-                    Err(RecvError::Lagged(_)) | Err(RecvError::Closed) => break,
+                    if published.seq == after + 1 {
+                        after = published.seq;
+                        push_message(&mut batch, published.seq, &published.json);
+                    }
+                    if batch.len() >= BATCH_BYTES {
+                        break;
+                    }
+                    match live.try_recv() {
+                        Ok(published) => next = Some(published),
+                        Err(TryRecvError::Empty) => {}
+                        Err(TryRecvError::Lagged(_) | TryRecvError::Closed) => resync = true,
+                    }
                 }
+                if !batch.is_empty() {
+                    yield Bytes::from(batch);
+                }
+            }
+        }
+    }
+}
+
+/// Most bytes of messages sent in one write.
+const BATCH_BYTES: usize = 64 * 1024;
+
+/// `batches` with an SSE comment line every `every`, so proxies keep an
+/// idle stream open and a client notices a dead server. A fixed interval
+/// rather than one reset after every message: nothing to do per message.
+fn with_heartbeats(
+    batches: impl Stream<Item = Bytes> + Send + 'static,
+    every: Duration,
+) -> impl Stream<Item = Result<Bytes, Infallible>> {
+    async_stream::stream! {
+        let mut batches = std::pin::pin!(batches);
+        let mut beat = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
+        beat.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tokio::select! {
+                batch = batches.next() => match batch {
+                    Some(batch) => yield Ok(batch),
+                    None => break,
+                },
+                _ = beat.tick() => yield Ok(Bytes::from_static(b":\n\n")),
             }
         }
     }

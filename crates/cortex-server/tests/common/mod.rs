@@ -265,6 +265,11 @@ impl Sse {
 }
 
 impl Sse {
+    /// A stream already partly read: `buffer` holds what was read of it.
+    pub fn from_stream(body: Body, buffer: String) -> Sse {
+        Sse { body, buffer }
+    }
+
     pub fn from_response(response: reqwest::Response) -> Sse {
         assert_eq!(response.status().as_u16(), 200);
         Sse {
