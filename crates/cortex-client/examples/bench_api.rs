@@ -296,7 +296,11 @@ fn median(mut values: Vec<f64>) -> f64 {
 
 /// User + system CPU time of the process and its ended guests so far.
 fn cpu_time() -> Duration {
-    let micros = |who| {
+    Duration::from_micros(cpu_micros(libc::RUSAGE_SELF) + cpu_micros(libc::RUSAGE_CHILDREN))
+}
+
+fn cpu_micros(who: libc::c_int) -> u64 {
+    {
         // SAFETY: `getrusage` only writes the struct it is given.
         let usage = unsafe {
             let mut usage: libc::rusage = std::mem::zeroed();
@@ -305,8 +309,7 @@ fn cpu_time() -> Duration {
         };
         let micros = |t: libc::timeval| t.tv_sec as u64 * 1_000_000 + t.tv_usec as u64;
         micros(usage.ru_utime) + micros(usage.ru_stime)
-    };
-    Duration::from_micros(micros(libc::RUSAGE_SELF) + micros(libc::RUSAGE_CHILDREN))
+    }
 }
 
 fn main() {
@@ -366,9 +369,10 @@ fn main() {
     let _ = GUEST.set(local);
     println!(
         "| N | direct sessions/s | API sessions/s | API/direct wall | API/direct CPU \
-         | CPU µs/session direct | API | tool.result→SSE p50 ms | p99 ms |"
+         | CPU ratio, rounds' range | CPU µs/session direct | API | API adds \
+         | tool.result→SSE p50 ms | p99 ms |"
     );
-    println!("| --- | --- | --- | --- | --- | --- | --- | --- | --- |");
+    println!("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |");
     runtime.block_on(async {
         for n in ns {
             let (mut direct_rate, mut api_rate, mut wall_ratio, mut cpu_ratio) =
@@ -377,6 +381,7 @@ fn main() {
             for _ in 0..rounds {
                 if let Some(path) = only.as_deref() {
                     // Profiling one path: its CPU time per session, nothing else.
+                    let guests = cpu_micros(libc::RUSAGE_CHILDREN);
                     let cpu = if path == "requests" || path == "connections" {
                         requests(n, repo.path(), &socket, path == "connections").await
                     } else if path == "api" {
@@ -384,9 +389,11 @@ fn main() {
                     } else {
                         direct(n, repo.path()).await.1
                     };
+                    let guests = cpu_micros(libc::RUSAGE_CHILDREN) - guests;
                     println!(
-                        "{path} {n}: {:.0} µs CPU each (session or request)",
-                        cpu.as_secs_f64() * 1e6 / n as f64
+                        "{path} {n}: {:.0} µs CPU each (session or request), {:.0} of it in guests",
+                        cpu.as_secs_f64() * 1e6 / n as f64,
+                        guests as f64 / n as f64
                     );
                     continue;
                 }
@@ -404,14 +411,19 @@ fn main() {
                 continue;
             }
             latencies.sort_by(|x, y| x.total_cmp(y));
+            let added = direct_cpu.iter().zip(&api_cpu).map(|(d, a)| a - d).collect();
+            let (low, high) = cpu_ratio
+                .iter()
+                .fold((f64::MAX, f64::MIN), |(lo, hi), r| (lo.min(*r), hi.max(*r)));
             println!(
-                "| {n} | {:.0} | {:.0} | {:.2} | {:.2} | {:.0} | {:.0} | {:.1} | {:.1} |",
+                "| {n} | {:.0} | {:.0} | {:.2} | {:.2} | {low:.2}–{high:.2} | {:.0} | {:.0} | {:.0} | {:.1} | {:.1} |",
                 median(direct_rate),
                 median(api_rate),
                 median(wall_ratio),
                 median(cpu_ratio),
                 median(direct_cpu),
                 median(api_cpu),
+                median(added),
                 percentile(&latencies, 0.5),
                 percentile(&latencies, 0.99),
             );

@@ -7,12 +7,14 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 const USAGE: &str = "\
-usage: cortex-guest [--root PATH] [--sandbox SPEC]
+usage: cortex-guest [--root PATH] [--sandbox SPEC] [--die-with PID]
                     [--listen ADDR --token-file FILE [--tls-cert PEM --tls-key PEM]]
 
 Serves the Cortex guest protocol (JSON lines) on stdin/stdout for the
-workspace at PATH (default: the current folder). With --sandbox, first
-enters the local sandbox that SPEC (JSON) describes. With --listen, serves
+workspace at PATH (default: the current folder). With --die-with, the agent
+is killed when its parent (which must be PID) ends, and exits at once if it
+already has. With --sandbox, first enters the local sandbox that SPEC (JSON)
+describes. With --listen, serves
 TCP connections on ADDR instead, each of which must first present the token
 (from FILE, or CORTEX_GUEST_TOKEN), over TLS when a certificate and key are
 given. Log level on stderr:
@@ -22,6 +24,7 @@ CORTEX_GUEST_LOG=error|warn|info|debug|trace (default warn).";
 struct Options {
     root: Option<PathBuf>,
     sandbox: Option<String>,
+    die_with: Option<String>,
     listen: Option<String>,
     token_file: Option<PathBuf>,
     tls_cert: Option<PathBuf>,
@@ -34,14 +37,38 @@ enum Command {
     Serve(Options),
 }
 
-const VALUED: [&str; 6] = [
+const VALUED: [&str; 7] = [
     "--root",
     "--sandbox",
+    "--die-with",
     "--listen",
     "--token-file",
     "--tls-cert",
     "--tls-key",
 ];
+
+/// Be killed when the parent ends. The harness asks for this here rather
+/// than between fork and exec: a hook there makes the standard library
+/// fork (copying the harness's page tables for every guest) where it could
+/// otherwise `posix_spawn`.
+fn die_with(parent: &str) -> Result<(), String> {
+    let parent: libc::pid_t = parent
+        .parse()
+        .map_err(|_| format!("--die-with needs a process id, not `{parent}`"))?;
+    // SAFETY: prctl with these arguments only sets a flag of this process.
+    if unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) } == -1 {
+        return Err(format!(
+            "cannot ask to die with the harness: {}",
+            std::io::Error::last_os_error()
+        ));
+    }
+    // The parent may have ended before the flag was set.
+    // SAFETY: getppid has no preconditions.
+    if unsafe { libc::getppid() } != parent {
+        return Err(format!("the harness (pid {parent}) has already ended"));
+    }
+    Ok(())
+}
 
 fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Command, String> {
     let mut options = Options::default();
@@ -61,6 +88,7 @@ fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Command, String>
         let taken = match name.as_str() {
             "--root" => options.root.replace(PathBuf::from(value)).is_some(),
             "--sandbox" => options.sandbox.replace(value).is_some(),
+            "--die-with" => options.die_with.replace(value).is_some(),
             "--listen" => options.listen.replace(value).is_some(),
             "--token-file" => options.token_file.replace(PathBuf::from(value)).is_some(),
             "--tls-cert" => options.tls_cert.replace(PathBuf::from(value)).is_some(),
@@ -86,6 +114,12 @@ pub(crate) fn main_entry(args: impl IntoIterator<Item = String>) -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    if let Some(parent) = options.die_with.as_deref()
+        && let Err(message) = die_with(parent)
+    {
+        eprintln!("cortex-guest: {message}");
+        return ExitCode::from(3);
+    }
     // Before anything else: namespaces need a single-threaded process.
     let sandbox = match options.sandbox.as_deref().map(enter_sandbox).transpose() {
         Ok(report) => report,

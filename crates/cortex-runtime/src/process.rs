@@ -57,8 +57,12 @@ pub(crate) async fn launch(
         program.to_path_buf() // a bare name is looked up in PATH
     };
     let mut command = tokio::process::Command::new(executable);
+    // The agent sets its own death signal: a `pre_exec` hook here would make
+    // every launch a fork of the whole harness instead of a `posix_spawn`.
     command
         .args(args)
+        .arg("--die-with")
+        .arg(std::process::id().to_string())
         .arg("--root")
         .arg(&workspace)
         .current_dir(&workspace)
@@ -68,15 +72,6 @@ pub(crate) async fn launch(
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .kill_on_drop(true);
-    // SAFETY: prctl is async-signal-safe and touches no memory of ours.
-    unsafe {
-        command.pre_exec(|| {
-            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) == -1 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
     let mut child = command.spawn().map_err(|e| start_error(e.to_string()))?;
     let pipes = (child.stdin.take(), child.stdout.take(), child.stderr.take());
     let (Some(stdin), Some(stdout), Some(stderr)) = pipes else {
