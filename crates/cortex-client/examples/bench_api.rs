@@ -167,12 +167,14 @@ async fn direct(n: usize, repo: &std::path::Path) -> (Duration, Duration) {
     (start.elapsed(), cpu_time().saturating_sub(cpu))
 }
 
-/// Wall and CPU time of the sessions, and the tool.result→SSE latencies.
-async fn api(
-    n: usize,
-    repo: &std::path::Path,
+/// A server with a fresh in-memory store on `socket`, until the sender
+/// fires.
+fn serve(
     socket: &std::path::Path,
-) -> (Duration, Duration, Vec<f64>) {
+) -> (
+    tokio::sync::oneshot::Sender<()>,
+    tokio::task::JoinHandle<std::io::Result<()>>,
+) {
     let store: Arc<dyn Store> = Arc::new(SqliteStore::in_memory().expect("store"));
     let factory = |_: ModelChoice<'_>| Ok(providers());
     let state = AppState::new(
@@ -184,9 +186,19 @@ async fn api(
     let _ = std::fs::remove_file(socket);
     let listener = tokio::net::UnixListener::bind(socket).expect("bind");
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let server = tokio::spawn(cortex_server::serve_unix(listener, state.clone(), async {
+    let server = tokio::spawn(cortex_server::serve_unix(listener, state, async {
         let _ = stopped.await;
     }));
+    (stop, server)
+}
+
+/// Wall and CPU time of the sessions, and the tool.result→SSE latencies.
+async fn api(
+    n: usize,
+    repo: &std::path::Path,
+    socket: &std::path::Path,
+) -> (Duration, Duration, Vec<f64>) {
+    let (stop, server) = serve(socket);
     let client = Client::new(Endpoint::Unix(socket.to_path_buf()), TOKEN);
     let (start, cpu) = (Instant::now(), cpu_time());
     let mut tasks = Vec::new();
@@ -235,21 +247,7 @@ async fn requests(
     socket: &std::path::Path,
     fresh: bool,
 ) -> Duration {
-    let store: Arc<dyn Store> = Arc::new(SqliteStore::in_memory().expect("store"));
-    let factory = |_: ModelChoice<'_>| Ok(providers());
-    let state = AppState::new(
-        store,
-        Tokens::new().with(TOKEN, "bench"),
-        Arc::new(factory),
-        ServerConfig::default(),
-    );
-    let _ = std::fs::remove_file(socket);
-    let listener = tokio::net::UnixListener::bind(socket).expect("bind");
-    let server = tokio::spawn(cortex_server::serve_unix(
-        listener,
-        state.clone(),
-        std::future::pending(),
-    ));
+    let (stop, server) = serve(socket);
     let client = Client::new(Endpoint::Unix(socket.to_path_buf()), TOKEN);
     let view = client
         .create_session(
@@ -277,7 +275,8 @@ async fn requests(
         t.await.expect("task");
     }
     let cpu = cpu_time().saturating_sub(cpu) / 10;
-    server.abort();
+    let _ = stop.send(());
+    let _ = server.await;
     cpu
 }
 
