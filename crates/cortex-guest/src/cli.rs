@@ -14,10 +14,9 @@ Serves the Cortex guest protocol (JSON lines) on stdin/stdout for the
 workspace at PATH (default: the current folder). With --die-with, the agent
 is killed when its parent (which must be PID) ends, and exits at once if it
 already has. With --sandbox, first enters the local sandbox that SPEC (JSON)
-describes. With --listen, serves
-TCP connections on ADDR instead, each of which must first present the token
-(from FILE, or CORTEX_GUEST_TOKEN), over TLS when a certificate and key are
-given. Log level on stderr:
+describes. With --listen, serves TCP connections on ADDR instead, each of
+which must first present the token (from FILE, or CORTEX_GUEST_TOKEN), over
+TLS when a certificate and key are given. Log level on stderr:
 CORTEX_GUEST_LOG=error|warn|info|debug|trace (default warn).";
 
 #[derive(Debug, Default, PartialEq, Eq)]
