@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{Env, json_lines, pid_alive, read_until, run, types};
+use common::{Env, json_lines, pid_alive, read_until, run, run_ok, types};
 use serde_json::json;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
@@ -15,16 +15,11 @@ fn exec_json_streams_the_timeline_and_sessions_show_replays_it() {
         {"text": "Reading.", "tool_calls": [{"name": "read_file", "arguments": {"path": "notes.txt"}}]},
         {"text": "It has two lines."}
     ]}));
-    let out = run(env.exec(
+    let out = run_ok(env.exec(
         &script,
         &["--json", "--mode", "ask"],
         "what is in notes.txt?",
     ));
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
     let events = json_lines(&out.stdout);
     let kinds = types(&events);
     for expected in [
@@ -94,12 +89,7 @@ fn human_output_streams_text_and_one_row_per_tool_call() {
         ]},
         {"text": "All done."}
     ]}));
-    let out = run(env.exec(&script, &[], "look around"));
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = run_ok(env.exec(&script, &[], "look around"));
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("✓ glob *.txt · ok"), "{stdout}");
     assert!(stdout.contains("✓ bash echo hi from bash · ok"), "{stdout}");
@@ -141,8 +131,7 @@ fn provider_keys_never_reach_the_guest() {
     cmd.env("OPENAI_API_KEY", "sk-should-not-leak")
         .env("ANTHROPIC_API_KEY", "sk-ant-nope")
         .env("CORTEX_TOKEN", "secret-token");
-    let out = run(cmd);
-    assert!(out.status.success());
+    let out = run_ok(cmd);
     let events = json_lines(&out.stdout);
     let result = events
         .iter()
@@ -276,12 +265,7 @@ fn kill_9_mid_turn_keeps_the_timeline_and_the_session_resumes() {
     );
 
     let script = env.script(json!({"responses": [{"text": "resumed fine"}]}));
-    let out = run(env.exec(&script, &["--json", "--session", &session], "again"));
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = run_ok(env.exec(&script, &["--json", "--session", &session], "again"));
     let resumed = json_lines(&out.stdout);
     let kinds = types(&resumed);
     assert_eq!(
@@ -332,12 +316,11 @@ fn every_command_has_help() {
 #[test]
 fn models_list_and_path_name_the_files_and_how_to_fetch_them() {
     let env = Env::new(&[]);
-    let out = run({
+    let out = run_ok({
         let mut c = env.command();
         c.args(["models", "list"]);
         c
     });
-    assert!(out.status.success());
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         stdout.contains("qwen2.5-coder-1.5b") && stdout.contains("(default)"),
@@ -363,16 +346,11 @@ fn sessions_compact_goes_through_the_api_and_fails_closed() {
         {"tool_calls": [{"name": "read_file", "arguments": {"path": "notes.txt"}}]},
         {"text": "It has two lines."}
     ]}));
-    let out = run(env.exec(
+    let out = run_ok(env.exec(
         &script,
         &["--json", "--mode", "ask"],
         "what is in notes.txt?",
     ));
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
     let session = json_lines(&out.stdout)[0]["session_id"]
         .as_str()
         .expect("session id")

@@ -82,6 +82,17 @@ pub fn run(mut cmd: Command) -> Output {
     cmd.output().expect("run cortex")
 }
 
+/// [`run`], which must succeed (its stderr is the failure message).
+pub fn run_ok(cmd: Command) -> Output {
+    let out = run(cmd);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
 pub fn pid_alive(pid: i32) -> bool {
     unsafe { libc::kill(pid, 0) == 0 }
 }
