@@ -1,9 +1,11 @@
 //! `cortex`: the command-line client.
 //!
 //! `exec` runs one turn on a repository and streams its timeline; `sessions`
-//! renders stored timelines; `guest` is the guest agent (the harness starts
-//! it as a child of itself, so one binary is all there is to install).
+//! renders stored timelines; `completions` and `man` document the rest. The
+//! internal `guest` subcommand is the guest agent (the harness starts it as a
+//! child of itself, so one binary is all there is to install).
 
+mod completions;
 mod config;
 mod exec;
 mod guests;
@@ -33,35 +35,68 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Run one turn on a repository and stream it.
+    #[command(
+        after_help = "Examples:\n  cortex exec --repo . \"why does the calc test fail?\" --mode ask\n  \
+        cortex exec --repo ~/src/app --model openai:gpt-4o-mini \"fix the failing test\"\n  \
+        cortex exec --session 0193… --json \"now add a test for it\""
+    )]
     Exec(exec::ExecArgs),
     /// List and show stored sessions.
+    #[command(
+        after_help = "Examples:\n  cortex sessions list\n  cortex sessions show 0193… --json"
+    )]
     Sessions {
         #[command(subcommand)]
         command: sessions::SessionsCommand,
     },
     /// Serve the session API (HTTP + SSE) on a TCP address or Unix socket.
+    #[command(after_help = "Examples:\n  cortex serve\n  \
+        cortex serve --listen unix:/run/user/1000/cortex.sock --store postgres://cortex@localhost/cortex")]
     Serve(serve::ServeArgs),
     /// The embedded local models.
     #[cfg(feature = "local")]
+    #[command(
+        after_help = "Examples:\n  cortex models list\n  cortex models fetch qwen2.5-coder-1.5b"
+    )]
     Models {
         #[command(subcommand)]
         command: models_cmd::ModelsCommand,
     },
-    /// Serve the guest agent protocol on stdin/stdout (started by the harness).
-    #[command(hide = true)]
-    Guest {
-        /// Arguments for the guest agent (`--root PATH`).
-        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
-        args: Vec<String>,
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    #[command(after_help = "Examples:\n  source <(cortex completions bash)\n  \
+        cortex completions zsh > ~/.zfunc/_cortex\n  \
+        cortex completions fish > ~/.config/fish/completions/cortex.fish")]
+    Completions {
+        /// The shell to complete for.
+        shell: clap_complete::Shell,
     },
+    /// Print the man page (roff) with every subcommand.
+    #[command(after_help = "Example:\n  cortex man > cortex.1 && man ./cortex.1")]
+    Man,
 }
 
+/// The internal subcommand the harness starts its guest agent with
+/// (`cortex guest --sandbox SPEC …`). It is not a user command, so it is
+/// dispatched before clap: no help, no completion, no man page.
+const GUEST_SUBCOMMAND: &str = "guest";
+
 fn main() -> ExitCode {
-    let cli = Cli::parse();
-    if let Command::Guest { args } = cli.command {
+    let mut argv = std::env::args_os().skip(1);
+    if argv.next().is_some_and(|first| first == GUEST_SUBCOMMAND) {
         // The guest builds its own runtime and must not log to stdout.
+        let args: Vec<String> = argv.map(|a| a.to_string_lossy().into_owned()).collect();
         return cortex_guest::main_entry(args);
     }
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Completions { shell } => finish(completions::completions::<Cli>(shell)),
+        Command::Man => finish(completions::man::<Cli>()),
+        other => run(other),
+    }
+}
+
+/// The subcommands that need the async runtime and logging.
+fn run(command: Command) -> ExitCode {
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_env_filter(
@@ -83,20 +118,51 @@ fn main() -> ExitCode {
         }
     };
     let result = runtime.block_on(async {
-        match cli.command {
+        match command {
             Command::Exec(args) => exec::run(args).await,
             Command::Sessions { command } => sessions::run(command).await,
             Command::Serve(args) => serve::run(args).await,
             #[cfg(feature = "local")]
             Command::Models { command } => models_cmd::run(command).await,
-            Command::Guest { .. } => Ok(ExitCode::SUCCESS),
+            Command::Completions { .. } | Command::Man => Ok(ExitCode::SUCCESS),
         }
     });
+    finish(result)
+}
+
+fn finish(result: anyhow::Result<ExitCode>) -> ExitCode {
     match result {
         Ok(code) => code,
         Err(e) => {
             eprintln!("error: {e:#}");
             ExitCode::FAILURE
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Cli;
+    use clap::CommandFactory;
+
+    /// Every subcommand a user can see, at any depth, ends its `--help` with
+    /// an example. A new subcommand without one fails here.
+    #[test]
+    fn every_visible_subcommand_has_an_example() {
+        fn walk(command: &clap::Command, path: &str, missing: &mut Vec<String>) {
+            for sub in command.get_subcommands().filter(|s| !s.is_hide_set()) {
+                let path = format!("{path} {}", sub.get_name());
+                let example = sub
+                    .get_after_help()
+                    .is_some_and(|help| help.to_string().contains("Example"));
+                if !example {
+                    missing.push(path.clone());
+                }
+                walk(sub, &path, missing);
+            }
+        }
+        let mut missing = Vec::new();
+        walk(&Cli::command(), "cortex", &mut missing);
+        assert!(missing.is_empty(), "no example in --help: {missing:?}");
     }
 }

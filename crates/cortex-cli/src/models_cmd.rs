@@ -11,8 +11,10 @@ use std::process::ExitCode;
 #[derive(Subcommand)]
 pub enum ModelsCommand {
     /// The models `--model local:NAME` knows, and whether each is fetched.
+    #[command(after_help = "Example:\n  cortex models list")]
     List,
     /// Print the file of a model (exit 1 with how to fetch it when missing).
+    #[command(after_help = "Example:\n  ls -l \"$(cortex models path qwen2.5-coder-1.5b)\"")]
     Path {
         /// A short name (see `list`), a .gguf file name or a path.
         #[arg(default_value = cortex_model_local::DEFAULT_MODEL)]
@@ -21,6 +23,8 @@ pub enum ModelsCommand {
     /// Download a model from Hugging Face (`HF_ENDPOINT` names a mirror) into
     /// the models folder. Resumes an interrupted download; installs the file
     /// only once it is checked. Offline: `scripts/fetch-default-model NAME`.
+    #[command(after_help = "Examples:\n  cortex models fetch qwen2.5-coder-1.5b\n  \
+        HF_ENDPOINT=https://hf-mirror.example cortex models fetch qwen2.5-coder-0.5b")]
     Fetch {
         /// A short name (see `list`).
         #[arg(default_value = cortex_model_local::DEFAULT_MODEL)]

@@ -11,6 +11,9 @@ use std::process::ExitCode;
 #[derive(Subcommand)]
 pub enum SessionsCommand {
     /// Stored sessions, newest first.
+    #[command(
+        after_help = "Examples:\n  cortex sessions list\n  cortex sessions list --json | jq -r .id"
+    )]
     List {
         /// One JSON object per line.
         #[arg(long)]
@@ -20,6 +23,9 @@ pub enum SessionsCommand {
         server: Option<String>,
     },
     /// Render a session's timeline.
+    #[command(
+        after_help = "Examples:\n  cortex sessions show 0193…\n  cortex sessions show 0193… --json | jq .type"
+    )]
     Show {
         id: String,
         /// Every event as one JSON line.
@@ -30,6 +36,7 @@ pub enum SessionsCommand {
         server: Option<String>,
     },
     /// Compact a session's history now (its model writes the summary).
+    #[command(after_help = "Example:\n  cortex sessions compact 0193…")]
     Compact {
         id: String,
         /// The model that reopens the session when its recorded one cannot
