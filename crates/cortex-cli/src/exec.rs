@@ -2,60 +2,22 @@
 //! API through `cortex-client`: an in-process server on a private Unix
 //! socket by default, or `--server URL`; the output is the same either way.
 
-use crate::guests::GuestChoice;
 use crate::local_server;
 use crate::render::{Human, JsonLines, Render};
+use crate::session_args::{SessionArgs, api_error, open};
 use anyhow::{Context, bail};
 use clap::Args;
-use cortex_client::{Client, ClientError};
-use cortex_protocol::{
-    EventKind, Mode, NetworkPolicy, SandboxPolicy, SessionId, StopRule, TurnId, WorkspaceMode,
-};
-use std::path::PathBuf;
+use cortex_client::Client;
+use cortex_protocol::{EventKind, SessionId, TurnId};
 use std::process::ExitCode;
 
 #[derive(Args)]
 pub struct ExecArgs {
-    /// The repository to work in: a folder, or a git URL (cloned first).
-    #[arg(long, default_value = ".")]
-    repo: String,
-    /// ask (read-only), plan (read-only + plan tool), spec, or agent
-    /// (everything). Default: agent, or the resumed session's mode.
-    #[arg(long)]
-    mode: Option<Mode>,
-    /// PROVIDER:NAME, e.g. openai:gpt-4o-mini. Default: `model` in the config file.
-    #[arg(long)]
-    model: Option<String>,
+    #[command(flatten)]
+    session: SessionArgs,
     /// Print every timeline event as one JSON line.
     #[arg(long)]
     json: bool,
-    /// When a turn stops on its own: code (never), chat (8 tool rounds), bot
-    /// (15 minutes or six identical calls).
-    #[arg(long, default_value = "code")]
-    stop_rule: StopRule,
-    /// Continue a stored session instead of starting one.
-    #[arg(long)]
-    session: Option<String>,
-    /// Drive a running `cortex serve` (http://HOST:PORT or unix:PATH; token
-    /// in CORTEX_TOKEN) instead of an in-process server.
-    #[arg(long)]
-    server: Option<String>,
-    /// What the guest may change: read-only, workspace-write (the workspace
-    /// only), or full-access (no isolation: the guest is an ordinary process).
-    #[arg(long, default_value = "workspace-write")]
-    sandbox: SandboxPolicy,
-    /// Whether the guest reaches the network.
-    #[arg(long, default_value = "off")]
-    network: NetworkPolicy,
-    /// Where tools run: local (the sandbox), process (no isolation),
-    /// remote:HOST:PORT (token in CORTEX_GUEST_TOKEN) or docker:IMAGE. With
-    /// --server, the server's own choice applies.
-    #[arg(long, default_value = "local")]
-    guest: GuestChoice,
-    /// in-place (the repository itself) or copy (an isolated copy in the
-    /// session's data folder).
-    #[arg(long, default_value = "in-place")]
-    workspace: WorkspaceMode,
     /// What to ask.
     prompt: String,
 }
@@ -65,8 +27,13 @@ const RECONNECTS: u32 = 5;
 
 /// Exit codes: 0 completed, 1 failed, 130 stopped.
 pub async fn run(args: ExecArgs) -> anyhow::Result<ExitCode> {
-    let (client, local) =
-        local_server::connect(args.server.as_deref(), args.model.clone(), &args.guest).await?;
+    let session = &args.session;
+    let (client, local) = local_server::connect(
+        session.server.as_deref(),
+        session.model.clone(),
+        &session.guest,
+    )
+    .await?;
     let result = run_turn(&client, &args, local.is_some()).await;
     if let Some(local) = local {
         local.stop().await;
@@ -75,54 +42,8 @@ pub async fn run(args: ExecArgs) -> anyhow::Result<ExitCode> {
 }
 
 async fn run_turn(client: &Client, args: &ExecArgs, local: bool) -> anyhow::Result<ExitCode> {
-    let (id, after) = match &args.session {
-        Some(id) => {
-            let id = SessionId(id.clone());
-            let view = match client.session(&id).await {
-                Err(e) if e.status() == Some(404) => bail!("no session `{id}`"),
-                other => other?,
-            };
-            if let Some(mode) = args.mode {
-                client.set_mode(&id, mode).await?;
-            }
-            (id, view.last_seq)
-        }
-        None => {
-            // A git URL is cloned by whichever side runs the guest: here for
-            // the in-process server, by the server otherwise.
-            let repository = if cortex_core::is_git_url(&args.repo) {
-                if local {
-                    let clones = crate::config::data_dir()?.join("clones");
-                    eprintln!("cloning {}…", args.repo);
-                    let path =
-                        cortex_core::clone_into(&args.repo, &clones).map_err(anyhow::Error::msg)?;
-                    path.display().to_string()
-                } else {
-                    args.repo.clone()
-                }
-            } else {
-                let path = PathBuf::from(&args.repo);
-                path.canonicalize()
-                    .map(|p| p.display().to_string())
-                    .unwrap_or_else(|_| args.repo.clone())
-            };
-            let view = client
-                .create_session(serde_json::json!({
-                    "repository": repository,
-                    "mode": args.mode.unwrap_or(Mode::Agent),
-                    "model": args.model,
-                    "stop_rule": args.stop_rule,
-                    "sandbox": {
-                        "policy": args.sandbox,
-                        "network": args.network,
-                        "workspace": args.workspace,
-                    },
-                }))
-                .await
-                .map_err(api_error)?;
-            (view.id, 0)
-        }
-    };
+    let opened = open(client, &args.session, local).await?;
+    let (id, after) = (opened.id, opened.last_seq);
 
     let renderer: Box<dyn Render> = if args.json {
         Box::new(JsonLines)
@@ -147,13 +68,6 @@ async fn run_turn(client: &Client, args: &ExecArgs, local: bool) -> anyhow::Resu
         EventKind::TurnStopped { .. } => ExitCode::from(130),
         _ => ExitCode::FAILURE,
     })
-}
-
-fn api_error(e: ClientError) -> anyhow::Error {
-    match e {
-        ClientError::Api { message, .. } => anyhow::anyhow!(message),
-        other => other.into(),
-    }
 }
 
 /// First Ctrl-C stops the turn cleanly; a second exits at once. A SIGINT

@@ -1,9 +1,10 @@
 //! `cortex`: the command-line client.
 //!
-//! `exec` runs one turn on a repository and streams its timeline; `sessions`
-//! renders stored timelines; `completions` and `man` document the rest. The
-//! internal `guest` subcommand is the guest agent (the harness starts it as a
-//! child of itself, so one binary is all there is to install).
+//! Alone (or `attach SESSION_ID`) it opens the terminal UI; `exec` runs one
+//! turn on a repository and streams its timeline; `sessions` renders stored
+//! timelines; `completions` and `man` document the rest. The internal
+//! `guest` subcommand is the guest agent (the harness starts it as a child
+//! of itself, so one binary is all there is to install).
 
 mod completions;
 mod config;
@@ -16,7 +17,9 @@ mod models_cmd;
 mod providers;
 mod render;
 mod serve;
+mod session_args;
 mod sessions;
+mod tui;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -25,11 +28,17 @@ use std::process::ExitCode;
 #[command(
     name = "cortex",
     version,
-    about = "Cortex Code: a coding agent with modes and a guest"
+    about = "Cortex Code: a coding agent with modes and a guest",
+    long_about = "Cortex Code: a coding agent with modes and a guest.\n\n\
+                  Without a subcommand, opens the terminal UI on a new session (or \
+                  --session ID) with the same flags as `exec`.",
+    args_conflicts_with_subcommands = true
 )]
 struct Cli {
     #[command(subcommand)]
-    command: Command,
+    command: Option<Command>,
+    #[command(flatten)]
+    ui: session_args::SessionArgs,
 }
 
 #[derive(Subcommand)]
@@ -41,6 +50,11 @@ enum Command {
         cortex exec --session 0193… --json \"now add a test for it\""
     )]
     Exec(exec::ExecArgs),
+    /// Open the terminal UI on a stored session (its whole timeline, then
+    /// what happens live).
+    #[command(after_help = "Examples:\n  cortex attach 0193…\n  \
+        CORTEX_TOKEN=… cortex attach 0193… --server http://127.0.0.1:7433")]
+    Attach(tui::AttachArgs),
     /// List and show stored sessions.
     #[command(
         after_help = "Examples:\n  cortex sessions list\n  cortex sessions show 0193… --json"
@@ -89,14 +103,15 @@ fn main() -> ExitCode {
     }
     let cli = Cli::parse();
     match cli.command {
-        Command::Completions { shell } => finish(completions::completions::<Cli>(shell)),
-        Command::Man => finish(completions::man::<Cli>()),
-        other => run(other),
+        Some(Command::Completions { shell }) => finish(completions::completions::<Cli>(shell)),
+        Some(Command::Man) => finish(completions::man::<Cli>()),
+        other => run(other, cli.ui),
     }
 }
 
-/// The subcommands that need the async runtime and logging.
-fn run(command: Command) -> ExitCode {
+/// The subcommands (and the terminal UI, `None`) that need the async
+/// runtime and logging.
+fn run(command: Option<Command>, ui: session_args::SessionArgs) -> ExitCode {
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_env_filter(
@@ -119,12 +134,14 @@ fn run(command: Command) -> ExitCode {
     };
     let result = runtime.block_on(async {
         match command {
-            Command::Exec(args) => exec::run(args).await,
-            Command::Sessions { command } => sessions::run(command).await,
-            Command::Serve(args) => serve::run(args).await,
+            None => tui::run(ui).await,
+            Some(Command::Exec(args)) => exec::run(args).await,
+            Some(Command::Attach(args)) => tui::attach(args).await,
+            Some(Command::Sessions { command }) => sessions::run(command).await,
+            Some(Command::Serve(args)) => serve::run(args).await,
             #[cfg(feature = "local")]
-            Command::Models { command } => models_cmd::run(command).await,
-            Command::Completions { .. } | Command::Man => Ok(ExitCode::SUCCESS),
+            Some(Command::Models { command }) => models_cmd::run(command).await,
+            Some(Command::Completions { .. } | Command::Man) => Ok(ExitCode::SUCCESS),
         }
     });
     finish(result)

@@ -1,0 +1,280 @@
+//! The terminal UI end to end: the real `cortex` binary in a 40×12 tmux
+//! pane (`send-keys` to type, `capture-pane` to read the screen), against
+//! a scripted model served over HTTP on loopback in the OpenAI Chat
+//! Completions format. Skipped, with a note, where tmux is not installed.
+
+mod common;
+mod scripted_openai;
+
+use common::{Env, pid_alive};
+use scripted_openai::{Server, call, text};
+use serde_json::json;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+/// Longest wait for something to appear on screen (a generous bound for a
+/// loaded machine; a passing run takes a fraction of it).
+const PATIENCE: Duration = Duration::from_secs(60);
+
+/// A tmux server of its own (`-L`), so nothing else's sessions are
+/// touched, running one 40×12 pane.
+struct Pane {
+    socket: String,
+}
+
+impl Pane {
+    /// A pane running a plain shell with `env` (and nothing else from this
+    /// process's environment).
+    fn shell(env: &[(String, String)]) -> Option<Pane> {
+        if Command::new("tmux").arg("-V").output().is_err() {
+            eprintln!("skipped: tmux is not installed");
+            return None;
+        }
+        let socket = format!(
+            "cortex-tui-test-{}-{}",
+            std::process::id(),
+            common::rand_suffix()
+        );
+        let mut command = String::from("env -i TERM=tmux-256color PS1='$ '");
+        for (name, value) in env {
+            command.push_str(&format!(" {name}='{value}'"));
+        }
+        command.push_str(" bash --norc --noprofile");
+        let status = Command::new("tmux")
+            .args([
+                "-L",
+                &socket,
+                "-f",
+                "/dev/null",
+                "new-session",
+                "-d",
+                "-s",
+                "t",
+            ])
+            .args(["-x", "40", "-y", "12", &command])
+            .status()
+            .expect("tmux");
+        assert!(status.success(), "tmux new-session");
+        Some(Pane { socket })
+    }
+
+    fn tmux(&self, args: &[&str]) -> String {
+        let out = Command::new("tmux")
+            .args(["-L", &self.socket])
+            .args(args)
+            .output()
+            .expect("tmux");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// Type `text` literally.
+    fn type_text(&self, text: &str) {
+        self.tmux(&["send-keys", "-t", "t", "-l", text]);
+    }
+
+    /// Press keys by tmux name (`Enter`, `Escape`, `BTab`, `C-c`).
+    fn press(&self, keys: &[&str]) {
+        let mut args = vec!["send-keys", "-t", "t"];
+        args.extend_from_slice(keys);
+        self.tmux(&args);
+    }
+
+    fn screen(&self) -> String {
+        self.tmux(&["capture-pane", "-p", "-t", "t"])
+    }
+
+    /// A pane variable (`alternate_on`, `mouse_any_flag`, …).
+    fn flag(&self, name: &str) -> String {
+        self.tmux(&["display-message", "-p", "-t", "t", &format!("#{{{name}}}")])
+            .trim()
+            .to_owned()
+    }
+
+    /// Wait until the screen satisfies `check`; panics with the screen.
+    fn wait_for(&self, what: &str, check: impl Fn(&str) -> bool) -> String {
+        let deadline = Instant::now() + PATIENCE;
+        loop {
+            let screen = self.screen();
+            if check(&screen) {
+                return screen;
+            }
+            if Instant::now() > deadline {
+                panic!("never saw {what}; the screen:\n{screen}");
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    fn wait_text(&self, needle: &str) -> String {
+        self.wait_for(needle, |s| s.contains(needle))
+    }
+}
+
+impl Drop for Pane {
+    fn drop(&mut self) {
+        self.tmux(&["kill-server"]);
+    }
+}
+
+/// The shell in the pane starts `cortex` (the UI) on `env`'s repository
+/// against `server`.
+fn start(env: &Env, server: &Server, extra: &str) -> Option<Pane> {
+    let home = env.home.path().display().to_string();
+    let vars = vec![
+        ("PATH".to_owned(), std::env::var("PATH").unwrap_or_default()),
+        ("HOME".to_owned(), home.clone()),
+        ("XDG_DATA_HOME".to_owned(), format!("{home}/data")),
+        ("XDG_CONFIG_HOME".to_owned(), format!("{home}/config")),
+        ("XDG_RUNTIME_DIR".to_owned(), format!("{home}/run")),
+        ("OPENAI_BASE_URL".to_owned(), server.base_url()),
+    ];
+    std::fs::create_dir_all(format!("{home}/run")).expect("runtime dir");
+    let pane = Pane::shell(&vars)?;
+    pane.wait_text("$");
+    pane.type_text(&format!(
+        "{} --repo {} --model openai:scripted --guest process {extra}",
+        env!("CARGO_BIN_EXE_cortex"),
+        env.repo.path().display()
+    ));
+    pane.press(&["Enter"]);
+    pane.wait_text("? help");
+    Some(pane)
+}
+
+fn bug_repo() -> Env {
+    Env::new(&[
+        ("calc.py", "def add(a, b):\n    return a - b\n"),
+        (
+            "test_calc.py",
+            "from calc import add\nassert add(2, 2) == 4, add(2, 2)\nprint('tests pass')\n",
+        ),
+    ])
+}
+
+#[test]
+fn a_prompt_runs_tool_rows_to_completion_and_fixes_the_bug() {
+    let env = bug_repo();
+    let server = Server::start(vec![
+        call("read_file", json!({"path": "calc.py"})),
+        call(
+            "edit_file",
+            json!({"path": "calc.py", "old_string": "a - b", "new_string": "a + b"}),
+        ),
+        call("bash", json!({"command": "python3 test_calc.py"})),
+        text("Fixed: add subtracted."),
+    ]);
+    let Some(pane) = start(&env, &server, "") else {
+        return;
+    };
+    assert!(pane.screen().contains("Agent"), "{}", pane.screen());
+    pane.type_text("fix the failing test");
+    pane.press(&["Enter"]);
+    let screen = pane.wait_text("─ done");
+    assert!(screen.contains("✓ bash python3 test_calc.py"), "{screen}");
+    assert!(screen.contains("tests pass"), "{screen}");
+    assert!(screen.contains("Fixed: add subtracted."), "{screen}");
+    let fixed = std::fs::read_to_string(env.repo.path().join("calc.py")).expect("calc.py");
+    assert!(fixed.contains("return a + b"), "{fixed}");
+    // The earlier rows are a page up.
+    pane.press(&["PageUp"]);
+    let earlier = pane.wait_text("edit_file calc.py");
+    assert!(earlier.contains("✓ edit_file calc.py"), "{earlier}");
+    assert!(earlier.contains("+     return a + b"), "{earlier}");
+    assert_eq!(server.requests().len(), 4);
+}
+
+#[test]
+fn esc_during_a_long_bash_stops_the_turn_and_leaves_nothing_running() {
+    let env = bug_repo();
+    let server = Server::start(vec![
+        call("bash", json!({"command": "echo pid=$$; sleep 600"})),
+        text("never said"),
+    ]);
+    let Some(pane) = start(&env, &server, "") else {
+        return;
+    };
+    pane.type_text("sleep");
+    pane.press(&["Enter"]);
+    let screen = pane.wait_text("│ pid=");
+    let pid: i32 = screen
+        .lines()
+        .find_map(|l| l.split("│ pid=").nth(1))
+        .and_then(|p| p.split_whitespace().next())
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("no pid on screen:\n{screen}"));
+    assert!(pid_alive(pid));
+    pane.press(&["Escape"]);
+    let screen = pane.wait_text("■ stopped");
+    assert!(screen.contains("■ bash"), "{screen}");
+    let deadline = Instant::now() + PATIENCE;
+    while pid_alive(pid) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(!pid_alive(pid), "the command survived the stop");
+    assert!(!screen.contains("never said"), "{screen}");
+    assert_eq!(server.requests().len(), 1, "no model round after the stop");
+}
+
+#[test]
+fn shift_tab_changes_the_border_mode_and_the_sessions_mode() {
+    let env = bug_repo();
+    let server = Server::start(vec![]);
+    let Some(pane) = start(&env, &server, "") else {
+        return;
+    };
+    assert!(pane.screen().contains("╭ Agent"), "{}", pane.screen());
+    pane.press(&["BTab"]);
+    pane.wait_text("╭ Ask");
+    pane.press(&["BTab"]);
+    pane.wait_text("╭ Plan");
+    pane.wait_text("mode Agent → Ask");
+    pane.wait_text("mode Ask → Plan");
+    // The stored session says so too.
+    let out = common::run({
+        let mut c = env.command();
+        c.env("XDG_RUNTIME_DIR", env.home.path().join("run"))
+            .args(["sessions", "list", "--json"]);
+        c
+    });
+    let listed = String::from_utf8_lossy(&out.stdout);
+    assert!(listed.contains("\"mode\":\"plan\""), "{listed}");
+}
+
+#[test]
+fn ctrl_c_twice_quits_with_the_terminal_restored() {
+    let env = bug_repo();
+    let server = Server::start(vec![]);
+    let Some(pane) = start(&env, &server, "") else {
+        return;
+    };
+    assert_eq!(pane.flag("alternate_on"), "1");
+    pane.type_text("a draft");
+    pane.press(&["C-c"]);
+    let screen = pane.wait_text("Ctrl+C again to quit");
+    assert!(
+        !screen.contains("a draft"),
+        "Ctrl+C clears the composer: {screen}"
+    );
+    pane.press(&["C-c"]);
+    pane.wait_text("cortex attach");
+    assert_eq!(pane.flag("alternate_on"), "0", "left the alternate screen");
+    assert_eq!(pane.flag("mouse_any_flag"), "0", "mouse reporting off");
+    pane.type_text("echo ECHO=$(stty -a | tr ' ;' '\\n\\n' | grep -x -e echo -e -echo)");
+    pane.press(&["Enter"]);
+    pane.wait_text("ECHO=echo");
+}
+
+#[test]
+fn without_a_terminal_it_points_to_exec() {
+    let env = bug_repo();
+    let out = common::run({
+        let mut c = env.command();
+        c.arg("--repo").arg(env.repo.path());
+        c
+    });
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("cortex exec"), "{stderr}");
+    // Drawing nothing: no escape sequence reached stdout.
+    assert!(out.stdout.is_empty());
+}

@@ -1,0 +1,313 @@
+//! The application: the session state (a fold of the timeline) and what
+//! belongs to this screen alone (the composer, scrolling, the overlay, a
+//! passing message), and how keys, timeline events and the answers of
+//! API calls change them.
+//!
+//! The app does no I/O. What needs the API comes back as [`Command`]s for
+//! the runtime to carry out, whose answers return as [`Outcome`]s; so a
+//! test drives the app with keys and events and looks at the screen.
+
+pub mod complete;
+pub mod editor;
+mod keys;
+pub mod overlay;
+pub mod slash;
+
+use crate::state::SessionState;
+use crate::time::Millis;
+use crate::view::help::Help;
+use crate::view::picker::{self, Picker};
+use crate::view::theme::Theme;
+use crate::view::transcript::Transcript;
+use complete::Completion;
+use cortex_protocol::{Event, Mode, SessionId};
+use editor::Editor;
+use overlay::Modal;
+use std::collections::VecDeque;
+
+/// What the app asks the runtime to do through the API.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Command {
+    /// Start a turn; first switch to `mode` when the session is in another.
+    StartTurn {
+        message: String,
+        mode: Option<Mode>,
+    },
+    Stop,
+    SetMode(Mode),
+    Compact,
+    ListSessions,
+    /// Show another session (its whole timeline).
+    OpenSession(SessionId),
+    /// A new session on the same repository and settings; `model` when it
+    /// should use another one.
+    NewSession {
+        model: Option<String>,
+    },
+    /// List the repository's files for `@path` completion.
+    ListFiles,
+    Quit,
+}
+
+/// The answer to a [`Command`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome {
+    /// The turn was not started (a 409, the server gone): the message goes
+    /// back into the composer.
+    TurnRejected {
+        message: String,
+        error: String,
+    },
+    Sessions(Vec<picker::Entry>),
+    /// Another session is shown from now on: start over from its timeline.
+    Switched,
+    Files(Vec<String>),
+    /// A command failed; say so.
+    Failed(String),
+    /// A command's result worth a passing mention.
+    Note(String),
+}
+
+pub struct App {
+    pub state: SessionState,
+    pub transcript: Transcript,
+    pub editor: Editor,
+    pub completion: Completion,
+    pub overlay: Option<Box<dyn Modal>>,
+    pub theme: Theme,
+    /// Ctrl+O.
+    pub expanded: bool,
+    /// Chips after the mode on the composer border (`Goal · 2/8`).
+    pub chips: Vec<String>,
+    /// The model's context window as the client knows it (built-in
+    /// metadata), until an event reports the server's figure.
+    pub context_hint: Option<u64>,
+    /// The clock drawing uses (the runtime sets it before each frame).
+    pub now: Millis,
+    pub quit: bool,
+    /// Ctrl+L: the next frame repaints every cell.
+    pub repaint: bool,
+    /// The user's mode choice that the timeline has not confirmed yet.
+    mode_choice: Option<Mode>,
+    /// The last key was a Ctrl+C.
+    ctrl_c: bool,
+    flash: Option<String>,
+    /// Esc closed the completion list; it stays closed until the next edit.
+    completion_closed: bool,
+    history_pos: Option<usize>,
+    draft: String,
+    files: Option<Vec<String>>,
+    files_requested: bool,
+    /// Messages sent while a turn ran, sent when it ends.
+    queued: VecDeque<String>,
+}
+
+impl App {
+    pub fn new(theme: Theme) -> App {
+        App {
+            state: SessionState::default(),
+            transcript: Transcript::default(),
+            editor: Editor::default(),
+            completion: Completion::default(),
+            overlay: None,
+            theme,
+            expanded: false,
+            chips: Vec::new(),
+            context_hint: None,
+            now: 0,
+            quit: false,
+            repaint: false,
+            mode_choice: None,
+            ctrl_c: false,
+            flash: None,
+            completion_closed: false,
+            history_pos: None,
+            draft: String::new(),
+            files: None,
+            files_requested: false,
+            queued: VecDeque::new(),
+        }
+    }
+
+    /// The mode the composer's border shows: the user's choice at once,
+    /// else the session's.
+    pub fn mode(&self) -> Mode {
+        self.mode_choice.unwrap_or(self.state.mode)
+    }
+
+    pub fn flash_text(&self) -> Option<&str> {
+        self.flash.as_deref()
+    }
+
+    pub fn flash(&mut self, text: &str) {
+        self.flash = Some(text.to_owned());
+    }
+
+    pub fn open_help(&mut self) {
+        self.overlay = Some(Box::new(Help::default()));
+    }
+
+    /// Whether something on screen moves with the clock alone (a spinner,
+    /// an elapsed time): only then does the runtime tick.
+    pub fn animating(&self) -> bool {
+        self.state.running()
+    }
+
+    /// Another session is shown: forget the old one's state and rows.
+    pub fn reset_session(&mut self) {
+        self.state = SessionState::default();
+        self.transcript.reset();
+        self.mode_choice = None;
+        self.queued.clear();
+        self.history_pos = None;
+        self.files = None;
+        self.files_requested = false;
+    }
+
+    /// A timeline event; returns what to do next (a queued message when a
+    /// turn ended).
+    pub fn on_event(&mut self, event: &Event) -> Vec<Command> {
+        let was_running = self.state.running();
+        if !self.state.apply(event) {
+            return Vec::new();
+        }
+        if self.mode_choice == Some(self.state.mode) {
+            self.mode_choice = None;
+        }
+        let mut commands = Vec::new();
+        if was_running && !self.state.running() {
+            match self.queued.pop_front() {
+                Some(message) => commands.push(self.start_turn(message)),
+                None => {
+                    if let Some(mode) = self.mode_choice {
+                        commands.push(Command::SetMode(mode));
+                    }
+                }
+            }
+        }
+        commands
+    }
+
+    /// The answer of a command.
+    pub fn on_outcome(&mut self, outcome: Outcome) -> Vec<Command> {
+        match outcome {
+            Outcome::TurnRejected { message, error } => {
+                if self.editor.is_empty() {
+                    self.editor.set(&message);
+                }
+                self.flash(&error);
+            }
+            Outcome::Sessions(entries) => {
+                self.flash = None;
+                self.overlay = Some(Box::new(Picker::new(entries)));
+            }
+            Outcome::Switched => {
+                self.reset_session();
+                self.flash = None;
+            }
+            Outcome::Files(files) => {
+                self.files = Some(files);
+                let _ = self.refresh_completion();
+            }
+            Outcome::Failed(error) => self.flash(&error),
+            Outcome::Note(note) => self.flash(&note),
+        }
+        Vec::new()
+    }
+
+    /// A pasted text goes into the composer (a large one as a placeholder).
+    pub fn on_paste(&mut self, text: &str) -> Vec<Command> {
+        self.ctrl_c = false;
+        if self.overlay.is_some() {
+            return Vec::new();
+        }
+        self.editor.paste(&crate::text::clean(text));
+        self.edited()
+    }
+
+    /// Switch to `mode`: at once between turns, from the next turn during
+    /// one (the border shows the choice at once either way).
+    pub fn choose_mode(&mut self, mode: Mode) -> Vec<Command> {
+        self.mode_choice = (mode != self.state.mode).then_some(mode);
+        if self.state.running() {
+            if self.mode_choice.is_some() {
+                self.flash(&format!("{} from the next turn", crate::state::title(mode)));
+            }
+            return Vec::new();
+        }
+        match self.mode_choice {
+            Some(mode) => vec![Command::SetMode(mode)],
+            None => Vec::new(),
+        }
+    }
+
+    /// `command`, unless a turn runs (then say so).
+    pub fn command_between_turns(&mut self, name: &str, command: Command) -> Vec<Command> {
+        if self.state.running() {
+            self.flash(&format!("{name} waits until the turn ends (Esc stops it)"));
+            return Vec::new();
+        }
+        vec![command]
+    }
+
+    fn start_turn(&mut self, message: String) -> Command {
+        let mode = self.mode_choice.filter(|m| *m != self.state.mode);
+        Command::StartTurn { message, mode }
+    }
+
+    /// Send what the composer holds: a slash command, a message, or a
+    /// message queued behind the running turn.
+    fn submit(&mut self) -> Vec<Command> {
+        let message = self.editor.take();
+        self.history_pos = None;
+        self.completion = Completion::default();
+        if message.trim().is_empty() {
+            return Vec::new();
+        }
+        if message.starts_with('/') {
+            return slash::run(self, &message);
+        }
+        self.transcript.to_bottom();
+        if self.state.running() {
+            self.queued.push_back(message);
+            self.flash(&format!(
+                "queued ({}) · sent when this turn ends",
+                self.queued.len()
+            ));
+            return Vec::new();
+        }
+        vec![self.start_turn(message)]
+    }
+
+    /// After any change to the composer's text.
+    fn edited(&mut self) -> Vec<Command> {
+        self.completion_closed = false;
+        self.history_pos = None;
+        self.refresh_completion().into_iter().collect()
+    }
+
+    fn refresh_completion(&mut self) -> Option<Command> {
+        let wants_files = self.editor.current_word().1.starts_with('@');
+        let items = complete::candidates(&self.editor, self.files.as_deref());
+        let selected = self.completion.selected.min(items.len().saturating_sub(1));
+        self.completion = Completion { items, selected };
+        if wants_files && !self.files_requested {
+            self.files_requested = true;
+            return Some(Command::ListFiles);
+        }
+        None
+    }
+
+    /// The completion list, unless closed with Esc.
+    pub fn completion_shown(&self) -> Option<&Completion> {
+        (!self.completion_closed && !self.completion.items.is_empty()).then_some(&self.completion)
+    }
+
+    /// Messages waiting for the running turn to end.
+    pub fn queued(&self) -> usize {
+        self.queued.len()
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,121 @@
+//! Slash commands: one registry, which the composer completes from, `/help`
+//! lists and Enter runs. A feature adds its command with one entry here
+//! (the goals work adds `/goal`, the plan work its accept and reject).
+
+use crate::app::{App, Command};
+use cortex_protocol::Mode;
+
+pub struct SlashCommand {
+    /// Without the slash.
+    pub name: &'static str,
+    /// How its argument reads in help (`NAME`, `[MODEL]`), or empty.
+    pub args: &'static str,
+    pub help: &'static str,
+    /// Run it with the text after the name (trimmed).
+    pub run: fn(&mut App, &str) -> Vec<Command>,
+}
+
+pub const COMMANDS: &[SlashCommand] = &[
+    SlashCommand {
+        name: "mode",
+        args: "ask|plan|spec|agent",
+        help: "switch mode (Shift+Tab cycles)",
+        run: mode,
+    },
+    SlashCommand {
+        name: "compact",
+        args: "",
+        help: "summarise the history now",
+        run: |app, _| app.command_between_turns("/compact", Command::Compact),
+    },
+    SlashCommand {
+        name: "sessions",
+        args: "",
+        help: "pick a session to resume",
+        run: |app, _| {
+            app.flash("loading sessions…");
+            vec![Command::ListSessions]
+        },
+    },
+    SlashCommand {
+        name: "new",
+        args: "",
+        help: "start a new session here",
+        run: |app, _| app.command_between_turns("/new", Command::NewSession { model: None }),
+    },
+    SlashCommand {
+        name: "model",
+        args: "[PROVIDER:NAME]",
+        help: "show the model, or start a new session with another",
+        run: model,
+    },
+    SlashCommand {
+        name: "help",
+        args: "",
+        help: "keys and commands",
+        run: |app, _| {
+            app.open_help();
+            Vec::new()
+        },
+    },
+    SlashCommand {
+        name: "quit",
+        args: "",
+        help: "leave (Ctrl+C twice does too)",
+        run: |_, _| vec![Command::Quit],
+    },
+];
+
+/// The command named `name` (without the slash).
+pub fn find(name: &str) -> Option<&'static SlashCommand> {
+    COMMANDS.iter().find(|c| c.name == name)
+}
+
+/// Commands whose name starts with `prefix`.
+pub fn matching(prefix: &str) -> impl Iterator<Item = &'static SlashCommand> + '_ {
+    COMMANDS.iter().filter(move |c| c.name.starts_with(prefix))
+}
+
+/// Run the composer's `/name args` line.
+pub fn run(app: &mut App, line: &str) -> Vec<Command> {
+    let line = line.trim();
+    let body = line.strip_prefix('/').unwrap_or(line);
+    let (name, args) = body.split_once(char::is_whitespace).unwrap_or((body, ""));
+    match find(name) {
+        Some(command) => (command.run)(app, args.trim()),
+        None => {
+            app.flash(&format!("unknown command /{name} · /help lists them"));
+            Vec::new()
+        }
+    }
+}
+
+fn mode(app: &mut App, args: &str) -> Vec<Command> {
+    match args.parse::<Mode>() {
+        Ok(mode) => app.choose_mode(mode),
+        Err(_) if args.is_empty() => {
+            app.flash("usage: /mode ask|plan|spec|agent");
+            Vec::new()
+        }
+        Err(e) => {
+            app.flash(&e.to_string());
+            Vec::new()
+        }
+    }
+}
+
+fn model(app: &mut App, args: &str) -> Vec<Command> {
+    if args.is_empty() {
+        let model = app.state.model.clone();
+        app.flash(&format!(
+            "model: {model} · /model PROVIDER:NAME starts a new session with another"
+        ));
+        return Vec::new();
+    }
+    app.command_between_turns(
+        "/model",
+        Command::NewSession {
+            model: Some(args.to_owned()),
+        },
+    )
+}

@@ -1,0 +1,169 @@
+use super::*;
+use crate::script::Script;
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use serde_json::json;
+
+fn key(code: KeyCode) -> KeyEvent {
+    KeyEvent::new(code, KeyModifiers::NONE)
+}
+
+fn ctrl(c: char) -> KeyEvent {
+    KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL)
+}
+
+fn typed(app: &mut App, text: &str) -> Vec<Command> {
+    text.chars()
+        .flat_map(|c| app.on_key(key(KeyCode::Char(c))))
+        .collect()
+}
+
+fn app_with(script: &Script) -> App {
+    let mut app = App::new(Theme::no_color());
+    for event in &script.events {
+        app.on_event(event);
+    }
+    app
+}
+
+#[test]
+fn enter_sends_and_alt_enter_breaks_the_line() {
+    let mut app = app_with(&Script::new("m"));
+    typed(&mut app, "fix");
+    app.on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::ALT));
+    typed(&mut app, "it");
+    assert_eq!(
+        app.on_key(key(KeyCode::Enter)),
+        [Command::StartTurn {
+            message: "fix\nit".into(),
+            mode: None
+        }]
+    );
+    assert!(app.editor.is_empty());
+}
+
+#[test]
+fn shift_tab_cycles_the_mode_at_once_and_applies_it_between_turns() {
+    let mut app = app_with(&Script::new("m"));
+    assert_eq!(app.mode(), Mode::Agent);
+    assert_eq!(
+        app.on_key(key(KeyCode::BackTab)),
+        [Command::SetMode(Mode::Ask)]
+    );
+    assert_eq!(app.mode(), Mode::Ask);
+    assert_eq!(
+        app.on_key(key(KeyCode::BackTab)),
+        [Command::SetMode(Mode::Plan)]
+    );
+    assert_eq!(app.mode(), Mode::Plan);
+
+    // During a turn the border changes, the session's mode waits.
+    let mut s = Script::new("m");
+    s.turn("go");
+    let mut app = app_with(&s);
+    assert!(app.on_key(key(KeyCode::BackTab)).is_empty());
+    assert_eq!(app.mode(), Mode::Ask);
+    typed(&mut app, "next");
+    assert!(app.on_key(key(KeyCode::Enter)).is_empty(), "queued");
+    s.completed(1);
+    let end = s.events.last().cloned().expect("end");
+    assert_eq!(
+        app.on_event(&end),
+        [Command::StartTurn {
+            message: "next".into(),
+            mode: Some(Mode::Ask)
+        }]
+    );
+}
+
+#[test]
+fn esc_stops_a_running_turn() {
+    let mut s = Script::new("m");
+    s.turn("go")
+        .call("c1", "bash", json!({"command": "sleep 100"}));
+    let mut app = app_with(&s);
+    assert_eq!(app.on_key(key(KeyCode::Esc)), [Command::Stop]);
+    let mut idle = app_with(&Script::new("m"));
+    assert!(idle.on_key(key(KeyCode::Esc)).is_empty());
+}
+
+#[test]
+fn ctrl_c_clears_then_quits_only_twice_in_a_row() {
+    let mut app = app_with(&Script::new("m"));
+    typed(&mut app, "draft");
+    assert!(app.on_key(ctrl('c')).is_empty());
+    assert!(app.editor.is_empty());
+    assert_eq!(app.on_key(ctrl('c')), [Command::Quit]);
+
+    let mut app = app_with(&Script::new("m"));
+    app.on_key(ctrl('c'));
+    typed(&mut app, "x");
+    assert!(app.on_key(ctrl('c')).is_empty(), "not in a row");
+    assert_eq!(app.on_key(ctrl('c')), [Command::Quit]);
+}
+
+#[test]
+fn slash_commands_run_and_unknown_ones_say_so() {
+    let mut app = app_with(&Script::new("m"));
+    typed(&mut app, "/mode plan");
+    assert_eq!(
+        app.on_key(key(KeyCode::Enter)),
+        [Command::SetMode(Mode::Plan)]
+    );
+    typed(&mut app, "/frobnicate");
+    assert!(app.on_key(key(KeyCode::Enter)).is_empty());
+    assert!(
+        app.flash_text()
+            .is_some_and(|f| f.contains("unknown command /frobnicate"))
+    );
+    typed(&mut app, "/comp");
+    assert_eq!(app.on_key(key(KeyCode::Enter)), [Command::Compact]);
+    typed(&mut app, "/help");
+    app.on_key(key(KeyCode::Enter));
+    assert!(app.overlay.is_some());
+    app.on_key(key(KeyCode::Esc));
+    assert!(app.overlay.is_none());
+}
+
+#[test]
+fn history_walks_the_sessions_messages() {
+    let mut s = Script::new("m");
+    s.turn("first").completed(1).turn("second").completed(1);
+    let mut app = app_with(&s);
+    typed(&mut app, "dra");
+    app.on_key(key(KeyCode::Up));
+    assert_eq!(app.editor.text(), "second");
+    app.on_key(key(KeyCode::Up));
+    assert_eq!(app.editor.text(), "first");
+    app.on_key(key(KeyCode::Down));
+    app.on_key(key(KeyCode::Down));
+    assert_eq!(app.editor.text(), "dra");
+}
+
+#[test]
+fn at_paths_complete_from_the_listing() {
+    let mut app = app_with(&Script::new("m"));
+    let commands = typed(&mut app, "read @ca");
+    assert_eq!(
+        commands,
+        [Command::ListFiles],
+        "listed once, on the first @"
+    );
+    app.on_outcome(Outcome::Files(vec![
+        "calc.py".into(),
+        "test_calc.py".into(),
+    ]));
+    assert_eq!(app.completion_shown().map(|c| c.items.len()), Some(2));
+    app.on_key(key(KeyCode::Tab));
+    assert_eq!(app.editor.text(), "read @calc.py ");
+}
+
+#[test]
+fn a_rejected_turn_gives_the_message_back() {
+    let mut app = app_with(&Script::new("m"));
+    app.on_outcome(Outcome::TurnRejected {
+        message: "hello".into(),
+        error: "a turn is already running".into(),
+    });
+    assert_eq!(app.editor.text(), "hello");
+    assert_eq!(app.flash_text(), Some("a turn is already running"));
+}

@@ -1,0 +1,232 @@
+//! Carrying out the app's commands against the session API.
+//!
+//! Commands that change the session (a mode, a turn, a compaction, a switch
+//! to another session) run one after another, in the order given, so
+//! Shift+Tab pressed three times ends in the third mode. Stop and the
+//! session list run at once beside them (Stop must not wait for a
+//! compaction to end).
+
+use crate::app::{Command, Outcome};
+use crate::runtime::Input;
+use crate::view::picker::Entry;
+use cortex_client::{Client, ClientError, SessionView};
+use cortex_protocol::{Mode, SessionId};
+use tokio::sync::{mpsc, watch};
+
+/// How sessions are created for `/new` and `/model`.
+#[derive(Debug, Clone)]
+pub struct NewSessions {
+    /// The `POST /v1/sessions` body of the session the UI started with (its
+    /// `model` is replaced for `/model NAME`); `None` when it was attached
+    /// to, so `/new` copies the shown session's repository and mode.
+    pub body: Option<serde_json::Value>,
+    /// Close a session when the UI moves away from it (the in-process
+    /// server: its guest would otherwise stay up until exit).
+    pub close_left: bool,
+}
+
+pub struct Effects {
+    ordered: mpsc::UnboundedSender<Command>,
+    client: Client,
+    session: watch::Receiver<SessionId>,
+    tx: mpsc::Sender<Input>,
+}
+
+impl Effects {
+    pub fn spawn(
+        client: Client,
+        session: SessionId,
+        sessions: NewSessions,
+        tx: mpsc::Sender<Input>,
+    ) -> Effects {
+        let (ordered, mut queue) = mpsc::unbounded_channel::<Command>();
+        let (current, watched) = watch::channel(session);
+        let worker = Worker {
+            client: client.clone(),
+            current,
+            sessions,
+            tx: tx.clone(),
+        };
+        tokio::spawn(async move {
+            while let Some(command) = queue.recv().await {
+                worker.run(command).await;
+            }
+        });
+        Effects {
+            ordered,
+            client,
+            session: watched,
+            tx,
+        }
+    }
+
+    /// The session shown now.
+    pub fn session(&self) -> SessionId {
+        self.session.borrow().clone()
+    }
+
+    pub fn send(&self, command: Command) {
+        match command {
+            Command::Stop => {
+                let (client, id, tx) = (self.client.clone(), self.session(), self.tx.clone());
+                tokio::spawn(async move {
+                    match client.stop(&id).await {
+                        Ok(_) => {}
+                        Err(e) if e.status() == Some(409) => {}
+                        Err(e) => {
+                            report(&tx, Outcome::Failed(format!("stop: {}", message(&e)))).await
+                        }
+                    }
+                });
+            }
+            Command::ListSessions => {
+                let (client, id, tx) = (self.client.clone(), self.session(), self.tx.clone());
+                tokio::spawn(async move {
+                    let outcome = match client.all_sessions().await {
+                        Ok(list) => Outcome::Sessions(list.iter().map(|s| entry(s, &id)).collect()),
+                        Err(e) => Outcome::Failed(format!("sessions: {}", message(&e))),
+                    };
+                    report(&tx, outcome).await;
+                });
+            }
+            other => {
+                let _ = self.ordered.send(other);
+            }
+        }
+    }
+}
+
+struct Worker {
+    client: Client,
+    current: watch::Sender<SessionId>,
+    sessions: NewSessions,
+    tx: mpsc::Sender<Input>,
+}
+
+impl Worker {
+    fn id(&self) -> SessionId {
+        self.current.borrow().clone()
+    }
+
+    async fn run(&self, command: Command) {
+        let id = self.id();
+        let outcome = match command {
+            Command::StartTurn { message, mode } => self.start_turn(&id, message, mode).await,
+            Command::SetMode(mode) => match self.client.set_mode(&id, mode).await {
+                Ok(_) => None,
+                // A turn began meanwhile: the choice applies to the next.
+                Err(e) if e.status() == Some(409) => None,
+                Err(e) => Some(Outcome::Failed(format!("mode: {}", message(&e)))),
+            },
+            Command::Compact => match self.client.compact(&id).await {
+                Ok(_) => None,
+                Err(e) => Some(Outcome::Failed(format!("compact: {}", message(&e)))),
+            },
+            Command::OpenSession(next) => match self.client.session(&next).await {
+                Ok(view) => {
+                    self.switch(&id, view.id).await;
+                    None
+                }
+                Err(e) => Some(Outcome::Failed(message(&e))),
+            },
+            Command::NewSession { model } => self.new_session(&id, model).await,
+            Command::Stop | Command::ListSessions | Command::ListFiles | Command::Quit => None,
+        };
+        if let Some(outcome) = outcome {
+            report(&self.tx, outcome).await;
+        }
+    }
+
+    async fn start_turn(
+        &self,
+        id: &SessionId,
+        message: String,
+        mode: Option<Mode>,
+    ) -> Option<Outcome> {
+        if let Some(mode) = mode
+            && let Err(e) = self.client.set_mode(id, mode).await
+        {
+            return Some(Outcome::TurnRejected {
+                message,
+                error: format!("mode: {}", self::message(&e)),
+            });
+        }
+        match self.client.start_turn(id, &message).await {
+            Ok(_) => None,
+            Err(e) => Some(Outcome::TurnRejected {
+                message,
+                error: self::message(&e),
+            }),
+        }
+    }
+
+    async fn new_session(&self, id: &SessionId, model: Option<String>) -> Option<Outcome> {
+        let mut body = match &self.sessions.body {
+            Some(body) => body.clone(),
+            None => match self.client.session(id).await {
+                Ok(view) => serde_json::json!({
+                    "repository": view.repository,
+                    "mode": view.mode,
+                    "model": view.model,
+                    "stop_rule": view.stop_rule,
+                }),
+                Err(e) => return Some(Outcome::Failed(message(&e))),
+            },
+        };
+        if let (Some(model), Some(fields)) = (model, body.as_object_mut()) {
+            fields.insert("model".into(), serde_json::Value::String(model));
+        }
+        match self.client.create_session(body).await {
+            Ok(view) => {
+                self.switch(id, view.id).await;
+                None
+            }
+            Err(e) => Some(Outcome::Failed(format!("new session: {}", message(&e)))),
+        }
+    }
+
+    async fn switch(&self, from: &SessionId, to: SessionId) {
+        if *from == to {
+            return;
+        }
+        if self.sessions.close_left
+            && let Err(e) = self.client.close(from).await
+        {
+            tracing::debug!("closing {from}: {e}");
+        }
+        self.current.send_replace(to.clone());
+        let _ = self.tx.send(Input::Switch(to)).await;
+    }
+}
+
+async fn report(tx: &mpsc::Sender<Input>, outcome: Outcome) {
+    let _ = tx.send(Input::Outcome(outcome)).await;
+}
+
+/// The API's own message where it gave one.
+fn message(e: &ClientError) -> String {
+    match e {
+        ClientError::Api { message, .. } => crate::text::clean_line(message),
+        other => crate::text::clean_line(&other.to_string()),
+    }
+}
+
+fn entry(view: &SessionView, current: &SessionId) -> Entry {
+    let when = view
+        .created_at
+        .get(..16)
+        .map(|s| s.replace('T', " "))
+        .unwrap_or_default();
+    let title = view
+        .title
+        .as_deref()
+        .map(|t| t.lines().next().unwrap_or_default().to_owned())
+        .unwrap_or_else(|| view.repository.clone());
+    Entry {
+        id: view.id.clone(),
+        when,
+        mode: view.mode.to_string(),
+        title: crate::text::clean_line(&title),
+        current: view.id == *current,
+    }
+}

@@ -1,0 +1,622 @@
+//! The UI's session state, as a fold over the timeline.
+//!
+//! [`SessionState::apply`] is the only way state changes: the transcript,
+//! the mode, the guest's phase and the token figures are a function of the
+//! events seen, in order. A UI that attaches to a session (or reconnects
+//! after a dropped stream and replays from its last seq) therefore shows
+//! exactly what the UI that started the turn shows. Events at or below the
+//! last applied seq are ignored, so a replay that overlaps is harmless.
+
+mod cell;
+mod summary;
+
+pub use cell::{Cell, CellKind, Level, ToolCell, ToolState, TurnEnd, TurnOutcome};
+pub use summary::summarize;
+
+use crate::text::{self, clean, clean_line};
+use crate::time::{Millis, parse_rfc3339};
+use cortex_protocol::{
+    Event, EventKind, Mode, Sandbox, SessionId, StopRule, Todo, ToolStatus, TurnId,
+};
+use std::collections::HashMap;
+
+/// Streamed output kept per tool row: its tail (the result brings what the
+/// model saw, capped by the tool itself).
+const STREAM_TAIL_BYTES: usize = 64 * 1024;
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SessionState {
+    pub id: Option<SessionId>,
+    pub repository: String,
+    pub model: String,
+    pub mode: Mode,
+    pub stop_rule: StopRule,
+    pub sandbox: Sandbox,
+    pub cells: Vec<Cell>,
+    /// Seq of the last event applied.
+    pub last_seq: u64,
+    /// The turn running now.
+    pub turn: Option<RunningTurn>,
+    pub guest: GuestPhase,
+    pub usage: Usage,
+    /// The model's context window, once an event told it.
+    pub context_window: Option<u64>,
+    pub todos: Vec<Todo>,
+    /// The latest proposed plan: `(version, title, markdown)`.
+    pub plan: Option<(u32, String, String)>,
+    /// Messages of the session's turns, oldest first (the composer's
+    /// history starts with them).
+    pub messages: Vec<String>,
+    /// Cell of each tool call id.
+    tools: HashMap<String, usize>,
+    /// The assistant text or thinking cell that deltas extend.
+    open_text: Option<usize>,
+    open_thinking: Option<usize>,
+    /// The `.cortex/setup` row while it runs.
+    setup: Option<usize>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunningTurn {
+    pub id: Option<TurnId>,
+    pub started: Option<Millis>,
+    pub phase: Phase,
+    /// `(processed, total)` prompt tokens of the model request out now,
+    /// when the provider reports them.
+    pub progress: Option<(u64, u64)>,
+    /// Tokens at the start of the turn, to report what it used.
+    usage_at_start: (u64, u64),
+}
+
+/// What a running turn is waiting for.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Phase {
+    /// Before the first model request (the guest attaching, setup).
+    Starting,
+    /// A model request is out; nothing streamed yet.
+    Waiting {
+        since: Option<Millis>,
+        round: u32,
+    },
+    /// Text or calls are streaming.
+    Responding,
+    /// Tools are running.
+    Tools,
+    Compacting {
+        since: Option<Millis>,
+    },
+}
+
+/// The guest, as the status line shows it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub enum GuestPhase {
+    #[default]
+    Detached,
+    Attaching {
+        since: Option<Millis>,
+    },
+    Preparing {
+        since: Option<Millis>,
+    },
+    Ready,
+    Failed,
+}
+
+/// Token figures from the `usage` events.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Usage {
+    pub input: u64,
+    pub output: u64,
+    pub cache_read: u64,
+    /// The latest request's prompt plus its output: how full the context is.
+    pub context: u64,
+    /// Requests counted; a cost only when every one of them was priced.
+    pub requests: u32,
+    pub cost_usd: Option<f64>,
+}
+
+impl SessionState {
+    /// Apply one event; returns whether anything changed.
+    pub fn apply(&mut self, event: &Event) -> bool {
+        if event.seq <= self.last_seq {
+            return false;
+        }
+        self.last_seq = event.seq;
+        if self.id.is_none() {
+            self.id = Some(event.session_id.clone());
+        }
+        let at = parse_rfc3339(&event.ts);
+        self.apply_kind(&event.kind, event.turn_id.as_ref(), at);
+        true
+    }
+
+    fn apply_kind(&mut self, kind: &EventKind, turn_id: Option<&TurnId>, at: Option<Millis>) {
+        match kind {
+            EventKind::SessionCreated {
+                repository,
+                mode,
+                model,
+                stop_rule,
+                sandbox,
+            } => {
+                self.repository = clean_line(repository);
+                self.model = clean_line(model);
+                self.mode = *mode;
+                self.stop_rule = *stop_rule;
+                self.sandbox = *sandbox;
+                self.push(CellKind::Header {
+                    repository: self.repository.clone(),
+                    model: self.model.clone(),
+                });
+            }
+            EventKind::TurnStarted { message, mode } => {
+                self.close_open();
+                self.mode = *mode;
+                self.messages.push(message.clone());
+                self.push(CellKind::User {
+                    text: clean(message),
+                });
+                self.turn = Some(RunningTurn {
+                    id: turn_id.cloned(),
+                    started: at,
+                    phase: Phase::Starting,
+                    progress: None,
+                    usage_at_start: (self.usage.input, self.usage.output),
+                });
+            }
+            EventKind::TurnCompleted { rounds } => {
+                self.end_turn(TurnOutcome::Completed { rounds: *rounds }, at)
+            }
+            EventKind::TurnStopped { reason } => self.end_turn(
+                TurnOutcome::Stopped {
+                    reason: clean_line(reason),
+                },
+                at,
+            ),
+            EventKind::TurnFailed { error } => self.end_turn(
+                TurnOutcome::Failed {
+                    error: clean(error),
+                },
+                at,
+            ),
+            EventKind::MessageDelta { text } => self.message_delta(text),
+            EventKind::MessageDone { text } => self.message_done(text),
+            EventKind::ThinkingDelta { text } => self.thinking_delta(text),
+            EventKind::ToolCall {
+                call_id,
+                name,
+                arguments,
+            } => self.tool_call(call_id.as_str(), name, arguments, at),
+            EventKind::ToolRefused {
+                call_id, reason, ..
+            } => {
+                if let Some(tool) = self.tool_mut(call_id.as_str()) {
+                    tool.reason = Some(clean(reason));
+                }
+            }
+            EventKind::ToolOutputDelta { call_id, text, .. } => {
+                if let Some(tool) = self.tool_mut(call_id.as_str()) {
+                    append_tail(&mut tool.output, &clean(text));
+                }
+            }
+            EventKind::ToolResult {
+                call_id,
+                name,
+                status,
+                output,
+                ms,
+                diff,
+            } => self.tool_result(call_id.as_str(), name, *status, output, *ms, diff),
+            other => self.apply_session_event(other, at),
+        }
+    }
+
+    /// Events about the session, the guest and the model rather than the
+    /// conversation itself.
+    fn apply_session_event(&mut self, kind: &EventKind, at: Option<Millis>) {
+        match kind {
+            EventKind::RuntimeStarting { .. } => self.guest = GuestPhase::Attaching { since: at },
+            EventKind::RuntimeAttached {
+                provider,
+                ms,
+                isolation,
+            } => {
+                self.guest = GuestPhase::Ready;
+                let isolation = if isolation.is_empty() {
+                    String::new()
+                } else {
+                    format!("; {}", clean_line(isolation))
+                };
+                self.notice(
+                    Level::Info,
+                    format!(
+                        "guest attached ({}, {}{isolation})",
+                        clean_line(provider),
+                        crate::time::elapsed(*ms)
+                    ),
+                );
+            }
+            EventKind::RuntimeWarning { message } => {
+                self.notice(Level::Warning, format!("guest: {}", clean(message)))
+            }
+            EventKind::RuntimeFailed { error } => {
+                self.guest = GuestPhase::Failed;
+                self.notice(Level::Error, format!("guest failed: {}", clean(error)));
+            }
+            EventKind::EnvPreparing { .. } => self.guest = GuestPhase::Preparing { since: at },
+            EventKind::EnvOutput { text, .. } => self.setup_output(text, at),
+            EventKind::EnvReady { ms } => {
+                self.guest = GuestPhase::Ready;
+                self.finish_setup(ToolStatus::Ok, Some(*ms));
+            }
+            EventKind::EnvFailed { error } => {
+                self.guest = GuestPhase::Failed;
+                self.finish_setup(ToolStatus::Error, None);
+                self.notice(Level::Error, format!("setup failed: {}", clean(error)));
+            }
+            EventKind::ModelRequest { round, .. } => {
+                self.close_open();
+                self.set_phase(Phase::Waiting {
+                    since: at,
+                    round: *round,
+                });
+            }
+            EventKind::ModelRetry {
+                attempt,
+                delay_ms,
+                reason,
+                ..
+            } => self.notice(
+                Level::Warning,
+                format!(
+                    "retrying the model request (attempt {attempt}, in {}): {}",
+                    crate::time::elapsed(*delay_ms as f64),
+                    clean_line(reason)
+                ),
+            ),
+            EventKind::TurnReminder { .. } => self.notice(
+                Level::Info,
+                "answered without using a tool; asked to check it".into(),
+            ),
+            EventKind::ModeChanged { from, to } => {
+                self.mode = *to;
+                self.notice(
+                    Level::Info,
+                    format!("mode {} → {}", title(*from), title(*to)),
+                );
+            }
+            EventKind::PlanProposed {
+                version,
+                title,
+                markdown,
+            } => {
+                self.close_open();
+                let (title, markdown) = (clean_line(title), clean(markdown));
+                self.plan = Some((*version, title.clone(), markdown.clone()));
+                self.push(CellKind::Plan {
+                    version: *version,
+                    title,
+                    markdown,
+                });
+            }
+            EventKind::TodoUpdated { todos } => {
+                self.close_open();
+                self.todos = todos
+                    .iter()
+                    .map(|t| Todo {
+                        content: clean_line(&t.content),
+                        status: t.status,
+                    })
+                    .collect();
+                self.push(CellKind::Todos(self.todos.clone()));
+            }
+            EventKind::Usage {
+                input_tokens,
+                output_tokens,
+                cache_read_tokens,
+                cost_usd,
+                ..
+            } => {
+                let usage = &mut self.usage;
+                usage.input += input_tokens;
+                usage.output += output_tokens;
+                usage.cache_read += cache_read_tokens;
+                usage.context = input_tokens + output_tokens;
+                usage.cost_usd = match (usage.requests, usage.cost_usd, cost_usd) {
+                    (0, _, cost) => *cost,
+                    (_, Some(sum), Some(cost)) => Some(sum + cost),
+                    _ => None,
+                };
+                usage.requests += 1;
+            }
+            EventKind::CompactionStarted {
+                trigger,
+                tokens_before,
+                context_window,
+                ..
+            } => {
+                if context_window.is_some() {
+                    self.context_window = *context_window;
+                }
+                self.set_phase(Phase::Compacting { since: at });
+                self.notice(
+                    Level::Info,
+                    format!(
+                        "compacting the history ({}, ~{} tokens)…",
+                        trigger.as_str(),
+                        text::count(*tokens_before)
+                    ),
+                );
+            }
+            EventKind::CompactionDone {
+                tokens_before,
+                tokens_after,
+                summarised,
+                ..
+            } => {
+                self.usage.context = *tokens_after;
+                self.notice(
+                    Level::Info,
+                    format!(
+                        "compacted: ~{} → ~{} tokens, {summarised} messages summarised",
+                        text::count(*tokens_before),
+                        text::count(*tokens_after)
+                    ),
+                );
+            }
+            EventKind::CompactionFailed { error, .. } => self.notice(
+                Level::Error,
+                format!("compaction failed (history unchanged): {}", clean(error)),
+            ),
+            EventKind::Error { message } => self.notice(Level::Error, clean(message)),
+            // The workspace listing the model was given: not the user's.
+            EventKind::TurnContext { .. } => {}
+            _ => {}
+        }
+    }
+
+    fn push(&mut self, kind: CellKind) -> usize {
+        self.cells.push(Cell::new(kind));
+        self.cells.len() - 1
+    }
+
+    fn touch(&mut self, index: usize) -> Option<&mut CellKind> {
+        let cell = self.cells.get_mut(index)?;
+        cell.rev = cell.rev.wrapping_add(1);
+        Some(&mut cell.kind)
+    }
+
+    fn notice(&mut self, level: Level, text: String) {
+        self.close_open();
+        self.push(CellKind::Notice { level, text });
+    }
+
+    fn set_phase(&mut self, phase: Phase) {
+        if let Some(turn) = &mut self.turn {
+            turn.phase = phase;
+            turn.progress = None;
+        }
+    }
+
+    /// Streaming text and thinking end where anything else begins.
+    fn close_open(&mut self) {
+        for index in [self.open_text.take(), self.open_thinking.take()]
+            .into_iter()
+            .flatten()
+        {
+            if let Some(CellKind::Assistant { done, .. } | CellKind::Thinking { done, .. }) =
+                self.touch(index)
+            {
+                *done = true;
+            }
+        }
+    }
+
+    fn message_delta(&mut self, delta: &str) {
+        if let Some(index) = self.open_thinking.take()
+            && let Some(CellKind::Thinking { done, .. }) = self.touch(index)
+        {
+            *done = true;
+        }
+        self.set_phase(Phase::Responding);
+        let delta = clean(delta);
+        match self.open_text {
+            Some(index) => {
+                if let Some(CellKind::Assistant { text, .. }) = self.touch(index) {
+                    text.push_str(&delta);
+                }
+            }
+            None => {
+                self.open_text = Some(self.push(CellKind::Assistant {
+                    text: delta,
+                    done: false,
+                }));
+            }
+        }
+    }
+
+    /// The complete text replaces what streamed (they are equal unless a
+    /// delta was lost).
+    fn message_done(&mut self, full: &str) {
+        let full = clean(full);
+        match self.open_text.take() {
+            Some(index) => {
+                if let Some(CellKind::Assistant { text, done }) = self.touch(index) {
+                    *text = full;
+                    *done = true;
+                }
+            }
+            None if !full.trim().is_empty() => {
+                self.push(CellKind::Assistant {
+                    text: full,
+                    done: true,
+                });
+            }
+            None => {}
+        }
+    }
+
+    fn thinking_delta(&mut self, delta: &str) {
+        let delta = clean(delta);
+        match self.open_thinking {
+            Some(index) => {
+                if let Some(CellKind::Thinking { text, .. }) = self.touch(index) {
+                    append_tail(text, &delta);
+                }
+            }
+            None => {
+                self.open_thinking = Some(self.push(CellKind::Thinking {
+                    text: delta,
+                    done: false,
+                }));
+            }
+        }
+    }
+
+    fn tool_call(&mut self, call_id: &str, name: &str, arguments: &str, at: Option<Millis>) {
+        self.close_open();
+        self.set_phase(Phase::Tools);
+        let index = self.push(CellKind::Tool(ToolCell {
+            call_id: call_id.to_owned(),
+            name: clean_line(name),
+            summary: summarize(name, arguments),
+            state: ToolState::Running,
+            started: at,
+            ms: None,
+            output: String::new(),
+            diff: None,
+            reason: None,
+        }));
+        self.tools.insert(call_id.to_owned(), index);
+    }
+
+    fn tool_mut(&mut self, call_id: &str) -> Option<&mut ToolCell> {
+        let index = *self.tools.get(call_id)?;
+        match self.touch(index)? {
+            CellKind::Tool(tool) => Some(tool),
+            _ => None,
+        }
+    }
+
+    fn tool_result(
+        &mut self,
+        call_id: &str,
+        name: &str,
+        status: ToolStatus,
+        output: &str,
+        ms: f64,
+        diff: &Option<String>,
+    ) {
+        if !self.tools.contains_key(call_id) {
+            // A result without its call (a timeline that starts mid-way).
+            self.tool_call(call_id, name, "", None);
+        }
+        if let Some(tool) = self.tool_mut(call_id) {
+            tool.state = ToolState::Done(status);
+            tool.ms = Some(ms);
+            tool.output = clean(output);
+            tool.diff = diff.as_deref().map(clean);
+            if status == ToolStatus::Refused && tool.reason.is_none() {
+                tool.reason = Some(tool.output.clone());
+            }
+        }
+    }
+
+    fn setup_output(&mut self, delta: &str, at: Option<Millis>) {
+        let index = match self.setup {
+            Some(index) => index,
+            None => {
+                let index = self.push(CellKind::Tool(ToolCell {
+                    call_id: String::new(),
+                    name: "setup".into(),
+                    summary: ".cortex/setup".into(),
+                    state: ToolState::Running,
+                    started: at,
+                    ms: None,
+                    output: String::new(),
+                    diff: None,
+                    reason: None,
+                }));
+                self.setup = Some(index);
+                index
+            }
+        };
+        if let Some(CellKind::Tool(tool)) = self.touch(index) {
+            append_tail(&mut tool.output, &clean(delta));
+        }
+    }
+
+    fn finish_setup(&mut self, status: ToolStatus, ms: Option<f64>) {
+        if let Some(index) = self.setup.take()
+            && let Some(CellKind::Tool(tool)) = self.touch(index)
+        {
+            tool.state = ToolState::Done(status);
+            tool.ms = ms;
+        }
+    }
+
+    fn end_turn(&mut self, outcome: TurnOutcome, at: Option<Millis>) {
+        self.close_open();
+        self.finish_setup(ToolStatus::Stopped, None);
+        // Calls the turn left unanswered (a crash) are not running any more.
+        let running: Vec<usize> = self.tools.values().copied().collect();
+        for index in running {
+            if let Some(CellKind::Tool(tool)) = self.cells.get(index).map(|c| &c.kind)
+                && tool.state == ToolState::Running
+                && let Some(CellKind::Tool(tool)) = self.touch(index)
+            {
+                tool.state = ToolState::Done(ToolStatus::Stopped);
+            }
+        }
+        self.tools.clear();
+        let turn = self.turn.take();
+        let (in0, out0) = turn
+            .as_ref()
+            .map_or((self.usage.input, self.usage.output), |t| t.usage_at_start);
+        let ms = match (turn.and_then(|t| t.started), at) {
+            (Some(start), Some(end)) => Some((end - start) as f64),
+            _ => None,
+        };
+        self.push(CellKind::TurnEnd(TurnEnd {
+            outcome,
+            tokens_in: self.usage.input - in0,
+            tokens_out: self.usage.output - out0,
+            ms,
+        }));
+    }
+
+    /// Whether a turn runs (as far as the timeline says).
+    pub fn running(&self) -> bool {
+        self.turn.is_some()
+    }
+}
+
+/// `Agent`, `Ask`, … as the border shows a mode.
+pub fn title(mode: Mode) -> &'static str {
+    match mode {
+        Mode::Ask => "Ask",
+        Mode::Plan => "Plan",
+        Mode::Spec => "Spec",
+        Mode::Agent => "Agent",
+    }
+}
+
+/// Append `piece`, keeping at most the last [`STREAM_TAIL_BYTES`] (cut at
+/// a line start when one is near, else at a character boundary).
+fn append_tail(buffer: &mut String, piece: &str) {
+    buffer.push_str(piece);
+    if buffer.len() <= STREAM_TAIL_BYTES {
+        return;
+    }
+    let mut cut = buffer.len() - STREAM_TAIL_BYTES;
+    while !buffer.is_char_boundary(cut) {
+        cut += 1;
+    }
+    if let Some(newline) = buffer[cut..].find('\n').filter(|n| *n < 256) {
+        cut += newline + 1;
+    }
+    buffer.drain(..cut);
+}
+
+#[cfg(test)]
+mod tests;

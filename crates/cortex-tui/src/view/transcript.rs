@@ -1,0 +1,202 @@
+//! The transcript: every cell's wrapped rows, of which a frame draws only
+//! the visible ones.
+//!
+//! Each cell's rows are computed once per (content revision, width,
+//! expansion) and kept; a frame while text streams re-wraps only the cell
+//! that changed (and the live ones: running tools, whose spinner and
+//! elapsed time move), sums the cached heights and copies the rows in view.
+//! Rows of cells far from the view are dropped (their height is kept) so
+//! memory follows the session's text, not what was drawn.
+
+use crate::state::Cell;
+use crate::view::cells;
+use crate::view::context::Ctx;
+use crate::view::wrap::wrap_all;
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+
+/// Screens of rows kept around the view.
+const KEEP_SCREENS: usize = 3;
+
+#[derive(Debug, Default)]
+pub struct Transcript {
+    entries: Vec<Entry>,
+    /// The first row shown; `None` follows the end.
+    top: Option<usize>,
+    /// Rows in total and rows in view at the last frame.
+    total: usize,
+    height: usize,
+    width: usize,
+}
+
+#[derive(Debug, Default)]
+struct Entry {
+    rev: u32,
+    width: usize,
+    expanded: bool,
+    /// A blank row before the cell.
+    gap: bool,
+    height: usize,
+    lines: Option<Vec<Line<'static>>>,
+    known: bool,
+}
+
+impl Transcript {
+    /// Forget everything (another session is shown).
+    pub fn reset(&mut self) {
+        *self = Transcript::default();
+    }
+
+    /// Rows of the whole transcript at the last frame.
+    pub fn total_rows(&self) -> usize {
+        self.total
+    }
+
+    pub fn following(&self) -> bool {
+        self.top.is_none()
+    }
+
+    /// Rows below the view (0 when following).
+    pub fn rows_below(&self) -> usize {
+        match self.top {
+            None => 0,
+            Some(top) => self.total.saturating_sub(top + self.height),
+        }
+    }
+
+    pub fn scroll_up(&mut self, rows: usize) {
+        let top = self
+            .top
+            .unwrap_or_else(|| self.total.saturating_sub(self.height));
+        self.top = Some(top.saturating_sub(rows));
+    }
+
+    pub fn scroll_down(&mut self, rows: usize) {
+        if let Some(top) = self.top {
+            let top = top + rows;
+            if top + self.height >= self.total {
+                self.top = None;
+            } else {
+                self.top = Some(top);
+            }
+        }
+    }
+
+    pub fn to_bottom(&mut self) {
+        self.top = None;
+    }
+
+    /// Rows of a page (for PageUp/PageDown).
+    pub fn page(&self) -> usize {
+        self.height.saturating_sub(2).max(1)
+    }
+
+    /// Draw `cells` into `area`.
+    pub fn render(&mut self, cells: &[Cell], ctx: &Ctx, area: Rect, buf: &mut Buffer) {
+        let width = usize::from(area.width);
+        let height = usize::from(area.height);
+        if width == 0 || height == 0 {
+            return;
+        }
+        let total = self.measure(cells, ctx);
+        if self.width != width && self.width != 0 {
+            // A resize re-flows: keep the same share of the transcript above.
+            if let Some(top) = self.top {
+                self.top = Some(top * total / self.total.max(1));
+            }
+        }
+        self.width = width;
+        self.total = total;
+        self.height = height;
+        let max_top = total.saturating_sub(height);
+        let top = match self.top {
+            Some(top) if top < max_top => top,
+            Some(_) => {
+                self.top = None;
+                max_top
+            }
+            None => max_top,
+        };
+        self.draw_rows(cells, ctx, top, area, buf);
+        if let Some(top) = self.top {
+            let below = total.saturating_sub(top + height);
+            let label = format!(" ↓ {below} more ");
+            let x = area
+                .right()
+                .saturating_sub(crate::text::width(&label) as u16);
+            buf.set_span(
+                x,
+                area.bottom() - 1,
+                &Span::styled(label, ctx.theme.selected()),
+                area.width,
+            );
+        }
+    }
+
+    /// Bring every entry up to date; returns the rows in total.
+    fn measure(&mut self, cells: &[Cell], ctx: &Ctx) -> usize {
+        self.entries.truncate(cells.len());
+        self.entries.resize_with(cells.len(), Entry::default);
+        let mut total = 0;
+        let mut prev = None;
+        for (cell, entry) in cells.iter().zip(self.entries.iter_mut()) {
+            let gap = cells::gap_before(prev, &cell.kind);
+            prev = Some(&cell.kind);
+            let fresh = entry.known
+                && entry.rev == cell.rev
+                && entry.width == ctx.width
+                && entry.expanded == ctx.expanded
+                && !cell.is_live();
+            if !fresh {
+                let lines = lines_of(cell, ctx);
+                *entry = Entry {
+                    rev: cell.rev,
+                    width: ctx.width,
+                    expanded: ctx.expanded,
+                    gap,
+                    height: lines.len(),
+                    lines: Some(lines),
+                    known: true,
+                };
+            }
+            entry.gap = gap;
+            total += entry.height + usize::from(gap);
+        }
+        total
+    }
+
+    fn draw_rows(&mut self, cells: &[Cell], ctx: &Ctx, top: usize, area: Rect, buf: &mut Buffer) {
+        let height = usize::from(area.height);
+        let keep_from = top.saturating_sub(KEEP_SCREENS * height);
+        let keep_to = top + (KEEP_SCREENS + 1) * height;
+        let mut offset = 0;
+        for (cell, entry) in cells.iter().zip(self.entries.iter_mut()) {
+            let start = offset + usize::from(entry.gap);
+            let end = start + entry.height;
+            offset = end;
+            if end <= keep_from || start >= keep_to {
+                entry.lines = None;
+                continue;
+            }
+            if end <= top || start >= top + height {
+                continue;
+            }
+            let lines = entry.lines.get_or_insert_with(|| lines_of(cell, ctx));
+            for (i, line) in lines.iter().enumerate() {
+                let row = start + i;
+                if row < top || row >= top + height {
+                    continue;
+                }
+                let y = area.y + (row - top) as u16;
+                buf.set_line(area.x, y, line, area.width);
+            }
+        }
+    }
+}
+
+fn lines_of(cell: &Cell, ctx: &Ctx) -> Vec<Line<'static>> {
+    let mut lines = Vec::new();
+    wrap_all(&cells::render(&cell.kind, ctx), ctx.width, &mut lines);
+    lines
+}

@@ -1,0 +1,187 @@
+//! Screen tests: the app fed a hand-written timeline, drawn on ratatui's
+//! `TestBackend`, compared with the snapshot files in `tests/snapshots/`
+//! (`cargo insta review` after an intended change).
+
+use cortex_protocol::ToolStatus;
+use cortex_tui::app::App;
+use cortex_tui::script::{Script, T0};
+use cortex_tui::view::screen;
+use cortex_tui::view::theme::Theme;
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use ratatui::style::Color;
+use serde_json::json;
+
+fn app(script: &Script, theme: Theme) -> App {
+    let mut app = App::new(theme);
+    for event in &script.events {
+        app.on_event(event);
+    }
+    app.now = T0 + script.at;
+    app
+}
+
+fn draw(app: &mut App, width: u16, height: u16) -> Terminal<TestBackend> {
+    let mut terminal = Terminal::new(TestBackend::new(width, height)).expect("terminal");
+    terminal
+        .draw(|frame| screen::draw(app, frame))
+        .expect("draw");
+    terminal
+}
+
+fn type_text(app: &mut App, text: &str) {
+    for c in text.chars() {
+        app.on_key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE));
+    }
+}
+
+/// A bug-fix session: the model reads, runs the tests, edits, and explains.
+fn fix_session() -> Script {
+    let mut s = Script::new("openai:gpt-4o");
+    s.turn("fix the failing test").request(1);
+    s.call("c1", "read_file", json!({"path": "calc.py"}));
+    s.result(
+        "c1",
+        "read_file",
+        ToolStatus::Ok,
+        "1\tdef add(a, b):\n2\t    return a - b\n",
+        None,
+    );
+    s.call("c2", "bash", json!({"command": "python -m pytest -q"}));
+    s.output(
+        "c2",
+        "F\n=== FAILURES ===\nassert add(2, 2) == 4\n1 failed in 0.02s\n",
+    );
+    s.result(
+        "c2",
+        "bash",
+        ToolStatus::Error,
+        "F\n=== FAILURES ===\nassert add(2, 2) == 4\n1 failed in 0.02s\n[exit code 1]",
+        None,
+    );
+    s.call(
+        "c3",
+        "edit_file",
+        json!({"path": "calc.py", "old_string": "a - b", "new_string": "a + b"}),
+    );
+    s.result(
+        "c3",
+        "edit_file",
+        ToolStatus::Ok,
+        "edited calc.py",
+        Some("--- a/calc.py\n+++ b/calc.py\n@@ -1,2 +1,2 @@\n def add(a, b):\n-    return a - b\n+    return a + b\n"),
+    );
+    s.request(2).usage(2400, 80);
+    s.delta("Fixed: `add` subtracted. The test passes now.");
+    s.done("Fixed: `add` subtracted. The test passes now.");
+    s.completed(2);
+    s
+}
+
+#[test]
+fn streaming_turn_mid_way() {
+    let mut s = Script::new("openai:gpt-4o");
+    s.turn("explain calc.py").request(1).wait(800);
+    s.delta("## What it does\n\n`calc.py` defines **two** functions:\n\n- `add(a, b)`");
+    s.delta(
+        " returns the sum\n- `sub(a, b)` the difference\n\n```python\ndef add(a, b):\n    return a",
+    );
+    let mut app = app(&s, Theme::colored());
+    let terminal = draw(&mut app, 48, 16);
+    insta::assert_snapshot!(terminal.backend());
+}
+
+#[test]
+fn running_bash_row() {
+    let mut s = Script::new("openai:gpt-4o");
+    s.turn("run the tests").request(1);
+    s.call("c1", "bash", json!({"command": "cargo test --quiet"}));
+    for i in 0..12 {
+        s.wait(250).output("c1", &format!("test case_{i} ... ok\n"));
+    }
+    let mut app = app(&s, Theme::colored());
+    let terminal = draw(&mut app, 48, 12);
+    insta::assert_snapshot!(terminal.backend());
+}
+
+#[test]
+fn diff_row() {
+    let mut s = Script::new("openai:gpt-4o");
+    s.turn("fix add").request(1);
+    s.call(
+        "c1",
+        "edit_file",
+        json!({"path": "src/calc.rs", "old_string": "a - b", "new_string": "a + b"}),
+    );
+    s.result(
+        "c1",
+        "edit_file",
+        ToolStatus::Ok,
+        "edited",
+        Some("--- a/src/calc.rs\n+++ b/src/calc.rs\n@@ -8,5 +8,5 @@\n /// Adds.\n pub fn add(a: i64, b: i64) -> i64 {\n-    a - b\n+    a + b\n }\n"),
+    );
+    let mut app = app(&s, Theme::colored());
+    let terminal = draw(&mut app, 48, 12);
+    insta::assert_snapshot!(terminal.backend());
+}
+
+#[test]
+fn refused_call() {
+    let mut s = Script::new("openai:gpt-4o");
+    s.turn("delete the tests").request(1);
+    s.call("c1", "bash", json!({"command": "rm -rf tests"}));
+    s.refuse(
+        "c1",
+        "bash",
+        "bash is not offered in Ask mode; switch to Agent to run commands",
+    );
+    let mut app = app(&s, Theme::colored());
+    let terminal = draw(&mut app, 48, 10);
+    insta::assert_snapshot!(terminal.backend());
+}
+
+#[test]
+fn small_terminal_40x12() {
+    let mut app = app(&fix_session(), Theme::colored());
+    type_text(&mut app, "now add a test for sub");
+    let terminal = draw(&mut app, 40, 12);
+    insta::assert_snapshot!(terminal.backend());
+}
+
+#[test]
+fn no_color_draws_no_colour() {
+    let mut app = app(&fix_session(), Theme::no_color());
+    let terminal = draw(&mut app, 40, 12);
+    let buffer = terminal.backend().buffer();
+    for cell in buffer.content() {
+        assert_eq!((cell.fg, cell.bg), (Color::Reset, Color::Reset), "{cell:?}");
+    }
+    insta::assert_debug_snapshot!(buffer);
+}
+
+#[test]
+fn resize_reflows() {
+    let mut app = app(&fix_session(), Theme::colored());
+    let wide = draw(&mut app, 64, 14);
+    insta::assert_snapshot!("resize_wide", wide.backend());
+    let narrow = draw(&mut app, 40, 12);
+    insta::assert_snapshot!("resize_narrow", narrow.backend());
+}
+
+#[test]
+fn help_overlay_fits_a_small_screen() {
+    let mut app = app(&fix_session(), Theme::colored());
+    app.on_key(KeyEvent::new(KeyCode::Char('?'), KeyModifiers::NONE));
+    let terminal = draw(&mut app, 40, 12);
+    insta::assert_snapshot!(terminal.backend());
+}
+
+#[test]
+fn mode_and_chip_on_the_border() {
+    let mut app = app(&Script::new("openai:gpt-4o"), Theme::colored());
+    app.on_key(KeyEvent::new(KeyCode::BackTab, KeyModifiers::SHIFT));
+    app.chips = vec!["Goal · 2/8".into()];
+    let terminal = draw(&mut app, 40, 6);
+    insta::assert_snapshot!(terminal.backend());
+}
