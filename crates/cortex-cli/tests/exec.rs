@@ -287,6 +287,7 @@ fn every_command_has_help() {
     for args in [
         vec!["--help"],
         vec!["exec", "--help"],
+        vec!["attach", "--help"],
         vec!["sessions", "--help"],
         vec!["sessions", "list", "--help"],
         vec!["sessions", "show", "--help"],
