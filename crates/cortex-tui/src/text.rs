@@ -28,9 +28,9 @@ pub fn clean_line(text: &str) -> String {
 /// The one call site of the terminal-output sanitiser.
 fn sanitize(text: &str, one_line: bool) -> Cow<'_, str> {
     if one_line {
-        sanitizer::sanitize_line(text)
+        cortex_term::sanitize_line(text)
     } else {
-        sanitizer::sanitize(text)
+        cortex_term::sanitize(text)
     }
 }
 
@@ -91,63 +91,6 @@ pub fn more_lines(n: usize) -> String {
         "… 1 more line".to_owned()
     } else {
         format!("… {n} more lines")
-    }
-}
-
-/// Until `cortex_term` lands on main: the same contract (C0 controls but
-/// newline and tab in caret notation, C1 controls as hex, bidirectional
-/// overrides as `\u{…}`), so swapping it in changes no output.
-mod sanitizer {
-    use std::borrow::Cow;
-    use std::fmt::Write;
-
-    pub fn sanitize(text: &str) -> Cow<'_, str> {
-        escape(text, false)
-    }
-
-    pub fn sanitize_line(text: &str) -> Cow<'_, str> {
-        escape(text, true)
-    }
-
-    fn needs_escape(c: char, one_line: bool) -> bool {
-        match c {
-            '\n' | '\t' => one_line,
-            '\u{0}'..='\u{1f}' | '\u{7f}'..='\u{9f}' => true,
-            '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' => true,
-            _ => false,
-        }
-    }
-
-    fn escape(text: &str, one_line: bool) -> Cow<'_, str> {
-        let Some(first) = text.find(|c| needs_escape(c, one_line)) else {
-            return Cow::Borrowed(text);
-        };
-        let mut out = String::with_capacity(text.len() + 8);
-        out.push_str(&text[..first]);
-        let mut chars = text[first..].chars().peekable();
-        while let Some(c) = chars.next() {
-            if !needs_escape(c, one_line) {
-                out.push(c);
-                continue;
-            }
-            match c {
-                '\r' if !one_line && chars.peek() == Some(&'\n') => {}
-                '\n' => out.push_str("\\n"),
-                '\t' => out.push_str("\\t"),
-                '\u{0}'..='\u{1f}' => {
-                    out.push('^');
-                    out.push(char::from(b'@' + c as u8));
-                }
-                '\u{7f}' => out.push_str("^?"),
-                '\u{80}'..='\u{9f}' => {
-                    let _ = write!(out, "\\x{:02x}", c as u32);
-                }
-                _ => {
-                    let _ = write!(out, "\\u{{{:x}}}", c as u32);
-                }
-            }
-        }
-        Cow::Owned(out)
     }
 }
 
