@@ -61,6 +61,32 @@ fn draw(app: &mut App, terminal: &mut Terminal<TestBackend>) {
         .expect("draw");
 }
 
+/// This thread's CPU time: what a frame cost, without the time other
+/// processes on a shared machine held the core.
+fn thread_cpu() -> Duration {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid timespec for the call to fill.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
+}
+
+fn summary(name: &str, mut times: Vec<Duration>) -> String {
+    times.sort();
+    let mean = times.iter().sum::<Duration>() / times.len().max(1) as u32;
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    format!(
+        "{name} mean {:.3} ms, p50 {:.3}, p95 {:.3}, p99 {:.3}, max {:.3}",
+        ms(mean),
+        ms(percentile(&times, 0.50)),
+        ms(percentile(&times, 0.95)),
+        ms(percentile(&times, 0.99)),
+        ms(times.last().copied().unwrap_or_default()),
+    )
+}
+
 fn percentile(sorted: &[Duration], p: f64) -> Duration {
     let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
     sorted[i]
@@ -104,40 +130,41 @@ fn stream(width: u16, height: u16) {
         "a ",
         "tree.\n",
     ];
-    let mut frames = Vec::new();
+    // The events of each frame, made before the clock starts.
     let mut token = 0usize;
+    let mut batches = Vec::new();
     for frame in 0..1_200 {
         let due = (frame + 1) * 200 / 60;
-        let start = Instant::now();
         while token < due {
-            let text = if token % 97 == 96 {
-                "\n```rust\nlet x = 1;\n```\n"
-            } else {
-                words[token % words.len()]
+            let text = match token % 192 {
+                47 | 95 | 143 => "end.\n\n",
+                191 => "end.\n\n```rust\nlet x = parse(tokens)?;\n```\n\n",
+                n => words[n % words.len()],
             };
             s.wait(5).delta(text);
             token += 1;
         }
-        for event in s.events.drain(..) {
-            app.on_event(&event);
+        batches.push((std::mem::take(&mut s.events), s.at));
+    }
+    let mut frames = Vec::new();
+    let mut cpu = Vec::new();
+    for (events, at) in batches {
+        let (start, cpu_start) = (Instant::now(), thread_cpu());
+        for event in &events {
+            app.on_event(event);
         }
-        app.now = T0 + s.at;
+        app.now = T0 + at;
         draw(&mut app, &mut terminal);
         frames.push(start.elapsed());
+        cpu.push(thread_cpu().saturating_sub(cpu_start));
     }
-    frames.sort();
-    let mean = frames.iter().sum::<Duration>() / frames.len() as u32;
     println!(
-        "stream {width}x{height}: {rows} rows before, {token} tokens over {} frames; first frame {:.2} ms; \
-         per frame mean {:.3} ms, p50 {:.3}, p95 {:.3}, p99 {:.3}, max {:.3}",
+        "stream {width}x{height}: {rows} rows before, {token} tokens over {} frames; first frame {:.2} ms",
         frames.len(),
         first.as_secs_f64() * 1e3,
-        mean.as_secs_f64() * 1e3,
-        percentile(&frames, 0.50).as_secs_f64() * 1e3,
-        percentile(&frames, 0.95).as_secs_f64() * 1e3,
-        percentile(&frames, 0.99).as_secs_f64() * 1e3,
-        frames.last().copied().unwrap_or_default().as_secs_f64() * 1e3,
     );
+    println!("  {}", summary("wall", frames));
+    println!("  {}", summary("cpu ", cpu));
 }
 
 /// Resident set size in KiB.
@@ -156,7 +183,7 @@ fn memory() {
     let mut app = App::new(Theme::colored());
     let mut terminal = Terminal::new(TestBackend::new(120, 40)).expect("terminal");
     let mut text_bytes = 0usize;
-    println!("memory: turns, rss KiB, timeline JSON KiB so far");
+    println!("memory: turns, rss KiB, timeline JSON KiB, transcript rows, rows cached");
     for n in 0..2_000 {
         turn(&mut s, n);
         for event in s.events.drain(..) {
@@ -166,9 +193,38 @@ fn memory() {
         app.now = T0 + s.at;
         draw(&mut app, &mut terminal);
         if (n + 1) % 200 == 0 {
-            println!("memory: {}, {}, {}", n + 1, rss_kib(), text_bytes / 1024);
+            println!(
+                "memory: {}, {}, {}, {}, {}",
+                n + 1,
+                rss_kib(),
+                text_bytes / 1024,
+                app.transcript.total_rows(),
+                app.transcript.cached_rows()
+            );
         }
     }
+    // No new events: a running turn's spinner redraws 20,000 times (33
+    // minutes at 10 frames a second), scrolling up and down now and then.
+    s.turn("one more").request(1);
+    s.call("b", "bash", json!({"command": "sleep 2000"}));
+    for event in s.events.drain(..) {
+        app.on_event(&event);
+    }
+    let before = rss_kib();
+    for frame in 0..20_000i64 {
+        app.now = T0 + s.at + frame * 100;
+        if frame % 500 == 250 {
+            app.transcript.scroll_up(400);
+        } else if frame % 500 == 0 {
+            app.transcript.to_bottom();
+        }
+        draw(&mut app, &mut terminal);
+    }
+    println!(
+        "memory: 20000 spinner frames on that transcript: rss {before} KiB before, {} KiB after, {} rows cached",
+        rss_kib(),
+        app.transcript.cached_rows()
+    );
 }
 
 fn main() {

@@ -16,6 +16,7 @@
 
 pub mod app;
 mod error;
+#[cfg(feature = "runtime")]
 pub mod runtime;
 #[doc(hidden)]
 pub mod script;
@@ -25,20 +26,20 @@ pub mod time;
 pub mod view;
 
 pub use error::TuiError;
+#[cfg(feature = "runtime")]
 pub use runtime::{Exit, NewSessions};
 
-use cortex_client::Client;
-use cortex_protocol::SessionId;
 use std::io::IsTerminal;
 
 /// The context window of a model by its `PROVIDER:NAME`, when known.
 pub type ContextWindow = Box<dyn Fn(&str) -> Option<u64> + Send>;
 
 /// What the UI starts with.
+#[cfg(feature = "runtime")]
 pub struct Launch {
-    pub client: Client,
+    pub client: cortex_client::Client,
     /// The session to show (its whole timeline is replayed).
-    pub session: SessionId,
+    pub session: cortex_protocol::SessionId,
     pub new_sessions: NewSessions,
     /// The context window of a model by its `PROVIDER:NAME`, when the
     /// client knows it (the status line's fill until an event says).
@@ -58,6 +59,7 @@ pub fn check_terminal() -> Result<(), TuiError> {
 
 /// Run the UI until the user quits; the terminal is restored on return,
 /// on error and on panic.
+#[cfg(feature = "runtime")]
 pub async fn run(launch: Launch) -> Result<Exit, TuiError> {
     check_terminal()?;
     runtime::run(launch).await

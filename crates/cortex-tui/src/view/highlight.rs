@@ -1,11 +1,12 @@
 //! Syntax highlighting for code blocks: a small lexer per language family
 //! (comments, strings, numbers, keywords, types, calls), not a grammar.
 //!
-//! Chosen over syntect deliberately: syntect with its bundled syntaxes took
-//! about a minute to compile on this 2-core machine and adds the syntax set's
-//! load time to the first code block, while a code block in a transcript only
-//! needs its comments, strings and keywords told apart (see
-//! docs/BENCHMARKS.md, "Terminal UI"). Unknown languages are drawn plain.
+//! Chosen over syntect deliberately: syntect 5 with its bundled syntaxes and
+//! themes (fancy-regex) cost 52 s of CPU to build from scratch on this
+//! 2-core machine, and its debug build took 1.8 s to load the syntax set
+//! before the first highlighted line, while a code block in a transcript
+//! only needs comments, strings and keywords told apart (docs/BENCHMARKS.md,
+//! "Terminal UI"). Unknown languages are drawn plain.
 
 use crate::view::theme::{Theme, Token};
 use ratatui::text::{Line, Span};

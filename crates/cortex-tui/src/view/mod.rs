@@ -11,6 +11,7 @@ pub mod markdown;
 pub mod picker;
 pub mod screen;
 pub mod status;
+pub mod streaming;
 pub mod theme;
 pub mod tool_row;
 pub mod transcript;

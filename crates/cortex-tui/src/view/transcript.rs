@@ -8,9 +8,10 @@
 //! Rows of cells far from the view are dropped (their height is kept) so
 //! memory follows the session's text, not what was drawn.
 
-use crate::state::Cell;
+use crate::state::{Cell, CellKind};
 use crate::view::cells;
 use crate::view::context::Ctx;
+use crate::view::streaming::Streaming;
 use crate::view::wrap::wrap_all;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -40,6 +41,8 @@ struct Entry {
     height: usize,
     lines: Option<Vec<Line<'static>>>,
     known: bool,
+    /// While the cell is an answer still streaming.
+    stream: Option<Streaming>,
 }
 
 impl Transcript {
@@ -51,6 +54,15 @@ impl Transcript {
     /// Rows of the whole transcript at the last frame.
     pub fn total_rows(&self) -> usize {
         self.total
+    }
+
+    /// Rows held in the cache now (those near the view).
+    pub fn cached_rows(&self) -> usize {
+        self.entries
+            .iter()
+            .filter_map(|e| e.lines.as_ref())
+            .map(Vec::len)
+            .sum()
     }
 
     pub fn following(&self) -> bool {
@@ -149,16 +161,7 @@ impl Transcript {
                 && entry.expanded == ctx.expanded
                 && !cell.is_live();
             if !fresh {
-                let lines = lines_of(cell, ctx);
-                *entry = Entry {
-                    rev: cell.rev,
-                    width: ctx.width,
-                    expanded: ctx.expanded,
-                    gap,
-                    height: lines.len(),
-                    lines: Some(lines),
-                    known: true,
-                };
+                refresh(cell, entry, ctx);
             }
             entry.gap = gap;
             total += entry.height + usize::from(gap);
@@ -177,6 +180,7 @@ impl Transcript {
             offset = end;
             if end <= keep_from || start >= keep_to {
                 entry.lines = None;
+                entry.stream = None;
                 continue;
             }
             if end <= top || start >= top + height {
@@ -193,6 +197,31 @@ impl Transcript {
             }
         }
     }
+}
+
+/// Recompute an entry's rows: an answer that streams from its last
+/// complete block, anything else whole.
+fn refresh(cell: &Cell, entry: &mut Entry, ctx: &Ctx) {
+    let lines = match &cell.kind {
+        CellKind::Assistant { text, done: false } => {
+            let mut lines = entry.lines.take().unwrap_or_default();
+            entry
+                .stream
+                .get_or_insert_with(Streaming::default)
+                .update(text, ctx, &mut lines);
+            lines
+        }
+        _ => {
+            entry.stream = None;
+            lines_of(cell, ctx)
+        }
+    };
+    entry.rev = cell.rev;
+    entry.width = ctx.width;
+    entry.expanded = ctx.expanded;
+    entry.height = lines.len();
+    entry.lines = Some(lines);
+    entry.known = true;
 }
 
 fn lines_of(cell: &Cell, ctx: &Ctx) -> Vec<Line<'static>> {
