@@ -42,6 +42,18 @@ impl Mode {
         self.tools().contains(&tool)
     }
 
+    /// Whether this mode offers the tools of an MCP server. A server can do
+    /// anything its program does, so only Agent mode offers them, unless the
+    /// user's own config lists the server as `read_only` (then every mode
+    /// does: Ask, Plan and Spec are Ask plus one session tool). The request
+    /// builder and the dispatcher's mode gate both ask this, and only this.
+    pub fn offers_mcp(self, server_read_only: bool) -> bool {
+        match self {
+            Mode::Agent => true,
+            Mode::Ask | Mode::Plan | Mode::Spec => server_read_only,
+        }
+    }
+
     /// Whether any tool of this mode may change the workspace. The guest is
     /// told this, so a read-only mode is enforced a second time below the
     /// harness.
@@ -185,6 +197,15 @@ mod tests {
         }
         assert!(Mode::Agent.may_mutate_workspace());
         assert!(!Mode::Agent.offers(ToolName::Plan));
+    }
+
+    #[test]
+    fn mcp_tools_are_agent_only_unless_the_server_is_read_only() {
+        for mode in [Mode::Ask, Mode::Plan, Mode::Spec] {
+            assert!(!mode.offers_mcp(false), "{mode}");
+            assert!(mode.offers_mcp(true), "{mode}");
+        }
+        assert!(Mode::Agent.offers_mcp(false) && Mode::Agent.offers_mcp(true));
     }
 
     #[test]

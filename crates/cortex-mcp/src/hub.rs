@@ -1,0 +1,331 @@
+//! A session's MCP servers: started together, offered by mode, called by
+//! qualified name. A server that fails to start, hangs (a call passes its
+//! timeout) or dies becomes `Failed` with a reason; its tools are no longer
+//! offered and calls to them are tool errors, while the others go on.
+//!
+//! The hub reports what happened as [`Notice`]s for the caller to record
+//! (`mcp.server_ready`, `mcp.server_failed`); it records nothing itself.
+
+use crate::channel::{LaunchError, Launcher, ProcessChannel};
+use crate::config::{Placement, ServerSpec, StdioSpec, TransportSpec};
+use crate::output::McpOutput;
+use crate::server::{CallError, Connection};
+use crate::tool::{McpTool, split_qualified};
+use cortex_protocol::{Mode, ToolSpec};
+use futures::future::{BoxFuture, join_all};
+use serde_json::{Map, Value};
+use std::sync::{Arc, Mutex, PoisonError};
+use tokio_util::sync::CancellationToken;
+
+/// Something the caller should record on the timeline.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Notice {
+    Ready {
+        name: String,
+        /// Qualified names of the tools offered.
+        tools: Vec<String>,
+        /// One line per tool that is not offered, and why.
+        rejected: Vec<String>,
+        ms: f64,
+    },
+    Failed {
+        name: String,
+        reason: String,
+    },
+}
+
+/// Where stdio servers start: the session's guest (absent while none is
+/// attached) and the host (`sandbox = "host"`).
+#[derive(Clone, Copy)]
+pub struct Launchers<'a> {
+    pub guest: Option<&'a dyn Launcher>,
+    pub host: &'a dyn Launcher,
+}
+
+/// A server's state, as `cortex mcp list` shows it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ServerState {
+    Ready { tools: Vec<McpTool>, start_ms: f64 },
+    Failed { reason: String },
+}
+
+/// One line of a listing.
+#[derive(Debug, Clone)]
+pub struct ServerStatus {
+    pub name: String,
+    /// `stdio (guest): …`, `http: …`.
+    pub transport: String,
+    pub read_only: bool,
+    pub state: ServerState,
+}
+
+enum Slot {
+    Ready(Arc<Connection>),
+    Failed(String),
+}
+
+struct Server {
+    spec: ServerSpec,
+    slot: Mutex<Slot>,
+}
+
+impl Server {
+    fn slot(&self) -> std::sync::MutexGuard<'_, Slot> {
+        self.slot.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// The answer to a call by qualified name.
+#[derive(Debug)]
+pub enum Called {
+    /// The server answered (`is_error` may still be set).
+    Output(McpOutput),
+    /// A tool error for the model to read; the server keeps running.
+    Error(String),
+    /// The server was marked failed by this call (hung or died); the
+    /// message is for the model, the notice for the timeline.
+    Failed {
+        message: String,
+        notice: Notice,
+    },
+    Cancelled,
+}
+
+/// What a qualified name refers to.
+pub enum Lookup {
+    /// A tool of a ready server.
+    Tool { tool: McpTool, read_only: bool },
+    /// A server of this session that is not ready: its tools are gone.
+    Unavailable { server: String, reason: String },
+    /// No server of this session has that name.
+    Unknown,
+}
+
+/// The servers of one session.
+#[derive(Default)]
+pub struct McpHub {
+    servers: Vec<Server>,
+}
+
+impl McpHub {
+    /// Start every server at once; each is `Ready` or `Failed` when this
+    /// returns (no server takes longer than its own start-up timeout).
+    pub async fn start(specs: &[ServerSpec], launchers: Launchers<'_>) -> (McpHub, Vec<Notice>) {
+        let opened = join_all(specs.iter().map(|spec| async move {
+            let launcher: &dyn Launcher = match &spec.transport {
+                TransportSpec::Stdio(StdioSpec {
+                    placement: Placement::Host,
+                    ..
+                }) => launchers.host,
+                TransportSpec::Stdio(_) => match launchers.guest {
+                    Some(guest) => guest,
+                    None => &NoGuest,
+                },
+                // Unused for HTTP.
+                TransportSpec::Http(_) => launchers.host,
+            };
+            (spec, Connection::open(spec, launcher).await)
+        }))
+        .await;
+        let mut notices = Vec::new();
+        let mut servers = Vec::new();
+        for (spec, opened) in opened {
+            let slot = match opened {
+                Ok(connection) => {
+                    notices.push(Notice::Ready {
+                        name: spec.name.clone(),
+                        tools: connection
+                            .tools
+                            .iter()
+                            .map(|t| t.qualified.clone())
+                            .collect(),
+                        rejected: connection.rejected.iter().map(|r| r.to_string()).collect(),
+                        ms: connection.start_ms,
+                    });
+                    Slot::Ready(Arc::new(connection))
+                }
+                Err(e) => {
+                    let reason = e.to_string();
+                    tracing::warn!("MCP server `{}` failed: {reason}", spec.name);
+                    notices.push(Notice::Failed {
+                        name: spec.name.clone(),
+                        reason: reason.clone(),
+                    });
+                    Slot::Failed(reason)
+                }
+            };
+            servers.push(Server {
+                spec: spec.clone(),
+                slot: Mutex::new(slot),
+            });
+        }
+        (McpHub { servers }, notices)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.servers.is_empty()
+    }
+
+    /// The tools `mode` offers, server by server in configuration order.
+    /// [`Mode::offers_mcp`] decides.
+    pub fn offered(&self, mode: Mode) -> Vec<ToolSpec> {
+        let mut specs = Vec::new();
+        for server in &self.servers {
+            if !mode.offers_mcp(server.spec.read_only) {
+                continue;
+            }
+            if let Slot::Ready(connection) = &*server.slot() {
+                specs.extend(connection.tools.iter().map(McpTool::spec));
+            }
+        }
+        specs
+    }
+
+    /// What `qualified` names in this session.
+    pub fn lookup(&self, qualified: &str) -> Lookup {
+        let Some((server_name, tool_name)) = split_qualified(qualified) else {
+            return Lookup::Unknown;
+        };
+        let Some(server) = self.servers.iter().find(|s| s.spec.name == server_name) else {
+            return Lookup::Unknown;
+        };
+        match &*server.slot() {
+            Slot::Failed(reason) => Lookup::Unavailable {
+                server: server_name.to_owned(),
+                reason: reason.clone(),
+            },
+            Slot::Ready(connection) => {
+                match connection.tools.iter().find(|t| t.name == tool_name) {
+                    Some(tool) => Lookup::Tool {
+                        tool: tool.clone(),
+                        read_only: server.spec.read_only,
+                    },
+                    None => Lookup::Unknown,
+                }
+            }
+        }
+    }
+
+    /// Call a tool found by [`McpHub::lookup`] with checked arguments. A
+    /// timeout or a dead server marks the server failed.
+    pub async fn call(
+        &self,
+        tool: &McpTool,
+        arguments: Map<String, Value>,
+        cancel: &CancellationToken,
+    ) -> Called {
+        let Some(server) = split_qualified(&tool.qualified)
+            .and_then(|(name, _)| self.servers.iter().find(|s| s.spec.name == name))
+        else {
+            return Called::Error(format!("no MCP server offers `{}`", tool.qualified));
+        };
+        let connection = match &*server.slot() {
+            Slot::Ready(connection) => connection.clone(),
+            Slot::Failed(reason) => {
+                return Called::Error(format!(
+                    "the MCP server `{}` is not available: {reason}",
+                    server.spec.name
+                ));
+            }
+        };
+        match connection.call(tool, arguments, cancel).await {
+            Ok(output) => Called::Output(output),
+            Err(CallError::Rejected(message)) => Called::Error(message),
+            Err(CallError::Cancelled) => Called::Cancelled,
+            Err(e @ (CallError::TimedOut(_) | CallError::Died(_))) => {
+                let reason = match &e {
+                    CallError::TimedOut(after) => format!(
+                        "a call to `{}` hung (no answer within {after:?})",
+                        tool.name
+                    ),
+                    other => other.to_string(),
+                };
+                let notice = self.fail(server, reason.clone());
+                Called::Failed {
+                    message: format!(
+                        "the MCP server `{}` failed: {reason}; its tools are no longer available",
+                        server.spec.name
+                    ),
+                    notice,
+                }
+            }
+        }
+    }
+
+    /// Servers found gone since the last look (a process that exited, a
+    /// closed connection), now marked failed.
+    pub fn check(&self) -> Vec<Notice> {
+        let mut notices = Vec::new();
+        for server in &self.servers {
+            let gone = match &*server.slot() {
+                Slot::Ready(connection) => connection.gone(),
+                Slot::Failed(_) => None,
+            };
+            if let Some(reason) = gone {
+                notices.push(self.fail(server, reason));
+            }
+        }
+        notices
+    }
+
+    fn fail(&self, server: &Server, reason: String) -> Notice {
+        tracing::warn!("MCP server `{}` failed: {reason}", server.spec.name);
+        let old = std::mem::replace(&mut *server.slot(), Slot::Failed(reason.clone()));
+        if let Slot::Ready(connection) = old {
+            connection.kill();
+        }
+        Notice::Failed {
+            name: server.spec.name.clone(),
+            reason,
+        }
+    }
+
+    /// Every server and its state.
+    pub fn status(&self) -> Vec<ServerStatus> {
+        self.servers
+            .iter()
+            .map(|server| ServerStatus {
+                name: server.spec.name.clone(),
+                transport: server.spec.describe(),
+                read_only: server.spec.read_only,
+                state: match &*server.slot() {
+                    Slot::Ready(c) => ServerState::Ready {
+                        tools: c.tools.clone(),
+                        start_ms: c.start_ms,
+                    },
+                    Slot::Failed(reason) => ServerState::Failed {
+                        reason: reason.clone(),
+                    },
+                },
+            })
+            .collect()
+    }
+
+    /// End every server (and its process).
+    pub async fn close(self) {
+        let closing = self.servers.into_iter().filter_map(|server| {
+            match server
+                .slot
+                .into_inner()
+                .unwrap_or_else(PoisonError::into_inner)
+            {
+                Slot::Ready(connection) => Arc::into_inner(connection).map(Connection::close),
+                Slot::Failed(_) => None,
+            }
+        });
+        join_all(closing).await;
+    }
+}
+
+/// Stands in for the guest while none is attached.
+struct NoGuest;
+
+impl Launcher for NoGuest {
+    fn launch<'a>(
+        &'a self,
+        _server: &'a str,
+        _spec: &'a StdioSpec,
+    ) -> BoxFuture<'a, Result<ProcessChannel, LaunchError>> {
+        Box::pin(async { Err(LaunchError::NoGuest) })
+    }
+}
