@@ -10,6 +10,7 @@ mod completions;
 mod config;
 mod exec;
 mod guests;
+mod json_out;
 mod local_server;
 mod models;
 #[cfg(feature = "local")]
@@ -113,7 +114,10 @@ fn main() -> ExitCode {
 /// runtime and logging.
 fn run(command: Option<Command>, ui: session_args::SessionArgs) -> ExitCode {
     tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
+        // Log lines quote errors that quote what a model or a guest wrote:
+        // the whole line goes through the sanitiser, so no colour codes.
+        .with_ansi(false)
+        .with_writer(|| SanitisedStderr)
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("CORTEX_LOG")
                 // llama.cpp warns about quirks of the model files it loads;
@@ -151,9 +155,25 @@ fn finish(result: anyhow::Result<ExitCode>) -> ExitCode {
     match result {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            eprintln!("error: {}", cortex_term::sanitize(&format!("{e:#}")));
             ExitCode::FAILURE
         }
+    }
+}
+
+/// Standard error through `cortex_term::sanitize`. The log formatter writes
+/// each record whole, so an escape sequence is never split between writes.
+struct SanitisedStderr;
+
+impl std::io::Write for SanitisedStderr {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let text = String::from_utf8_lossy(buf);
+        std::io::stderr().write_all(cortex_term::sanitize(&text).as_bytes())?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        std::io::stderr().flush()
     }
 }
 

@@ -1,9 +1,16 @@
 //! Rendering timeline events: one JSON line each (`--json`), or human output
 //! (streamed text and one row per tool call on stdout; session notes on
 //! stderr).
+//!
+//! Human output treats every string of an event as hostile: the model's text,
+//! tool names and arguments, command output, error messages, the guest's own
+//! reports. Each goes through `cortex_term::sanitize` (or `sanitize_line` for
+//! a one-line field) before it is written; only this file's own glyphs reach
+//! the terminal as they are. `--json` output is exact (see [`crate::json_out`]).
 
 use cortex_model::meter::MeterTotals;
 use cortex_protocol::{Event, EventKind, ToolStatus};
+use cortex_term::{sanitize, sanitize_line};
 use std::collections::HashMap;
 use std::io::Write;
 
@@ -16,7 +23,7 @@ pub struct JsonLines;
 impl Render for JsonLines {
     fn event(&mut self, event: &Event) {
         let mut out = std::io::stdout().lock();
-        if let Ok(line) = serde_json::to_string(event) {
+        if let Ok(line) = crate::json_out::to_line(event) {
             let _ = writeln!(out, "{line}");
             let _ = out.flush();
         }
@@ -68,18 +75,28 @@ impl Render for Human {
                 sandbox,
                 ..
             } => eprintln!(
-                "session {} · {mode} · {model} · {repository} · sandbox {}, network {}",
-                event.session_id, sandbox.policy, sandbox.network
+                "session {} · {mode} · {} · {} · sandbox {}, network {}",
+                sanitize_line(event.session_id.as_str()),
+                sanitize_line(model),
+                sanitize_line(repository),
+                sandbox.policy,
+                sandbox.network
             ),
             EventKind::RuntimeAttached {
                 provider,
                 ms,
                 isolation,
-            } => eprintln!("guest attached ({provider}, {ms:.1} ms; isolation: {isolation})"),
-            EventKind::RuntimeWarning { message } => eprintln!("guest warning: {message}"),
-            EventKind::EnvOutput { text, .. } => eprint!("{text}"),
+            } => eprintln!(
+                "guest attached ({}, {ms:.1} ms; isolation: {})",
+                sanitize_line(provider),
+                sanitize_line(isolation)
+            ),
+            EventKind::RuntimeWarning { message } => {
+                eprintln!("guest warning: {}", sanitize(message))
+            }
+            EventKind::EnvOutput { text, .. } => eprint!("{}", sanitize(text)),
             EventKind::RuntimeFailed { error } | EventKind::EnvFailed { error } => {
-                eprintln!("guest: {error}")
+                eprintln!("guest: {}", sanitize(error))
             }
             EventKind::ModelRetry {
                 attempt,
@@ -89,12 +106,13 @@ impl Render for Human {
             } => {
                 self.end_text(&mut out);
                 eprintln!(
-                    "retrying the model request (attempt {attempt}, in {delay_ms} ms): {reason}"
+                    "retrying the model request (attempt {attempt}, in {delay_ms} ms): {}",
+                    sanitize(reason)
                 );
             }
             EventKind::MessageDelta { text } => {
                 self.thinking = false;
-                let _ = write!(out, "{text}");
+                let _ = write!(out, "{}", sanitize(text));
                 self.in_text = true;
                 self.at_line_start = text.ends_with('\n');
             }
@@ -112,7 +130,7 @@ impl Render for Human {
                     if self.at_line_start {
                         let _ = write!(out, "  │ ");
                     }
-                    let _ = write!(out, "{piece}");
+                    let _ = write!(out, "{}", sanitize(piece));
                     self.at_line_start = piece.ends_with('\n');
                 }
                 self.in_text = true;
@@ -137,12 +155,15 @@ impl Render for Human {
                     .ok()
                     .and_then(|v| v.as_str().map(str::to_owned))
                     .unwrap_or_default();
-                let mut row = format!("{mark} {name} {args} · {status_word} · {ms:.0} ms");
+                let mut row = format!(
+                    "{mark} {} {args} · {status_word} · {ms:.0} ms",
+                    sanitize_line(&truncate(name, 60))
+                );
                 if *status != ToolStatus::Ok
                     && let Some(first) = output.lines().next()
                 {
                     row.push_str(" · ");
-                    row.push_str(&truncate(first, 120));
+                    row.push_str(&sanitize_line(&truncate(first, 120)));
                 }
                 let _ = writeln!(out, "{row}");
             }
@@ -152,11 +173,16 @@ impl Render for Human {
                 markdown,
             } => {
                 self.end_text(&mut out);
-                let _ = writeln!(out, "── plan v{version}: {title} ──\n{markdown}\n──");
+                let _ = writeln!(
+                    out,
+                    "── plan v{version}: {} ──\n{}\n──",
+                    sanitize_line(title),
+                    sanitize(markdown)
+                );
             }
             EventKind::TodoUpdated { todos } => {
                 self.end_text(&mut out);
-                let _ = writeln!(out, "{}", cortex_tools::render_todos(todos));
+                let _ = writeln!(out, "{}", sanitize(&cortex_tools::render_todos(todos)));
             }
             // Collapsed: one marker per stretch of thinking (the text is in
             // the timeline and in --json).
@@ -215,7 +241,7 @@ impl Render for Human {
             }
             EventKind::CompactionFailed { error, .. } => {
                 self.end_text(&mut out);
-                eprintln!("compaction failed (history unchanged): {error}");
+                eprintln!("compaction failed (history unchanged): {}", sanitize(error));
             }
             EventKind::TurnCompleted { rounds } => {
                 self.end_text(&mut out);
@@ -226,13 +252,21 @@ impl Render for Human {
             }
             EventKind::TurnStopped { reason } => {
                 self.end_text(&mut out);
-                eprintln!("turn stopped: {reason} · {}", self.usage_summary());
+                eprintln!(
+                    "turn stopped: {} · {}",
+                    sanitize(reason),
+                    self.usage_summary()
+                );
             }
             EventKind::TurnFailed { error } => {
                 self.end_text(&mut out);
-                eprintln!("turn failed: {error} · {}", self.usage_summary());
+                eprintln!(
+                    "turn failed: {} · {}",
+                    sanitize(error),
+                    self.usage_summary()
+                );
             }
-            EventKind::Error { message } => eprintln!("error: {message}"),
+            EventKind::Error { message } => eprintln!("error: {}", sanitize(message)),
             _ => {}
         }
         let _ = out.flush();
@@ -247,8 +281,13 @@ fn truncate(text: &str, max_chars: usize) -> String {
     format!("{cut}…")
 }
 
-/// The one argument that identifies a call, for its row.
+/// The one argument that identifies a call, for its row, sanitised as one
+/// line (the model wrote it).
 fn short_arguments(name: &str, arguments: &str) -> String {
+    sanitize_line(&raw_short_arguments(name, arguments)).into_owned()
+}
+
+fn raw_short_arguments(name: &str, arguments: &str) -> String {
     let Ok(value) = serde_json::from_str::<serde_json::Value>(arguments) else {
         return truncate(arguments, 60);
     };

@@ -1,11 +1,13 @@
 //! `cortex sessions list|show|compact`: stored timelines, through the session API
 //! (in-process unless `--server`).
 
+use crate::json_out;
 use crate::local_server;
 use crate::render::{Human, JsonLines, Render};
 use anyhow::bail;
 use clap::Subcommand;
 use cortex_protocol::SessionId;
+use cortex_term::sanitize_line;
 use std::process::ExitCode;
 
 #[derive(Subcommand)]
@@ -71,15 +73,17 @@ pub async fn run(command: SessionsCommand) -> anyhow::Result<ExitCode> {
                             "model": s.model, "created_at": s.created_at,
                             "title": s.title, "events": s.last_seq,
                         });
-                        println!("{line}");
+                        println!("{}", json_out::to_line(&line)?);
                     } else {
+                        // Titles are the first message, repositories any
+                        // path: one line each, whatever they hold.
                         println!(
                             "{}  {}  {:<5}  {}  {}",
-                            s.id,
-                            s.created_at,
+                            sanitize_line(s.id.as_str()),
+                            sanitize_line(&s.created_at),
                             s.mode,
-                            s.repository,
-                            s.title.unwrap_or_default()
+                            sanitize_line(&s.repository),
+                            sanitize_line(s.title.as_deref().unwrap_or_default())
                         );
                     }
                 }
@@ -87,7 +91,9 @@ pub async fn run(command: SessionsCommand) -> anyhow::Result<ExitCode> {
             SessionsCommand::Show { id, json, .. } => {
                 let id = SessionId(id);
                 let view = match client.session(&id).await {
-                    Err(e) if e.status() == Some(404) => bail!("no session `{id}`"),
+                    Err(e) if e.status() == Some(404) => {
+                        bail!("no session `{}`", sanitize_line(id.as_str()))
+                    }
                     other => other?,
                 };
                 let mut renderer: Box<dyn Render> = if json {
@@ -110,14 +116,17 @@ pub async fn run(command: SessionsCommand) -> anyhow::Result<ExitCode> {
             SessionsCommand::Compact { id, json, .. } => {
                 let id = SessionId(id);
                 let done = match client.compact(&id).await {
-                    Err(e) if e.status() == Some(404) => bail!("no session `{id}`"),
+                    Err(e) if e.status() == Some(404) => {
+                        bail!("no session `{}`", sanitize_line(id.as_str()))
+                    }
                     other => other?,
                 };
                 if json {
-                    println!("{}", serde_json::to_string(&done)?);
+                    println!("{}", json_out::to_line(&done)?);
                 } else {
                     println!(
-                        "compacted {id}: ~{} → ~{} tokens, {} → {} messages ({} summarised, {} kept)",
+                        "compacted {}: ~{} → ~{} tokens, {} → {} messages ({} summarised, {} kept)",
+                        sanitize_line(id.as_str()),
                         done.tokens_before,
                         done.tokens_after,
                         done.messages_before,

@@ -115,7 +115,7 @@ async fn show(
     }
     drop(stderr);
     let exit = result?;
-    let session = exit.session;
+    let session = cortex_term::sanitize_line(exit.session.as_str()).into_owned();
     if exit.turn_running {
         eprintln!("session {session} (its turn goes on in the server) · cortex attach {session}");
     } else {
