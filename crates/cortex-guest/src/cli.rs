@@ -102,6 +102,11 @@ fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Command, String>
 }
 
 pub(crate) fn main_entry(args: impl IntoIterator<Item = String>) -> ExitCode {
+    // Before anything of our own is open: the agent keeps only its pipes.
+    if let Err(e) = cortex_sandbox::close_inherited_fds() {
+        eprintln!("cortex-guest: cannot close inherited descriptors: {e}");
+        return ExitCode::from(3);
+    }
     let options = match parse_args(args) {
         Ok(Command::Help) => {
             println!("{USAGE}");

@@ -107,6 +107,9 @@ const NAMESPACE_FLAGS: &[libc::c_int] = &[
     libc::CLONE_NEWCGROUP,
 ];
 
+/// `ioctl` requests refused whatever the descriptor.
+const TERMINAL_IOCTLS: &[libc::Ioctl] = &[libc::TIOCSTI, libc::TIOCLINUX];
+
 fn filter_error(e: impl std::fmt::Display) -> io::Error {
     io::Error::other(format!("seccomp: {e}"))
 }
@@ -133,6 +136,20 @@ pub(crate) fn seccomp() -> io::Result<()> {
         .collect::<Result<Vec<_>, _>>()
         .map_err(filter_error)?;
     rules.insert(libc::SYS_clone, clone_rules);
+    // Typing into a terminal (TIOCSTI) and the console's own requests
+    // (TIOCLINUX): the guest has no terminal, and may not use one it finds.
+    let ioctl_rules = TERMINAL_IOCTLS
+        .iter()
+        .map(|request| {
+            // `Ioctl` is a u64 on glibc and an i32 on musl.
+            #[allow(clippy::unnecessary_cast)]
+            let request = *request as u64;
+            SeccompCondition::new(1, SeccompCmpArgLen::Dword, SeccompCmpOp::Eq, request)
+                .and_then(|c| SeccompRule::new(vec![c]))
+        })
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(filter_error)?;
+    rules.insert(libc::SYS_ioctl, ioctl_rules);
     let deny = SeccompFilter::new(
         rules,
         SeccompAction::Allow,

@@ -71,6 +71,21 @@ pub fn kill_all_other_processes() -> bool {
     false
 }
 
+/// Close every descriptor but stdin, stdout and stderr (the agent's own
+/// pipes): anything else its parent left open without `O_CLOEXEC` (a
+/// terminal, a socket, a log file) must not reach the commands it runs.
+/// Call it first thing, before any thread or descriptor of our own exists.
+pub fn close_inherited_fds() -> std::io::Result<()> {
+    #[cfg(target_os = "linux")]
+    {
+        sys::close_from(3)
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        Ok(())
+    }
+}
+
 /// Enter the sandbox. Must be called while the process is single-threaded.
 /// Returns only in the process that serves (see the crate docs); the outer
 /// and init processes exit with the guest's exit code.
@@ -119,6 +134,11 @@ pub fn enter(spec: &SandboxSpec) -> Result<Report, SandboxError> {
     let init_setup = (|| -> Result<Vec<String>, SandboxError> {
         // The outer process lives in the parent pid namespace: pid 0 here.
         sys::die_with_parent(0).map_err(SandboxError::Namespaces)?;
+        // A session of its own: the user's terminal is no longer the
+        // controlling terminal of anything in the guest (no `/dev/tty`, no
+        // job-control signals). A forked child is never a group leader, so
+        // this holds however the harness started us.
+        sys::setsid().map_err(SandboxError::Namespaces)?;
         let warnings = mounts::build(spec).map_err(SandboxError::Mounts)?;
         sys::sethostname("cortex-guest").map_err(SandboxError::Namespaces)?;
         if !spec.network {
@@ -134,7 +154,15 @@ pub fn enter(spec: &SandboxSpec) -> Result<Report, SandboxError> {
         }
     }
     match sys::fork() {
-        Ok(sys::Fork::Parent(guest)) => reap_until(guest),
+        Ok(sys::Fork::Parent(guest)) => {
+            // init holds copies of the agent's pipes; a command of the guest
+            // must not reach them through /proc/1/fd either.
+            if let Err(e) = sys::not_dumpable().and_then(|()| sys::stdio_to_null()) {
+                eprintln!("cortex-guest: {}", SandboxError::Confine(e));
+                std::process::exit(1);
+            }
+            reap_until(guest)
+        }
         Ok(sys::Fork::Child) => {}
         Err(e) => {
             eprintln!("cortex-guest: {}", SandboxError::Namespaces(e));
@@ -165,6 +193,10 @@ pub fn enter(spec: &SandboxSpec) -> Result<Report, SandboxError> {
     layers.push("no-new-privs");
     confine::seccomp().map_err(SandboxError::Confine)?;
     layers.push("seccomp");
+    // The agent's pipes are the harness's channel: commands of the guest
+    // (same uid) may not open them through /proc/2/fd.
+    sys::not_dumpable().map_err(SandboxError::Confine)?;
+    layers.push("own-session");
     IN_OWN_PID_NAMESPACE.store(true, std::sync::atomic::Ordering::SeqCst);
     Ok(Report {
         layers: layers.join(" "),

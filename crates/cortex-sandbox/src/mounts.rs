@@ -8,7 +8,7 @@
 //! workspace under `/root` or `/tmp` is still reachable.
 
 use crate::spec::{SandboxSpec, guest_home};
-use crate::sys::{self, MOUNT_ATTR_NOSUID, MOUNT_ATTR_RDONLY, MountRef};
+use crate::sys::{self, MOUNT_ATTR_NODEV, MOUNT_ATTR_NOSUID, MOUNT_ATTR_RDONLY, MountRef};
 use std::io;
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
@@ -18,7 +18,9 @@ const HIDDEN: &[&str] = &["/root", "/home", "/run", "/mnt", "/media", "/srv"];
 /// Private, writable, empty.
 const PRIVATE_TMP: &[&str] = &["/tmp", "/var/tmp"];
 /// Device nodes the guest gets; everything else in `/dev` is absent.
-const DEVICES: &[&str] = &["null", "zero", "full", "random", "urandom", "tty"];
+/// No `tty`: the guest has no controlling terminal, and must not reach the
+/// user's through its name either.
+const DEVICES: &[&str] = &["null", "zero", "full", "random", "urandom"];
 /// Files that hold credentials even on a system folder.
 const SECRET_FILES: &[&str] = &["/etc/shadow", "/etc/gshadow", "/etc/sudoers"];
 const SECRET_DIRS: &[&str] = &["/etc/ssh", "/etc/sudoers.d"];
@@ -82,7 +84,7 @@ pub(crate) fn build(spec: &SandboxSpec) -> io::Result<Vec<String>> {
 
     sys::set_mount_attrs(
         MountRef::Path(Path::new("/")),
-        MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID,
+        MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
         0,
         true,
     )?;
@@ -125,10 +127,12 @@ pub(crate) fn build(spec: &SandboxSpec) -> io::Result<Vec<String>> {
             }
             std::fs::write(&item.target, b"")?;
         }
+        // No set-uid program and no device node works from the workspace,
+        // the home or an extra path, whoever put it there.
         let (set, clear) = if item.writable {
-            (MOUNT_ATTR_NOSUID, MOUNT_ATTR_RDONLY)
+            (MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, MOUNT_ATTR_RDONLY)
         } else {
-            (MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID, 0)
+            (MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, 0)
         };
         sys::set_mount_attrs(MountRef::Fd(&item.mount), set, clear, false)?;
         sys::attach(&item.mount, &item.target)?;
@@ -174,7 +178,7 @@ fn protect(path: &Path) -> io::Result<()> {
             let copy = sys::clone_mount(path)?;
             sys::set_mount_attrs(
                 MountRef::Fd(&copy),
-                MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID,
+                MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
                 0,
                 false,
             )?;
@@ -222,5 +226,13 @@ fn private_dev(devices: Vec<(OwnedFd, PathBuf)>) -> io::Result<()> {
     }
     let shm = dev.join("shm");
     std::fs::create_dir(&shm)?;
-    tmpfs(&shm, "1777")
+    tmpfs(&shm, "1777")?;
+    // Nothing new in /dev: a command's `> /dev/tty` must fail, not make a
+    // file that looks like a terminal to the next command.
+    sys::set_mount_attrs(
+        MountRef::Path(dev),
+        MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
+        0,
+        false,
+    )
 }

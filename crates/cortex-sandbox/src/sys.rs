@@ -15,10 +15,12 @@ const AT_EMPTY_PATH: libc::c_uint = 0x1000;
 const MOVE_MOUNT_F_EMPTY_PATH: libc::c_uint = 0x4;
 pub const MOUNT_ATTR_RDONLY: u64 = 0x1;
 pub const MOUNT_ATTR_NOSUID: u64 = 0x2;
+pub const MOUNT_ATTR_NODEV: u64 = 0x4;
 // The mount API calls have the same numbers on every architecture we build for.
 const SYS_OPEN_TREE: libc::c_long = 428;
 const SYS_MOVE_MOUNT: libc::c_long = 429;
 const SYS_MOUNT_SETATTR: libc::c_long = 442;
+const SYS_CLOSE_RANGE: libc::c_long = 436;
 
 #[repr(C)]
 struct MountAttr {
@@ -326,4 +328,61 @@ pub fn drop_capabilities() -> io::Result<()> {
 pub fn write_file(path: &str, contents: &str) -> io::Result<()> {
     std::fs::write(path, contents)
         .map_err(|e| io::Error::new(e.kind(), format!("write {path}: {e}")))
+}
+
+/// A new session: no controlling terminal, and none of the caller's
+/// terminal's signals or input. Fails in a process-group leader.
+pub fn setsid() -> io::Result<()> {
+    // SAFETY: setsid takes no arguments.
+    let ret = unsafe { libc::setsid() };
+    check(|| "setsid".into(), ret.into()).map(drop)
+}
+
+/// Nobody but this process (and a holder of `CAP_SYS_PTRACE`, which no
+/// process of the guest has) may open its `/proc/PID/fd`, `mem` or `environ`.
+/// An `exec` makes the new program dumpable again, so only this process is
+/// concerned.
+pub fn not_dumpable() -> io::Result<()> {
+    // SAFETY: plain prctl with integer arguments.
+    let ret = unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) };
+    check(|| "prctl(PR_SET_DUMPABLE)".into(), ret.into()).map(drop)
+}
+
+/// Close every descriptor from `first` up: whatever the caller's parent left
+/// open without `O_CLOEXEC` (a terminal, a socket, a log file).
+pub fn close_from(first: libc::c_uint) -> io::Result<()> {
+    // SAFETY: close_range only closes descriptors of this process.
+    let ret = unsafe { libc::syscall(SYS_CLOSE_RANGE, first, libc::c_uint::MAX, 0) };
+    if ret == 0 {
+        return Ok(());
+    }
+    let err = io::Error::last_os_error();
+    if err.raw_os_error() != Some(libc::ENOSYS) {
+        return Err(io::Error::new(err.kind(), format!("close_range: {err}")));
+    }
+    // Kernels before 5.9: list them, then close them (closing while listing
+    // would close the listing's own descriptor).
+    let open: Vec<libc::c_int> = std::fs::read_dir("/proc/self/fd")?
+        .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse().ok())
+        .filter(|fd: &libc::c_int| *fd >= first as libc::c_int)
+        .collect();
+    for fd in open {
+        // SAFETY: closing a descriptor number; a stale one is EBADF, ignored.
+        unsafe { libc::close(fd) };
+    }
+    Ok(())
+}
+
+/// Point stdin, stdout and stderr at `/dev/null`.
+pub fn stdio_to_null() -> io::Result<()> {
+    let null = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open("/dev/null")?;
+    for fd in 0..3 {
+        // SAFETY: dup2 onto a standard descriptor of this process.
+        let ret = unsafe { libc::dup2(null.as_raw_fd(), fd) };
+        check(|| format!("dup2 onto {fd}"), ret.into())?;
+    }
+    Ok(())
 }

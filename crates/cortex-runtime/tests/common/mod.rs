@@ -121,3 +121,4 @@ pub async fn wait_gone(pid: i32, within: Duration) -> bool {
     }
     !pid_alive(pid)
 }
+pub mod sandbox;
