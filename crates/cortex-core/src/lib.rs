@@ -19,6 +19,7 @@ mod compaction;
 mod context;
 mod dispatch;
 mod error;
+pub mod git;
 mod history;
 mod prompt;
 mod session;

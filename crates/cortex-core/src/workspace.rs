@@ -8,9 +8,11 @@
 //! finds it again. A git URL is cloned by [`clone_url`] before the session is
 //! created.
 
+use crate::git::{self, GitError, Repo};
+use std::ffi::OsStr;
 use std::io;
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 
 /// Whether `repository` looks like something `git clone` fetches rather than
 /// a local folder.
@@ -28,12 +30,21 @@ pub fn clone_url(url: &str, dest: &Path) -> Result<(), String> {
     if let Some(parent) = dest.parent() {
         std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
     }
-    git(
-        None,
-        &["clone", "--quiet", "--", url, &dest.display().to_string()],
-    )
-    .map(drop)
-    .map_err(|e| format!("cannot clone {url}: {e}"))
+    git::command(None)
+        .and_then(|c| {
+            git::run(
+                c,
+                &[
+                    "clone".as_ref(),
+                    "--quiet".as_ref(),
+                    "--".as_ref(),
+                    url.as_ref(),
+                    dest.as_os_str(),
+                ],
+            )
+        })
+        .map(drop)
+        .map_err(|e| format!("cannot clone {url}: {e}"))
 }
 
 /// Clone `url` into a new folder of `dir` named after the repository
@@ -78,10 +89,10 @@ pub fn materialise_copy(repository: &Path, dest: &Path) -> Result<(), String> {
             .unwrap_or_default()
     ));
     let _ = std::fs::remove_dir_all(&staging);
-    let made = if is_git_toplevel(repository) {
-        git_copy(repository, &staging)
-    } else {
-        copy_tree(repository, &staging).map_err(|e| e.to_string())
+    let made = match git_repository(repository) {
+        Ok(Some(repo)) => git_copy(&repo, &staging),
+        Ok(None) => copy_tree(repository, &staging).map_err(|e| e.to_string()),
+        Err(e) => Err(e.to_string()),
     };
     match made.and_then(|()| std::fs::rename(&staging, dest).map_err(|e| e.to_string())) {
         Ok(()) => Ok(()),
@@ -96,47 +107,62 @@ pub fn materialise_copy(repository: &Path, dest: &Path) -> Result<(), String> {
     }
 }
 
-fn is_git_toplevel(path: &Path) -> bool {
-    git(Some(path), &["rev-parse", "--show-toplevel"])
-        .ok()
-        .and_then(|top| std::fs::canonicalize(top.trim()).ok())
-        .zip(std::fs::canonicalize(path).ok())
-        .is_some_and(|(top, path)| top == path)
+/// The repository at `path` when it is a git repository's top folder whose
+/// git directory is inside it; `Ok(None)` for any other folder (copied
+/// plainly). A git directory that points outside is an error.
+fn git_repository(path: &Path) -> Result<Option<Repo>, GitError> {
+    let Some(repo) = Repo::open(path)? else {
+        return Ok(None);
+    };
+    // Something named `.git` that git does not take for a repository is
+    // just a folder.
+    let valid = git::command(Some(&repo))
+        .and_then(|c| git::run(c, &["rev-parse".as_ref(), "--git-dir".as_ref()]))
+        .is_ok();
+    Ok(valid.then_some(repo))
 }
 
-fn git_copy(repository: &Path, dest: &Path) -> Result<(), String> {
-    git(
-        None,
-        &[
-            "clone",
-            "--quiet",
-            "--local",
-            "--",
-            &repository.display().to_string(),
-            &dest.display().to_string(),
-        ],
-    )?;
+fn git_copy(repo: &Repo, dest: &Path) -> Result<(), String> {
+    // `--no-hardlinks`: a hard-linked object file would let the copy's
+    // workspace write into the user's own repository.
+    let clone: [&OsStr; 6] = [
+        "clone".as_ref(),
+        "--quiet".as_ref(),
+        "--local".as_ref(),
+        "--no-hardlinks".as_ref(),
+        "--".as_ref(),
+        repo.git_dir.as_os_str(),
+    ];
+    git::command(None)
+        .and_then(|c| git::run(c, &[&clone[..], &[dest.as_os_str()]].concat()))
+        .map_err(|e| e.to_string())?;
     // The working tree as it is now: every tracked or untracked, not ignored
     // path, copied over the clone (or removed where the user deleted it).
-    let listed = git(
-        Some(repository),
-        &[
-            "ls-files",
-            "-z",
-            "--cached",
-            "--others",
-            "--exclude-standard",
-        ],
-    )?;
-    for relative in listed.split('\0').filter(|p| !p.is_empty()) {
-        let from = repository.join(relative);
+    let listed = git::command(Some(repo))
+        .and_then(|c| {
+            git::run(
+                c,
+                &[
+                    "ls-files".as_ref(),
+                    "-z".as_ref(),
+                    "--cached".as_ref(),
+                    "--others".as_ref(),
+                    "--exclude-standard".as_ref(),
+                ],
+            )
+        })
+        .map_err(|e| e.to_string())?;
+    for relative in listed.split(|b| *b == 0).filter(|p| !p.is_empty()) {
+        let relative = Path::new(OsStr::from_bytes(relative));
+        let shown = relative.display();
+        let from = repo.top.join(relative);
         let to = dest.join(relative);
         match std::fs::symlink_metadata(&from) {
-            Ok(_) => copy_entry(&from, &to).map_err(|e| format!("{relative}: {e}"))?,
+            Ok(_) => copy_entry(&from, &to).map_err(|e| format!("{shown}: {e}"))?,
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
                 let _ = std::fs::remove_file(&to);
             }
-            Err(e) => return Err(format!("{relative}: {e}")),
+            Err(e) => return Err(format!("{shown}: {e}")),
         }
     }
     Ok(())
@@ -173,27 +199,10 @@ fn copy_tree(from: &Path, to: &Path) -> io::Result<()> {
     Ok(())
 }
 
-/// Run git; stdout on success, stderr's text as the error.
-fn git(cwd: Option<&Path>, args: &[&str]) -> Result<String, String> {
-    let mut command = Command::new("git");
-    if let Some(cwd) = cwd {
-        command.current_dir(cwd);
-    }
-    let output = command
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .map_err(|e| format!("cannot run git: {e}"))?;
-    if output.status.success() {
-        Ok(String::from_utf8_lossy(&output.stdout).into_owned())
-    } else {
-        Err(String::from_utf8_lossy(&output.stderr).trim().to_owned())
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::process::Command;
 
     fn sh(dir: &Path, script: &str) {
         let status = Command::new("bash")
