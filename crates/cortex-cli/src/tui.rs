@@ -15,6 +15,7 @@ use clap::Args;
 use cortex_model::ModelInfo;
 use cortex_protocol::SessionId;
 use cortex_tui::{Launch, NewSessions};
+use std::io::Write;
 use std::os::fd::AsRawFd;
 use std::process::ExitCode;
 
@@ -116,11 +117,14 @@ async fn show(
     drop(stderr);
     let exit = result?;
     let session = cortex_term::sanitize_line(exit.session.as_str()).into_owned();
-    if exit.turn_running {
-        eprintln!("session {session} (its turn goes on in the server) · cortex attach {session}");
+    // Not eprintln!: after a hang-up the terminal refuses writes, and that
+    // is no reason to panic on the way out.
+    let line = if exit.turn_running {
+        format!("session {session} (its turn goes on in the server) · cortex attach {session}")
     } else {
-        eprintln!("session {session} · cortex attach {session} to come back");
-    }
+        format!("session {session} · cortex attach {session} to come back")
+    };
+    let _ = writeln!(std::io::stderr(), "{line}");
     Ok(ExitCode::SUCCESS)
 }
 

@@ -119,6 +119,11 @@ impl Drop for Pane {
 /// The shell in the pane starts `cortex` (the UI) on `env`'s repository
 /// against `server`.
 fn start(env: &Env, server: &Server, extra: &str) -> Option<Pane> {
+    start_after(env, server, extra, None)
+}
+
+/// As [`start`], with `prelude` typed into the shell first.
+fn start_after(env: &Env, server: &Server, extra: &str, prelude: Option<&str>) -> Option<Pane> {
     let home = env.home.path().display().to_string();
     let vars = vec![
         ("PATH".to_owned(), std::env::var("PATH").unwrap_or_default()),
@@ -131,6 +136,10 @@ fn start(env: &Env, server: &Server, extra: &str) -> Option<Pane> {
     std::fs::create_dir_all(format!("{home}/run")).expect("runtime dir");
     let pane = Pane::shell(&vars)?;
     pane.wait_text("$");
+    if let Some(prelude) = prelude {
+        pane.type_text(prelude);
+        pane.press(&["Enter"]);
+    }
     pane.type_text(&format!(
         "{} --repo {} --model openai:scripted --guest process {extra}",
         env!("CARGO_BIN_EXE_cortex"),
@@ -262,6 +271,81 @@ fn ctrl_c_twice_quits_with_the_terminal_restored() {
     pane.type_text("echo ECHO=$(stty -a | tr ' ;' '\\n\\n' | grep -x -e echo -e -echo)");
     pane.press(&["Enter"]);
     pane.wait_text("ECHO=echo");
+}
+
+/// The children of `parent`, from `/proc`.
+fn children(parent: i32) -> Vec<i32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| stat(*pid).is_some_and(|(_, ppid)| ppid == parent))
+        .collect()
+}
+
+/// The first process below `root` whose command name is `name`.
+fn named_descendant(root: i32, name: &str) -> Option<i32> {
+    let mut queue = vec![root];
+    while let Some(pid) = queue.pop() {
+        for child in children(pid) {
+            let comm = std::fs::read_to_string(format!("/proc/{child}/comm")).unwrap_or_default();
+            if comm.trim() == name {
+                return Some(child);
+            }
+            queue.push(child);
+        }
+    }
+    None
+}
+
+/// A process's state letter and parent, from `/proc/PID/stat`.
+fn stat(pid: i32) -> Option<(char, i32)> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name is in parentheses and may hold spaces: read after it.
+    let rest = &text[text.rfind(')')? + 1..];
+    let mut fields = rest.split_whitespace();
+    let state = fields.next()?.chars().next()?;
+    let ppid = fields.next()?.parse().ok()?;
+    Some((state, ppid))
+}
+
+/// Kills the process when dropped, so a failing test leaves nothing behind.
+struct KillOnDrop(i32);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        // SAFETY: kill(2) with a pid this test found and a valid signal.
+        unsafe { libc::kill(self.0, libc::SIGKILL) };
+    }
+}
+
+#[test]
+fn a_terminal_that_goes_away_ends_the_ui_even_when_no_sighup_reaches_it() {
+    let env = bug_repo();
+    let server = Server::start(vec![]);
+    // A shell that ignores SIGHUP does not pass it on to its jobs (as under
+    // `nohup` or some multiplexers): the UI learns of the hang-up only
+    // from the terminal itself.
+    let Some(pane) = start_after(&env, &server, "", Some("trap '' HUP")) else {
+        return;
+    };
+    let shell: i32 = pane
+        .tmux(&["display-message", "-p", "-t", "t", "#{pane_pid}"])
+        .trim()
+        .parse()
+        .expect("pane pid");
+    let ui = named_descendant(shell, "cortex").expect("the UI runs under the pane's shell");
+    let _cleanup = KillOnDrop(ui);
+    pane.tmux(&["kill-server"]);
+    let deadline = Instant::now() + PATIENCE;
+    while stat(ui).is_some_and(|(state, _)| state != 'Z') {
+        assert!(
+            Instant::now() < deadline,
+            "the UI (pid {ui}) is still running after its terminal went away"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
 }
 
 #[test]

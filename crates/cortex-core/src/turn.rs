@@ -228,6 +228,18 @@ impl Session {
                                     )
                                     .await?;
                             }
+                            ModelEvent::PromptProgress { done, total } => {
+                                self.timeline
+                                    .emit(
+                                        Some(turn),
+                                        EventKind::ModelProgress {
+                                            round,
+                                            done: *done,
+                                            total: *total,
+                                        },
+                                    )
+                                    .await?;
+                            }
                             _ => {}
                         }
                         assembler.push(&event);

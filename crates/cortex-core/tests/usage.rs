@@ -1,6 +1,7 @@
-//! Usage and thinking reach the timeline: cached tokens and the estimated
-//! cost in `usage`, the model's thinking as `thinking.delta`, apart from its
-//! answer.
+//! Usage, thinking and prompt progress reach the timeline: cached tokens and
+//! the estimated cost in `usage`, the model's thinking as `thinking.delta`,
+//! apart from its answer, and the provider's progress through a long prompt
+//! as `model.progress`.
 
 mod common;
 
@@ -21,6 +22,14 @@ impl ModelProvider for Thinker {
 
     fn stream(&self, _request: ModelRequest) -> ModelStream {
         let events = vec![
+            ModelEvent::PromptProgress {
+                done: 512,
+                total: 1_000,
+            },
+            ModelEvent::PromptProgress {
+                done: 1_000,
+                total: 1_000,
+            },
             ModelEvent::ThinkingDelta("The user greets me.".into()),
             ModelEvent::TextDelta("Hello.".into()),
             ModelEvent::Usage {
@@ -72,6 +81,14 @@ async fn usage_carries_cache_and_cost_and_thinking_is_its_own_event() {
         })
         .collect();
     assert_eq!(thinking, "The user greets me.");
+    let progress: Vec<(u32, u64, u64)> = events
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::ModelProgress { round, done, total } => Some((*round, *done, *total)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(progress, [(1, 512, 1_000), (1, 1_000, 1_000)]);
     let usage = events
         .iter()
         .find_map(|e| match &e.kind {

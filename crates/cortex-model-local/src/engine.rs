@@ -429,6 +429,9 @@ impl<'m> Session<'m> {
         let batch_size = usize::try_from(self.options.batch).unwrap_or(512).max(1);
         let mut batch = LlamaBatch::new(batch_size, 1);
         let mut logits_idx = 0;
+        // A prompt read in one batch is quick; a longer one reports each
+        // batch, so a client can show progress instead of a silent minute.
+        let report_progress = tokens.len() - keep > batch_size;
         for chunk in tokens[keep..].chunks(batch_size) {
             if cancelled() {
                 return Ok(None);
@@ -444,6 +447,15 @@ impl<'m> Session<'m> {
             ctx.decode(&mut batch).map_err(decode_err)?;
             self.cached.extend_from_slice(chunk);
             logits_idx = batch.n_tokens() - 1;
+            if report_progress {
+                let progress = ModelEvent::PromptProgress {
+                    done: self.cached.len() as u64,
+                    total: tokens.len() as u64,
+                };
+                if job.events.send(Ok(progress)).is_err() {
+                    return Ok(None);
+                }
+            }
         }
         let evaluated = tokens.len() - reused;
         let prompt_ms = elapsed_ms(t0);

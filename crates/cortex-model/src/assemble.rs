@@ -55,7 +55,9 @@ impl Assembler {
             ModelEvent::ToolCallDelta { index, arguments } => {
                 self.call_mut(*index).arguments.push_str(arguments);
             }
-            ModelEvent::ToolCallEnd { .. } | ModelEvent::Retry { .. } => {}
+            ModelEvent::ToolCallEnd { .. }
+            | ModelEvent::Retry { .. }
+            | ModelEvent::PromptProgress { .. } => {}
             ModelEvent::Usage {
                 input_tokens,
                 output_tokens,

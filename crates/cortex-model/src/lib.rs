@@ -100,6 +100,14 @@ pub enum ModelEvent {
         delay_ms: u64,
         reason: String,
     },
+    /// The provider has read `done` of the prompt's `total` tokens. Sent
+    /// only by providers that read long prompts slowly enough for it to
+    /// matter (the embedded model), before the response's first token;
+    /// informational, so a consumer may ignore it.
+    PromptProgress {
+        done: u64,
+        total: u64,
+    },
     Finish(FinishReason),
 }
 

@@ -204,6 +204,11 @@ pub enum EventKind {
         delay_ms: u64,
         reason: String,
     },
+    /// How much of a long prompt the model has read so far (local models,
+    /// whose first round can take a minute on a small machine): a sign of
+    /// life, carrying nothing the history needs.
+    #[serde(rename = "model.progress")]
+    ModelProgress { round: u32, done: u64, total: u64 },
     #[serde(rename = "message.delta")]
     MessageDelta { text: String },
     #[serde(rename = "message.done")]
@@ -331,6 +336,7 @@ impl EventKind {
             EventKind::TurnReminder { .. } => "turn.reminder",
             EventKind::ModelRequest { .. } => "model.request",
             EventKind::ModelRetry { .. } => "model.retry",
+            EventKind::ModelProgress { .. } => "model.progress",
             EventKind::MessageDelta { .. } => "message.delta",
             EventKind::MessageDone { .. } => "message.done",
             EventKind::ToolCall { .. } => "tool.call",

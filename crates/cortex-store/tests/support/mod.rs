@@ -75,9 +75,10 @@ pub fn variant_index(kind: &EventKind) -> usize {
         EventKind::CompactionDone { .. } => 29,
         EventKind::CompactionFailed { .. } => 30,
         EventKind::TurnReminder { .. } => 31,
+        EventKind::ModelProgress { .. } => 32,
     }
 }
-pub const VARIANTS: usize = 32;
+pub const VARIANTS: usize = 33;
 
 /// Every variant, in an order the store accepts, with the turn each belongs to.
 pub fn every_kind() -> Vec<(Option<&'static str>, EventKind)> {
@@ -175,6 +176,14 @@ pub fn every_kind() -> Vec<(Option<&'static str>, EventKind)> {
                 attempt: 2,
                 delay_ms: 500,
                 reason: "429".into(),
+            },
+        ),
+        (
+            Some("t1"),
+            EventKind::ModelProgress {
+                round: 1,
+                done: 512,
+                total: 1500,
             },
         ),
         (Some("t1"), delta("Hel")),

@@ -5,6 +5,7 @@
 //! changed. With nothing happening it sleeps: no timer runs.
 
 mod effects;
+mod hangup;
 mod stream;
 pub mod terminal;
 
@@ -95,6 +96,7 @@ async fn event_loop(terminal: &mut terminal::Term, launch: Launch) -> Result<Exi
     let mut tick = tokio::time::interval(TICK);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
     let mut signals = Signals::new()?;
+    let mut hangup = hangup::watch();
     let mut dirty = true;
     let mut last_frame = Instant::now() - FRAME;
     while !state.app.quit {
@@ -126,6 +128,7 @@ async fn event_loop(terminal: &mut terminal::Term, launch: Launch) -> Result<Exi
             _ = tick.tick(), if animating => dirty = true,
             _ = tokio::time::sleep_until(due), if dirty => {},
             _ = signals.next() => break,
+            _ = &mut hangup => break,
         }
     }
     state.stream.abort();

@@ -274,6 +274,11 @@ impl SessionState {
                     clean_line(reason)
                 ),
             ),
+            EventKind::ModelProgress { done, total, .. } => {
+                if let Some(turn) = self.turn.as_mut() {
+                    turn.progress = Some((*done, *total));
+                }
+            }
             EventKind::TurnReminder { .. } => self.notice(
                 Level::Info,
                 "answered without using a tool; asked to check it".into(),

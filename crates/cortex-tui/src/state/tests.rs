@@ -200,3 +200,26 @@ fn guest_phases_follow_attach_and_setup() {
         Some(ToolState::Done(ToolStatus::Ok))
     );
 }
+
+#[test]
+fn prompt_progress_shows_while_waiting_and_clears_with_the_answer() {
+    let mut s = Script::new("m");
+    s.turn("go");
+    s.push(EventKind::ModelRequest {
+        round: 1,
+        model: "local:m".into(),
+        messages: 2,
+        tools: Vec::new(),
+        bytes: 6000,
+    });
+    s.push(EventKind::ModelProgress {
+        round: 1,
+        done: 512,
+        total: 1500,
+    });
+    let turn = fold(&s.events).turn.expect("a running turn");
+    assert_eq!(turn.progress, Some((512, 1500)));
+    s.push(EventKind::MessageDelta { text: "Hi".into() });
+    let turn = fold(&s.events).turn.expect("a running turn");
+    assert_eq!(turn.progress, None, "the answer replaces the progress");
+}
