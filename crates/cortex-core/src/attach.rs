@@ -8,6 +8,7 @@
 //! per session `env.preparing`, the output of `.cortex/setup` as `env.output`,
 //! and `env.ready` or `env.failed`.
 
+use crate::copy::CopyReport;
 use crate::{CoreError, Session};
 use cortex_protocol::{EventKind, GuestReply, ToolName, TurnId, WorkspaceMode};
 use cortex_runtime::{Guest, GuestSpec};
@@ -20,6 +21,27 @@ pub const SETUP_SCRIPT: &str = ".cortex/setup";
 pub const SETUP_TIMEOUT: Duration = Duration::from_secs(300);
 /// How much of a failed setup's output the failure message quotes.
 const QUOTED_TAIL: usize = 600;
+
+/// How many of a copy's skipped paths are named one by one.
+const NAMED_SKIPS: usize = 20;
+
+/// One `runtime.warning` per path the copy left out (the first
+/// [`NAMED_SKIPS`]), then one with how many more.
+fn copy_notes(report: &CopyReport) -> Vec<String> {
+    let mut notes: Vec<String> = report
+        .skipped
+        .iter()
+        .take(NAMED_SKIPS)
+        .map(|s| format!("the copy left out {s}"))
+        .collect();
+    if report.skipped.len() > NAMED_SKIPS {
+        notes.push(format!(
+            "the copy left out {} more paths",
+            report.skipped.len() - NAMED_SKIPS
+        ));
+    }
+    notes
+}
 
 impl Session {
     /// Whether the guest may change the workspace: the mode has a mutating
@@ -52,9 +74,10 @@ impl Session {
                 },
             )
             .await?;
-        if let Err(error) = self.materialise().await {
-            return self.fail(turn, EventKind::EnvFailed { error }).await;
-        }
+        let copied = match self.materialise().await {
+            Ok(report) => report,
+            Err(error) => return self.fail(turn, EventKind::EnvFailed { error }).await,
+        };
         let spec = GuestSpec {
             workspace: self.workspace.clone(),
             writable: self.guest_may_write(),
@@ -90,7 +113,7 @@ impl Session {
                 },
             )
             .await?;
-        for message in warnings {
+        for message in copy_notes(&copied).into_iter().chain(warnings) {
             self.timeline
                 .emit(Some(turn), EventKind::RuntimeWarning { message })
                 .await?;
@@ -138,9 +161,9 @@ impl Session {
 
     /// The isolated copy, made the first time (blocking file work off the
     /// async threads).
-    async fn materialise(&self) -> Result<(), String> {
+    async fn materialise(&self) -> Result<CopyReport, String> {
         if self.sandbox.workspace != WorkspaceMode::Copy || self.workspace.is_dir() {
-            return Ok(());
+            return Ok(CopyReport::default());
         }
         let (from, to) = (self.repository.clone(), self.workspace.clone());
         tokio::task::spawn_blocking(move || crate::workspace::materialise_copy(&from, &to))

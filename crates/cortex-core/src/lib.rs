@@ -17,6 +17,7 @@
 mod attach;
 mod compaction;
 mod context;
+pub mod copy;
 mod dispatch;
 mod error;
 pub mod git;

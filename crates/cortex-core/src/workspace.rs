@@ -8,9 +8,9 @@
 //! finds it again. A git URL is cloned by [`clone_url`] before the session is
 //! created.
 
+use crate::copy::{self, CopyReport};
 use crate::git::{self, GitError, Repo};
 use std::ffi::OsStr;
-use std::io;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
@@ -73,10 +73,12 @@ pub fn clone_into(url: &str, dir: &Path) -> Result<PathBuf, String> {
     Ok(dest)
 }
 
-/// Make (or find) the isolated copy of `repository` at `dest`.
-pub fn materialise_copy(repository: &Path, dest: &Path) -> Result<(), String> {
+/// Make (or find) the isolated copy of `repository` at `dest`. No link is
+/// followed on either side (see [`crate::copy`]); the report lists what was
+/// left out (special files, paths beyond a symlink, too-deep folders).
+pub fn materialise_copy(repository: &Path, dest: &Path) -> Result<CopyReport, String> {
     if dest.is_dir() {
-        return Ok(());
+        return Ok(CopyReport::default());
     }
     let parent = dest
         .parent()
@@ -91,11 +93,17 @@ pub fn materialise_copy(repository: &Path, dest: &Path) -> Result<(), String> {
     let _ = std::fs::remove_dir_all(&staging);
     let made = match git_repository(repository) {
         Ok(Some(repo)) => git_copy(&repo, &staging),
-        Ok(None) => copy_tree(repository, &staging).map_err(|e| e.to_string()),
+        Ok(None) => std::fs::create_dir(&staging)
+            .and_then(|()| copy::copy_tree(repository, &staging))
+            .map_err(|e| e.to_string()),
         Err(e) => Err(e.to_string()),
     };
-    match made.and_then(|()| std::fs::rename(&staging, dest).map_err(|e| e.to_string())) {
-        Ok(()) => Ok(()),
+    match made.and_then(|report| {
+        std::fs::rename(&staging, dest)
+            .map(|()| report)
+            .map_err(|e| e.to_string())
+    }) {
+        Ok(report) => Ok(report),
         Err(e) => {
             let _ = std::fs::remove_dir_all(&staging);
             Err(format!(
@@ -122,7 +130,7 @@ fn git_repository(path: &Path) -> Result<Option<Repo>, GitError> {
     Ok(valid.then_some(repo))
 }
 
-fn git_copy(repo: &Repo, dest: &Path) -> Result<(), String> {
+fn git_copy(repo: &Repo, dest: &Path) -> Result<CopyReport, String> {
     // `--no-hardlinks`: a hard-linked object file would let the copy's
     // workspace write into the user's own repository.
     let clone: [&OsStr; 6] = [
@@ -152,51 +160,14 @@ fn git_copy(repo: &Repo, dest: &Path) -> Result<(), String> {
             )
         })
         .map_err(|e| e.to_string())?;
+    let mut report = CopyReport::default();
+    let src = copy::open_root(&repo.top).map_err(|e| e.to_string())?;
+    let dst = copy::open_root(dest).map_err(|e| e.to_string())?;
     for relative in listed.split(|b| *b == 0).filter(|p| !p.is_empty()) {
         let relative = Path::new(OsStr::from_bytes(relative));
-        let shown = relative.display();
-        let from = repo.top.join(relative);
-        let to = dest.join(relative);
-        match std::fs::symlink_metadata(&from) {
-            Ok(_) => copy_entry(&from, &to).map_err(|e| format!("{shown}: {e}"))?,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                let _ = std::fs::remove_file(&to);
-            }
-            Err(e) => return Err(format!("{shown}: {e}")),
-        }
+        copy::overlay(&src, &dst, relative, &mut report).map_err(|e| e.to_string())?;
     }
-    Ok(())
-}
-
-/// A file or symlink, creating parent folders.
-fn copy_entry(from: &Path, to: &Path) -> io::Result<()> {
-    if let Some(parent) = to.parent() {
-        std::fs::create_dir_all(parent)?;
-    }
-    let meta = std::fs::symlink_metadata(from)?;
-    if meta.file_type().is_symlink() {
-        let _ = std::fs::remove_file(to);
-        std::os::unix::fs::symlink(std::fs::read_link(from)?, to)
-    } else if meta.is_dir() {
-        // A nested repository (submodule checkout) listed as one entry.
-        copy_tree(from, to)
-    } else {
-        std::fs::copy(from, to).map(drop)
-    }
-}
-
-fn copy_tree(from: &Path, to: &Path) -> io::Result<()> {
-    std::fs::create_dir_all(to)?;
-    for entry in std::fs::read_dir(from)? {
-        let entry = entry?;
-        let target: PathBuf = to.join(entry.file_name());
-        if entry.file_type()?.is_dir() {
-            copy_tree(&entry.path(), &target)?;
-        } else {
-            copy_entry(&entry.path(), &target)?;
-        }
-    }
-    Ok(())
+    Ok(report)
 }
 
 #[cfg(test)]
