@@ -1,4 +1,6 @@
-use serde::Deserialize;
+//! What a call of the API can fail with.
+
+use cortex_api::ErrorBody;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ClientError {
@@ -17,22 +19,13 @@ pub enum ClientError {
     },
     #[error("unexpected answer from the server: {0}")]
     Decode(String),
-}
-
-#[derive(Deserialize)]
-struct Body {
-    error: Detail,
-}
-
-#[derive(Deserialize)]
-struct Detail {
-    code: String,
-    message: String,
+    #[error("cannot encode the request: {0}")]
+    Encode(#[source] serde_json::Error),
 }
 
 impl ClientError {
     pub(crate) fn from_answer(status: u16, body: &[u8]) -> ClientError {
-        match serde_json::from_slice::<Body>(body) {
+        match serde_json::from_slice::<ErrorBody>(body) {
             Ok(b) => ClientError::Api {
                 status,
                 code: b.error.code,

@@ -3,24 +3,31 @@
 //!
 //! Short requests reuse idle HTTP/1.1 connections (a request an idle
 //! connection could not take goes again on a new one); each event stream has
-//! a connection of its own, so streams and requests run side by side. The body types are the
-//! server's own, so client and server cannot drift apart.
+//! a connection of its own, so streams and requests run side by side. The
+//! body types and the stream's framing are `cortex-api`'s, which the server
+//! uses too, so client and server cannot drift apart; this crate does not
+//! depend on the server.
 
 mod conn;
 mod error;
 mod sse;
 mod wire;
 
-pub use cortex_server::{CompactAnswer, SessionPage, SessionView, StopAnswer, TurnCreated};
+pub use cortex_api::{CompactAnswer, SessionPage, SessionView, StopAnswer, TurnCreated};
 pub use error::ClientError;
 pub use sse::EventStream;
 
 use bytes::Bytes;
+use cortex_api::{CreateTurn, SetMode, events};
 use cortex_protocol::{Mode, SessionId};
 use http::{Method, Request, StatusCode, header};
 use http_body_util::{BodyExt, Full};
+use serde::Serialize;
 use serde::de::DeserializeOwned;
 use std::path::PathBuf;
+
+/// `call`'s body when there is none.
+const NO_BODY: Option<&()> = None;
 
 /// Where the server is.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -69,7 +76,7 @@ impl Client {
         &self,
         method: Method,
         path: &str,
-        body: Option<serde_json::Value>,
+        body: Option<Vec<u8>>,
         headers: &[(&str, String)],
     ) -> Result<Request<Full<Bytes>>, ClientError> {
         let host = match &self.endpoint {
@@ -87,7 +94,7 @@ impl Client {
         let body = match body {
             Some(json) => {
                 request = request.header(header::CONTENT_TYPE, "application/json");
-                Full::new(Bytes::from(json.to_string()))
+                Full::new(Bytes::from(json))
             }
             None => Full::new(Bytes::new()),
         };
@@ -96,12 +103,18 @@ impl Client {
             .map_err(|e| ClientError::Http(e.to_string()))
     }
 
+    /// Sends `body` (as JSON) and decodes the answer, a `T` or the API's
+    /// error body.
     async fn call<T: DeserializeOwned>(
         &self,
         method: Method,
         path: &str,
-        body: Option<serde_json::Value>,
+        body: Option<&impl Serialize>,
     ) -> Result<T, ClientError> {
+        let body = match body {
+            Some(body) => Some(serde_json::to_vec(body).map_err(ClientError::Encode)?),
+            None => None,
+        };
         let request = self.request(method, path, body, &[])?;
         let (response, connection) = self.pool.send(&self.endpoint, request).await?;
         let status = response.status();
@@ -124,16 +137,14 @@ impl Client {
         serde_json::from_slice(&bytes).map_err(|e| ClientError::Decode(e.to_string()))
     }
 
-    /// `POST /v1/sessions` with the fields of `CreateSession`.
-    pub async fn create_session(
-        &self,
-        body: serde_json::Value,
-    ) -> Result<SessionView, ClientError> {
-        self.call(Method::POST, "/v1/sessions", Some(body)).await
+    /// `POST /v1/sessions`: a [`CreateSession`](cortex_api::CreateSession),
+    /// or any JSON with its fields.
+    pub async fn create_session(&self, body: impl Serialize) -> Result<SessionView, ClientError> {
+        self.call(Method::POST, "/v1/sessions", Some(&body)).await
     }
 
     pub async fn session(&self, id: &SessionId) -> Result<SessionView, ClientError> {
-        self.call(Method::GET, &format!("/v1/sessions/{id}"), None)
+        self.call(Method::GET, &format!("/v1/sessions/{id}"), NO_BODY)
             .await
     }
 
@@ -148,7 +159,7 @@ impl Client {
             path.push_str("&cursor=");
             path.push_str(cursor);
         }
-        self.call(Method::GET, &path, None).await
+        self.call(Method::GET, &path, NO_BODY).await
     }
 
     /// Every session of the caller, newest first.
@@ -173,13 +184,15 @@ impl Client {
         self.call(
             Method::POST,
             &format!("/v1/sessions/{id}/turns"),
-            Some(serde_json::json!({ "message": message })),
+            Some(&CreateTurn {
+                message: message.to_owned(),
+            }),
         )
         .await
     }
 
     pub async fn stop(&self, id: &SessionId) -> Result<StopAnswer, ClientError> {
-        self.call(Method::POST, &format!("/v1/sessions/{id}/stop"), None)
+        self.call(Method::POST, &format!("/v1/sessions/{id}/stop"), NO_BODY)
             .await
     }
 
@@ -187,7 +200,7 @@ impl Client {
         self.call(
             Method::PUT,
             &format!("/v1/sessions/{id}/mode"),
-            Some(serde_json::json!({ "mode": mode })),
+            Some(&SetMode { mode }),
         )
         .await
     }
@@ -196,13 +209,13 @@ impl Client {
     /// while a turn runs or when there is nothing to compact, 502 when the
     /// summariser failed; the history is unchanged then).
     pub async fn compact(&self, id: &SessionId) -> Result<CompactAnswer, ClientError> {
-        self.call(Method::POST, &format!("/v1/sessions/{id}/compact"), None)
+        self.call(Method::POST, &format!("/v1/sessions/{id}/compact"), NO_BODY)
             .await
     }
 
     /// `DELETE`: stop the turn, close the guest.
     pub async fn close(&self, id: &SessionId) -> Result<(), ClientError> {
-        self.call::<serde_json::Value>(Method::DELETE, &format!("/v1/sessions/{id}"), None)
+        self.call::<serde_json::Value>(Method::DELETE, &format!("/v1/sessions/{id}"), NO_BODY)
             .await
             .map(|_| ())
     }
@@ -213,7 +226,7 @@ impl Client {
             Method::GET,
             &format!("/v1/sessions/{id}/events"),
             None,
-            &[("last-event-id", after.to_string())],
+            &[(events::LAST_EVENT_ID, after.to_string())],
         )?;
         // Its own connection: the stream holds it for as long as it is read.
         let response = conn::connect(&self.endpoint)

@@ -2,6 +2,7 @@
 //! comment lines are heartbeats) decoded into timeline events.
 
 use crate::ClientError;
+use cortex_api::events;
 use cortex_protocol::Event;
 use http_body_util::BodyExt;
 use hyper::body::Incoming;
@@ -27,7 +28,7 @@ impl EventStream {
     /// The next event; `None` when the server closed the stream.
     pub async fn next(&mut self) -> Option<Result<Event, ClientError>> {
         loop {
-            if let Some(len) = find_blank_line(&self.buffer[self.start..]) {
+            if let Some(len) = events::message_end(&self.buffer[self.start..]) {
                 let message = self.start..self.start + len;
                 self.start += len;
                 match decode(&self.buffer[message]) {
@@ -51,54 +52,10 @@ impl EventStream {
     }
 }
 
-/// The event in one SSE message (its `data:` lines joined by newlines);
-/// `None` when it has none.
+/// The event in one SSE message; `None` when it has no data (a heartbeat).
 fn decode(message: &[u8]) -> Option<Result<Event, ClientError>> {
-    let mut data: Option<Vec<u8>> = None;
-    let mut only: Option<&[u8]> = None;
-    for line in message.split(|&b| b == b'\n') {
-        let line = line.strip_suffix(b"\r").unwrap_or(line);
-        let Some(value) = line.strip_prefix(b"data:") else {
-            continue;
-        };
-        let value = value.strip_prefix(b" ").unwrap_or(value);
-        match (&mut data, only) {
-            (Some(joined), _) => {
-                joined.push(b'\n');
-                joined.extend_from_slice(value);
-            }
-            (None, Some(first)) => {
-                let mut joined = first.to_vec();
-                joined.push(b'\n');
-                joined.extend_from_slice(value);
-                data = Some(joined);
-            }
-            (None, None) => only = Some(value),
-        }
-    }
-    let text = match (&data, only) {
-        (Some(joined), _) => joined.as_slice(),
-        (None, Some(value)) => value,
-        (None, None) => return None,
-    };
-    if text.is_empty() {
-        return None;
-    }
-    Some(crate::wire::decode_event(text).map_err(|e| ClientError::Decode(e.to_string())))
-}
-
-/// The end (exclusive of nothing: including the separator) of the first
-/// message in `buffer`, if a whole one is there.
-fn find_blank_line(buffer: &[u8]) -> Option<usize> {
-    let mut from = 0;
-    while let Some(i) = buffer[from..].iter().position(|&b| b == b'\n') {
-        let end = from + i + 1;
-        if buffer.get(end) == Some(&b'\n') {
-            return Some(end + 1);
-        }
-        from = end;
-    }
-    None
+    let data = events::message_data(message)?;
+    Some(crate::wire::decode_event(&data).map_err(|e| ClientError::Decode(e.to_string())))
 }
 
 #[cfg(test)]
@@ -127,13 +84,5 @@ mod tests {
         assert!(decode(message.as_bytes()).expect("data").is_ok());
         assert!(decode(b": heartbeat\n\n").is_none());
         assert!(decode(b"data: not json\n\n").expect("data").is_err());
-    }
-
-    #[test]
-    fn a_message_ends_at_the_first_blank_line() {
-        assert_eq!(find_blank_line(b"id: 1\ndata: {}\n\nid: 2\n"), Some(16));
-        assert_eq!(find_blank_line(b"\n\n"), Some(2));
-        assert_eq!(find_blank_line(b"id: 1\ndata: {}\n"), None);
-        assert_eq!(find_blank_line(b""), None);
     }
 }

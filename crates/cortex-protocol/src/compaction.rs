@@ -28,6 +28,7 @@ impl CompactionTrigger {
 }
 
 /// The keep-set: what went into the new history besides the summary.
+#[cfg_attr(feature = "utoipa", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CompactionKept {
     /// The latest user message was restated in the context message.

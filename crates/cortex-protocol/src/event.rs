@@ -92,6 +92,7 @@ pub enum OutputStream {
 
 /// When a turn stops on its own besides the model finishing. Code has none;
 /// the other presets exist for the Chat and Bot products.
+#[cfg_attr(feature = "utoipa", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum StopRule {

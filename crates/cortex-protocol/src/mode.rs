@@ -9,6 +9,7 @@ use std::fmt;
 use std::str::FromStr;
 
 /// What the session is allowed to do. Only the user changes it.
+#[cfg_attr(feature = "utoipa", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum Mode {

@@ -7,6 +7,7 @@ use std::fmt;
 use std::str::FromStr;
 
 /// How much of the machine the guest may change.
+#[cfg_attr(feature = "utoipa", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
 #[serde(rename_all = "kebab-case")]
 pub enum SandboxPolicy {
@@ -21,6 +22,7 @@ pub enum SandboxPolicy {
 }
 
 /// Whether the guest can reach the network.
+#[cfg_attr(feature = "utoipa", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
 #[serde(rename_all = "kebab-case")]
 pub enum NetworkPolicy {
@@ -32,6 +34,7 @@ pub enum NetworkPolicy {
 }
 
 /// Where the guest's workspace comes from.
+#[cfg_attr(feature = "utoipa", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
 #[serde(rename_all = "kebab-case")]
 pub enum WorkspaceMode {

@@ -6,30 +6,15 @@ use axum::Json;
 use axum::extract::rejection::{JsonRejection, PathRejection, QueryRejection};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use cortex_api::{ErrorBody, ErrorDetail};
 use cortex_core::CoreError;
 use cortex_store::StoreError;
-use serde::Serialize;
-use utoipa::ToSchema;
 
 /// An error answer.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ApiError {
     pub status: StatusCode,
     pub code: &'static str,
-    pub message: String,
-}
-
-/// The body of every error answer.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct ErrorBody {
-    pub error: ErrorDetail,
-}
-
-#[derive(Debug, Serialize, ToSchema)]
-pub struct ErrorDetail {
-    /// Stable, machine-readable: `not_found`, `conflict`, `bad_request`, …
-    pub code: String,
-    /// For humans.
     pub message: String,
 }
 

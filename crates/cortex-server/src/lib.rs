@@ -11,9 +11,10 @@
 //!   store, so no subscriber can block a turn or another subscriber.
 //! - Model and guest providers come from a [`ProviderFactory`] the embedding
 //!   binary passes in: this crate never depends on the CLI.
+//! - The bodies are `cortex-api`'s types, which the client uses too; the
+//!   OpenAPI document ([`ApiDoc`]) is generated from them and the handlers.
 
 mod actor;
-mod api;
 mod auth;
 mod error;
 mod extract;
@@ -23,12 +24,8 @@ mod routes;
 mod serve;
 mod state;
 
-pub use api::{
-    CompactAnswer, CreateSession, CreateTurn, Health, SandboxRequest, SessionPage, SessionView,
-    SetMode, StopAnswer, TurnCreated,
-};
 pub use auth::{Principal, Tokens};
-pub use error::{ApiError, ErrorBody, ErrorDetail};
+pub use error::ApiError;
 pub use factory::{ModelChoice, ProviderFactory, Providers};
 pub use openapi::ApiDoc;
 pub use serve::{router, serve_tcp, serve_unix};

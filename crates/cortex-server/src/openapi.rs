@@ -1,9 +1,14 @@
-//! The OpenAPI document, generated from the handlers' annotations and the
-//! body types.
+//! The OpenAPI document (`GET /openapi.json`), generated from the handlers'
+//! annotations and `cortex-api`'s body types: the same types the server
+//! sends and reads and the client decodes, so the document cannot drift
+//! from the wire. A new route adds its handler to `paths` below; the types
+//! its bodies name are collected from it.
 
-use crate::api;
-use crate::error::{ErrorBody, ErrorDetail};
 use crate::routes::{control, events, meta, sessions, turns};
+use crate::state::AppState;
+use axum::Router;
+use axum::routing::get;
+use std::sync::Arc;
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 
@@ -18,16 +23,19 @@ use utoipa::{Modify, OpenApi};
         control::set_mode, control::compact,
         events::stream,
     ),
-    components(schemas(
-        ErrorBody, ErrorDetail,
-        api::CreateSession, api::SessionView, api::SessionPage, api::CreateTurn,
-        api::TurnCreated, api::SetMode, api::StopAnswer, api::Health, api::SandboxRequest,
-        api::ModeDoc, api::StopRuleDoc, api::SandboxPolicyDoc, api::NetworkPolicyDoc,
-        api::WorkspaceModeDoc, api::CompactAnswer, api::CompactionKeptDoc,
-    )),
+    components(schemas(cortex_api::ErrorBody)),
     modifiers(&BearerAuth),
 )]
 pub struct ApiDoc;
+
+/// `GET /openapi.json` (unauthenticated).
+pub(crate) fn routes() -> Router<Arc<AppState>> {
+    Router::new().route("/openapi.json", get(openapi))
+}
+
+async fn openapi() -> axum::Json<utoipa::openapi::OpenApi> {
+    axum::Json(ApiDoc::openapi())
+}
 
 struct BearerAuth;
 

@@ -1,8 +1,8 @@
 //! The router and the listeners (TCP, Unix socket).
 
 use crate::error::ApiError;
-use crate::routes;
 use crate::state::AppState;
+use crate::{openapi, routes};
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::http::StatusCode;
@@ -15,6 +15,7 @@ pub fn router(state: Arc<AppState>) -> Router {
     Router::new()
         .nest("/v1", routes::v1())
         .merge(routes::meta::routes())
+        .merge(openapi::routes())
         .fallback(|| async {
             ApiError::new(StatusCode::NOT_FOUND, "not_found", "no such endpoint")
         })

@@ -2,11 +2,11 @@
 //! of live sessions (one actor each).
 
 use crate::actor::ActorHandle;
-use crate::api::SessionView;
 use crate::auth::{Principal, Tokens};
 use crate::error::ApiError;
 use crate::factory::{ModelChoice, ProviderFactory, Providers};
 use axum::http::StatusCode;
+use cortex_api::SessionView;
 use cortex_core::{Session, SessionConfig, Timeline};
 use cortex_protocol::{EventKind, Mode, Sandbox, SessionId, StopRule, WorkspaceMode};
 use cortex_store::{SessionRecord, Store};

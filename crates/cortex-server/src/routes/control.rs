@@ -1,13 +1,13 @@
 //! Session controls between turns: `PUT …/mode`, `POST …/compact`.
 
-use crate::api::{CompactAnswer, SessionView, SetMode};
 use crate::auth::Principal;
-use crate::error::{ApiError, ErrorBody};
+use crate::error::ApiError;
 use crate::extract::{Json, Path};
 use crate::state::AppState;
 use axum::Router;
 use axum::extract::State;
 use axum::routing::{post, put};
+use cortex_api::{CompactAnswer, ErrorBody, SessionView, SetMode};
 use cortex_protocol::SessionId;
 use std::sync::Arc;
 
@@ -62,5 +62,16 @@ pub(crate) async fn compact(
 ) -> Result<axum::Json<CompactAnswer>, ApiError> {
     let actor = state.owned_actor(&principal, &id).await?;
     let report = actor.compact().await?;
-    Ok(axum::Json(report.into()))
+    Ok(axum::Json(compact_answer(report)))
+}
+
+fn compact_answer(r: cortex_core::CompactionReport) -> CompactAnswer {
+    CompactAnswer {
+        tokens_before: r.tokens_before,
+        tokens_after: r.tokens_after,
+        messages_before: r.messages_before,
+        messages_after: r.messages_after,
+        summarised: r.summarised,
+        kept: r.kept,
+    }
 }

@@ -9,9 +9,8 @@
 //! clients. Events are persisted before they are broadcast, so the store
 //! always has whatever the broadcast shows.
 
-use crate::api::EventsQuery;
 use crate::auth::Principal;
-use crate::error::{ApiError, ErrorBody};
+use crate::error::ApiError;
 use crate::extract::{Path, Query};
 use crate::state::AppState;
 use axum::Router;
@@ -22,6 +21,8 @@ use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use bytes::Bytes;
+use cortex_api::ErrorBody;
+use cortex_api::events::{self, EventsQuery};
 use cortex_protocol::{Event, SessionId};
 use futures::{Stream, StreamExt};
 use std::convert::Infallible;
@@ -51,7 +52,7 @@ pub(crate) async fn stream(
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
     state.check_owner(&principal, &id).await?;
-    let after = match headers.get("last-event-id") {
+    let after = match headers.get(events::LAST_EVENT_ID) {
         Some(value) => value
             .to_str()
             .ok()
@@ -65,22 +66,12 @@ pub(crate) async fn stream(
     let body = Body::from_stream(with_heartbeats(batches(state, id, after), heartbeat));
     Ok((
         [
-            (header::CONTENT_TYPE, "text/event-stream"),
+            (header::CONTENT_TYPE, events::CONTENT_TYPE),
             (header::CACHE_CONTROL, "no-cache"),
         ],
         body,
     )
         .into_response())
-}
-
-/// Appends one SSE message: `id:` the seq, `data:` the event's JSON (one
-/// line: JSON text never holds a raw newline).
-fn push_message(batch: &mut Vec<u8>, seq: u64, json: &str) {
-    batch.extend_from_slice(b"id: ");
-    batch.extend_from_slice(seq.to_string().as_bytes());
-    batch.extend_from_slice(b"\ndata: ");
-    batch.extend_from_slice(json.as_bytes());
-    batch.extend_from_slice(b"\n\n");
 }
 
 /// A stored event (read back from the store) as an SSE message.
@@ -89,7 +80,7 @@ fn push_stored(batch: &mut Vec<u8>, event: &Event) {
         tracing::error!("cannot encode event {}: {e}", event.seq);
         String::from("{}")
     });
-    push_message(batch, event.seq, &json);
+    events::push_message(batch, event.seq, &json);
 }
 
 /// Stored then live events after `after`, forever (the client hangs up).
@@ -160,7 +151,7 @@ fn batches(state: Arc<AppState>, id: SessionId, mut after: u64) -> impl Stream<I
                     }
                     if published.seq == after + 1 {
                         after = published.seq;
-                        push_message(&mut batch, published.seq, &published.json);
+                        events::push_message(&mut batch, published.seq, &published.json);
                     }
                     if batch.len() >= BATCH_BYTES {
                         break;
@@ -199,7 +190,7 @@ fn with_heartbeats(
                     Some(batch) => yield Ok(batch),
                     None => break,
                 },
-                _ = beat.tick() => yield Ok(Bytes::from_static(b":\n\n")),
+                _ = beat.tick() => yield Ok(Bytes::from_static(events::HEARTBEAT)),
             }
         }
     }

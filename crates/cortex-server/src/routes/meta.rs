@@ -1,17 +1,13 @@
-//! Unauthenticated endpoints: `GET /healthz`, `GET /openapi.json`.
+//! Unauthenticated liveness: `GET /healthz`.
 
-use crate::api::Health;
-use crate::openapi::ApiDoc;
 use crate::state::AppState;
 use axum::Router;
 use axum::routing::get;
+use cortex_api::Health;
 use std::sync::Arc;
-use utoipa::OpenApi;
 
 pub(crate) fn routes() -> Router<Arc<AppState>> {
-    Router::new()
-        .route("/healthz", get(healthz))
-        .route("/openapi.json", get(openapi))
+    Router::new().route("/healthz", get(healthz))
 }
 
 /// Liveness.
@@ -20,8 +16,4 @@ pub(crate) async fn healthz() -> axum::Json<Health> {
     axum::Json(Health {
         status: "ok".into(),
     })
-}
-
-async fn openapi() -> axum::Json<utoipa::openapi::OpenApi> {
-    axum::Json(ApiDoc::openapi())
 }

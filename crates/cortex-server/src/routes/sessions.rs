@@ -1,14 +1,14 @@
 //! `/v1/sessions`: create, list (the caller's, paged), show, close.
 
-use crate::api::{CreateSession, ListQuery, SessionPage, SessionView};
 use crate::auth::Principal;
-use crate::error::{ApiError, ErrorBody};
+use crate::error::ApiError;
 use crate::extract::{Json, Path, Query};
 use crate::state::AppState;
 use axum::Router;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::routing::get;
+use cortex_api::{CreateSession, ErrorBody, ListQuery, SessionPage, SessionView};
 use cortex_protocol::{Mode, SessionId};
 use std::sync::Arc;
 

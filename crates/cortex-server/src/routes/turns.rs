@@ -1,15 +1,15 @@
 //! `/v1/sessions/{id}/turns` and `/stop`: start a turn (asynchronously), stop
 //! the running one.
 
-use crate::api::{CreateTurn, StopAnswer, TurnCreated};
 use crate::auth::Principal;
-use crate::error::{ApiError, ErrorBody};
+use crate::error::ApiError;
 use crate::extract::{Json, Path};
 use crate::state::AppState;
 use axum::Router;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::routing::post;
+use cortex_api::{CreateTurn, ErrorBody, StopAnswer, TurnCreated};
 use cortex_protocol::SessionId;
 use std::sync::Arc;
 

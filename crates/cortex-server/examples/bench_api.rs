@@ -23,7 +23,7 @@
 //!
 //! ```sh
 //! cargo build --release -p cortex-guest
-//! cargo run --release -p cortex-client --example bench_api -- 10 100 500 [--guest in-process]
+//! cargo run --release -p cortex-server --example bench_api -- 10 100 500 [--guest in-process]
 //! ```
 
 use cortex_client::{Client, Endpoint};

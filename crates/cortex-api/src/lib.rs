@@ -1,0 +1,30 @@
+//! The session API's contract, shared by `cortex-server` (which answers it)
+//! and `cortex-client` (which calls it): plain serde types, no I/O.
+//!
+//! - one module per resource, as the server's routes: [`sessions`] (the
+//!   session resource, creating and listing), [`turns`] (a turn, Stop),
+//!   [`control`] (mode and compaction between turns), [`events`] (the
+//!   timeline over Server-Sent Events), [`meta`] (health);
+//! - [`error`]: the body of every error answer;
+//! - every body derives `utoipa::ToSchema` and the protocol types it holds
+//!   (`Mode`, `StopRule`, the sandbox settings, `CompactionKept`) derive it
+//!   too (the protocol's `utoipa` feature), so the server's OpenAPI document
+//!   is generated from the very types that are sent and read.
+//!
+//! Requests refuse unknown fields, so a typo is a 422 rather than a silently
+//! ignored setting. A new resource (approvals, plans, goals) adds a module
+//! here and a route file in the server.
+
+pub mod control;
+pub mod error;
+pub mod events;
+pub mod meta;
+pub mod sessions;
+pub mod turns;
+
+pub use control::{CompactAnswer, SetMode};
+pub use error::{ErrorBody, ErrorDetail};
+pub use events::EventsQuery;
+pub use meta::Health;
+pub use sessions::{CreateSession, ListQuery, SandboxRequest, SessionPage, SessionView};
+pub use turns::{CreateTurn, StopAnswer, TurnCreated};

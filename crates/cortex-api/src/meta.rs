@@ -1,0 +1,10 @@
+//! `GET /healthz`.
+
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+/// Liveness: `{"status": "ok"}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct Health {
+    pub status: String,
+}

@@ -1,0 +1,129 @@
+//! `/v1/sessions`: the session resource, creating one, listing the caller's.
+
+use cortex_protocol::{
+    Mode, NetworkPolicy, Sandbox, SandboxPolicy, SessionId, StopRule, TurnId, WorkspaceMode,
+};
+use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
+
+/// `POST /v1/sessions`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CreateSession {
+    /// A folder on the server's machine (or a git URL, on a server with a
+    /// folder for clones).
+    pub repository: String,
+    /// `agent` when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<Mode>,
+    /// `PROVIDER:NAME`; the server's default when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<SandboxRequest>,
+    /// `code` when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop_rule: Option<StopRule>,
+}
+
+/// The session's sandbox; each field defaults to the safe setting.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SandboxRequest {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub policy: Option<SandboxPolicy>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network: Option<NetworkPolicy>,
+    /// The server's default when absent: an isolated copy on a server with a
+    /// folder for copies, else the checkout in place.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workspace: Option<WorkspaceMode>,
+}
+
+impl SandboxRequest {
+    /// The settings, each missing one at its safe default; the workspace
+    /// mode at the server's default (an isolated copy when the server has a
+    /// folder for copies).
+    pub fn resolve(self, default_workspace: WorkspaceMode) -> Sandbox {
+        let d = Sandbox::default();
+        Sandbox {
+            policy: self.policy.unwrap_or(d.policy),
+            network: self.network.unwrap_or(d.network),
+            workspace: self.workspace.unwrap_or(default_workspace),
+        }
+    }
+}
+
+/// A session as the API shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct SessionView {
+    #[schema(value_type = String)]
+    pub id: SessionId,
+    pub repository: String,
+    pub mode: Mode,
+    /// `provider:name`.
+    pub model: String,
+    pub stop_rule: StopRule,
+    pub created_at: String,
+    /// The first user message.
+    pub title: Option<String>,
+    /// Seq of the newest event; `GET …/events?after=` this sees only new ones.
+    pub last_seq: u64,
+    /// The turn running now, if any (in this server process).
+    #[schema(value_type = Option<String>)]
+    pub running_turn: Option<TurnId>,
+}
+
+/// `GET /v1/sessions`: one page of the caller's sessions, newest first.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct SessionPage {
+    pub sessions: Vec<SessionView>,
+    /// Pass as `cursor` for the next page; absent on the last page.
+    pub next_cursor: Option<String>,
+}
+
+/// The query of `GET /v1/sessions`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct ListQuery {
+    /// Page size, 1 to 200 (default 50).
+    #[param(minimum = 1, maximum = 200)]
+    pub limit: Option<u32>,
+    /// `next_cursor` of the previous page.
+    pub cursor: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn absent_settings_are_left_out_and_refused_when_unknown() {
+        let body = CreateSession {
+            repository: "/r".into(),
+            mode: Some(Mode::Ask),
+            ..CreateSession::default()
+        };
+        let json = serde_json::to_value(&body).expect("encode");
+        assert_eq!(json, serde_json::json!({"repository": "/r", "mode": "ask"}));
+        assert_eq!(
+            serde_json::from_value::<CreateSession>(json).expect("decode"),
+            body
+        );
+        let typo = serde_json::json!({"repository": "/r", "mdoe": "ask"});
+        assert!(serde_json::from_value::<CreateSession>(typo).is_err());
+    }
+
+    #[test]
+    fn a_sandbox_request_resolves_missing_settings_to_the_defaults() {
+        let sandbox = SandboxRequest {
+            network: Some(NetworkPolicy::On),
+            ..SandboxRequest::default()
+        }
+        .resolve(WorkspaceMode::Copy);
+        assert_eq!(sandbox.policy, SandboxPolicy::default());
+        assert_eq!(sandbox.network, NetworkPolicy::On);
+        assert_eq!(sandbox.workspace, WorkspaceMode::Copy);
+    }
+}

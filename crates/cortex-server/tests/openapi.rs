@@ -1,0 +1,369 @@
+//! The served OpenAPI document against the routes and `cortex-api`'s types:
+//! every route is documented with the body types it really takes and gives,
+//! each of those schemas describes what serde writes for the type, and
+//! every route the document names is answered by the router.
+//!
+//! A new route adds a row to `ROUTES`; a route in the document without a
+//! row (or a row without a route) fails here.
+
+mod common;
+
+use common::start;
+use cortex_api::{
+    CompactAnswer, CreateSession, CreateTurn, ErrorBody, Health, SandboxRequest, SessionPage,
+    SessionView, SetMode, StopAnswer, TurnCreated,
+};
+use cortex_protocol::{
+    CompactionKept, Mode, NetworkPolicy, SandboxPolicy, SessionId, StopRule, TurnId, WorkspaceMode,
+};
+use reqwest::Method;
+use serde_json::{Value, json};
+use std::collections::BTreeSet;
+use utoipa::ToSchema;
+
+/// One documented operation: its request body's schema (if any), its
+/// success status and that answer's JSON schema (if it has a JSON body).
+struct Route {
+    method: &'static str,
+    path: &'static str,
+    request: Option<fn() -> String>,
+    success: &'static str,
+    response: Option<fn() -> String>,
+}
+
+fn name<T: ToSchema>() -> String {
+    T::name().into_owned()
+}
+
+const ROUTES: &[Route] = &[
+    Route {
+        method: "get",
+        path: "/healthz",
+        request: None,
+        success: "200",
+        response: Some(name::<Health>),
+    },
+    Route {
+        method: "post",
+        path: "/v1/sessions",
+        request: Some(name::<CreateSession>),
+        success: "201",
+        response: Some(name::<SessionView>),
+    },
+    Route {
+        method: "get",
+        path: "/v1/sessions",
+        request: None,
+        success: "200",
+        response: Some(name::<SessionPage>),
+    },
+    Route {
+        method: "get",
+        path: "/v1/sessions/{id}",
+        request: None,
+        success: "200",
+        response: Some(name::<SessionView>),
+    },
+    Route {
+        method: "delete",
+        path: "/v1/sessions/{id}",
+        request: None,
+        success: "204",
+        response: None,
+    },
+    Route {
+        method: "post",
+        path: "/v1/sessions/{id}/turns",
+        request: Some(name::<CreateTurn>),
+        success: "202",
+        response: Some(name::<TurnCreated>),
+    },
+    Route {
+        method: "post",
+        path: "/v1/sessions/{id}/stop",
+        request: None,
+        success: "202",
+        response: Some(name::<StopAnswer>),
+    },
+    Route {
+        method: "put",
+        path: "/v1/sessions/{id}/mode",
+        request: Some(name::<SetMode>),
+        success: "200",
+        response: Some(name::<SessionView>),
+    },
+    Route {
+        method: "post",
+        path: "/v1/sessions/{id}/compact",
+        request: None,
+        success: "200",
+        response: Some(name::<CompactAnswer>),
+    },
+    Route {
+        method: "get",
+        path: "/v1/sessions/{id}/events",
+        request: None,
+        success: "200",
+        response: None,
+    },
+];
+
+async fn served_document() -> Value {
+    let server = start().await;
+    let (status, doc) = server.send(Method::GET, "/openapi.json", None, None).await;
+    assert_eq!(status, 200);
+    doc
+}
+
+fn reference(schema: &Value) -> Option<&str> {
+    schema["$ref"]
+        .as_str()?
+        .strip_prefix("#/components/schemas/")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_route_is_documented_with_its_body_types() {
+    let doc = served_document().await;
+    let documented: BTreeSet<(String, String)> = doc["paths"]
+        .as_object()
+        .expect("paths")
+        .iter()
+        .flat_map(|(path, item)| {
+            let methods = item.as_object().expect("path item").keys();
+            methods.map(move |m| (m.clone(), path.clone()))
+        })
+        .collect();
+    let listed: BTreeSet<(String, String)> = ROUTES
+        .iter()
+        .map(|r| (r.method.to_owned(), r.path.to_owned()))
+        .collect();
+    assert_eq!(documented, listed);
+
+    for route in ROUTES {
+        let op = &doc["paths"][route.path][route.method];
+        let at = format!("{} {}", route.method, route.path);
+        let request = &op["requestBody"]["content"]["application/json"]["schema"];
+        assert_eq!(
+            reference(request).map(str::to_owned),
+            route.request.map(|n| n()),
+            "{at}: request body"
+        );
+        let responses = op["responses"].as_object().expect("responses");
+        let success = &responses[route.success]["content"]["application/json"]["schema"];
+        assert_eq!(
+            reference(success).map(str::to_owned),
+            route.response.map(|n| n()),
+            "{at}: {} answer",
+            route.success
+        );
+        for (status, answer) in responses {
+            if status.starts_with('4') || status.starts_with('5') {
+                let schema = &answer["content"]["application/json"]["schema"];
+                assert_eq!(
+                    reference(schema),
+                    Some(name::<ErrorBody>().as_str()),
+                    "{at}: {status}"
+                );
+            }
+        }
+        let all = [route.request, route.response];
+        for schema in all.iter().flatten() {
+            assert!(
+                doc["components"]["schemas"][schema()].is_object(),
+                "{at}: {} is not among the components",
+                schema()
+            );
+        }
+    }
+    let events = &doc["paths"]["/v1/sessions/{id}/events"]["get"]["responses"]["200"];
+    assert!(events["content"]["text/event-stream"].is_object());
+}
+
+/// What serde writes for each body type is what its schema describes:
+/// the same property names, every required one present, enum values among
+/// the documented names, nested types by reference.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_schema_describes_what_serde_writes() {
+    let doc = served_document().await;
+    let view = SessionView {
+        id: SessionId::from("s1"),
+        repository: "/r".into(),
+        mode: Mode::Plan,
+        model: "scripted:x".into(),
+        stop_rule: StopRule::Chat,
+        created_at: "2026-12-02T00:00:00Z".into(),
+        title: Some("hello".into()),
+        last_seq: 3,
+        running_turn: Some(TurnId::from("t1")),
+    };
+    let examples: Vec<(String, Value)> = vec![
+        (
+            name::<Health>(),
+            json!(Health {
+                status: "ok".into()
+            }),
+        ),
+        (
+            name::<CreateSession>(),
+            json!(CreateSession {
+                repository: "/r".into(),
+                mode: Some(Mode::Ask),
+                model: Some("scripted:x".into()),
+                sandbox: Some(SandboxRequest {
+                    policy: Some(SandboxPolicy::ReadOnly),
+                    network: Some(NetworkPolicy::On),
+                    workspace: Some(WorkspaceMode::Copy),
+                }),
+                stop_rule: Some(StopRule::Bot),
+            }),
+        ),
+        (name::<SessionView>(), json!(view.clone())),
+        (
+            name::<SessionPage>(),
+            json!(SessionPage {
+                sessions: vec![view],
+                next_cursor: Some("s0".into()),
+            }),
+        ),
+        (
+            name::<CreateTurn>(),
+            json!(CreateTurn {
+                message: "hi".into()
+            }),
+        ),
+        (
+            name::<TurnCreated>(),
+            json!(TurnCreated {
+                turn_id: TurnId::from("t1")
+            }),
+        ),
+        (
+            name::<StopAnswer>(),
+            json!(StopAnswer {
+                turn_id: TurnId::from("t1")
+            }),
+        ),
+        (name::<SetMode>(), json!(SetMode { mode: Mode::Spec })),
+        (
+            name::<CompactAnswer>(),
+            json!(CompactAnswer {
+                tokens_before: 10,
+                tokens_after: 5,
+                messages_before: 8,
+                messages_after: 3,
+                summarised: 5,
+                kept: CompactionKept {
+                    task: true,
+                    todos: 2,
+                    plan_version: Some(1),
+                    open_files: vec!["a.txt".into()],
+                    diffs: vec!["b.txt".into()],
+                    recent_messages: 2,
+                },
+            }),
+        ),
+        (
+            name::<ErrorBody>(),
+            json!(ErrorBody {
+                error: cortex_api::ErrorDetail {
+                    code: "not_found".into(),
+                    message: "no session".into(),
+                },
+            }),
+        ),
+    ];
+    for (schema, value) in examples {
+        let at = format!("#/components/schemas/{schema}");
+        if let Err(why) = conforms(&doc, &json!({ "$ref": at }), &value, &schema) {
+            panic!("{why}");
+        }
+    }
+}
+
+/// Whether `value` matches `schema` as far as this API's schemas go; the
+/// first mismatch otherwise.
+fn conforms(doc: &Value, schema: &Value, value: &Value, at: &str) -> Result<(), String> {
+    macro_rules! check {
+        ($cond:expr, $($why:tt)*) => {
+            if !$cond {
+                return Err(format!($($why)*));
+            }
+        };
+    }
+    if let Some(name) = reference(schema) {
+        let target = &doc["components"]["schemas"][name];
+        check!(target.is_object(), "{at}: no component {name}");
+        return conforms(doc, target, value, &format!("{at}→{name}"));
+    }
+    if let Some(branches) = schema["oneOf"].as_array() {
+        let matching = branches
+            .iter()
+            .filter(|b| conforms(doc, b, value, at).is_ok())
+            .count();
+        check!(
+            matching == 1,
+            "{at}: {value} matches {matching} of {schema}"
+        );
+        return Ok(());
+    }
+    if let Some(names) = schema["enum"].as_array() {
+        check!(names.contains(value), "{at}: {value} not in {schema}");
+        return Ok(());
+    }
+    let types: Vec<&str> = match &schema["type"] {
+        Value::String(t) => vec![t.as_str()],
+        Value::Array(ts) => ts.iter().filter_map(Value::as_str).collect(),
+        _ => return Err(format!("{at}: a schema without a type: {schema}")),
+    };
+    let kind = match value {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(n) if n.is_u64() || n.is_i64() => "integer",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    };
+    check!(
+        types.contains(&kind) || (kind == "integer" && types.contains(&"number")),
+        "{at}: {value} is not {types:?}"
+    );
+    match value {
+        Value::Object(fields) => {
+            let properties = schema["properties"].as_object();
+            for (key, field) in fields {
+                let property = properties.and_then(|p| p.get(key));
+                let Some(property) = property else {
+                    return Err(format!("{at}: `{key}` is not documented"));
+                };
+                conforms(doc, property, field, &format!("{at}.{key}"))?;
+            }
+            for required in schema["required"].as_array().into_iter().flatten() {
+                let key = required.as_str().unwrap_or_default();
+                check!(fields.contains_key(key), "{at}: required `{key}` missing");
+            }
+        }
+        Value::Array(items) => {
+            for item in items {
+                conforms(doc, &schema["items"], item, &format!("{at}[]"))?;
+            }
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+/// Each documented route is one the router answers: without a token it is
+/// a 401 (an unknown path would be a 404, a wrong method a 405).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_documented_route_is_served() {
+    let server = start().await;
+    for route in ROUTES {
+        let method: Method = route.method.to_uppercase().parse().expect("method");
+        let path = route.path.replace("{id}", "s-unknown");
+        let body = route.request.map(|_| json!({}));
+        let (status, answer) = server.send(method, &path, None, body).await;
+        let expected = if route.path == "/healthz" { 200 } else { 401 };
+        assert_eq!(status, expected, "{} {path}: {answer}", route.method);
+    }
+}
