@@ -4,7 +4,8 @@
 //! - one module per resource, as the server's routes: [`sessions`] (the
 //!   session resource, creating and listing), [`turns`] (a turn, Stop),
 //!   [`control`] (mode and compaction between turns), [`events`] (the
-//!   timeline over Server-Sent Events), [`meta`] (health);
+//!   timeline over Server-Sent Events), [`plan`] (the verdict on a proposed
+//!   plan), [`meta`] (health);
 //! - [`error`]: the body of every error answer;
 //! - every body derives `utoipa::ToSchema` and the protocol types it holds
 //!   (`Mode`, `StopRule`, the sandbox settings, `CompactionKept`) derive it
@@ -19,6 +20,7 @@ pub mod control;
 pub mod error;
 pub mod events;
 pub mod meta;
+pub mod plan;
 pub mod sessions;
 pub mod turns;
 
@@ -26,5 +28,6 @@ pub use control::{CompactAnswer, SetMode};
 pub use error::{ErrorBody, ErrorDetail};
 pub use events::EventsQuery;
 pub use meta::Health;
+pub use plan::RejectPlan;
 pub use sessions::{CreateSession, ListQuery, SandboxRequest, SessionPage, SessionView};
 pub use turns::{CreateTurn, StopAnswer, TurnCreated};

@@ -58,16 +58,39 @@ async fn run_turn(client: &Client, args: &ExecArgs, local: bool) -> anyhow::Resu
         .map_err(api_error)?
         .turn_id;
     let interrupts = tokio::spawn(watch_interrupts(client.clone(), id.clone()));
-    let end = print_turn(client, &id, after, events, &turn, renderer).await;
+    let end = follow_turn(client, &id, after, events, &turn, renderer).await;
     interrupts.abort();
     if local {
         let _ = client.close(&id).await;
     }
-    Ok(match end? {
+    let end = end?;
+    if let Some(version) = end.plan {
+        plan_hint(&id, version, args.json);
+    }
+    Ok(exit_code(&end.kind))
+}
+
+/// The process's exit code for how a turn ended.
+pub(crate) fn exit_code(end: &EventKind) -> ExitCode {
+    match end {
         EventKind::TurnCompleted { .. } => ExitCode::SUCCESS,
         EventKind::TurnStopped { .. } => ExitCode::from(130),
         _ => ExitCode::FAILURE,
-    })
+    }
+}
+
+/// After a turn that proposed a plan: the commands that accept or reject
+/// it (on stderr with `--json`, whose stdout is JSON lines only).
+fn plan_hint(id: &SessionId, version: u32, json: bool) {
+    let hint = format!(
+        "plan v{version} proposed. Accept it:  cortex plan accept {id}\n\
+         Reject it:  cortex plan reject {id} \"FEEDBACK\""
+    );
+    if json {
+        eprintln!("{hint}");
+    } else {
+        println!("{hint}");
+    }
 }
 
 /// First Ctrl-C stops the turn cleanly; a second exits at once. A SIGINT
@@ -97,19 +120,28 @@ async fn watch_interrupts(client: Client, id: SessionId) {
 /// back to back.
 const SAME_INTERRUPT: std::time::Duration = std::time::Duration::from_millis(100);
 
+/// How a followed turn ended.
+pub(crate) struct TurnEnd {
+    /// Its `turn.*` end event.
+    pub kind: EventKind,
+    /// The version of the last plan it proposed, if it proposed one.
+    pub plan: Option<u32>,
+}
+
 /// Print events after `after` until the end of `turn`; returns that end.
 /// Events of earlier turns (a resumed session's interrupted turn being
 /// closed) print too. A dropped stream is reopened where it stopped, so
 /// nothing is missed or printed twice.
-async fn print_turn(
+pub(crate) async fn follow_turn(
     client: &Client,
     id: &SessionId,
     mut after: u64,
     mut events: cortex_client::EventStream,
     turn: &TurnId,
     mut renderer: Box<dyn Render>,
-) -> anyhow::Result<EventKind> {
+) -> anyhow::Result<TurnEnd> {
     let mut reconnects = 0;
+    let mut plan = None;
     loop {
         match events.next().await {
             Some(Ok(event)) => {
@@ -118,8 +150,17 @@ async fn print_turn(
                 }
                 after = event.seq;
                 renderer.event(&event);
-                if event.turn_id.as_ref() == Some(turn) && event.kind.ends_turn() {
-                    return Ok(event.kind);
+                if event.turn_id.as_ref() != Some(turn) {
+                    continue;
+                }
+                if let EventKind::PlanProposed { version, .. } = &event.kind {
+                    plan = Some(*version);
+                }
+                if event.kind.ends_turn() {
+                    return Ok(TurnEnd {
+                        kind: event.kind,
+                        plan,
+                    });
                 }
             }
             Some(Err(e)) if reconnects >= RECONNECTS => {

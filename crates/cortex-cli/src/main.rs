@@ -15,6 +15,7 @@ mod local_server;
 mod models;
 #[cfg(feature = "local")]
 mod models_cmd;
+mod plan_cmd;
 mod providers;
 mod render;
 mod serve;
@@ -63,6 +64,13 @@ enum Command {
     Sessions {
         #[command(subcommand)]
         command: sessions::SessionsCommand,
+    },
+    /// Accept or reject a session's proposed plan (either starts a turn).
+    #[command(after_help = "Examples:\n  cortex plan accept 0193…\n  \
+        cortex plan reject 0193… \"split step 2 in two\"")]
+    Plan {
+        #[command(subcommand)]
+        command: plan_cmd::PlanCommand,
     },
     /// Serve the session API (HTTP + SSE) on a TCP address or Unix socket.
     #[command(after_help = "Examples:\n  cortex serve\n  \
@@ -142,6 +150,7 @@ fn run(command: Option<Command>, ui: session_args::SessionArgs) -> ExitCode {
             Some(Command::Exec(args)) => exec::run(args).await,
             Some(Command::Attach(args)) => tui::attach(args).await,
             Some(Command::Sessions { command }) => sessions::run(command).await,
+            Some(Command::Plan { command }) => plan_cmd::run(command).await,
             Some(Command::Serve(args)) => serve::run(args).await,
             #[cfg(feature = "local")]
             Some(Command::Models { command }) => models_cmd::run(command).await,

@@ -18,7 +18,7 @@ pub use error::ClientError;
 pub use sse::EventStream;
 
 use bytes::Bytes;
-use cortex_api::{CreateTurn, SetMode, events};
+use cortex_api::{CreateTurn, RejectPlan, SetMode, events};
 use cortex_protocol::{Mode, SessionId};
 use http::{Method, Request, StatusCode, header};
 use http_body_util::{BodyExt, Full};
@@ -211,6 +211,34 @@ impl Client {
     pub async fn compact(&self, id: &SessionId) -> Result<CompactAnswer, ClientError> {
         self.call(Method::POST, &format!("/v1/sessions/{id}/compact"), NO_BODY)
             .await
+    }
+
+    /// Accept the proposed plan: Agent mode, todos seeded, and a turn that
+    /// implements it (its id). 409 when no plan waits or a turn runs.
+    pub async fn accept_plan(&self, id: &SessionId) -> Result<TurnCreated, ClientError> {
+        self.call(
+            Method::POST,
+            &format!("/v1/sessions/{id}/plan/accept"),
+            NO_BODY,
+        )
+        .await
+    }
+
+    /// Reject the proposed plan; a turn starts with `feedback` as its
+    /// message, still in Plan mode. 409 when no plan waits or a turn runs.
+    pub async fn reject_plan(
+        &self,
+        id: &SessionId,
+        feedback: &str,
+    ) -> Result<TurnCreated, ClientError> {
+        self.call(
+            Method::POST,
+            &format!("/v1/sessions/{id}/plan/reject"),
+            Some(&RejectPlan {
+                feedback: feedback.to_owned(),
+            }),
+        )
+        .await
     }
 
     /// `DELETE`: stop the turn, close the guest.

@@ -8,6 +8,7 @@
 //! context message and the messages it kept, as the live session did.
 
 use crate::context::with_context;
+use crate::plans::PlanVersion;
 use cortex_protocol::{
     CallId, Event, EventKind, Message, Mode, Role, Sandbox, Todo, ToolCallRequest,
 };
@@ -19,8 +20,8 @@ pub struct Rebuilt {
     pub messages: Vec<Message>,
     pub mode: Option<Mode>,
     pub todos: Vec<Todo>,
-    /// Latest plan version (0 when none).
-    pub plan_version: u32,
+    /// Every plan version with the user's verdict on it, oldest first.
+    pub plans: Vec<PlanVersion>,
     /// Every call id ever dispatched, so none runs twice.
     pub call_ids: HashSet<String>,
     /// The sandbox the session was created with.
@@ -95,7 +96,11 @@ impl Rebuilt {
                         .collect();
                 }
                 EventKind::TodoUpdated { todos } => state.todos = todos.clone(),
-                EventKind::PlanProposed { version, .. } => state.plan_version = *version,
+                EventKind::PlanProposed { .. }
+                | EventKind::PlanAccepted { .. }
+                | EventKind::PlanRejected { .. } => {
+                    crate::plans::apply(&mut state.plans, &event.kind)
+                }
                 kind if kind.ends_turn() => state.close_round(&mut pending, &answered),
                 _ => {}
             }

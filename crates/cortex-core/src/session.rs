@@ -2,6 +2,7 @@
 
 use crate::compaction::{CompactionConfig, UsageAnchor};
 use crate::history::Rebuilt;
+use crate::plans::PlanVersion;
 use crate::{CoreError, Published, Timeline, new_id};
 use cortex_model::ModelProvider;
 use cortex_protocol::{
@@ -60,7 +61,7 @@ pub struct Session {
     pub(crate) timeline: Timeline,
     pub(crate) history: Vec<Message>,
     pub(crate) todos: Vec<Todo>,
-    pub(crate) plan_version: u32,
+    pub(crate) plans: Vec<PlanVersion>,
     pub(crate) call_ids: HashSet<String>,
     pub(crate) compaction: CompactionConfig,
     /// The provider's token count for the last request, the base of the
@@ -144,7 +145,7 @@ impl Session {
             timeline,
             history: Vec::new(),
             todos: Vec::new(),
-            plan_version: 0,
+            plans: Vec::new(),
             call_ids: HashSet::new(),
             compaction: config.compaction,
             usage_anchor: None,
@@ -193,7 +194,7 @@ impl Session {
             timeline,
             history: rebuilt.messages,
             todos: rebuilt.todos,
-            plan_version: rebuilt.plan_version,
+            plans: rebuilt.plans,
             call_ids: rebuilt.call_ids,
             compaction: config.compaction,
             usage_anchor: None,

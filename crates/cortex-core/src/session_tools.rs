@@ -32,20 +32,18 @@ impl Session {
         if let Err(problem) = validate_plan(&args.markdown) {
             return Ok(Answer::error(problem));
         }
-        self.plan_version += 1;
-        self.timeline
-            .emit(
-                Some(turn),
-                EventKind::PlanProposed {
-                    version: self.plan_version,
-                    title: args.title,
-                    markdown: args.markdown,
-                },
-            )
-            .await?;
+        let version = self.next_plan_version();
+        self.record_plan(
+            Some(turn),
+            EventKind::PlanProposed {
+                version,
+                title: args.title,
+                markdown: args.markdown,
+            },
+        )
+        .await?;
         Ok(Answer::ok(format!(
-            "Plan v{} recorded; the user will review it. Do not start implementing; end your turn with a one-line summary.",
-            self.plan_version
+            "Plan v{version} recorded; the user will review it. Do not start implementing; end your turn with a one-line summary."
         )))
     }
 }

@@ -253,6 +253,14 @@ pub enum EventKind {
         title: String,
         markdown: String,
     },
+    /// The user accepted plan `version`: the session is in Agent mode and
+    /// a turn implementing it follows.
+    #[serde(rename = "plan.accepted")]
+    PlanAccepted { version: u32 },
+    /// The user rejected plan `version`; the feedback is the next turn's
+    /// message and the session stays in Plan mode.
+    #[serde(rename = "plan.rejected")]
+    PlanRejected { version: u32, feedback: String },
     #[serde(rename = "todo.updated")]
     TodoUpdated { todos: Vec<Todo> },
     #[serde(rename = "usage")]
@@ -346,6 +354,8 @@ impl EventKind {
             EventKind::ToolResult { .. } => "tool.result",
             EventKind::ModeChanged { .. } => "mode.changed",
             EventKind::PlanProposed { .. } => "plan.proposed",
+            EventKind::PlanAccepted { .. } => "plan.accepted",
+            EventKind::PlanRejected { .. } => "plan.rejected",
             EventKind::TodoUpdated { .. } => "todo.updated",
             EventKind::Usage { .. } => "usage",
             EventKind::ThinkingDelta { .. } => "thinking.delta",
@@ -418,6 +428,11 @@ mod tests {
                 text: "x".into(),
             },
             EventKind::EnvReady { ms: 1.0 },
+            EventKind::PlanAccepted { version: 2 },
+            EventKind::PlanRejected {
+                version: 1,
+                feedback: "smaller".into(),
+            },
             EventKind::CompactionStarted {
                 trigger: CompactionTrigger::Threshold,
                 tokens_before: 10,

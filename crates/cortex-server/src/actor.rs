@@ -11,7 +11,9 @@
 
 use crate::error::ApiError;
 use axum::http::StatusCode;
-use cortex_core::{CompactError, CompactionReport, CoreError, Published, Session, Timeline};
+use cortex_core::{
+    CompactError, CompactionReport, CoreError, PlanError, Published, Session, Timeline,
+};
 use cortex_protocol::{Mode, SessionId, TurnId};
 use std::sync::{Arc, Mutex, PoisonError};
 use tokio::sync::{broadcast, mpsc, oneshot};
@@ -28,6 +30,11 @@ enum Command {
         reply: oneshot::Sender<Result<TurnId, ApiError>>,
     },
     Stop {
+        reply: oneshot::Sender<Result<TurnId, ApiError>>,
+    },
+    /// The user's verdict on the proposed plan; either starts a turn.
+    Plan {
+        verdict: PlanVerdict,
         reply: oneshot::Sender<Result<TurnId, ApiError>>,
     },
     SetMode {
@@ -75,6 +82,60 @@ struct Running {
     job: Job,
     cancel: CancellationToken,
     task: JobTask,
+}
+
+/// What the user said of the proposed plan.
+pub(crate) enum PlanVerdict {
+    Accept,
+    Reject { feedback: String },
+}
+
+/// Run a turn for `message` on its own task; the session comes back with it.
+fn spawn_turn(mut session: Session, message: String) -> (TurnId, Running) {
+    let turn = Session::new_turn_id();
+    let cancel = CancellationToken::new();
+    let task = {
+        let (turn, cancel) = (turn.clone(), cancel.clone());
+        tokio::spawn(async move {
+            let outcome = session.run_turn_as(turn, &message, cancel).await;
+            let id = session.id().clone();
+            let written = outcome.map(|outcome| {
+                tracing::debug!(session = %id, ?outcome, "turn ended");
+            });
+            (
+                session,
+                JobEnd {
+                    written,
+                    compacted: None,
+                },
+            )
+        })
+    };
+    let running = Running {
+        job: Job::Turn(turn.clone()),
+        cancel,
+        task,
+    };
+    (turn, running)
+}
+
+/// Record the verdict; the message of the turn that follows.
+async fn plan_verdict(session: &mut Session, verdict: PlanVerdict) -> Result<String, ApiError> {
+    let result = match verdict {
+        PlanVerdict::Accept => session.accept_plan().await,
+        PlanVerdict::Reject { feedback } => session.reject_plan(&feedback).await,
+    };
+    result.map_err(|e| match e {
+        PlanError::NoProposedPlan => {
+            ApiError::new(StatusCode::CONFLICT, "no_proposed_plan", e.to_string())
+        }
+        PlanError::EmptyFeedback => ApiError::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid_body",
+            e.to_string(),
+        ),
+        PlanError::Core(e) => e.into(),
+    })
 }
 
 impl Running {
@@ -137,6 +198,11 @@ impl ActorHandle {
             .await?
     }
 
+    /// Accept or reject the proposed plan; the id of the turn it starts.
+    pub(crate) async fn plan(&self, verdict: PlanVerdict) -> Result<TurnId, ApiError> {
+        self.ask(|reply| Command::Plan { verdict, reply }).await?
+    }
+
     pub(crate) async fn stop(&self) -> Result<TurnId, ApiError> {
         self.ask(|reply| Command::Stop { reply }).await?
     }
@@ -188,23 +254,30 @@ async fn run(session: Session, mut rx: mpsc::Receiver<Command>, shown: Arc<Mutex
                             let _ = reply.send(Err(r.busy()));
                             continue;
                         }
-                        let Some(mut session) = idle.take() else { break };
-                        let turn = Session::new_turn_id();
-                        let cancel = CancellationToken::new();
-                        let task = {
-                            let (turn, cancel) = (turn.clone(), cancel.clone());
-                            tokio::spawn(async move {
-                                let outcome = session.run_turn_as(turn, &message, cancel).await;
-                                let id = session.id().clone();
-                                let written = outcome.map(|outcome| {
-                                    tracing::debug!(session = %id, ?outcome, "turn ended");
-                                });
-                                (session, JobEnd { written, compacted: None })
-                            })
-                        };
+                        let Some(session) = idle.take() else { break };
+                        let (turn, r) = spawn_turn(session, message);
                         set_shown(Some(turn.clone()));
-                        running = Some(Running { job: Job::Turn(turn.clone()), cancel, task });
+                        running = Some(r);
                         let _ = reply.send(Ok(turn));
+                    }
+                    Command::Plan { verdict, reply } => {
+                        if let Some(r) = &running {
+                            let _ = reply.send(Err(r.busy()));
+                            continue;
+                        }
+                        let Some(mut session) = idle.take() else { break };
+                        match plan_verdict(&mut session, verdict).await {
+                            Ok(message) => {
+                                let (turn, r) = spawn_turn(session, message);
+                                set_shown(Some(turn.clone()));
+                                running = Some(r);
+                                let _ = reply.send(Ok(turn));
+                            }
+                            Err(e) => {
+                                idle = Some(session);
+                                let _ = reply.send(Err(e));
+                            }
+                        }
                     }
                     Command::Compact { reply } => {
                         if let Some(r) = &running {

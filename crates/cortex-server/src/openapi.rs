@@ -4,7 +4,7 @@
 //! from the wire. A new route adds its handler to `paths` below; the types
 //! its bodies name are collected from it.
 
-use crate::routes::{control, events, meta, sessions, turns};
+use crate::routes::{control, events, meta, plan, sessions, turns};
 use crate::state::AppState;
 use axum::Router;
 use axum::routing::get;
@@ -21,6 +21,7 @@ use utoipa::{Modify, OpenApi};
         sessions::create, sessions::list, sessions::show, sessions::close,
         turns::create, turns::stop,
         control::set_mode, control::compact,
+        plan::accept, plan::reject,
         events::stream,
     ),
     components(schemas(cortex_api::ErrorBody)),

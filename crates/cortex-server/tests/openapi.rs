@@ -10,8 +10,8 @@ mod common;
 
 use common::start;
 use cortex_api::{
-    CompactAnswer, CreateSession, CreateTurn, ErrorBody, Health, SandboxRequest, SessionPage,
-    SessionView, SetMode, StopAnswer, TurnCreated,
+    CompactAnswer, CreateSession, CreateTurn, ErrorBody, Health, RejectPlan, SandboxRequest,
+    SessionPage, SessionView, SetMode, StopAnswer, TurnCreated,
 };
 use cortex_protocol::{
     CompactionKept, Mode, NetworkPolicy, SandboxPolicy, SessionId, StopRule, TurnId, WorkspaceMode,
@@ -98,6 +98,20 @@ const ROUTES: &[Route] = &[
         request: None,
         success: "200",
         response: Some(name::<CompactAnswer>),
+    },
+    Route {
+        method: "post",
+        path: "/v1/sessions/{id}/plan/accept",
+        request: None,
+        success: "202",
+        response: Some(name::<TurnCreated>),
+    },
+    Route {
+        method: "post",
+        path: "/v1/sessions/{id}/plan/reject",
+        request: Some(name::<RejectPlan>),
+        success: "202",
+        response: Some(name::<TurnCreated>),
     },
     Route {
         method: "get",

@@ -30,13 +30,13 @@ const DIAGRAM_TYPES: &[&str] = &[
 const EXAMPLE: &str = "```mermaid\nflowchart TD\n  A-->B\n```";
 
 /// An opening code fence: its character, length and info string.
-struct Fence<'a> {
+pub(crate) struct Fence<'a> {
     ch: char,
     len: usize,
     info: &'a str,
 }
 
-fn opening_fence(line: &str) -> Option<Fence<'_>> {
+pub(crate) fn opening_fence(line: &str) -> Option<Fence<'_>> {
     let trimmed = line.trim_start();
     let ch = trimmed.chars().next().filter(|c| *c == '`' || *c == '~')?;
     let len = trimmed.chars().take_while(|c| *c == ch).count();
@@ -51,7 +51,7 @@ fn opening_fence(line: &str) -> Option<Fence<'_>> {
     Some(Fence { ch, len, info })
 }
 
-fn closes(fence: &Fence<'_>, line: &str) -> bool {
+pub(crate) fn closes(fence: &Fence<'_>, line: &str) -> bool {
     let trimmed = line.trim();
     trimmed.len() >= fence.len && trimmed.chars().all(|c| c == fence.ch)
 }

@@ -4,6 +4,7 @@
 pub(crate) mod control;
 pub(crate) mod events;
 pub(crate) mod meta;
+pub(crate) mod plan;
 pub(crate) mod sessions;
 pub(crate) mod turns;
 
@@ -18,5 +19,6 @@ pub(crate) fn v1() -> Router<Arc<AppState>> {
         .merge(sessions::routes())
         .merge(turns::routes())
         .merge(control::routes())
+        .merge(plan::routes())
         .merge(events::routes())
 }

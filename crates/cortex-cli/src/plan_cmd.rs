@@ -1,0 +1,94 @@
+//! `cortex plan accept|reject SESSION_ID`: the user's verdict on a session's
+//! proposed plan, through the session API (in-process unless `--server`).
+//! Either starts a turn, which is streamed as `cortex exec` streams one.
+
+use crate::exec::{exit_code, follow_turn};
+use crate::guests::GuestChoice;
+use crate::local_server;
+use crate::render::{Human, JsonLines, Render};
+use crate::session_args::api_error;
+use clap::{Args, Subcommand};
+use cortex_client::Client;
+use cortex_protocol::SessionId;
+use std::process::ExitCode;
+
+#[derive(Subcommand)]
+pub enum PlanCommand {
+    /// Accept the proposed plan: Agent mode, the todo list seeded from its
+    /// steps, and a turn that implements it (streamed).
+    #[command(after_help = "Example:\n  cortex plan accept 0193…")]
+    Accept(PlanTarget),
+    /// Reject the proposed plan: a new turn, still in Plan mode, with the
+    /// feedback as its message (streamed).
+    #[command(
+        after_help = "Example:\n  cortex plan reject 0193… \"keep the public API unchanged\""
+    )]
+    Reject {
+        #[command(flatten)]
+        target: PlanTarget,
+        /// What the plan should change.
+        feedback: String,
+    },
+}
+
+#[derive(Args)]
+pub struct PlanTarget {
+    /// The session whose plan this is.
+    session_id: String,
+    /// Every timeline event as one JSON line.
+    #[arg(long)]
+    json: bool,
+    /// The model that reopens the session when its recorded one cannot be
+    /// rebuilt from its name (`PROVIDER:NAME`, e.g. a scripted model).
+    #[arg(long)]
+    model: Option<String>,
+    /// A running `cortex serve` (token in CORTEX_TOKEN).
+    #[arg(long)]
+    server: Option<String>,
+    /// Where tools run with the in-process server (as for `exec`).
+    #[arg(long, default_value = "local")]
+    guest: GuestChoice,
+}
+
+/// Exit codes as `exec`: 0 completed, 1 failed, 130 stopped.
+pub async fn run(command: PlanCommand) -> anyhow::Result<ExitCode> {
+    let (target, feedback) = match &command {
+        PlanCommand::Accept(target) => (target, None),
+        PlanCommand::Reject { target, feedback } => (target, Some(feedback.as_str())),
+    };
+    let (client, local) = local_server::connect(
+        target.server.as_deref(),
+        target.model.clone(),
+        &target.guest,
+    )
+    .await?;
+    let result = verdict(&client, target, feedback).await;
+    if let Some(local) = local {
+        let _ = client.close(&SessionId(target.session_id.clone())).await;
+        local.stop().await;
+    }
+    result
+}
+
+async fn verdict(
+    client: &Client,
+    target: &PlanTarget,
+    feedback: Option<&str>,
+) -> anyhow::Result<ExitCode> {
+    let id = SessionId(target.session_id.clone());
+    let after = client.session(&id).await.map_err(api_error)?.last_seq;
+    // Subscribed before the turn starts: nothing of it can be missed.
+    let events = client.events(&id, after).await?;
+    let created = match feedback {
+        None => client.accept_plan(&id).await,
+        Some(feedback) => client.reject_plan(&id, feedback).await,
+    }
+    .map_err(api_error)?;
+    let renderer: Box<dyn Render> = if target.json {
+        Box::new(JsonLines)
+    } else {
+        Box::new(Human::new())
+    };
+    let end = follow_turn(client, &id, after, events, &created.turn_id, renderer).await?;
+    Ok(exit_code(&end.kind))
+}
