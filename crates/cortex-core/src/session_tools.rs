@@ -30,7 +30,7 @@ impl Session {
         args: PlanArgs,
     ) -> Result<Answer, CoreError> {
         if let Err(problem) = validate_plan(&args.markdown) {
-            return Ok(Answer::error(problem));
+            return Ok(Answer::error(problem.to_string()));
         }
         let version = self.next_plan_version();
         self.record_plan(

@@ -15,7 +15,7 @@ mod sqlite;
 mod turn_rules;
 
 pub use encoded::{EncodedKind, Stamp};
-pub use error::StoreError;
+pub use error::{OpenError, StoreError};
 pub use postgres::PgStore;
 pub use sqlite::SqliteStore;
 

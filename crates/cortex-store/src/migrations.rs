@@ -5,6 +5,7 @@
 //! mid-migration leaves the previous version intact. Append new steps; never
 //! edit a step that has shipped.
 
+use crate::error::OpenError;
 use rusqlite::{Connection, TransactionBehavior};
 
 /// Why a migration could not run.
@@ -18,15 +19,15 @@ pub(crate) enum MigrateError {
     Sqlite(rusqlite::Error),
 }
 
-impl std::fmt::Display for MigrateError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            MigrateError::TooNew { found, known } => write!(
-                f,
-                "the database has schema version {found}, newer than this build knows \
-                 (up to {known}); upgrade Cortex or use another data folder"
-            ),
-            MigrateError::Sqlite(e) => write!(f, "migration failed: {e}"),
+impl From<MigrateError> for OpenError {
+    fn from(e: MigrateError) -> Self {
+        match e {
+            MigrateError::TooNew { found, known } => OpenError::TooNew {
+                found,
+                known,
+                elsewhere: "data folder",
+            },
+            MigrateError::Sqlite(e) => OpenError::SqliteMigration(e),
         }
     }
 }

@@ -9,6 +9,7 @@
 //! (restart, failover) is opened again by the next call. Schema versions are
 //! tracked in `cortex_schema`, migrated under an advisory lock.
 
+use crate::error::OpenError;
 use crate::rows::{self, RawEvent, RawSession, RawTurn};
 use crate::turn_rules;
 use crate::{EncodedKind, SessionRecord, Stamp, Store, StoreError, TurnRecord, TurnStatus};
@@ -70,7 +71,7 @@ pub struct PgStore {
 }
 
 fn pg(e: tokio_postgres::Error) -> StoreError {
-    StoreError::Postgres(e.to_string())
+    StoreError::Postgres(e)
 }
 
 fn is_unique_violation(e: &tokio_postgres::Error) -> bool {
@@ -83,7 +84,7 @@ async fn connect(url: &str) -> Result<Client, StoreError> {
             .await
             .map_err(|e| StoreError::Open {
                 path: redact(url),
-                reason: e.to_string(),
+                reason: e.into(),
             })?;
     tokio::spawn(async move {
         if let Err(e) = connection.await {
@@ -162,43 +163,42 @@ impl PgStore {
     }
 }
 
-async fn migrate(client: &mut Client) -> Result<(), String> {
+async fn migrate(client: &mut Client) -> Result<(), OpenError> {
     let known = MIGRATIONS.len() as i64;
-    let tx = client.transaction().await.map_err(|e| e.to_string())?;
+    let tx = client.transaction().await?;
     tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])
-        .await
-        .map_err(|e| e.to_string())?;
+        .await?;
     tx.batch_execute("CREATE TABLE IF NOT EXISTS cortex_schema (version BIGINT NOT NULL)")
-        .await
-        .map_err(|e| e.to_string())?;
+        .await?;
     let found: i64 = match tx
         .query_opt("SELECT version FROM cortex_schema", &[])
-        .await
-        .map_err(|e| e.to_string())?
+        .await?
     {
         Some(row) => row.get(0),
         None => {
             tx.execute("INSERT INTO cortex_schema (version) VALUES (0)", &[])
-                .await
-                .map_err(|e| e.to_string())?;
+                .await?;
             0
         }
     };
     if found > known {
-        return Err(format!(
-            "the database has schema version {found}, newer than this build knows \
-             (up to {known}); upgrade Cortex or use another database"
-        ));
+        return Err(OpenError::TooNew {
+            found,
+            known,
+            elsewhere: "database",
+        });
     }
     for (index, sql) in MIGRATIONS.iter().enumerate().skip(found as usize) {
         tx.batch_execute(sql)
             .await
-            .map_err(|e| format!("migration {} failed: {e}", index + 1))?;
+            .map_err(|source| OpenError::PostgresMigration {
+                step: index + 1,
+                source,
+            })?;
     }
     tx.execute("UPDATE cortex_schema SET version = $1", &[&known])
-        .await
-        .map_err(|e| e.to_string())?;
-    tx.commit().await.map_err(|e| e.to_string())
+        .await?;
+    Ok(tx.commit().await?)
 }
 
 const SESSION_COLUMNS: &str = "id, repository, mode, model, stop_rule, created_at, title, last_seq";

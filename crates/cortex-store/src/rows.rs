@@ -25,17 +25,31 @@ pub(crate) fn seq_to_db(value: u64) -> i64 {
 
 // ---- events ---------------------------------------------------------------
 
+/// Why stored columns are not an event kind.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum KindError {
+    #[error("payload is not JSON: {0}")]
+    NotJson(#[source] serde_json::Error),
+    #[error("`{type_name}`: {source}")]
+    Kind {
+        type_name: String,
+        source: serde_json::Error,
+    },
+}
+
 /// Rebuild an `EventKind` from its stored columns.
-pub(crate) fn decode_kind(type_name: &str, payload: &str) -> Result<EventKind, String> {
-    let payload: Value =
-        serde_json::from_str(payload).map_err(|e| format!("payload is not JSON: {e}"))?;
+pub(crate) fn decode_kind(type_name: &str, payload: &str) -> Result<EventKind, KindError> {
+    let payload: Value = serde_json::from_str(payload).map_err(KindError::NotJson)?;
     let mut map = serde_json::Map::new();
     map.insert("type".to_owned(), Value::String(type_name.to_owned()));
     // A unit-like variant has no `payload` key on the wire.
     if !payload.is_null() {
         map.insert("payload".to_owned(), payload);
     }
-    serde_json::from_value(Value::Object(map)).map_err(|e| format!("`{type_name}`: {e}"))
+    serde_json::from_value(Value::Object(map)).map_err(|source| KindError::Kind {
+        type_name: type_name.to_owned(),
+        source,
+    })
 }
 
 /// An `events` row as stored: `seq, ts, turn_id, type, payload`.
@@ -230,8 +244,8 @@ mod tests {
         assert_eq!(encoded.type_name(), "turn.completed");
         assert_eq!(encoded.payload(), r#"{"rounds":3}"#);
         assert_eq!(
-            decode_kind(encoded.type_name(), encoded.payload()),
-            Ok(kind)
+            decode_kind(encoded.type_name(), encoded.payload()).expect("decode"),
+            kind
         );
     }
 

@@ -6,7 +6,8 @@
 //! on the write lock (waiting up to the busy timeout) instead of failing on a
 //! read-to-write upgrade.
 
-use crate::migrations::{self, MigrateError};
+use crate::error::OpenError;
+use crate::migrations;
 use crate::rows::{self, RawEvent, RawSession, RawTurn};
 use crate::turn_rules::{self, require_turn};
 use crate::{EncodedKind, SessionRecord, Stamp, Store, StoreError, TurnRecord, TurnStatus};
@@ -35,15 +36,19 @@ pub struct SqliteStore {
 impl SqliteStore {
     /// Open (creating and migrating) the database file.
     pub fn open(path: &Path) -> Result<Self, StoreError> {
-        let fail = |reason: String| StoreError::Open {
+        let fail = |reason: OpenError| StoreError::Open {
             path: path.display().to_string(),
             reason,
         };
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-            std::fs::create_dir_all(parent)
-                .map_err(|e| fail(format!("cannot create {}: {e}", parent.display())))?;
+            std::fs::create_dir_all(parent).map_err(|source| {
+                fail(OpenError::CreateFolder {
+                    path: parent.to_path_buf(),
+                    source,
+                })
+            })?;
         }
-        let conn = Connection::open(path).map_err(|e| fail(e.to_string()))?;
+        let conn = Connection::open(path).map_err(|e| fail(e.into()))?;
         Self::init(conn, true).map_err(fail)
     }
 
@@ -61,30 +66,23 @@ impl SqliteStore {
         Ok(migrations::user_version(&self.lock())?)
     }
 
-    fn init(mut conn: Connection, wal: bool) -> Result<Self, String> {
-        conn.busy_timeout(BUSY_TIMEOUT).map_err(|e| e.to_string())?;
+    fn init(mut conn: Connection, wal: bool) -> Result<Self, OpenError> {
+        conn.busy_timeout(BUSY_TIMEOUT)?;
         conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
         if wal {
-            let mode: String = conn
-                .pragma_update_and_check(None, "journal_mode", "WAL", |row| row.get(0))
-                .map_err(|e| e.to_string())?;
+            let mode: String =
+                conn.pragma_update_and_check(None, "journal_mode", "WAL", |row| row.get(0))?;
             if !mode.eq_ignore_ascii_case("wal") {
-                return Err(format!("cannot switch to WAL (journal mode is {mode})"));
+                return Err(OpenError::NotWal(mode));
             }
         }
         // Plans that do not depend on bound values: otherwise this build of
         // SQLite (STAT4) re-prepares a statement whose range bound changed,
         // such as `events` (`seq > ?2`), every time it runs.
-        conn.set_db_config(DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG, true)
-            .map_err(|e| e.to_string())?;
-        conn.pragma_update(None, "synchronous", "NORMAL")
-            .map_err(|e| e.to_string())?;
-        conn.pragma_update(None, "foreign_keys", "ON")
-            .map_err(|e| e.to_string())?;
-        migrations::migrate(&mut conn).map_err(|e| match e {
-            MigrateError::TooNew { .. } => e.to_string(),
-            MigrateError::Sqlite(inner) => format!("migration failed: {inner}"),
-        })?;
+        conn.set_db_config(DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG, true)?;
+        conn.pragma_update(None, "synchronous", "NORMAL")?;
+        conn.pragma_update(None, "foreign_keys", "ON")?;
+        migrations::migrate(&mut conn)?;
         Ok(Self {
             conn: Mutex::new(conn),
         })

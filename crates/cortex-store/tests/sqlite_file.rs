@@ -138,8 +138,11 @@ fn migrations_are_idempotent_and_refuse_newer_schemas() {
         .expect("bump");
     drop(conn);
     match SqliteStore::open(&path) {
-        Err(StoreError::Open { reason, .. }) => {
-            assert!(reason.contains("newer"), "{reason}");
+        Err(StoreError::Open {
+            reason: cortex_store::OpenError::TooNew { found, known, .. },
+            ..
+        }) => {
+            assert_eq!((found, known), (version + 1, version));
         }
         Err(other) => panic!("unexpected error: {other}"),
         Ok(_) => panic!("a newer schema must be refused"),

@@ -23,7 +23,7 @@ mod workspace;
 pub use bash::{BashOutcome, run_bash};
 pub use cap::{MAX_OUTPUT_BYTES, cap_middle};
 pub use error::ToolError;
-pub use plan::validate_plan;
+pub use plan::{PlanError, validate_plan};
 pub use plan_steps::{PlanStep, plan_steps};
 pub use todo::render_todos;
 pub use workspace::{PROTECTED_PATHS, Workspace, Written};

@@ -29,6 +29,24 @@ const DIAGRAM_TYPES: &[&str] = &[
 
 const EXAMPLE: &str = "```mermaid\nflowchart TD\n  A-->B\n```";
 
+/// What a plan lacks; its message is written for the model to act on.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PlanError {
+    #[error("the plan has no ```mermaid block; add one with a diagram, e.g. {EXAMPLE}")]
+    NoDiagram,
+    #[error("the mermaid block is empty; put a diagram in it, e.g. {EXAMPLE}")]
+    EmptyDiagram,
+    #[error(
+        "the mermaid block does not declare a diagram type on its first line (found `{0}`); \
+         start it with flowchart TD, sequenceDiagram, classDiagram, stateDiagram-v2, erDiagram, \
+         gantt or another mermaid diagram type"
+    )]
+    NoDiagramType(String),
+    /// The block is not closed; the field is the fence that would close it.
+    #[error("the ```mermaid block is not closed; end the diagram with a line containing only {0}")]
+    Unclosed(String),
+}
+
 /// An opening code fence: its character, length and info string.
 pub(crate) struct Fence<'a> {
     ch: char,
@@ -64,7 +82,7 @@ fn is_mermaid(info: &str) -> bool {
 
 /// Check the body of one mermaid block: its first meaningful line must name a
 /// diagram type.
-fn check_body(body: &[&str]) -> Result<(), String> {
+fn check_body(body: &[&str]) -> Result<(), PlanError> {
     let mut lines = body.iter().map(|l| l.trim()).filter(|l| !l.is_empty());
     let mut first = lines.next();
     // Optional front matter (`---` … `---`) comes before the diagram.
@@ -81,26 +99,20 @@ fn check_body(body: &[&str]) -> Result<(), String> {
         first = lines.next();
     }
     let Some(line) = first else {
-        return Err(format!(
-            "the mermaid block is empty; put a diagram in it, e.g. {EXAMPLE}"
-        ));
+        return Err(PlanError::EmptyDiagram);
     };
     let word = line.split_whitespace().next().unwrap_or_default();
     if DIAGRAM_TYPES.contains(&word) {
         Ok(())
     } else {
-        Err(format!(
-            "the mermaid block does not declare a diagram type on its first line (found `{line}`); \
-             start it with flowchart TD, sequenceDiagram, classDiagram, stateDiagram-v2, erDiagram, \
-             gantt or another mermaid diagram type"
-        ))
+        Err(PlanError::NoDiagramType(line.to_owned()))
     }
 }
 
 /// A plan must contain a ```mermaid block whose first non-empty line declares
 /// a diagram type (flowchart, graph, sequenceDiagram, …). The error says what
 /// is missing, for the model to fix.
-pub fn validate_plan(markdown: &str) -> Result<(), String> {
+pub fn validate_plan(markdown: &str) -> Result<(), PlanError> {
     let lines: Vec<&str> = markdown.lines().collect();
     let mut found = false;
     let mut i = 0;
@@ -124,9 +136,7 @@ pub fn validate_plan(markdown: &str) -> Result<(), String> {
             }
             None if mermaid => {
                 let fence_text: String = std::iter::repeat_n(fence.ch, fence.len).collect();
-                return Err(format!(
-                    "the ```mermaid block is not closed; end the diagram with a line containing only {fence_text}"
-                ));
+                return Err(PlanError::Unclosed(fence_text));
             }
             // An unclosed non-mermaid fence runs to the end of the document.
             None => break,
@@ -135,9 +145,7 @@ pub fn validate_plan(markdown: &str) -> Result<(), String> {
     if found {
         Ok(())
     } else {
-        Err(format!(
-            "the plan has no ```mermaid block; add one with a diagram, e.g. {EXAMPLE}"
-        ))
+        Err(PlanError::NoDiagram)
     }
 }
 
@@ -174,27 +182,39 @@ mod tests {
 
     #[test]
     fn missing_block_is_explained() {
-        let err = validate_plan("# Plan\n1. do it").expect_err("no block");
+        let err = validate_plan("# Plan\n1. do it")
+            .expect_err("no block")
+            .to_string();
         assert!(err.contains("no ```mermaid block"), "{err}");
         assert!(err.contains("flowchart TD"), "{err}");
-        let err = validate_plan("```rust\nfn main() {}\n```").expect_err("rust block");
+        let err = validate_plan("```rust\nfn main() {}\n```")
+            .expect_err("rust block")
+            .to_string();
         assert!(err.contains("no ```mermaid block"), "{err}");
     }
 
     #[test]
     fn missing_diagram_type_is_explained() {
-        let err = validate_plan("```mermaid\nA-->B\n```").expect_err("no type");
+        let err = validate_plan("```mermaid\nA-->B\n```")
+            .expect_err("no type")
+            .to_string();
         assert!(err.contains("found `A-->B`"), "{err}");
         assert!(err.contains("sequenceDiagram"), "{err}");
-        let err = validate_plan("```mermaid\nflowchartTD\n```").expect_err("glued");
+        let err = validate_plan("```mermaid\nflowchartTD\n```")
+            .expect_err("glued")
+            .to_string();
         assert!(err.contains("flowchartTD"), "{err}");
-        let err = validate_plan("```mermaid\n\n%% only\n```").expect_err("empty");
+        let err = validate_plan("```mermaid\n\n%% only\n```")
+            .expect_err("empty")
+            .to_string();
         assert!(err.contains("empty"), "{err}");
     }
 
     #[test]
     fn unclosed_fence_is_explained() {
-        let err = validate_plan("```mermaid\nflowchart TD\nA-->B\n").expect_err("unclosed");
+        let err = validate_plan("```mermaid\nflowchart TD\nA-->B\n")
+            .expect_err("unclosed")
+            .to_string();
         assert!(err.contains("not closed"), "{err}");
     }
 
