@@ -76,9 +76,11 @@ pub fn variant_index(kind: &EventKind) -> usize {
         EventKind::CompactionFailed { .. } => 30,
         EventKind::TurnReminder { .. } => 31,
         EventKind::ModelProgress { .. } => 32,
+        EventKind::PlanAccepted { .. } => 33,
+        EventKind::PlanRejected { .. } => 34,
     }
 }
-pub const VARIANTS: usize = 33;
+pub const VARIANTS: usize = 35;
 
 /// Every variant, in an order the store accepts, with the turn each belongs to.
 pub fn every_kind() -> Vec<(Option<&'static str>, EventKind)> {
@@ -252,6 +254,14 @@ pub fn every_kind() -> Vec<(Option<&'static str>, EventKind)> {
                 version: 1,
                 title: "Plan".into(),
                 markdown: "```mermaid\nflowchart TD\n```".into(),
+            },
+        ),
+        (Some("t1"), EventKind::PlanAccepted { version: 1 }),
+        (
+            Some("t1"),
+            EventKind::PlanRejected {
+                version: 1,
+                feedback: "smaller steps".into(),
             },
         ),
         (
