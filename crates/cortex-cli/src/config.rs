@@ -29,8 +29,12 @@
 //! [guest]
 //! env = ["CARGO_HOME", "RUSTUP_HOME"]     # more variables the guest may see
 //! read_only = ["~/.cargo", "~/.rustup"]   # host paths the sandbox may read
+//! read_write = ["~/.cache/pip"]           # host paths the sandbox may change
 //! memory_mb = 4096                        # memory of the whole guest
 //! max_processes = 512                     # processes and threads of the guest
+//!
+//! [sandbox]
+//! git_write = false   # true: the model may commit (the git folder is writable in the guest)
 //!
 //! [local]
 //! kv_keep = 8    # KV-cache states of the local model kept on disk between runs (0: none)
@@ -60,7 +64,19 @@ pub struct Config {
     #[serde(default)]
     pub guest: GuestSection,
     #[serde(default)]
+    pub sandbox: SandboxSection,
+    #[serde(default)]
     pub local: LocalSection,
+}
+
+/// `[sandbox]`: what the local sandbox grants beyond its defaults.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SandboxSection {
+    /// The model may commit: the git folder is writable in the guest
+    /// (hooks and config stay read-only).
+    #[serde(default)]
+    pub git_write: bool,
 }
 
 #[derive(Debug, Deserialize)]
@@ -161,6 +177,8 @@ pub struct GuestSection {
     pub env: Vec<String>,
     #[serde(default)]
     pub read_only: Vec<String>,
+    #[serde(default)]
+    pub read_write: Vec<String>,
     pub memory_mb: Option<u64>,
     pub max_processes: Option<u64>,
 }

@@ -57,7 +57,15 @@ pub fn provider(choice: &GuestChoice, config: &Config) -> anyhow::Result<Arc<dyn
                 .iter()
                 .map(|p| expand_home(p))
                 .collect();
+            provider.read_write = config
+                .guest
+                .read_write
+                .iter()
+                .map(|p| expand_home(p))
+                .collect();
             provider.limits = limits(config);
+            provider.git_write = config.sandbox.git_write;
+            provider.copies = Some(data_dir()?.join("workspaces"));
             Arc::new(provider)
         }
         GuestChoice::Process => Arc::new(ProcessProvider { program, args }),

@@ -20,28 +20,47 @@ pub struct SandboxProvider {
     pub homes: PathBuf,
     /// Host paths the guest may read besides the system folders.
     pub read_only: Vec<PathBuf>,
+    /// Host paths the guest may change (`[guest] read_write`).
+    pub read_write: Vec<PathBuf>,
     /// Host folders hidden besides `/root`, `/home` and the usual places:
     /// [`SandboxProvider::new`] adds the harness's own home, data and config
     /// folders wherever they are.
     pub hide: Vec<PathBuf>,
     pub limits: Limits,
+    /// `[sandbox] git_write`: the model may change the repository's
+    /// metadata (commit, branch). Off: the git folder is read-only.
+    pub git_write: bool,
+    /// Where isolated copies (`--workspace copy`) live: a workspace under it
+    /// is Cortex's own clone, whose git folder the model may change.
+    pub copies: Option<PathBuf>,
 }
 
 impl SandboxProvider {
     pub fn new(program: PathBuf, args: Vec<String>, homes: PathBuf) -> SandboxProvider {
-        let hide = ["HOME", "XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME"]
-            .iter()
-            .filter_map(std::env::var_os)
-            .map(PathBuf::from)
-            .filter(|path| path.is_absolute() && hideable(path))
-            .collect();
+        // Wherever they are, and if an attached tree contains them: the
+        // harness's home, config, data, cache and runtime folders.
+        let hide = [
+            "HOME",
+            "XDG_DATA_HOME",
+            "XDG_CONFIG_HOME",
+            "XDG_CACHE_HOME",
+            "XDG_RUNTIME_DIR",
+        ]
+        .iter()
+        .filter_map(std::env::var_os)
+        .map(PathBuf::from)
+        .filter(|path| path.is_absolute() && hideable(path))
+        .collect();
         SandboxProvider {
             program,
             args,
             homes,
             read_only: Vec::new(),
+            read_write: Vec::new(),
             hide,
             limits: Limits::default(),
+            git_write: false,
+            copies: None,
         }
     }
 
@@ -55,7 +74,14 @@ impl SandboxProvider {
             program: self.program.display().to_string(),
             reason: format!("cannot create the guest's home {}: {e}", home.display()),
         })?;
+        let git_writable = self.git_write
+            || self
+                .copies
+                .as_ref()
+                .and_then(|copies| copies.canonicalize().ok())
+                .is_some_and(|copies| workspace.starts_with(copies));
         Ok(SandboxSpec {
+            git_writable,
             workspace,
             workspace_writable: spec.policy == SandboxPolicy::WorkspaceWrite && spec.writable,
             protected: cortex_tools::PROTECTED_PATHS
@@ -65,6 +91,7 @@ impl SandboxProvider {
             home: Some(home),
             hide: self.hide.clone(),
             read_only: self.read_only.clone(),
+            read_write: self.read_write.clone(),
             network: spec.network == NetworkPolicy::On,
             limits: self.limits,
         })
@@ -90,16 +117,23 @@ impl GuestProvider for SandboxProvider {
         args.push("--sandbox".into());
         args.push(json.into());
         let home = guest_home().display().to_string();
-        let env: Vec<(String, String)> = spec
+        let mut env: Vec<(String, String)> = spec
             .env
             .iter()
-            .filter(|(name, _)| name != "HOME")
+            .filter(|(name, _)| name != "HOME" && name != GIT_OPTIONAL_LOCKS)
             .cloned()
             .chain([("HOME".to_owned(), home)])
             .collect();
+        if !sandbox.git_writable {
+            // `git status` would refresh the index under `index.lock`, which
+            // a read-only git folder refuses; this makes it skip that.
+            env.push((GIT_OPTIONAL_LOCKS.to_owned(), "0".to_owned()));
+        }
         launch(&self.program, args, spec, &env).await
     }
 }
+
+const GIT_OPTIONAL_LOCKS: &str = "GIT_OPTIONAL_LOCKS";
 
 /// A folder the sandbox may cover with an empty tmpfs: never `/` or a system
 /// folder (a `HOME=/` would otherwise hide everything).

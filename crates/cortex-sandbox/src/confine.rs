@@ -33,6 +33,9 @@ pub(crate) fn landlock(spec: &SandboxSpec) -> Result<&'static str, String> {
     writable.push(guest_home());
     let mut readable: Vec<PathBuf> = SYSTEM.iter().map(PathBuf::from).collect();
     readable.extend(spec.read_only.iter().cloned());
+    // A linked worktree's metadata outside the workspace, mounted read-only.
+    readable.extend(crate::git::metadata(&spec.workspace).paths);
+    writable.extend(spec.read_write.iter().cloned());
     if spec.workspace_writable {
         writable.push(spec.workspace.clone());
     } else {

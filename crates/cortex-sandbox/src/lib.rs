@@ -25,9 +25,13 @@
 #[cfg(target_os = "linux")]
 mod confine;
 #[cfg(target_os = "linux")]
+mod git;
+#[cfg(target_os = "linux")]
 mod limits;
 #[cfg(target_os = "linux")]
 mod mounts;
+#[cfg(target_os = "linux")]
+mod root;
 mod spec;
 #[cfg(target_os = "linux")]
 mod sys;
@@ -49,6 +53,10 @@ pub enum SandboxError {
     #[error("the local sandbox needs Linux")]
     Unsupported,
 }
+
+/// The guest's uid and gid inside its user namespace.
+#[cfg(target_os = "linux")]
+const GUEST_ID: u32 = 1000;
 
 /// Set by [`enter`] in the process that serves: it is pid 2 of its own pid
 /// namespace, so `kill(-1, …)` reaches exactly the guest's other processes.
@@ -108,9 +116,12 @@ pub fn enter(spec: &SandboxSpec) -> Result<Report, SandboxError> {
     }
     sys::unshare(flags).map_err(SandboxError::Namespaces)?;
     sys::write_file("/proc/self/setgroups", "deny").map_err(SandboxError::Namespaces)?;
-    sys::write_file("/proc/self/uid_map", &format!("0 {host_uid} 1"))
+    // uid and gid 1000 inside, never 0: no program in the guest believes
+    // it is root (set-uid checks, `sudo`, installers), and the capabilities
+    // this process holds for the mounts are gone at its next `exec`.
+    sys::write_file("/proc/self/uid_map", &format!("{GUEST_ID} {host_uid} 1"))
         .map_err(SandboxError::Namespaces)?;
-    sys::write_file("/proc/self/gid_map", &format!("0 {host_gid} 1"))
+    sys::write_file("/proc/self/gid_map", &format!("{GUEST_ID} {host_gid} 1"))
         .map_err(SandboxError::Namespaces)?;
     layers.push(if spec.network {
         "namespaces(user,mnt,pid,ipc,uts; host network)"

@@ -1,29 +1,27 @@
 //! The guest's view of the filesystem, built inside its own mount namespace.
 //!
-//! Everything the host has is re-mounted read-only and `nosuid`; the places
-//! where secrets live (home folders, `/run`, `/mnt`, …) are covered by empty
-//! tmpfs mounts; `/tmp` and `/dev` are private; then the workspace, the
-//! guest's home and any extra read-only paths are attached back at their own
-//! paths. Copies of those mounts are taken *before* anything is hidden, so a
-//! workspace under `/root` or `/tmp` is still reachable.
+//! The root is an empty tmpfs with only what the allow-list names
+//! ([`root`]): the system trees read-only with secrets hidden, a private
+//! `/tmp`, `/var/tmp` and `/dev/shm`, a minimal read-only `/dev`, a fresh
+//! `/proc` masked as Docker masks it. Then the workspace, the guest's home,
+//! the repository's metadata and the configured extra paths are attached at
+//! their own paths from copies taken (`open_tree`) before the switch, and
+//! the protected paths are made read-only. Nothing else of the host exists
+//! inside: no other home, no `/run`, `/var/lib`, `/mnt`, no harness folder.
 
+use crate::git;
+use crate::root::{self, mount_point, tmpfs};
 use crate::spec::{SandboxSpec, guest_home};
 use crate::sys::{self, MOUNT_ATTR_NODEV, MOUNT_ATTR_NOSUID, MOUNT_ATTR_RDONLY, MountRef};
 use std::io;
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 
-/// Folders covered by an empty tmpfs when they exist.
-const HIDDEN: &[&str] = &["/root", "/home", "/run", "/mnt", "/media", "/srv"];
 /// Private, writable, empty.
 const PRIVATE_TMP: &[&str] = &["/tmp", "/var/tmp"];
-/// Device nodes the guest gets; everything else in `/dev` is absent.
 /// No `tty`: the guest has no controlling terminal, and must not reach the
 /// user's through its name either.
 const DEVICES: &[&str] = &["null", "zero", "full", "random", "urandom"];
-/// Files that hold credentials even on a system folder.
-const SECRET_FILES: &[&str] = &["/etc/shadow", "/etc/gshadow", "/etc/sudoers"];
-const SECRET_DIRS: &[&str] = &["/etc/ssh", "/etc/sudoers.d"];
 
 /// A detached mount and where it goes.
 struct Pending {
@@ -45,6 +43,68 @@ pub(crate) fn build(spec: &SandboxSpec) -> io::Result<Vec<String>> {
         None,
     )?;
 
+    // Everything taken from the host's view, before it goes.
+    let git = git::metadata(&spec.workspace);
+    warnings.extend(git.warnings.iter().cloned());
+    let mut pending = take_pending(spec, &git, &mut warnings)?;
+    let devices: Vec<(OwnedFd, PathBuf)> = DEVICES
+        .iter()
+        .map(|name| Path::new("/dev").join(name))
+        .filter(|path| path.exists())
+        .map(|path| Ok((sys::clone_mount(&path)?, path)))
+        .collect::<io::Result<_>>()?;
+    let system = root::System::take(spec.network)?;
+
+    root::switch(spec.network, &mut warnings)?;
+    private_dev(devices)?;
+    root::attach_system(system)?;
+    root::mask_proc()?;
+    std::fs::create_dir_all("/var")?;
+    for dir in PRIVATE_TMP.iter().map(Path::new) {
+        std::fs::create_dir_all(dir)?;
+        tmpfs(dir, "1777", 0)?;
+    }
+    // Parents before children: a workspace under /tmp goes into the
+    // private /tmp, an extra path under the workspace on top of it.
+    pending.sort_by_key(|item| item.target.components().count());
+    for item in &pending {
+        mount_point(&item.target, item.is_dir)?;
+        // No set-uid program and no device node works from the workspace,
+        // the home or an extra path, whoever put it there.
+        let (set, clear) = if item.writable {
+            (MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, MOUNT_ATTR_RDONLY)
+        } else {
+            (MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, 0)
+        };
+        sys::set_mount_attrs(MountRef::Fd(&item.mount), set, clear, false)?;
+        sys::attach(&item.mount, &item.target)?;
+    }
+    std::fs::create_dir_all(guest_home())?;
+    hide_harness_folders(spec)?;
+    if spec.workspace_writable {
+        if !spec.git_writable {
+            for path in &git.paths {
+                protect(path)?;
+            }
+            if git.paths.is_empty() {
+                protect(&spec.workspace.join(".git"))?;
+            }
+        }
+        for relative in &spec.protected {
+            protect(&spec.workspace.join(relative))?;
+        }
+    }
+    root::seal()?;
+    Ok(warnings)
+}
+
+/// Copies of the workspace, the home, the metadata outside the workspace
+/// and the extra paths, taken from the host's view.
+fn take_pending(
+    spec: &SandboxSpec,
+    git: &git::Metadata,
+    warnings: &mut Vec<String>,
+) -> io::Result<Vec<Pending>> {
     let mut pending = vec![Pending {
         mount: sys::clone_mount(&spec.workspace)?,
         target: spec.workspace.clone(),
@@ -59,153 +119,104 @@ pub(crate) fn build(spec: &SandboxSpec) -> io::Result<Vec<String>> {
             is_dir: true,
         });
     }
-    for path in &spec.read_only {
+    // A linked worktree's or a submodule's metadata outside the workspace
+    // is visible (read-only) so that git works in the guest.
+    let outside_git = git.paths.iter().filter(|p| !p.starts_with(&spec.workspace));
+    let extras = spec
+        .read_only
+        .iter()
+        .chain(outside_git)
+        .map(|path| (path, false))
+        .chain(spec.read_write.iter().map(|path| (path, true)));
+    for (path, writable) in extras {
         match std::fs::metadata(path) {
             Ok(meta) => pending.push(Pending {
                 mount: sys::clone_mount(path)?,
                 target: path.clone(),
-                writable: false,
+                writable,
                 is_dir: meta.is_dir(),
             }),
-            Err(e) => warnings.push(format!("read-only path {} skipped: {e}", path.display())),
+            Err(e) => warnings.push(format!("extra path {} skipped: {e}", path.display())),
         }
     }
-    let devices: Vec<(OwnedFd, PathBuf)> = DEVICES
-        .iter()
-        .map(|name| Path::new("/dev").join(name))
-        .filter(|path| path.exists())
-        .map(|path| Ok((sys::clone_mount(&path)?, path)))
-        .collect::<io::Result<_>>()?;
-    let null_for_secrets: Vec<(OwnedFd, &str)> = SECRET_FILES
-        .iter()
-        .filter(|path| Path::new(path).is_file())
-        .map(|path| Ok((sys::clone_mount(Path::new("/dev/null"))?, *path)))
-        .collect::<io::Result<_>>()?;
+    Ok(pending)
+}
 
-    sys::set_mount_attrs(
-        MountRef::Path(Path::new("/")),
-        MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
-        0,
-        true,
-    )?;
-
-    for dir in HIDDEN
-        .iter()
-        .map(PathBuf::from)
-        .chain(spec.hide.iter().cloned())
-    {
-        if is_real_dir(&dir) {
-            tmpfs(&dir, "0755")?;
+/// Cortex's own folders (config, data, runtime) that an attached tree
+/// happens to contain are covered by an empty read-only folder. One that
+/// contains the workspace only exists inside as the path to it.
+fn hide_harness_folders(spec: &SandboxSpec) -> io::Result<()> {
+    for dir in &spec.hide {
+        if spec.workspace.starts_with(dir) || guest_home().starts_with(dir) {
+            continue;
+        }
+        if std::fs::symlink_metadata(dir).is_ok_and(|m| m.is_dir()) {
+            tmpfs(dir, "0755", libc::MS_RDONLY)?;
         }
     }
-    for dir in PRIVATE_TMP {
-        if is_real_dir(Path::new(dir)) {
-            tmpfs(Path::new(dir), "1777")?;
-        }
-    }
-    for dir in SECRET_DIRS {
-        if is_real_dir(Path::new(dir)) {
-            tmpfs(Path::new(dir), "0755")?;
-        }
-    }
-    for (null, path) in &null_for_secrets {
-        sys::attach(null, Path::new(path))?;
-    }
-    private_dev(devices)?;
-
-    for item in &pending {
-        if item.is_dir {
-            std::fs::create_dir_all(&item.target).map_err(|e| {
-                io::Error::new(
-                    e.kind(),
-                    format!("mount point {}: {e}", item.target.display()),
-                )
-            })?;
-        } else if !item.target.exists() {
-            if let Some(parent) = item.target.parent() {
-                std::fs::create_dir_all(parent)?;
-            }
-            std::fs::write(&item.target, b"")?;
-        }
-        // No set-uid program and no device node works from the workspace,
-        // the home or an extra path, whoever put it there.
-        let (set, clear) = if item.writable {
-            (MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, MOUNT_ATTR_RDONLY)
-        } else {
-            (MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, 0)
-        };
-        sys::set_mount_attrs(MountRef::Fd(&item.mount), set, clear, false)?;
-        sys::attach(&item.mount, &item.target)?;
-    }
-    if spec.home.is_none() {
-        std::fs::create_dir_all(guest_home())?;
-    }
-    if spec.workspace_writable {
-        for relative in &spec.protected {
-            protect(&spec.workspace.join(relative))?;
-        }
-    }
-
-    // The host's /sys lists the host's network interfaces; a sysfs mounted
-    // from inside the new network namespace lists only ours.
-    if !spec.network
-        && let Err(e) = sys::mount(
-            "sysfs",
-            Path::new("/sys"),
-            Some("sysfs"),
-            libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC | libc::MS_RDONLY,
-            None,
-        )
-    {
-        warnings.push(format!("the host's /sys stays visible ({e})"));
-    }
-    // A fresh /proc for the new pid namespace; some container hosts mask
-    // parts of theirs, which forbids this: then the guest gets none.
-    let proc_flags = libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC;
-    if let Err(e) = sys::mount("proc", Path::new("/proc"), Some("proc"), proc_flags, None) {
-        warnings.push(format!("no /proc in the guest ({e})"));
-        tmpfs(Path::new("/proc"), "0555")?;
-    }
-    Ok(warnings)
+    Ok(())
 }
 
 /// A protected path stays read-only inside a writable workspace. Symlinks
 /// are left alone: what they point to is either outside the workspace
-/// (read-only already) or inside it (protected or not on its own terms).
+/// (read-only already) or inside it (protected or not on its own terms). A
+/// missing path gets an empty placeholder as its mount point (a file for a
+/// `config`, else a folder), unless its parent is read-only already.
 fn protect(path: &Path) -> io::Result<()> {
     match std::fs::symlink_metadata(path) {
-        Ok(meta) if !meta.file_type().is_symlink() => {
-            let copy = sys::clone_mount(path)?;
-            sys::set_mount_attrs(
-                MountRef::Fd(&copy),
-                MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
-                0,
-                false,
-            )?;
-            sys::attach(&copy, path)
+        Ok(meta) if meta.file_type().is_symlink() => return Ok(()),
+        Ok(_) => {}
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            let made = if path.file_name().is_some_and(|name| name == "config") {
+                std::fs::OpenOptions::new()
+                    .write(true)
+                    .create_new(true)
+                    .open(path)
+                    .map(drop)
+            } else {
+                std::fs::create_dir(path)
+            };
+            match made {
+                Ok(()) => {}
+                // The parent is read-only (protected), missing or a file (a
+                // worktree's `.git`): nothing can be created there.
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        io::ErrorKind::ReadOnlyFilesystem
+                            | io::ErrorKind::NotFound
+                            | io::ErrorKind::NotADirectory
+                    ) =>
+                {
+                    return Ok(());
+                }
+                Err(e) => {
+                    return Err(io::Error::new(
+                        e.kind(),
+                        format!("placeholder {}: {e}", path.display()),
+                    ));
+                }
+            }
         }
-        _ => Ok(()),
+        // A parent is a file (a worktree's `.git`): nothing can be there.
+        Err(e) if e.kind() == io::ErrorKind::NotADirectory => return Ok(()),
+        Err(e) => return Err(e),
     }
-}
-
-fn is_real_dir(path: &Path) -> bool {
-    std::fs::symlink_metadata(path).is_ok_and(|m| m.is_dir())
-}
-
-fn tmpfs(target: &Path, mode: &str) -> io::Result<()> {
-    sys::mount(
-        "tmpfs",
-        target,
-        Some("tmpfs"),
-        libc::MS_NOSUID | libc::MS_NODEV,
-        Some(&format!("mode={mode}")),
-    )
+    let copy = sys::clone_mount(path)?;
+    sys::set_mount_attrs(
+        MountRef::Fd(&copy),
+        MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
+        0,
+        false,
+    )?;
+    sys::attach(&copy, path)
 }
 
 /// `/dev` with the harmless nodes only, plus the usual links and `/dev/shm`.
 fn private_dev(devices: Vec<(OwnedFd, PathBuf)>) -> io::Result<()> {
     let dev = Path::new("/dev");
-    tmpfs(dev, "0755")?;
+    std::fs::create_dir_all(dev)?;
+    tmpfs(dev, "0755", 0)?;
     for (mount, path) in devices {
         std::fs::write(&path, b"")?;
         sys::set_mount_attrs(
@@ -226,7 +237,7 @@ fn private_dev(devices: Vec<(OwnedFd, PathBuf)>) -> io::Result<()> {
     }
     let shm = dev.join("shm");
     std::fs::create_dir(&shm)?;
-    tmpfs(&shm, "1777")?;
+    tmpfs(&shm, "1777", 0)?;
     // Nothing new in /dev: a command's `> /dev/tty` must fail, not make a
     // file that looks like a terminal to the next command.
     sys::set_mount_attrs(

@@ -14,20 +14,32 @@ pub struct SandboxSpec {
     /// Whether the workspace is mounted writable.
     pub workspace_writable: bool,
     /// Paths relative to the workspace kept read-only even when it is
-    /// writable (`.git/hooks`, `.cortex`, …). Missing ones are skipped.
+    /// writable (`.git/hooks`, `.cortex`, …). A missing one gets an empty
+    /// read-only placeholder (made on the host as the mount point), so the
+    /// model cannot create it either.
     #[serde(default)]
     pub protected: Vec<PathBuf>,
+    /// May the model change the repository's metadata (commit, branch)? By
+    /// default the whole git folder (and the folders a `.git` file leads to)
+    /// is read-only in a writable workspace, and a missing `.git` is a
+    /// read-only placeholder: git's configuration and hooks run on the host.
+    #[serde(default)]
+    pub git_writable: bool,
     /// A host folder mounted writable as the guest's `$HOME` (caches survive
     /// between sessions). `None`: an empty private home.
     #[serde(default)]
     pub home: Option<PathBuf>,
-    /// Host folders hidden behind an empty tmpfs (besides `/root`, `/home`
-    /// and the usual secret places).
+    /// Host folders that must never be visible (Cortex's own config, data
+    /// and runtime folders): covered by an empty read-only folder wherever an
+    /// attached tree contains them.
     #[serde(default)]
     pub hide: Vec<PathBuf>,
     /// Host paths the guest may read (e.g. a toolchain under a hidden home).
     #[serde(default)]
     pub read_only: Vec<PathBuf>,
+    /// Host paths the guest may change (`[guest] read_write`).
+    #[serde(default)]
+    pub read_write: Vec<PathBuf>,
     /// Share the host's network; otherwise only a private loopback.
     #[serde(default)]
     pub network: bool,
@@ -54,16 +66,10 @@ impl Default for Limits {
     }
 }
 
-/// Where the guest's home is inside the sandbox: `/home/cortex` (the host's
-/// `/home` is hidden behind an empty tmpfs there), or a folder of the private
-/// `/tmp` on hosts without `/home`.
+/// Where the guest's home is inside the sandbox: `/home/cortex`, the only
+/// folder of the guest's `/home`.
 pub fn guest_home() -> PathBuf {
-    let home = std::path::Path::new("/home");
-    if std::fs::symlink_metadata(home).is_ok_and(|m| m.is_dir()) {
-        home.join("cortex")
-    } else {
-        PathBuf::from("/tmp/cortex-home")
-    }
+    PathBuf::from("/home/cortex")
 }
 
 /// What was actually enforced; the harness turns `warnings` into events.

@@ -163,6 +163,35 @@ pub fn clone_mount(path: &Path) -> io::Result<OwnedFd> {
     Ok(unsafe { OwnedFd::from_raw_fd(fd as libc::c_int) })
 }
 
+/// [`clone_mount`] with the submounts (`/usr` over several filesystems,
+/// `/proc/sys/fs/binfmt_misc`).
+pub fn clone_tree(path: &Path) -> io::Result<OwnedFd> {
+    let c_path = cstr(path)?;
+    // SAFETY: valid path string; flags as documented for open_tree(2).
+    let ret = unsafe {
+        libc::syscall(
+            SYS_OPEN_TREE,
+            libc::AT_FDCWD,
+            c_path.as_ptr(),
+            OPEN_TREE_CLONE | AT_RECURSIVE | libc::O_CLOEXEC as libc::c_uint,
+        )
+    };
+    let fd = check(|| format!("open_tree {}", path.display()), ret)?;
+    // SAFETY: open_tree returned a new descriptor that we now own.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd as libc::c_int) })
+}
+
+/// Make the current folder's mount the root and let go of the old one
+/// (`pivot_root(".", ".")`, then a lazy unmount of what is stacked on top).
+pub fn pivot_root_here() -> io::Result<()> {
+    // SAFETY: two valid path strings.
+    let ret = unsafe { libc::syscall(libc::SYS_pivot_root, c".".as_ptr(), c".".as_ptr()) };
+    check(|| "pivot_root".into(), ret)?;
+    // SAFETY: a valid path string.
+    let ret = unsafe { libc::umount2(c".".as_ptr(), libc::MNT_DETACH) };
+    check(|| "umount the host's root".into(), ret.into()).map(drop)
+}
+
 /// Change the flags of a detached mount (`fd`) or of the mount at `path`.
 pub fn set_mount_attrs(
     target: MountRef<'_>,
