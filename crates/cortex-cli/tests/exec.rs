@@ -146,7 +146,15 @@ fn provider_keys_never_reach_the_guest() {
         let name = line.split('=').next().unwrap_or_default();
         assert!(
             [
-                "PATH", "HOME", "LANG", "TERM", "PWD", "SHLVL", "_", "OLDPWD"
+                "PATH",
+                "HOME",
+                "LANG",
+                "TERM",
+                "PWD",
+                "SHLVL",
+                "_",
+                "OLDPWD",
+                "GIT_OPTIONAL_LOCKS"
             ]
             .contains(&name),
             "unexpected variable {name} in the guest"
