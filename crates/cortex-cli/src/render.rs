@@ -95,6 +95,9 @@ impl Render for Human {
                 eprintln!("guest warning: {}", sanitize(message))
             }
             EventKind::EnvOutput { text, .. } => eprint!("{}", sanitize(text)),
+            EventKind::EnvSetupSkipped { reason } => {
+                eprintln!("setup skipped: {}", sanitize(reason))
+            }
             EventKind::RuntimeFailed { error } | EventKind::EnvFailed { error } => {
                 eprintln!("guest: {}", sanitize(error))
             }

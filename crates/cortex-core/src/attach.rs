@@ -5,10 +5,13 @@
 //! Order of events: `runtime.starting`, then (an isolated copy is made here
 //! the first time) `runtime.attached` with the start time and the isolation in
 //! force, a `runtime.warning` per layer that could not be applied, then once
-//! per session `env.preparing`, the output of `.cortex/setup` as `env.output`,
-//! and `env.ready` or `env.failed`.
+//! per session `env.preparing`, the output of `.cortex/setup` as `env.output`
+//! (or `env.setup_skipped` when its content is not the committed one, see
+//! [`crate::setup_trust`]), and `env.ready` or `env.failed`. Every process
+//! the setup started is ended before the model gets the guest.
 
 use crate::copy::CopyReport;
+use crate::setup_trust::{self, Setup};
 use crate::{CoreError, Session};
 use cortex_protocol::{EventKind, GuestReply, ToolName, TurnId, WorkspaceMode};
 use cortex_runtime::{Guest, GuestSpec};
@@ -178,9 +181,21 @@ impl Session {
         turn: &TurnId,
         cancel: &CancellationToken,
     ) -> Result<Result<(), String>, CoreError> {
-        if !self.workspace.join(SETUP_SCRIPT).is_file() {
-            return Ok(Ok(()));
-        }
+        let (repository, workspace) = (self.repository.clone(), self.workspace.clone());
+        let decided =
+            tokio::task::spawn_blocking(move || setup_trust::check(&repository, &workspace))
+                .await
+                .unwrap_or_else(|e| Setup::Skipped(format!("the check did not finish: {e}")));
+        let content = match decided {
+            Setup::Absent => return Ok(Ok(())),
+            Setup::Skipped(reason) => {
+                self.timeline
+                    .emit(Some(turn), EventKind::EnvSetupSkipped { reason })
+                    .await?;
+                return Ok(Ok(()));
+            }
+            Setup::Trusted(content) => content,
+        };
         let Some(guest) = self.guest.as_ref() else {
             return Ok(Err("no guest".to_owned()));
         };
@@ -190,10 +205,19 @@ impl Session {
             return Ok(Err(format!("{SETUP_SCRIPT}: {e}")));
         }
         let args = serde_json::json!({
-            "command": format!("bash {SETUP_SCRIPT}"),
+            "command": setup_trust::command(&content),
             "timeout_ms": SETUP_TIMEOUT.as_millis() as u64,
         });
         let result = self.stream_setup(turn, guest, args, cancel).await?;
+        // Whatever the script left running in the background ends with it,
+        // before the model gets the guest.
+        let ended = guest.stop().await;
+        let result = match (result, ended) {
+            (Ok(()), Err(e)) => Err(format!(
+                "{SETUP_SCRIPT}: its background processes could not be ended: {e}"
+            )),
+            (result, _) => result,
+        };
         let restore = guest
             .set_capabilities(self.guest_may_write(), self.mode.offers(ToolName::Bash))
             .await;

@@ -26,6 +26,7 @@ mod plans;
 mod prompt;
 mod session;
 mod session_tools;
+pub mod setup_trust;
 mod stop_rule;
 mod timeline;
 mod turn;

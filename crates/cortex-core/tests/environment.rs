@@ -16,6 +16,20 @@ use serde_json::json;
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
+/// Commit everything in `dir`: `.cortex/setup` runs only as committed.
+fn commit_all(dir: &std::path::Path) {
+    let status = std::process::Command::new("bash")
+        .args(["-c", "git init -q && git add -A && git commit -qm setup"])
+        .current_dir(dir)
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@t")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@t")
+        .status()
+        .expect("git");
+    assert!(status.success());
+}
+
 fn model(script: serde_json::Value) -> Arc<ScriptedProvider> {
     Arc::new(ScriptedProvider::from_json(&script.to_string()).expect("script"))
 }
@@ -41,6 +55,7 @@ async fn setup_runs_in_the_guest_before_the_first_model_request() {
         json!({"responses": [{"text": "hi"}]}),
     )
     .await;
+    commit_all(h.repo.path());
     let outcome = h
         .session
         .run_turn("hello", CancellationToken::new())
@@ -71,6 +86,74 @@ async fn setup_runs_in_the_guest_before_the_first_model_request() {
 }
 
 #[tokio::test]
+async fn a_setup_that_is_not_committed_is_skipped_and_a_committed_one_runs() {
+    let mut h = harness(
+        &[("f", "x\n")],
+        Mode::Agent,
+        json!({"responses": [{"text": "one"}, {"text": "two"}]}),
+    )
+    .await;
+    commit_all(h.repo.path());
+    // Written in the working tree after the last commit (by a model in an
+    // earlier session, say).
+    write(h.repo.path(), ".cortex/setup", "echo ran > .setup-ran\n");
+    let outcome = h
+        .session
+        .run_turn("hello", CancellationToken::new())
+        .await
+        .expect("turn");
+    assert_eq!(outcome, TurnOutcome::Completed { rounds: 1 });
+    assert!(
+        !h.repo.path().join(".setup-ran").exists(),
+        "an uncommitted setup ran"
+    );
+    let skipped: Vec<String> = h
+        .events()
+        .await
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::EnvSetupSkipped { reason } => Some(reason.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(skipped, ["it is not committed in HEAD"]);
+    let kinds = h.types().await;
+    assert!(kinds.contains(&"env.ready"), "{kinds:?}");
+    h.session.close().await;
+
+    // Once committed, the next session runs it.
+    let status = std::process::Command::new("bash")
+        .args(["-c", "git add -A && git commit -qm 'add setup'"])
+        .current_dir(h.repo.path())
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@t")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@t")
+        .status()
+        .expect("git");
+    assert!(status.success());
+    let mut next = Session::create(config(
+        h.repo.path(),
+        h.store.clone(),
+        h.model.clone(),
+        Mode::Agent,
+        StopRule::Code,
+    ))
+    .await
+    .expect("session");
+    let outcome = next
+        .run_turn("again", CancellationToken::new())
+        .await
+        .expect("turn");
+    assert_eq!(outcome, TurnOutcome::Completed { rounds: 1 });
+    assert!(
+        h.repo.path().join(".setup-ran").exists(),
+        "the committed setup did not run"
+    );
+    next.close().await;
+}
+
+#[tokio::test]
 async fn a_failing_setup_fails_the_turn_before_the_model_is_asked() {
     let mut h = harness(
         &[(".cortex/setup", "echo missing toolchain >&2\nexit 7\n")],
@@ -78,6 +161,7 @@ async fn a_failing_setup_fails_the_turn_before_the_model_is_asked() {
         json!({"responses": [{"text": "never"}]}),
     )
     .await;
+    commit_all(h.repo.path());
     let outcome = h
         .session
         .run_turn("hello", CancellationToken::new())

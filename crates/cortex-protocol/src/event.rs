@@ -175,6 +175,11 @@ pub enum EventKind {
     EnvReady { ms: f64 },
     #[serde(rename = "env.failed")]
     EnvFailed { error: String },
+    /// The repository's `.cortex/setup` was not run, and why: its content
+    /// is not the one committed in `HEAD` (a script written in the working
+    /// tree, by a model or anyone, never runs by itself).
+    #[serde(rename = "env.setup_skipped")]
+    EnvSetupSkipped { reason: String },
     #[serde(rename = "turn.started")]
     TurnStarted { message: String, mode: Mode },
     /// What the harness told the model about the workspace with this turn's
@@ -340,6 +345,7 @@ impl EventKind {
             EventKind::EnvOutput { .. } => "env.output",
             EventKind::EnvReady { .. } => "env.ready",
             EventKind::EnvFailed { .. } => "env.failed",
+            EventKind::EnvSetupSkipped { .. } => "env.setup_skipped",
             EventKind::TurnStarted { .. } => "turn.started",
             EventKind::TurnContext { .. } => "turn.context",
             EventKind::TurnReminder { .. } => "turn.reminder",
@@ -432,6 +438,9 @@ mod tests {
             EventKind::PlanRejected {
                 version: 1,
                 feedback: "smaller".into(),
+            },
+            EventKind::EnvSetupSkipped {
+                reason: "not committed".into(),
             },
             EventKind::CompactionStarted {
                 trigger: CompactionTrigger::Threshold,

@@ -78,9 +78,10 @@ pub fn variant_index(kind: &EventKind) -> usize {
         EventKind::ModelProgress { .. } => 32,
         EventKind::PlanAccepted { .. } => 33,
         EventKind::PlanRejected { .. } => 34,
+        EventKind::EnvSetupSkipped { .. } => 35,
     }
 }
-pub const VARIANTS: usize = 35;
+pub const VARIANTS: usize = 36;
 
 /// Every variant, in an order the store accepts, with the turn each belongs to.
 pub fn every_kind() -> Vec<(Option<&'static str>, EventKind)> {
@@ -133,6 +134,12 @@ pub fn every_kind() -> Vec<(Option<&'static str>, EventKind)> {
             EventKind::EnvOutput {
                 stream: cortex_protocol::OutputStream::Stdout,
                 text: "installing\n".into(),
+            },
+        ),
+        (
+            None,
+            EventKind::EnvSetupSkipped {
+                reason: ".cortex/setup is not committed".into(),
             },
         ),
         (None, EventKind::EnvReady { ms: 0.25 }),

@@ -249,6 +249,9 @@ impl SessionState {
                 self.guest = GuestPhase::Ready;
                 self.finish_setup(ToolStatus::Ok, Some(*ms));
             }
+            EventKind::EnvSetupSkipped { reason } => {
+                self.notice(Level::Warning, format!("setup skipped: {}", clean(reason)))
+            }
             EventKind::EnvFailed { error } => {
                 self.guest = GuestPhase::Failed;
                 self.finish_setup(ToolStatus::Error, None);
