@@ -163,6 +163,12 @@ impl Session {
                     self.answer(turn, call, answer, ms(started), &mut answers[index])
                         .await?;
                 }
+                ToolArgs::Goal(a) => {
+                    let started = Instant::now();
+                    let answer = self.goal_tool(turn, a).await?;
+                    self.answer(turn, call, answer, ms(started), &mut answers[index])
+                        .await?;
+                }
                 args => {
                     // A group: this call, plus the read-only calls right after
                     // it when it is read-only itself.
@@ -184,6 +190,7 @@ impl Session {
         }
 
         let any_ok = answers.iter().flatten().any(|a| a.status == ToolStatus::Ok);
+        self.turn_progress |= changed_something(calls, &answers);
         for (call, answer) in calls.iter().zip(answers) {
             let output = answer
                 .map(|a| a.output)
@@ -209,9 +216,9 @@ impl Session {
         stop_rule: &mut StopRuleState,
         slot: &mut Option<Answer>,
     ) -> Result<Gated, CoreError> {
+        let tools = self.offered_tools();
         let offered = || {
-            self.mode
-                .tools()
+            tools
                 .iter()
                 .map(|t| t.as_str())
                 .collect::<Vec<_>>()
@@ -231,7 +238,7 @@ impl Session {
                     self.mode,
                     offered()
                 )),
-                Ok(tool) if !self.mode.offers(*tool) => Some(format!(
+                Ok(tool) if !tools.contains(tool) => Some(format!(
                     "tool `{tool}` is not available in {} mode; the tools available are: {}",
                     self.mode,
                     offered()
@@ -447,6 +454,18 @@ impl Session {
             .await?;
         Ok(())
     }
+}
+
+/// Whether a call of the round changed the workspace: a write, an edit or a
+/// command that ran (stall detection counts these as progress).
+fn changed_something(calls: &[ToolCallRequest], answers: &[Option<Answer>]) -> bool {
+    calls.iter().zip(answers).any(|(call, answer)| {
+        answer.as_ref().is_some_and(|a| a.status == ToolStatus::Ok)
+            && call
+                .name
+                .parse::<ToolName>()
+                .is_ok_and(ToolName::mutates_workspace)
+    })
 }
 
 fn ms(started: Instant) -> f64 {

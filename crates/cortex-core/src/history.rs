@@ -8,9 +8,10 @@
 //! context message and the messages it kept, as the live session did.
 
 use crate::context::with_context;
+use crate::goal::GoalFold;
 use crate::plans::PlanVersion;
 use cortex_protocol::{
-    CallId, Event, EventKind, Message, Mode, Role, Sandbox, Todo, ToolCallRequest,
+    CallId, Event, EventKind, Goal, Message, Mode, Role, Sandbox, Todo, ToolCallRequest,
 };
 use std::collections::HashSet;
 
@@ -26,6 +27,8 @@ pub struct Rebuilt {
     pub call_ids: HashSet<String>,
     /// The sandbox the session was created with.
     pub sandbox: Sandbox,
+    /// The session's goal, with its counters.
+    pub goal: Option<Goal>,
 }
 
 const INTERRUPTED: &str = "interrupted: no result was recorded for this call";
@@ -35,7 +38,9 @@ impl Rebuilt {
         let mut state = Rebuilt::default();
         let mut pending: Option<(String, Vec<ToolCallRequest>)> = None;
         let mut answered: HashSet<String> = HashSet::new();
+        let mut goal = GoalFold::default();
         for event in events {
+            goal.apply(event);
             match &event.kind {
                 EventKind::SessionCreated { mode, sandbox, .. } => {
                     state.mode = Some(*mode);
@@ -106,6 +111,7 @@ impl Rebuilt {
             }
         }
         state.close_round(&mut pending, &answered);
+        state.goal = goal.goal;
         state
     }
 

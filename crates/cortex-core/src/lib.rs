@@ -17,10 +17,12 @@
 mod attach;
 mod compaction;
 mod context;
+mod continuation;
 pub mod copy;
 mod dispatch;
 mod error;
 pub mod git;
+mod goal;
 mod history;
 mod plans;
 mod prompt;
@@ -35,7 +37,9 @@ mod workspace;
 
 pub use attach::{SETUP_SCRIPT, SETUP_TIMEOUT};
 pub use compaction::{CompactError, CompactionConfig, CompactionReport};
+pub use continuation::STALL_TURNS;
 pub use error::CoreError;
+pub use goal::GoalError;
 pub use history::Rebuilt;
 pub use plans::{PlanError, PlanStatus, PlanVersion};
 pub use prompt::system_prompt;

@@ -1,19 +1,20 @@
 //! A session: its configuration, its live state, creation and resumption.
 
 use crate::compaction::{CompactionConfig, UsageAnchor};
+use crate::goal::GoalFold;
 use crate::history::Rebuilt;
 use crate::plans::PlanVersion;
 use crate::{CoreError, Published, Timeline, new_id};
 use cortex_model::ModelProvider;
 use cortex_protocol::{
-    EventKind, Message, Mode, Sandbox, SessionId, StopRule, Todo, WorkspaceMode,
+    EventKind, Goal, Message, Mode, Sandbox, SessionId, StopRule, Todo, WorkspaceMode,
 };
 use cortex_runtime::{Guest, GuestProvider};
 use cortex_store::{SessionRecord, Store};
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use tokio::sync::broadcast;
+use tokio::sync::{broadcast, watch};
 
 /// What a new session is made of.
 #[derive(Clone)]
@@ -67,6 +68,18 @@ pub struct Session {
     /// The provider's token count for the last request, the base of the
     /// next request's estimate.
     pub(crate) usage_anchor: Option<UsageAnchor>,
+    /// The goal and its counters.
+    pub(crate) goal: GoalFold,
+    /// The goal as other tasks see it (the API shows it while a turn runs).
+    pub(crate) goal_watch: watch::Sender<Option<Goal>>,
+    /// Continuation turns in a row that changed nothing and made no step
+    /// progress.
+    pub(crate) idle_continuations: u32,
+    /// Continuation turns since the goal was set or resumed.
+    pub(crate) continuations: u32,
+    /// The running turn changed something (a write, an edit, a command
+    /// that ran) or checked a step off.
+    pub(crate) turn_progress: bool,
 }
 
 /// The guest's folder for a session: the repository itself, or its copy.
@@ -149,6 +162,11 @@ impl Session {
             call_ids: HashSet::new(),
             compaction: config.compaction,
             usage_anchor: None,
+            goal: GoalFold::default(),
+            goal_watch: watch::Sender::new(None),
+            idle_continuations: 0,
+            continuations: 0,
+            turn_progress: false,
         })
     }
 
@@ -179,7 +197,8 @@ impl Session {
         let rebuilt = Rebuilt::from_events(&events);
         let repository = canonical_repository(Path::new(&record.repository))?;
         let workspace = workspace_for(&config, rebuilt.sandbox, id, &repository)?;
-        Ok(Session {
+        let goal = GoalFold::from_goal(rebuilt.goal);
+        let mut session = Session {
             id: id.clone(),
             repository,
             mode: rebuilt.mode.unwrap_or(record.mode),
@@ -198,7 +217,14 @@ impl Session {
             call_ids: rebuilt.call_ids,
             compaction: config.compaction,
             usage_anchor: None,
-        })
+            goal_watch: watch::Sender::new(goal.goal.clone()),
+            goal,
+            idle_continuations: 0,
+            continuations: 0,
+            turn_progress: false,
+        };
+        session.pause_orphaned_goal().await?;
+        Ok(session)
     }
 
     pub fn id(&self) -> &SessionId {
@@ -232,6 +258,15 @@ impl Session {
 
     pub fn timeline(&self) -> &Timeline {
         &self.timeline
+    }
+
+    /// The goal as it changes, for tasks that do not hold the session.
+    pub fn watch_goal(&self) -> watch::Receiver<Option<Goal>> {
+        self.goal_watch.subscribe()
+    }
+
+    pub(crate) fn publish_goal(&self) {
+        self.goal_watch.send_replace(self.goal.goal.clone());
     }
 
     /// Live events from now on (persisted before they arrive here).

@@ -42,7 +42,23 @@ impl Session {
         message: &str,
         cancel: CancellationToken,
     ) -> Result<TurnOutcome, CoreError> {
-        self.timeline
+        self.continuations = 0;
+        self.run_turn_with(turn, message, None, cancel).await
+    }
+
+    /// A turn whose message is `message`; `continuation` marks one the
+    /// harness started for the goal (`goal.continued` follows
+    /// `turn.started`).
+    pub(crate) async fn run_turn_with(
+        &mut self,
+        turn: TurnId,
+        message: &str,
+        continuation: Option<u32>,
+        cancel: CancellationToken,
+    ) -> Result<TurnOutcome, CoreError> {
+        let for_goal = self.goal().is_some_and(cortex_protocol::Goal::is_active);
+        let started = self
+            .timeline
             .emit(
                 Some(&turn),
                 EventKind::TurnStarted {
@@ -51,6 +67,12 @@ impl Session {
                 },
             )
             .await?;
+        if let Some(continuation) = continuation {
+            self.timeline
+                .emit(Some(&turn), EventKind::GoalContinued { continuation })
+                .await?;
+        }
+        self.turn_progress = false;
         self.history.push(Message::user(message));
         let outcome = self.turn_loop(&turn, &cancel).await?;
         if cancel.is_cancelled()
@@ -74,6 +96,9 @@ impl Session {
             },
         };
         self.timeline.emit(Some(&turn), end).await?;
+        if for_goal {
+            self.count_goal_turn(started.seq).await?;
+        }
         Ok(outcome)
     }
 
@@ -136,7 +161,7 @@ impl Session {
             model: request_model_name(self.model.as_ref()),
             system: system_prompt(self.mode, &self.repository.display().to_string()),
             messages: self.history.clone(),
-            tools: self.mode.tools().iter().map(|t| t.spec()).collect(),
+            tools: self.offered_tools().iter().map(|t| t.spec()).collect(),
             tool_choice: crate::verify::tool_choice(&self.history),
         }
     }
@@ -158,8 +183,7 @@ impl Session {
                     model: self.model.describe(),
                     messages: request.messages.len(),
                     tools: self
-                        .mode
-                        .tools()
+                        .offered_tools()
                         .iter()
                         .map(|t: &ToolName| t.as_str().to_owned())
                         .collect(),
@@ -348,6 +372,16 @@ impl Session {
 }
 
 impl Session {
+    /// The tools the model is offered now: the mode's, plus `goal` in Agent
+    /// mode while a goal is active.
+    pub(crate) fn offered_tools(&self) -> Vec<ToolName> {
+        let mut tools = self.mode.tools().to_vec();
+        if self.mode == cortex_protocol::Mode::Agent && self.goal().is_some_and(|g| g.is_active()) {
+            tools.push(ToolName::Goal);
+        }
+        tools
+    }
+
     /// A fresh, time-ordered turn id.
     pub fn new_turn_id() -> TurnId {
         TurnId(new_id())

@@ -5,6 +5,7 @@
 //! `{"seq":7,"ts":"…","session_id":"…","turn_id":"…","type":"tool.call","payload":{…}}`.
 
 use crate::compaction::{CompactionKept, CompactionTrigger};
+use crate::goal::{GoalBudget, GoalStep, PauseReason};
 use crate::ids::{CallId, SessionId, TurnId};
 use crate::mode::Mode;
 use crate::sandbox::Sandbox;
@@ -31,6 +32,12 @@ pub fn now_rfc3339() -> String {
     rfc3339::format(std::time::SystemTime::now())
 }
 
+/// A timestamp as the timeline writes them (`2026-11-30T12:00:00.123Z`), in
+/// milliseconds since the Unix epoch; `None` for any other shape.
+pub fn parse_rfc3339_ms(ts: &str) -> Option<i64> {
+    rfc3339::parse_ms(ts)
+}
+
 mod rfc3339 {
     //! RFC 3339 formatting without a date crate: days-from-civil arithmetic.
     use std::time::{SystemTime, UNIX_EPOCH};
@@ -55,9 +62,37 @@ mod rfc3339 {
         format!("{year:04}-{month:02}-{day:02}T{h:02}:{m:02}:{s:02}.{millis:03}Z")
     }
 
+    /// The inverse of [`format`] (days_from_civil), for its exact shape only.
+    pub fn parse_ms(ts: &str) -> Option<i64> {
+        let b = ts.as_bytes();
+        if b.len() != 24 || b[4] != b'-' || b[10] != b'T' || b[19] != b'.' || b[23] != b'Z' {
+            return None;
+        }
+        let num = |from: usize, to: usize| -> Option<i64> { ts.get(from..to)?.parse().ok() };
+        let (y, mo, d) = (num(0, 4)?, num(5, 7)?, num(8, 10)?);
+        let (h, mi, s, ms) = (num(11, 13)?, num(14, 16)?, num(17, 19)?, num(20, 23)?);
+        let y = if mo <= 2 { y - 1 } else { y };
+        let era = y.div_euclid(400);
+        let yoe = y - era * 400;
+        let mp = (mo + 9) % 12;
+        let doy = (153 * mp + 2) / 5 + d - 1;
+        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+        let days = era * 146_097 + doe - 719_468;
+        Some((((days * 24 + h) * 60 + mi) * 60 + s) * 1000 + ms)
+    }
+
     #[cfg(test)]
     mod tests {
         use std::time::{Duration, UNIX_EPOCH};
+
+        #[test]
+        fn parses_what_it_formats() {
+            for ms in [0u64, 1_796_040_000_123, 951_782_400_000, 4_107_542_399_999] {
+                let text = super::format(UNIX_EPOCH + Duration::from_millis(ms));
+                assert_eq!(super::parse_ms(&text), Some(ms as i64), "{text}");
+            }
+            assert_eq!(super::parse_ms("2026-11-30 12:00:00"), None);
+        }
 
         #[test]
         fn formats_known_instants() {
@@ -268,6 +303,34 @@ pub enum EventKind {
     PlanRejected { version: u32, feedback: String },
     #[serde(rename = "todo.updated")]
     TodoUpdated { todos: Vec<Todo> },
+    /// The user set (or replaced) the session's goal; it starts active.
+    #[serde(rename = "goal.set")]
+    GoalSet {
+        objective: String,
+        #[serde(default)]
+        budget: GoalBudget,
+    },
+    /// The model replaced the goal's steps (the `goal` tool).
+    #[serde(rename = "goal.updated")]
+    GoalUpdated {
+        done: usize,
+        total: usize,
+        steps: Vec<GoalStep>,
+    },
+    #[serde(rename = "goal.paused")]
+    GoalPaused { reason: PauseReason },
+    #[serde(rename = "goal.resumed")]
+    GoalResumed {},
+    /// The model completed the goal: every step done, with evidence.
+    #[serde(rename = "goal.completed")]
+    GoalCompleted { evidence: String },
+    #[serde(rename = "goal.cleared")]
+    GoalCleared {},
+    /// This turn was started by the harness to continue the active goal (its
+    /// message is the continuation prompt, not the user's); `continuation`
+    /// counts them since the goal was set or resumed.
+    #[serde(rename = "goal.continued")]
+    GoalContinued { continuation: u32 },
     #[serde(rename = "usage")]
     Usage {
         /// The whole prompt, cached parts included.
@@ -363,6 +426,13 @@ impl EventKind {
             EventKind::PlanAccepted { .. } => "plan.accepted",
             EventKind::PlanRejected { .. } => "plan.rejected",
             EventKind::TodoUpdated { .. } => "todo.updated",
+            EventKind::GoalSet { .. } => "goal.set",
+            EventKind::GoalUpdated { .. } => "goal.updated",
+            EventKind::GoalPaused { .. } => "goal.paused",
+            EventKind::GoalResumed { .. } => "goal.resumed",
+            EventKind::GoalCompleted { .. } => "goal.completed",
+            EventKind::GoalCleared { .. } => "goal.cleared",
+            EventKind::GoalContinued { .. } => "goal.continued",
             EventKind::Usage { .. } => "usage",
             EventKind::ThinkingDelta { .. } => "thinking.delta",
             EventKind::CompactionStarted { .. } => "compaction.started",
@@ -435,6 +505,24 @@ mod tests {
             },
             EventKind::EnvReady { ms: 1.0 },
             EventKind::PlanAccepted { version: 2 },
+            EventKind::GoalSet {
+                objective: "o".into(),
+                budget: GoalBudget::default(),
+            },
+            EventKind::GoalUpdated {
+                done: 0,
+                total: 0,
+                steps: vec![],
+            },
+            EventKind::GoalPaused {
+                reason: PauseReason::Budget,
+            },
+            EventKind::GoalResumed {},
+            EventKind::GoalCompleted {
+                evidence: "e".into(),
+            },
+            EventKind::GoalCleared {},
+            EventKind::GoalContinued { continuation: 1 },
             EventKind::PlanRejected {
                 version: 1,
                 feedback: "smaller".into(),

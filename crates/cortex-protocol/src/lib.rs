@@ -12,6 +12,7 @@
 
 mod compaction;
 mod event;
+mod goal;
 mod guest;
 mod ids;
 mod message;
@@ -20,7 +21,10 @@ mod sandbox;
 mod tools;
 
 pub use compaction::{CompactionKept, CompactionTrigger};
-pub use event::{Event, EventKind, OutputStream, StopRule, ToolStatus, now_rfc3339};
+pub use event::{
+    Event, EventKind, OutputStream, StopRule, ToolStatus, now_rfc3339, parse_rfc3339_ms,
+};
+pub use goal::{Goal, GoalArgs, GoalBudget, GoalSpent, GoalStatus, GoalStep, PauseReason};
 pub use guest::{GuestOp, GuestReply, GuestRequest, GuestResponse, ToolOutcome};
 pub use ids::{CallId, SessionId, TurnId};
 pub use message::{Message, ProviderItem, Role, ToolCallRequest};

@@ -105,10 +105,13 @@ pub enum ToolName {
     TodoRead,
     TodoWrite,
     Plan,
+    /// Offered in Agent mode only while the session has an active goal
+    /// (the session adds it; no mode's table lists it).
+    Goal,
 }
 
 impl ToolName {
-    pub const ALL: [ToolName; 9] = [
+    pub const ALL: [ToolName; 10] = [
         ToolName::ReadFile,
         ToolName::WriteFile,
         ToolName::EditFile,
@@ -118,6 +121,7 @@ impl ToolName {
         ToolName::TodoRead,
         ToolName::TodoWrite,
         ToolName::Plan,
+        ToolName::Goal,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -131,6 +135,7 @@ impl ToolName {
             ToolName::TodoRead => "todo_read",
             ToolName::TodoWrite => "todo_write",
             ToolName::Plan => "plan",
+            ToolName::Goal => "goal",
         }
     }
 

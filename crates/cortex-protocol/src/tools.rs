@@ -4,6 +4,7 @@
 //! A malformed call is never a crash: `ToolArgs::parse` returns an
 //! [`ArgError`] whose message is written for the model to read and correct.
 
+use crate::goal::GoalArgs;
 use crate::mode::ToolName;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -161,6 +162,7 @@ pub enum ToolArgs {
     TodoRead(TodoReadArgs),
     TodoWrite(TodoWriteArgs),
     Plan(PlanArgs),
+    Goal(GoalArgs),
 }
 
 /// Why a call's arguments were refused; the message is for the model.
@@ -206,6 +208,7 @@ impl ToolArgs {
             ToolName::TodoRead => ToolArgs::TodoRead(de(raw).map_err(invalid)?),
             ToolName::TodoWrite => ToolArgs::TodoWrite(de(raw).map_err(invalid)?),
             ToolName::Plan => ToolArgs::Plan(de(raw).map_err(invalid)?),
+            ToolName::Goal => ToolArgs::Goal(de(raw).map_err(invalid)?),
         })
     }
 
@@ -220,6 +223,7 @@ impl ToolArgs {
             ToolArgs::TodoRead(_) => ToolName::TodoRead,
             ToolArgs::TodoWrite(_) => ToolName::TodoWrite,
             ToolArgs::Plan(_) => ToolName::Plan,
+            ToolArgs::Goal(_) => ToolName::Goal,
         }
     }
 }
@@ -287,6 +291,10 @@ impl ToolName {
             ToolName::Plan => (
                 "Propose the plan: Markdown with numbered steps and a ```mermaid diagram (e.g. flowchart TD).",
                 schema_of::<PlanArgs>(),
+            ),
+            ToolName::Goal => (
+                "Record the goal's steps (the whole list each time, done true/false). complete: true only when every step is done, with evidence.",
+                schema_of::<GoalArgs>(),
             ),
         };
         ToolSpec {

@@ -12,6 +12,8 @@ pub(crate) struct KeepSet {
     pub task: Option<String>,
     pub todos: Vec<Todo>,
     pub plan: Option<(u32, String, String)>,
+    /// The session's goal: objective, steps, status and evidence.
+    pub goal: Option<cortex_protocol::Goal>,
     /// (path, current contents), newest first.
     pub open_files: Vec<(String, String)>,
     /// (path, diff), newest first.
@@ -56,6 +58,18 @@ impl KeepSet {
         }
         if let Some((version, title, markdown)) = &self.plan {
             let _ = write!(out, "\n## Plan v{version}: {title}\n{markdown}\n");
+        }
+        if let Some(goal) = &self.goal {
+            let _ = write!(
+                out,
+                "\n## Goal ({})\nObjective: {}\n{}\n",
+                goal.status.as_str(),
+                goal.objective,
+                crate::goal::render_steps(&goal.steps)
+            );
+            if let Some(evidence) = &goal.evidence {
+                let _ = writeln!(out, "Evidence: {evidence}");
+            }
         }
         if !self.open_files.is_empty() {
             out.push_str("\n## Open files (current contents, newest first)\n");

@@ -290,6 +290,7 @@ impl Session {
             task,
             todos: self.todos.clone(),
             plan: facts.plan,
+            goal: self.goal().cloned(),
             open_files,
             diffs: keep::within_budget(facts.diffs, diff_budget),
             recent: tail.len(),

@@ -79,9 +79,16 @@ pub fn variant_index(kind: &EventKind) -> usize {
         EventKind::PlanAccepted { .. } => 33,
         EventKind::PlanRejected { .. } => 34,
         EventKind::EnvSetupSkipped { .. } => 35,
+        EventKind::GoalSet { .. } => 36,
+        EventKind::GoalUpdated { .. } => 37,
+        EventKind::GoalPaused { .. } => 38,
+        EventKind::GoalResumed { .. } => 39,
+        EventKind::GoalCompleted { .. } => 40,
+        EventKind::GoalCleared { .. } => 41,
+        EventKind::GoalContinued { .. } => 42,
     }
 }
-pub const VARIANTS: usize = 36;
+pub const VARIANTS: usize = 43;
 
 /// Every variant, in an order the store accepts, with the turn each belongs to.
 pub fn every_kind() -> Vec<(Option<&'static str>, EventKind)> {
@@ -264,6 +271,42 @@ pub fn every_kind() -> Vec<(Option<&'static str>, EventKind)> {
             },
         ),
         (Some("t1"), EventKind::PlanAccepted { version: 1 }),
+        (
+            None,
+            EventKind::GoalSet {
+                objective: "ship".into(),
+                budget: cortex_protocol::GoalBudget {
+                    turns: Some(3),
+                    ..Default::default()
+                },
+            },
+        ),
+        (Some("t1"), EventKind::GoalContinued { continuation: 1 }),
+        (
+            Some("t1"),
+            EventKind::GoalUpdated {
+                done: 1,
+                total: 1,
+                steps: vec![cortex_protocol::GoalStep {
+                    title: "a".into(),
+                    done: true,
+                }],
+            },
+        ),
+        (
+            None,
+            EventKind::GoalPaused {
+                reason: cortex_protocol::PauseReason::Stalled,
+            },
+        ),
+        (None, EventKind::GoalResumed {}),
+        (
+            Some("t1"),
+            EventKind::GoalCompleted {
+                evidence: "tests pass".into(),
+            },
+        ),
+        (None, EventKind::GoalCleared {}),
         (
             Some("t1"),
             EventKind::PlanRejected {

@@ -1,0 +1,212 @@
+//! Long-horizon goals: what the `goal.*` events and the `goal` tool carry.
+//!
+//! A session has at most one goal: an objective, its steps (the model's
+//! breakdown, replaced whole by each `goal` call), a status, an optional
+//! budget and, once complete, the evidence the model gave.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// One step of a goal.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GoalStep {
+    pub title: String,
+    #[serde(default)]
+    pub done: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GoalStatus {
+    /// The harness keeps starting continuation turns.
+    Active,
+    /// Waiting for the user to resume it.
+    Paused,
+    /// The model completed it with evidence.
+    Complete,
+}
+
+impl GoalStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            GoalStatus::Active => "active",
+            GoalStatus::Paused => "paused",
+            GoalStatus::Complete => "complete",
+        }
+    }
+}
+
+/// Why a goal paused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PauseReason {
+    /// The user paused it.
+    User,
+    /// The user (or the stop rule) stopped a turn.
+    Stopped,
+    /// A turn failed (the model or the guest).
+    Failed,
+    /// A budget (turns, tokens or minutes) is spent.
+    Budget,
+    /// Two continuation turns in a row changed nothing and made no progress.
+    Stalled,
+    /// The process driving it exited mid-goal.
+    Interrupted,
+}
+
+impl PauseReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PauseReason::User => "user",
+            PauseReason::Stopped => "stopped",
+            PauseReason::Failed => "failed",
+            PauseReason::Budget => "budget",
+            PauseReason::Stalled => "stalled",
+            PauseReason::Interrupted => "interrupted",
+        }
+    }
+}
+
+/// Limits after which an active goal pauses (reason `budget`); each is
+/// optional.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GoalBudget {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub turns: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tokens: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub minutes: Option<u32>,
+}
+
+/// What a goal has used so far.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GoalSpent {
+    pub turns: u32,
+    /// Prompt plus output tokens, as the provider reported them.
+    pub tokens: u64,
+    /// Time in the goal's turns, in milliseconds.
+    pub ms: u64,
+}
+
+impl GoalSpent {
+    /// Whether `budget` is used up.
+    pub fn exhausts(&self, budget: &GoalBudget) -> bool {
+        budget.turns.is_some_and(|t| self.turns >= t)
+            || budget.tokens.is_some_and(|t| self.tokens >= t)
+            || budget
+                .minutes
+                .is_some_and(|m| self.ms >= u64::from(m) * 60_000)
+    }
+}
+
+/// A session's goal.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Goal {
+    pub objective: String,
+    pub steps: Vec<GoalStep>,
+    pub status: GoalStatus,
+    #[serde(default)]
+    pub budget: GoalBudget,
+    /// Why it is paused, while it is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub paused: Option<PauseReason>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub evidence: Option<String>,
+    #[serde(default)]
+    pub spent: GoalSpent,
+}
+
+impl Goal {
+    pub fn new(objective: String, budget: GoalBudget) -> Goal {
+        Goal {
+            objective,
+            steps: Vec::new(),
+            status: GoalStatus::Active,
+            budget,
+            paused: None,
+            evidence: None,
+            spent: GoalSpent::default(),
+        }
+    }
+
+    pub fn done(&self) -> usize {
+        self.steps.iter().filter(|s| s.done).count()
+    }
+
+    pub fn total(&self) -> usize {
+        self.steps.len()
+    }
+
+    pub fn is_active(&self) -> bool {
+        self.status == GoalStatus::Active
+    }
+
+    /// The chip every client shows beside the mode: `Goal · 2/8`.
+    pub fn chip(&self) -> String {
+        format!("Goal · {}/{}", self.done(), self.total())
+    }
+}
+
+/// Arguments of the `goal` tool.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GoalArgs {
+    /// The whole list of steps; it replaces the previous one.
+    pub steps: Vec<GoalStep>,
+    /// True only when every step is done and the objective is met.
+    #[serde(default)]
+    pub complete: bool,
+    /// With complete: what shows the objective is met (tests run, output seen).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub evidence: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn budgets_and_chip() {
+        let mut goal = Goal::new("x".into(), GoalBudget::default());
+        assert!(!goal.spent.exhausts(&goal.budget));
+        goal.budget.turns = Some(2);
+        goal.spent.turns = 2;
+        assert!(goal.spent.exhausts(&goal.budget));
+        let minutes = GoalBudget {
+            minutes: Some(1),
+            ..Default::default()
+        };
+        assert!(
+            !GoalSpent {
+                ms: 59_999,
+                ..Default::default()
+            }
+            .exhausts(&minutes)
+        );
+        assert!(
+            GoalSpent {
+                ms: 60_000,
+                ..Default::default()
+            }
+            .exhausts(&minutes)
+        );
+        goal.steps = vec![
+            GoalStep {
+                title: "a".into(),
+                done: true,
+            },
+            GoalStep {
+                title: "b".into(),
+                done: false,
+            },
+        ];
+        assert_eq!(goal.chip(), "Goal · 1/2");
+        assert_eq!(
+            serde_json::to_value(PauseReason::Stalled).expect("json"),
+            "stalled"
+        );
+    }
+}
