@@ -30,6 +30,8 @@ mod session;
 mod session_tools;
 pub mod setup_trust;
 mod stop_rule;
+#[cfg(test)]
+mod test_support;
 mod timeline;
 mod turn;
 mod verify;

@@ -116,20 +116,8 @@ fn read_script(workspace: &Path) -> Result<Option<Vec<u8>>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_support::sh;
     use std::process::Command;
-
-    fn sh(dir: &Path, script: &str) {
-        let status = Command::new("bash")
-            .args(["-c", script])
-            .current_dir(dir)
-            .env("GIT_AUTHOR_NAME", "t")
-            .env("GIT_AUTHOR_EMAIL", "t@t")
-            .env("GIT_COMMITTER_NAME", "t")
-            .env("GIT_COMMITTER_EMAIL", "t@t")
-            .status()
-            .expect("bash");
-        assert!(status.success(), "{script}");
-    }
 
     #[test]
     fn only_the_committed_content_is_trusted() {

@@ -173,20 +173,7 @@ fn git_copy(repo: &Repo, dest: &Path) -> Result<CopyReport, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::process::Command;
-
-    fn sh(dir: &Path, script: &str) {
-        let status = Command::new("bash")
-            .args(["-c", script])
-            .current_dir(dir)
-            .env("GIT_AUTHOR_NAME", "t")
-            .env("GIT_AUTHOR_EMAIL", "t@t")
-            .env("GIT_COMMITTER_NAME", "t")
-            .env("GIT_COMMITTER_EMAIL", "t@t")
-            .status()
-            .expect("bash");
-        assert!(status.success(), "{script}");
-    }
+    use crate::test_support::sh;
 
     #[test]
     fn a_git_copy_has_history_and_the_current_working_tree() {
