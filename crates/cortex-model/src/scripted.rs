@@ -183,26 +183,41 @@ enum End {
     Fail(ModelError),
 }
 
-fn validate(response: &ScriptResponse) -> Result<(), String> {
+/// Why one scripted response is malformed. `Display` is the message shown after
+/// "bad script: response N: ".
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+enum InvalidResponse {
+    #[error("`error` cannot be combined with text, tool_calls, hang or cut_after")]
+    ErrorWithOutput,
+    #[error("`hang` and `cut_after` cannot be combined")]
+    HangWithCut,
+    #[error("arguments of `{name}` must be an object or a string, not {arguments}")]
+    Arguments {
+        name: String,
+        arguments: serde_json::Value,
+    },
+}
+
+fn validate(response: &ScriptResponse) -> Result<(), InvalidResponse> {
     if response.error.is_some()
         && (!response.text.is_empty()
             || !response.tool_calls.is_empty()
             || response.hang
             || response.cut_after.is_some())
     {
-        return Err("`error` cannot be combined with text, tool_calls, hang or cut_after".into());
+        return Err(InvalidResponse::ErrorWithOutput);
     }
     if response.hang && response.cut_after.is_some() {
-        return Err("`hang` and `cut_after` cannot be combined".into());
+        return Err(InvalidResponse::HangWithCut);
     }
     for call in &response.tool_calls {
         match &call.arguments {
             None | Some(serde_json::Value::Object(_) | serde_json::Value::String(_)) => {}
             Some(other) => {
-                return Err(format!(
-                    "arguments of `{}` must be an object or a string, not {other}",
-                    call.name
-                ));
+                return Err(InvalidResponse::Arguments {
+                    name: call.name.clone(),
+                    arguments: other.clone(),
+                });
             }
         }
     }
