@@ -25,9 +25,20 @@ const SYSTEM: &[&str] = &[
 /// Folders the guest may change besides the workspace and its home.
 const SCRATCH: &[&str] = &["/tmp", "/var/tmp", "/dev"];
 
-/// Landlock, best effort. Returns the layer's name when it is in force, or a
-/// warning saying why not.
-pub(crate) fn landlock(spec: &SandboxSpec) -> Result<&'static str, String> {
+/// Why Landlock is not in force. `Display` is the warning put in the report.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum LandlockUnavailable {
+    /// Building or applying the ruleset failed.
+    #[error("Landlock not applied: {0}")]
+    Ruleset(#[from] landlock::RulesetError),
+    /// The kernel has no Landlock.
+    #[error("Landlock is not supported by this kernel; mounts alone confine the files")]
+    NotSupported,
+}
+
+/// Landlock, best effort. Returns the layer's name when it is in force, or
+/// why not (which the caller reports as a warning).
+pub(crate) fn landlock(spec: &SandboxSpec) -> Result<&'static str, LandlockUnavailable> {
     let abi = ABI::V5;
     let mut writable: Vec<PathBuf> = SCRATCH.iter().map(PathBuf::from).collect();
     writable.push(guest_home());
@@ -49,14 +60,11 @@ pub(crate) fn landlock(spec: &SandboxSpec) -> Result<&'static str, String> {
         .and_then(|r| r.add_rules(path_beneath_rules(["/"], AccessFs::ReadDir)))
         .and_then(|r| r.add_rules(path_beneath_rules(&readable, AccessFs::from_read(abi))))
         .and_then(|r| r.add_rules(path_beneath_rules(&writable, AccessFs::from_all(abi))))
-        .and_then(|r| r.restrict_self())
-        .map_err(|e| format!("Landlock not applied: {e}"))?;
+        .and_then(|r| r.restrict_self())?;
     match status.ruleset {
         RulesetStatus::FullyEnforced => Ok("landlock"),
         RulesetStatus::PartiallyEnforced => Ok("landlock(partial)"),
-        RulesetStatus::NotEnforced => {
-            Err("Landlock is not supported by this kernel; mounts alone confine the files".into())
-        }
+        RulesetStatus::NotEnforced => Err(LandlockUnavailable::NotSupported),
     }
 }
 

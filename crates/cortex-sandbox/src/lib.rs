@@ -198,7 +198,7 @@ pub fn enter(spec: &SandboxSpec) -> Result<Report, SandboxError> {
     sys::set_rlimit(libc::RLIMIT_CORE, 0).map_err(SandboxError::Confine)?;
     match confine::landlock(spec) {
         Ok(layer) => layers.push(layer),
-        Err(warning) => warnings.push(warning),
+        Err(warning) => warnings.push(warning.to_string()),
     }
     confine::drop_privileges().map_err(SandboxError::Confine)?;
     layers.push("no-new-privs");
