@@ -16,7 +16,7 @@ mod listen;
 mod serve;
 mod tool;
 
-pub use listen::{listen, tls_acceptor};
+pub use listen::{TlsSetupError, listen, tls_acceptor};
 pub use serve::{GuestConfig, MAX_REQUEST_BYTES, serve};
 
 /// Entry point of the `cortex-guest` binary (and `cortex guest`): serves

@@ -16,7 +16,7 @@ use rustls_pki_types::pem::PemObject;
 use rustls_pki_types::{CertificateDer, PrivateKeyDer};
 use serde::Deserialize;
 use std::net::SocketAddr;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
@@ -32,19 +32,50 @@ struct Hello {
     token: String,
 }
 
+/// Why [`tls_acceptor`] could not build an acceptor. `Display` is a message
+/// for the operator.
+#[derive(Debug, thiserror::Error)]
+pub enum TlsSetupError {
+    /// The certificate file is missing or is not a PEM certificate chain.
+    #[error("cannot read the certificate {}: {source}", path.display())]
+    Certificate {
+        /// The file given as the certificate.
+        path: PathBuf,
+        /// What reading it reported.
+        #[source]
+        source: rustls_pki_types::pem::Error,
+    },
+    /// The key file is missing or is not a PEM private key.
+    #[error("cannot read the key {}: {source}", path.display())]
+    Key {
+        /// The file given as the key.
+        path: PathBuf,
+        /// What reading it reported.
+        #[source]
+        source: rustls_pki_types::pem::Error,
+    },
+    /// rustls refused the pair (the key does not match, unsupported algorithm…).
+    #[error("bad certificate or key: {0}")]
+    Config(#[from] tokio_rustls::rustls::Error),
+}
+
 /// A TLS acceptor from a PEM certificate chain and private key.
-pub fn tls_acceptor(cert: &Path, key: &Path) -> Result<TlsAcceptor, String> {
+pub fn tls_acceptor(cert: &Path, key: &Path) -> Result<TlsAcceptor, TlsSetupError> {
     let chain = CertificateDer::pem_file_iter(cert)
         .and_then(|certs| certs.collect::<Result<Vec<_>, _>>())
-        .map_err(|e| format!("cannot read the certificate {}: {e}", cert.display()))?;
-    let key = PrivateKeyDer::from_pem_file(key)
-        .map_err(|e| format!("cannot read the key {}: {e}", key.display()))?;
+        .map_err(|source| TlsSetupError::Certificate {
+            path: cert.to_owned(),
+            source,
+        })?;
+    let key = PrivateKeyDer::from_pem_file(key).map_err(|source| TlsSetupError::Key {
+        path: key.to_owned(),
+        source,
+    })?;
     let config = tokio_rustls::rustls::ServerConfig::builder_with_provider(Arc::new(
         tokio_rustls::rustls::crypto::ring::default_provider(),
     ))
     .with_safe_default_protocol_versions()
-    .and_then(|b| b.with_no_client_auth().with_single_cert(chain, key))
-    .map_err(|e| format!("bad certificate or key: {e}"))?;
+    .and_then(|b| b.with_no_client_auth().with_single_cert(chain, key))?;
     Ok(TlsAcceptor::from(Arc::new(config)))
 }
 
