@@ -63,21 +63,47 @@ impl RemoteProvider {
     }
 }
 
-fn tls_connector(ca: &std::path::Path) -> Result<TlsConnector, String> {
+/// Why the CA file given for a remote guest cannot be used.
+#[derive(Debug, thiserror::Error)]
+enum CaError {
+    #[error("cannot read the CA {}: {source}", path.display())]
+    Read {
+        path: std::path::PathBuf,
+        source: rustls_pki_types::pem::Error,
+    },
+    #[error("bad CA {}: {source}", path.display())]
+    BadPem {
+        path: std::path::PathBuf,
+        source: rustls_pki_types::pem::Error,
+    },
+    #[error("bad CA {}: {source}", path.display())]
+    Rejected {
+        path: std::path::PathBuf,
+        source: tokio_rustls::rustls::Error,
+    },
+    #[error("{0}")]
+    Config(#[from] tokio_rustls::rustls::Error),
+}
+
+fn tls_connector(ca: &std::path::Path) -> Result<TlsConnector, CaError> {
     let mut roots = RootCertStore::empty();
-    for cert in CertificateDer::pem_file_iter(ca)
-        .map_err(|e| format!("cannot read the CA {}: {e}", ca.display()))?
-    {
-        let cert = cert.map_err(|e| format!("bad CA {}: {e}", ca.display()))?;
-        roots
-            .add(cert)
-            .map_err(|e| format!("bad CA {}: {e}", ca.display()))?;
+    for cert in CertificateDer::pem_file_iter(ca).map_err(|source| CaError::Read {
+        path: ca.to_owned(),
+        source,
+    })? {
+        let cert = cert.map_err(|source| CaError::BadPem {
+            path: ca.to_owned(),
+            source,
+        })?;
+        roots.add(cert).map_err(|source| CaError::Rejected {
+            path: ca.to_owned(),
+            source,
+        })?;
     }
     let config = ClientConfig::builder_with_provider(Arc::new(
         tokio_rustls::rustls::crypto::ring::default_provider(),
     ))
-    .with_safe_default_protocol_versions()
-    .map_err(|e| e.to_string())?
+    .with_safe_default_protocol_versions()?
     .with_root_certificates(roots)
     .with_no_client_auth();
     Ok(TlsConnector::from(Arc::new(config)))
@@ -102,7 +128,7 @@ impl GuestProvider for RemoteProvider {
         let guest = match &self.tls_ca {
             None => self.handshake(stream).await,
             Some(ca) => {
-                let connector = tls_connector(ca).map_err(start_error)?;
+                let connector = tls_connector(ca).map_err(|e| start_error(e.to_string()))?;
                 let host = self
                     .address
                     .rsplit_once(':')
