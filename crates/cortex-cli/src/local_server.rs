@@ -22,12 +22,9 @@ pub struct LocalServer {
     state: Arc<AppState>,
 }
 
-/// `$XDG_RUNTIME_DIR/cortex`, else a per-user folder in the temp dir; 0700.
+/// [`config::runtime_dir`], created with mode 0700.
 fn runtime_dir() -> anyhow::Result<PathBuf> {
-    let dir = match std::env::var_os("XDG_RUNTIME_DIR").filter(|v| !v.is_empty()) {
-        Some(dir) => PathBuf::from(dir).join("cortex"),
-        None => std::env::temp_dir().join(format!("cortex-{}", unsafe { libc::geteuid() })),
-    };
+    let dir = config::runtime_dir();
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
     std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700))
         .with_context(|| format!("cannot restrict {}", dir.display()))?;
@@ -50,6 +47,9 @@ impl LocalServer {
                 workspaces: Some(config::data_dir()?.join("workspaces")),
                 // `exec` works on the checkout unless told otherwise.
                 default_workspace: cortex_protocol::WorkspaceMode::InPlace,
+                harness_dirs: config::harness_dirs()?,
+                // The user at this terminal chose `--sandbox full-access`.
+                allow_full_access: true,
                 ..ServerConfig::default()
             },
         );

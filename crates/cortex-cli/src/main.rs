@@ -21,6 +21,7 @@ mod render;
 mod serve;
 mod session_args;
 mod sessions;
+mod tokens_cmd;
 mod tui;
 
 use clap::{Parser, Subcommand};
@@ -76,6 +77,15 @@ enum Command {
     #[command(after_help = "Examples:\n  cortex serve\n  \
         cortex serve --listen unix:/run/user/1000/cortex.sock --store postgres://cortex@localhost/cortex")]
     Serve(serve::ServeArgs),
+    /// The principals `cortex serve` accepts, each with its own token.
+    #[command(
+        after_help = "Examples:\n  cortex tokens add alice\n  cortex tokens list\n  \
+        cortex tokens revoke alice"
+    )]
+    Tokens {
+        #[command(subcommand)]
+        command: tokens_cmd::TokensCommand,
+    },
     /// The embedded local models.
     #[cfg(feature = "local")]
     #[command(
@@ -114,6 +124,7 @@ fn main() -> ExitCode {
     match cli.command {
         Some(Command::Completions { shell }) => finish(completions::completions::<Cli>(shell)),
         Some(Command::Man) => finish(completions::man::<Cli>()),
+        Some(Command::Tokens { command }) => finish(tokens_cmd::run(command)),
         other => run(other, cli.ui),
     }
 }
@@ -154,7 +165,9 @@ fn run(command: Option<Command>, ui: session_args::SessionArgs) -> ExitCode {
             Some(Command::Serve(args)) => serve::run(args).await,
             #[cfg(feature = "local")]
             Some(Command::Models { command }) => models_cmd::run(command).await,
-            Some(Command::Completions { .. } | Command::Man) => Ok(ExitCode::SUCCESS),
+            Some(Command::Completions { .. } | Command::Man | Command::Tokens { .. }) => {
+                Ok(ExitCode::SUCCESS)
+            }
         }
     });
     finish(result)

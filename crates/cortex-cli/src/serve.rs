@@ -1,9 +1,12 @@
 //! `cortex serve`: the session API, standalone.
 //!
 //! Tokens: `CORTEX_TOKEN`, else the token file (`$XDG_CONFIG_HOME/cortex/token`,
-//! created with mode 0600 and printed on first start). A non-loopback address
-//! is refused unless a token was given explicitly (the variable or an
-//! existing file), so a server is never exposed with a token nobody saw.
+//! created with mode 0600 and printed on first start), both acting as the
+//! principal `local`; and the named principals of `cortex tokens add`
+//! (`$XDG_CONFIG_HOME/cortex/tokens`, hashes only, re-read when it changes).
+//! A non-loopback address is refused unless a token was given explicitly
+//! (the variable or an existing file), so a server is never exposed with a
+//! token nobody saw. `full-access` sessions need `--allow-full-access`.
 
 use crate::config::{self, Config};
 use crate::guests::GuestChoice;
@@ -18,8 +21,8 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 
-/// The principal of the token `cortex serve` accepts.
-pub const LOCAL_PRINCIPAL: &str = "local";
+/// The principal of `CORTEX_TOKEN` and of the single token file.
+pub const LOCAL_PRINCIPAL: &str = cortex_server::tokens::RESERVED_PRINCIPAL;
 
 #[derive(Args)]
 pub struct ServeArgs {
@@ -39,6 +42,10 @@ pub struct ServeArgs {
     /// isolation), remote:HOST:PORT or docker:IMAGE.
     #[arg(long, default_value = "local")]
     guest: GuestChoice,
+    /// Accept sessions with `sandbox: full-access` (tools run unconfined on
+    /// this machine). Without it they are refused with 403.
+    #[arg(long)]
+    allow_full_access: bool,
 }
 
 enum Listen {
@@ -123,13 +130,17 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let providers = CliProviders::new(config, args.model, &args.guest)?;
     let state = AppState::new(
         store,
-        Tokens::new().with(token, LOCAL_PRINCIPAL),
+        Tokens::new()
+            .with(token, LOCAL_PRINCIPAL)
+            .with_file(crate::tokens_cmd::tokens_path()?),
         Arc::new(providers),
         ServerConfig {
             // API sessions work on an isolated copy unless they ask for the
             // checkout itself.
             workspaces: Some(config::data_dir()?.join("workspaces")),
             default_workspace: cortex_protocol::WorkspaceMode::Copy,
+            harness_dirs: config::harness_dirs()?,
+            allow_full_access: args.allow_full_access,
             ..ServerConfig::default()
         },
     );
