@@ -213,6 +213,14 @@ pub fn runtime_dir() -> PathBuf {
     }
 }
 
+/// The named tokens of `cortex tokens`, which `cortex serve` reads.
+pub fn tokens_path() -> anyhow::Result<PathBuf> {
+    Ok(config_path()?
+        .parent()
+        .context("the config file has no folder")?
+        .join("tokens"))
+}
+
 /// Cortex's own folders, which no session's repository may contain or sit
 /// inside: config (tokens), data (the store, models, guest homes) and
 /// runtime (API sockets).

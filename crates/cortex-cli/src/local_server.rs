@@ -6,9 +6,10 @@
 use crate::config::{self, Config};
 use crate::guests::GuestChoice;
 use crate::providers::CliProviders;
-use crate::serve::{LOCAL_PRINCIPAL, bind_unix, new_token};
+use crate::serve::{LOCAL_PRINCIPAL, bind_unix};
 use anyhow::Context;
 use cortex_client::{Client, Endpoint};
+use cortex_server::tokens::new_token;
 use cortex_server::{AppState, ServerConfig, Tokens};
 use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;
@@ -38,7 +39,7 @@ impl LocalServer {
         let config = Config::load()?;
         let store = config::open_store().await?;
         let providers = CliProviders::new(config, model, guest)?;
-        let token = new_token()?;
+        let token = new_token().context("cannot make a token")?;
         let state = AppState::new(
             store,
             Tokens::new().with(token.clone(), LOCAL_PRINCIPAL),

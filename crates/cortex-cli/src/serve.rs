@@ -13,6 +13,7 @@ use crate::guests::GuestChoice;
 use crate::providers::CliProviders;
 use anyhow::{Context, bail};
 use clap::Args;
+use cortex_server::tokens::new_token;
 use cortex_server::{AppState, ServerConfig, Tokens};
 use std::io::Write;
 use std::net::SocketAddr;
@@ -93,7 +94,7 @@ fn token(may_create: bool) -> anyhow::Result<(String, bool)> {
             path.display()
         );
     }
-    let token = new_token()?;
+    let token = new_token().context("cannot make a token")?;
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent)
             .with_context(|| format!("cannot create {}", parent.display()))?;
@@ -110,14 +111,6 @@ fn token(may_create: bool) -> anyhow::Result<(String, bool)> {
     Ok((token, false))
 }
 
-/// 32 random bytes, hex.
-pub fn new_token() -> anyhow::Result<String> {
-    let mut bytes = [0u8; 32];
-    let mut urandom = std::fs::File::open("/dev/urandom").context("cannot open /dev/urandom")?;
-    std::io::Read::read_exact(&mut urandom, &mut bytes).context("cannot read /dev/urandom")?;
-    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
-}
-
 pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let listen = parse_listen(&args.listen)?;
     let loopback = match &listen {
@@ -132,7 +125,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         store,
         Tokens::new()
             .with(token, LOCAL_PRINCIPAL)
-            .with_file(crate::tokens_cmd::tokens_path()?),
+            .with_file(config::tokens_path()?),
         Arc::new(providers),
         ServerConfig {
             // API sessions work on an isolated copy unless they ask for the

@@ -6,12 +6,10 @@
 //! once, by `add`. A running server re-reads the file when it changes, so
 //! `revoke` takes effect at once.
 
-use crate::config;
-use crate::serve::new_token;
-use anyhow::{Context, bail};
+use crate::config::tokens_path;
+use anyhow::bail;
 use clap::Subcommand;
-use cortex_server::tokens::{add_entry, read_entries, revoke_entry};
-use std::path::PathBuf;
+use cortex_server::tokens::{add_entry, new_token, read_entries, revoke_entry};
 use std::process::ExitCode;
 
 #[derive(Subcommand)]
@@ -32,14 +30,6 @@ pub enum TokensCommand {
         /// The principal whose token to revoke.
         name: String,
     },
-}
-
-/// The token file `cortex serve` reads.
-pub fn tokens_path() -> anyhow::Result<PathBuf> {
-    Ok(config::config_path()?
-        .parent()
-        .context("the config file has no folder")?
-        .join("tokens"))
 }
 
 pub fn run(command: TokensCommand) -> anyhow::Result<ExitCode> {

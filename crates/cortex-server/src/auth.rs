@@ -1,16 +1,13 @@
-//! A request's [`Principal`]: who it acts as, from its bearer token (see
-//! [`crate::tokens`]). Sessions belong to the principal that created them.
+//! A request's [`Principal`], from its bearer token (see [`crate::tokens`]).
+//! Sessions belong to the principal that created them.
 
 use crate::error::ApiError;
 use crate::state::AppState;
+pub use crate::tokens::Principal;
 use axum::extract::FromRequestParts;
 use axum::http::header;
 use axum::http::request::Parts;
 use std::sync::Arc;
-
-/// Who a request acts as.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Principal(pub String);
 
 impl FromRequestParts<Arc<AppState>> for Principal {
     type Rejection = ApiError;
@@ -32,7 +29,6 @@ impl FromRequestParts<Arc<AppState>> for Principal {
         state
             .tokens
             .principal(token)
-            .map(Principal)
             .ok_or_else(ApiError::unauthorized)
     }
 }

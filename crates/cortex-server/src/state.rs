@@ -2,10 +2,9 @@
 //! of live sessions (one actor each).
 
 use crate::actor::ActorHandle;
-use crate::auth::Principal;
 use crate::error::ApiError;
 use crate::factory::{ModelChoice, ProviderFactory, Providers};
-use crate::tokens::Tokens;
+use crate::tokens::{Principal, Tokens};
 use axum::http::StatusCode;
 use cortex_api::SessionView;
 use cortex_core::{HarnessDirs, Session, SessionConfig, Timeline};

@@ -18,6 +18,10 @@ type Hash = [u8; 32];
 /// Principals by token hash.
 type Entries = Vec<(Hash, String)>;
 
+/// Who a request acts as: the principal its bearer token names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Principal(pub String);
+
 /// The principal reserved for the token of `CORTEX_TOKEN` or the single
 /// `token` file (and the CLI's private in-process server).
 pub const RESERVED_PRINCIPAL: &str = "local";
@@ -103,7 +107,7 @@ impl Tokens {
     }
 
     /// The principal `token` acts as, if any.
-    pub(crate) fn principal(&self, token: &str) -> Option<String> {
+    pub(crate) fn principal(&self, token: &str) -> Option<Principal> {
         let presented = hash(token);
         let from_file = self.file.as_ref().map(|f| f.current()).unwrap_or_default();
         // Compare with every entry in full so the time taken does not tell
@@ -111,7 +115,7 @@ impl Tokens {
         let mut found = None;
         for (known, principal) in self.fixed.iter().chain(from_file.iter()) {
             if constant_time_eq(known, &presented) {
-                found = Some(principal.clone());
+                found = Some(Principal(principal.clone()));
             }
         }
         found
@@ -146,6 +150,13 @@ fn stamp(path: &Path) -> Option<FileStamp> {
         modified_nanos: meta.mtime_nsec(),
         len: meta.len(),
     })
+}
+
+/// A new token: 32 random bytes from the kernel, hex.
+pub fn new_token() -> std::io::Result<String> {
+    let mut bytes = [0u8; 32];
+    std::io::Read::read_exact(&mut std::fs::File::open("/dev/urandom")?, &mut bytes)?;
+    Ok(hex(&bytes))
 }
 
 fn hash(token: &str) -> Hash {
@@ -287,8 +298,8 @@ mod tests {
             .with("t-alice", "alice")
             .with("t-bob", "bob")
             .with("", "x");
-        assert_eq!(tokens.principal("t-alice").as_deref(), Some("alice"));
-        assert_eq!(tokens.principal("t-bob").as_deref(), Some("bob"));
+        assert_eq!(tokens.principal("t-alice"), Some(Principal("alice".into())));
+        assert_eq!(tokens.principal("t-bob"), Some(Principal("bob".into())));
         assert_eq!(tokens.principal("t-alic"), None);
         assert_eq!(tokens.principal(""), None);
     }
@@ -310,8 +321,8 @@ mod tests {
             std::fs::metadata(&path).expect("meta").mode() & 0o777,
             0o600
         );
-        assert_eq!(tokens.principal("t-carol").as_deref(), Some("carol"));
-        assert_eq!(tokens.principal("t-dave").as_deref(), Some("dave"));
+        assert_eq!(tokens.principal("t-carol"), Some(Principal("carol".into())));
+        assert_eq!(tokens.principal("t-dave"), Some(Principal("dave".into())));
         assert!(matches!(
             add_entry(&path, "carol", "other"),
             Err(TokenFileError::Exists(_))
@@ -319,8 +330,8 @@ mod tests {
         assert!(revoke_entry(&path, "carol").expect("revoke"));
         assert!(!revoke_entry(&path, "carol").expect("revoke twice"));
         assert_eq!(tokens.principal("t-carol"), None, "revoked");
-        assert_eq!(tokens.principal("t-dave").as_deref(), Some("dave"));
-        assert_eq!(tokens.principal("t-local").as_deref(), Some("local"));
+        assert_eq!(tokens.principal("t-dave"), Some(Principal("dave".into())));
+        assert_eq!(tokens.principal("t-local"), Some(Principal("local".into())));
         let names: Vec<String> = read_entries(&path)
             .expect("entries")
             .into_iter()
