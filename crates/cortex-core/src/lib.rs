@@ -50,7 +50,9 @@ pub use prompt::system_prompt;
 pub use session::{Session, SessionConfig, TurnOutcome};
 pub use stop_rule::StopRuleState;
 pub use timeline::{Published, Timeline};
-pub use workspace::{clone_into, clone_url, is_git_url, materialise_copy};
+pub use workspace::{
+    CopyFailure, WorkspaceError, clone_into, clone_url, is_git_url, materialise_copy,
+};
 
 /// A new unique id, time-ordered so listings sort naturally.
 pub(crate) fn new_id() -> String {

@@ -1,6 +1,7 @@
 //! The turn loop: request → stream → dispatch, until the model answers
 //! without a tool call, Stop, or the stop rule.
 
+use crate::attach::Readiness;
 use crate::dispatch::{DispatchEnd, STOPPED_BY_USER};
 use crate::verify::VERIFY_ANSWER;
 use crate::{CoreError, Session, StopRuleState, TurnOutcome, new_id, system_prompt};
@@ -111,7 +112,7 @@ impl Session {
             reason: STOPPED_BY_USER.to_owned(),
         };
         // Attach before the first command: never a model request first.
-        if let Err(error) = self.ensure_attached(turn, cancel).await? {
+        if let Readiness::NotReady(error) = self.ensure_attached(turn, cancel).await? {
             if cancel.is_cancelled() {
                 return Ok(stopped());
             }

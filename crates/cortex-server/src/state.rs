@@ -231,8 +231,12 @@ impl AppState {
         })
         .await
         .map_err(|e| ApiError::internal(format!("the clone did not finish: {e}")))?
-        .map_err(|message| {
-            ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "bad_repository", message)
+        .map_err(|e| {
+            ApiError::new(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "bad_repository",
+                e.to_string(),
+            )
         })
     }
 
