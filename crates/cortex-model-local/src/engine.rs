@@ -362,10 +362,7 @@ impl<'m> Session<'m> {
         let id = self.disk_id.clone().unwrap_or_else(KvStore::new_id);
         let tokens: Vec<i32> = self.cached.iter().map(|t| t.0).collect();
         let t0 = Instant::now();
-        let saved = store.save(&id, &tokens, |path| {
-            ctx.state_save_file(path, &self.cached)
-                .map_err(|e| e.to_string())
-        });
+        let saved = store.save(&id, &tokens, |path| ctx.state_save_file(path, &self.cached));
         match saved {
             Ok(()) => tracing::info!(
                 tokens = tokens.len(),
