@@ -102,9 +102,7 @@ pub async fn connect(
     match server {
         Some(url) => {
             let endpoint = Endpoint::parse(url)?;
-            let token = std::env::var("CORTEX_TOKEN")
-                .ok()
-                .filter(|t| !t.is_empty())
+            let token = crate::secrets::secret("CORTEX_TOKEN")
                 .context("--server needs the server's token in CORTEX_TOKEN")?;
             Ok((Client::new(endpoint, token), None))
         }

@@ -18,6 +18,7 @@ mod models_cmd;
 mod plan_cmd;
 mod providers;
 mod render;
+mod secrets;
 mod serve;
 mod session_args;
 mod sessions;
@@ -120,6 +121,18 @@ fn main() -> ExitCode {
         let args: Vec<String> = argv.map(|a| a.to_string_lossy().into_owned()).collect();
         return cortex_guest::main_entry(args);
     }
+    // The names a config file gives provider keys; a broken file is
+    // reported later, where it is read for real.
+    let configured: Vec<String> = config::Config::load()
+        .map(|c| {
+            [c.openai.api_key_env, c.anthropic.api_key_env]
+                .into_iter()
+                .flatten()
+                .collect()
+        })
+        .unwrap_or_default();
+    // SAFETY: nothing has started a thread yet (the runtime is built later).
+    unsafe { secrets::take(&configured) };
     let cli = Cli::parse();
     match cli.command {
         Some(Command::Completions { shell }) => finish(completions::completions::<Cli>(shell)),

@@ -77,7 +77,7 @@ pub fn token_path() -> anyhow::Result<PathBuf> {
 
 /// The token and whether it was given (not made up just now).
 fn token(may_create: bool) -> anyhow::Result<(String, bool)> {
-    if let Some(token) = std::env::var("CORTEX_TOKEN").ok().filter(|t| !t.is_empty()) {
+    if let Some(token) = crate::secrets::secret("CORTEX_TOKEN") {
         return Ok((token, true));
     }
     let path = token_path()?;
