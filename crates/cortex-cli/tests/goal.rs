@@ -151,8 +151,12 @@ fn a_goal_survives_kill_9_of_exec_and_resume_goal_completes_it() {
     let _ = child.wait();
     let session = seen[0]["session_id"].as_str().expect("id").to_owned();
 
+    // Call ids of its own: the session refuses one it has already run.
+    let mut calls = [write("c.txt"), complete()];
+    calls[0]["id"] = json!("resumed-0");
+    calls[1]["id"] = json!("resumed-1");
     let script = env.script(json!({"responses": [
-        {"tool_calls": [write("c.txt"), complete()]},
+        {"tool_calls": calls},
         {"text": "Done."}
     ]}));
     let mut cmd = env.command();
@@ -172,7 +176,9 @@ fn a_goal_survives_kill_9_of_exec_and_resume_goal_completes_it() {
 
     // Nothing is left to resume.
     let mut cmd = env.command();
-    cmd.args(["exec", "--session", &session, "--resume-goal"]);
+    cmd.args(["exec", "--session", &session, "--resume-goal"])
+        .arg("--model")
+        .arg(format!("scripted:{}", script.display()));
     let out = run(cmd);
     assert!(!out.status.success());
     let stderr = String::from_utf8_lossy(&out.stderr);

@@ -410,10 +410,11 @@ async fn a_goal_survives_kill_9_of_the_server_paused_as_interrupted_and_resumes(
     let second = env.script(
         "goal-2.json",
         json!({"responses": [
+            // Call ids of its own: the session refuses one it has already run.
             {"tool_calls": [
-                {"name": "write_file", "arguments": {"path": "b.txt", "content": "b\n"}},
-                {"name": "write_file", "arguments": {"path": "c.txt", "content": "c\n"}},
-                {"name": "goal", "arguments": {"steps": steps([true, true]), "complete": true,
+                {"id": "r0", "name": "write_file", "arguments": {"path": "b.txt", "content": "b\n"}},
+                {"id": "r1", "name": "write_file", "arguments": {"path": "c.txt", "content": "c\n"}},
+                {"id": "r2", "name": "goal", "arguments": {"steps": steps([true, true]), "complete": true,
                     "evidence": "both files written"}}
             ]},
             {"text": "Done."}
@@ -464,6 +465,15 @@ async fn a_goal_survives_kill_9_of_the_server_paused_as_interrupted_and_resumes(
     assert_eq!(continuation["type"], "turn.started");
     let prompt = continuation["payload"]["message"].as_str().expect("prompt");
     assert!(prompt.contains("[ ] write b.txt"), "{prompt}");
+    let results: Vec<&Value> = events[resumed..]
+        .iter()
+        .filter(|e| e["type"] == "tool.result")
+        .collect();
+    assert_eq!(results.len(), 3);
+    assert!(
+        results.iter().all(|e| e["payload"]["status"] == "ok"),
+        "{results:#?}"
+    );
     let (_, shown) = server.send(reqwest::Method::GET, &goal, None).await;
     assert_eq!(shown["status"], "complete", "{shown}");
     assert_eq!(shown["evidence"], "both files written");
