@@ -162,6 +162,9 @@ async fn run(steps: usize) -> Run {
     let mut completed = false;
     while let Some(event) = events.next().await {
         let kind = event.expect("event").kind;
+        if std::env::var_os("BENCH_GOAL_TRACE").is_some() {
+            eprintln!("{}", kind.type_name());
+        }
         completed |= matches!(kind, EventKind::GoalCompleted { .. });
         if matches!(kind, EventKind::GoalPaused { .. }) {
             panic!("the goal paused");
@@ -170,6 +173,8 @@ async fn run(steps: usize) -> Run {
             break;
         }
     }
+    // The open event stream would hold the graceful shutdown.
+    drop(events);
     state.close_all().await;
     let _ = stop.send(());
     let _ = server.await;
