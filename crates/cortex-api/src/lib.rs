@@ -5,7 +5,7 @@
 //!   session resource, creating and listing), [`turns`] (a turn, Stop),
 //!   [`control`] (mode and compaction between turns), [`events`] (the
 //!   timeline over Server-Sent Events), [`plan`] (the verdict on a proposed
-//!   plan), [`meta`] (health);
+//!   plan), [`goals`] (the session's long-horizon goal), [`meta`] (health);
 //! - [`error`]: the body of every error answer;
 //! - every body derives `utoipa::ToSchema` and the protocol types it holds
 //!   (`Mode`, `StopRule`, the sandbox settings, `CompactionKept`) derive it
@@ -19,6 +19,7 @@
 pub mod control;
 pub mod error;
 pub mod events;
+pub mod goals;
 pub mod meta;
 pub mod plan;
 pub mod sessions;
@@ -27,6 +28,7 @@ pub mod turns;
 pub use control::{CompactAnswer, SetMode};
 pub use error::{ErrorBody, ErrorDetail};
 pub use events::EventsQuery;
+pub use goals::{GoalAnswer, GoalSummary, GoalView, SetGoal};
 pub use meta::Health;
 pub use plan::RejectPlan;
 pub use sessions::{CreateSession, ListQuery, SandboxRequest, SessionPage, SessionView};

@@ -1,5 +1,6 @@
 //! `/v1/sessions`: the session resource, creating one, listing the caller's.
 
+use crate::goals::GoalSummary;
 use cortex_protocol::{
     Mode, NetworkPolicy, Sandbox, SandboxPolicy, SessionId, StopRule, TurnId, WorkspaceMode,
 };
@@ -72,6 +73,11 @@ pub struct SessionView {
     /// The turn running now, if any (in this server process).
     #[schema(value_type = Option<String>)]
     pub running_turn: Option<TurnId>,
+    /// The session's goal (`Goal · done/total` beside the mode); absent
+    /// without one. In `GET /v1/sessions` lists, only for sessions open in
+    /// this server.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub goal: Option<GoalSummary>,
 }
 
 /// `GET /v1/sessions`: one page of the caller's sessions, newest first.

@@ -8,24 +8,28 @@ use crate::session_args::{SessionArgs, api_error, open};
 use anyhow::{Context, bail};
 use clap::Args;
 use cortex_client::Client;
-use cortex_protocol::{EventKind, SessionId, TurnId};
+use cortex_protocol::{Event, EventKind, SessionId, TurnId};
 use std::process::ExitCode;
 
 #[derive(Args)]
 pub struct ExecArgs {
     #[command(flatten)]
-    session: SessionArgs,
+    pub(crate) session: SessionArgs,
     /// Print every timeline event as one JSON line.
     #[arg(long)]
-    json: bool,
-    /// What to ask.
-    prompt: String,
+    pub(crate) json: bool,
+    #[command(flatten)]
+    pub(crate) goal_flags: crate::exec_goal::GoalFlags,
+    /// What to ask (not with --goal or --resume-goal).
+    #[arg(required_unless_present_any = ["goal", "resume_goal"], conflicts_with_all = ["goal", "goal_turns", "resume_goal"])]
+    prompt: Option<String>,
 }
 
 /// How many times a dropped event stream is reopened before giving up.
 const RECONNECTS: u32 = 5;
 
-/// Exit codes: 0 completed, 1 failed, 130 stopped.
+/// Exit codes: 0 completed, 1 failed, 130 stopped (for a goal, see
+/// `exec_goal`).
 pub async fn run(args: ExecArgs) -> anyhow::Result<ExitCode> {
     let session = &args.session;
     let (client, local) = local_server::connect(
@@ -34,14 +38,22 @@ pub async fn run(args: ExecArgs) -> anyhow::Result<ExitCode> {
         &session.guest,
     )
     .await?;
-    let result = run_turn(&client, &args, local.is_some()).await;
+    let result = match &args.prompt {
+        Some(prompt) => run_turn(&client, &args, prompt, local.is_some()).await,
+        None => crate::exec_goal::run(&client, &args, local.is_some()).await,
+    };
     if let Some(local) = local {
         local.stop().await;
     }
     result
 }
 
-async fn run_turn(client: &Client, args: &ExecArgs, local: bool) -> anyhow::Result<ExitCode> {
+async fn run_turn(
+    client: &Client,
+    args: &ExecArgs,
+    prompt: &str,
+    local: bool,
+) -> anyhow::Result<ExitCode> {
     let opened = open(client, &args.session, local).await?;
     let (id, after) = (opened.id, opened.last_seq);
 
@@ -53,7 +65,7 @@ async fn run_turn(client: &Client, args: &ExecArgs, local: bool) -> anyhow::Resu
     // Subscribed before the turn starts: nothing of it can be missed.
     let events = client.events(&id, after).await?;
     let turn = client
-        .start_turn(&id, &args.prompt)
+        .start_turn(&id, prompt)
         .await
         .map_err(api_error)?
         .turn_id;
@@ -96,7 +108,7 @@ fn plan_hint(id: &SessionId, version: u32, json: bool) {
 /// First Ctrl-C stops the turn cleanly; a second exits at once. A SIGINT
 /// within [`SAME_INTERRUPT`] of the first is that one delivered again: GNU
 /// `timeout` signals the command and then its whole process group.
-async fn watch_interrupts(client: Client, id: SessionId) {
+pub(crate) async fn watch_interrupts(client: Client, id: SessionId) {
     if tokio::signal::ctrl_c().await.is_err() {
         return;
     }
@@ -130,18 +142,44 @@ pub(crate) struct TurnEnd {
 
 /// Print events after `after` until the end of `turn`; returns that end.
 /// Events of earlier turns (a resumed session's interrupted turn being
-/// closed) print too. A dropped stream is reopened where it stopped, so
-/// nothing is missed or printed twice.
+/// closed) print too.
 pub(crate) async fn follow_turn(
+    client: &Client,
+    id: &SessionId,
+    after: u64,
+    events: cortex_client::EventStream,
+    turn: &TurnId,
+    renderer: Box<dyn Render>,
+) -> anyhow::Result<TurnEnd> {
+    let mut plan = None;
+    let end = follow(client, id, after, events, renderer, |event| {
+        if event.turn_id.as_ref() != Some(turn) {
+            return false;
+        }
+        if let EventKind::PlanProposed { version, .. } = &event.kind {
+            plan = Some(*version);
+        }
+        event.kind.ends_turn()
+    })
+    .await?;
+    Ok(TurnEnd {
+        kind: end.kind,
+        plan,
+    })
+}
+
+/// Print events after `after` until `until` says one is the last; returns
+/// that one. A dropped stream is reopened where it stopped, so nothing is
+/// missed or printed twice.
+pub(crate) async fn follow(
     client: &Client,
     id: &SessionId,
     mut after: u64,
     mut events: cortex_client::EventStream,
-    turn: &TurnId,
     mut renderer: Box<dyn Render>,
-) -> anyhow::Result<TurnEnd> {
+    mut until: impl FnMut(&Event) -> bool,
+) -> anyhow::Result<Event> {
     let mut reconnects = 0;
-    let mut plan = None;
     loop {
         match events.next().await {
             Some(Ok(event)) => {
@@ -150,17 +188,8 @@ pub(crate) async fn follow_turn(
                 }
                 after = event.seq;
                 renderer.event(&event);
-                if event.turn_id.as_ref() != Some(turn) {
-                    continue;
-                }
-                if let EventKind::PlanProposed { version, .. } = &event.kind {
-                    plan = Some(*version);
-                }
-                if event.kind.ends_turn() {
-                    return Ok(TurnEnd {
-                        kind: event.kind,
-                        plan,
-                    });
+                if until(&event) {
+                    return Ok(event);
                 }
             }
             Some(Err(e)) if reconnects >= RECONNECTS => {

@@ -9,6 +9,7 @@
 mod completions;
 mod config;
 mod exec;
+mod exec_goal;
 mod guests;
 mod json_out;
 mod local_server;
@@ -18,6 +19,7 @@ mod models_cmd;
 mod plan_cmd;
 mod providers;
 mod render;
+mod render_goal;
 mod secrets;
 mod serve;
 mod session_args;

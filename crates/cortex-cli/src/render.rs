@@ -8,6 +8,7 @@
 //! a one-line field) before it is written; only this file's own glyphs reach
 //! the terminal as they are. `--json` output is exact (see [`crate::json_out`]).
 
+use crate::render_goal::GoalLines;
 use cortex_model::meter::MeterTotals;
 use cortex_protocol::{Event, EventKind, ToolStatus};
 use cortex_term::{sanitize, sanitize_line};
@@ -40,6 +41,8 @@ pub struct Human {
     /// Summed from the `usage` events (which carry cached tokens and the
     /// estimated cost), so the summary is the same through any server.
     totals: MeterTotals,
+    /// The goal's chip and lines.
+    goal: GoalLines,
 }
 
 impl Human {
@@ -47,6 +50,14 @@ impl Human {
         Human {
             at_line_start: true,
             ..Default::default()
+        }
+    }
+
+    /// Human output for a session that may already have a goal.
+    pub fn with_goal(goal: GoalLines) -> Self {
+        Human {
+            goal,
+            ..Human::new()
         }
     }
 
@@ -67,6 +78,11 @@ impl Human {
 impl Render for Human {
     fn event(&mut self, event: &Event) {
         let mut out = std::io::stdout().lock();
+        if let Some(line) = self.goal.line(&event.kind) {
+            self.end_text(&mut out);
+            let _ = out.flush();
+            eprintln!("{line}");
+        }
         match &event.kind {
             EventKind::SessionCreated {
                 repository,

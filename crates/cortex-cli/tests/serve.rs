@@ -559,3 +559,120 @@ async fn full_access_needs_the_servers_consent_and_cortex_folders_are_never_a_re
         "{stderr}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_goal_survives_kill_9_of_the_server_paused_as_interrupted_and_resumes() {
+    let env = Env::new();
+    let steps = |done: [bool; 2]| json!([{"title": "write b.txt", "done": done[0]}, {"title": "write c.txt", "done": done[1]}]);
+    let first = env.script(
+        "goal-1.json",
+        json!({"responses": [
+            {"tool_calls": [{"name": "goal", "arguments": {"steps": steps([false, false])}}]},
+            {"text": "Planned."},
+            {"text": "working very hard", "hang": true}
+        ]}),
+    );
+    let server = env.serve("127.0.0.1:0", &first, Some(TOKEN));
+    let (status, session) = server
+        .send(
+            reqwest::Method::POST,
+            "/v1/sessions",
+            Some(json!({"repository": env.repo.path()})),
+        )
+        .await;
+    assert_eq!(status, 201, "{session}");
+    let id = session["id"].as_str().expect("id").to_owned();
+    let goal = format!("/v1/sessions/{id}/goal");
+    let (status, answer) = server
+        .send(
+            reqwest::Method::PUT,
+            &goal,
+            Some(json!({"objective": "write b.txt and c.txt"})),
+        )
+        .await;
+    assert_eq!(status, 200, "{answer}");
+    // Killed in the middle of the goal's first continuation turn.
+    server
+        .events_until(&id, |e| {
+            e["type"] == "message.delta"
+                && e["payload"]["text"]
+                    .as_str()
+                    .is_some_and(|t| t.contains("hard"))
+        })
+        .await;
+    let mut server = server;
+    server.child.kill().expect("SIGKILL");
+    server.child.wait().expect("reaped");
+    drop(server);
+
+    let second = env.script(
+        "goal-2.json",
+        json!({"responses": [
+            // Call ids of its own: the session refuses one it has already run.
+            {"tool_calls": [
+                {"id": "r0", "name": "write_file", "arguments": {"path": "b.txt", "content": "b\n"}},
+                {"id": "r1", "name": "write_file", "arguments": {"path": "c.txt", "content": "c\n"}},
+                {"id": "r2", "name": "goal", "arguments": {"steps": steps([true, true]), "complete": true,
+                    "evidence": "both files written"}}
+            ]},
+            {"text": "Done."}
+        ]}),
+    );
+    let server = env.serve("127.0.0.1:0", &second, Some(TOKEN));
+    let (status, shown) = server.send(reqwest::Method::GET, &goal, None).await;
+    assert_eq!(status, 200, "{shown}");
+    assert_eq!(shown["status"], "paused", "{shown}");
+    assert_eq!(shown["paused"], "interrupted");
+    assert_eq!(shown["chip"], "Goal · 0/2");
+    let (_, view) = server
+        .send(reqwest::Method::GET, &format!("/v1/sessions/{id}"), None)
+        .await;
+    assert_eq!(
+        view["goal"],
+        json!({"objective": "write b.txt and c.txt", "done": 0, "total": 2, "status": "paused"})
+    );
+
+    let (status, resumed) = server
+        .send(reqwest::Method::POST, &format!("{goal}/resume"), None)
+        .await;
+    assert_eq!(status, 202, "{resumed}");
+    let completed = std::sync::atomic::AtomicBool::new(false);
+    let events = server
+        .events_until(&id, |e| {
+            if e["type"] == "goal.completed" {
+                completed.store(true, std::sync::atomic::Ordering::Relaxed);
+            }
+            completed.load(std::sync::atomic::Ordering::Relaxed) && e["type"] == "turn.completed"
+        })
+        .await;
+    let kinds: Vec<&str> = events.iter().filter_map(|e| e["type"].as_str()).collect();
+    let failed = kinds
+        .iter()
+        .position(|k| *k == "turn.failed")
+        .expect("turn.failed");
+    let paused = kinds
+        .iter()
+        .position(|k| *k == "goal.paused")
+        .expect("goal.paused");
+    let resumed = kinds
+        .iter()
+        .position(|k| *k == "goal.resumed")
+        .expect("goal.resumed");
+    assert!(failed < paused && paused < resumed, "{kinds:?}");
+    let continuation = &events[resumed + 1];
+    assert_eq!(continuation["type"], "turn.started");
+    let prompt = continuation["payload"]["message"].as_str().expect("prompt");
+    assert!(prompt.contains("[ ] write b.txt"), "{prompt}");
+    let results: Vec<&Value> = events[resumed..]
+        .iter()
+        .filter(|e| e["type"] == "tool.result")
+        .collect();
+    assert_eq!(results.len(), 3);
+    assert!(
+        results.iter().all(|e| e["payload"]["status"] == "ok"),
+        "{results:#?}"
+    );
+    let (_, shown) = server.send(reqwest::Method::GET, &goal, None).await;
+    assert_eq!(shown["status"], "complete", "{shown}");
+    assert_eq!(shown["evidence"], "both files written");
+}

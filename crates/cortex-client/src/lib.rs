@@ -10,10 +10,14 @@
 
 mod conn;
 mod error;
+mod goals;
 mod sse;
 mod wire;
 
-pub use cortex_api::{CompactAnswer, SessionPage, SessionView, StopAnswer, TurnCreated};
+pub use cortex_api::{
+    CompactAnswer, GoalAnswer, GoalSummary, GoalView, SessionPage, SessionView, StopAnswer,
+    TurnCreated,
+};
 pub use error::ClientError;
 pub use sse::EventStream;
 
@@ -129,7 +133,8 @@ impl Client {
         if !status.is_success() {
             return Err(ClientError::from_answer(status.as_u16(), &bytes));
         }
-        let bytes = if status == StatusCode::NO_CONTENT {
+        // No body (204, or a 202 without one) reads as `null`.
+        let bytes = if status == StatusCode::NO_CONTENT || bytes.is_empty() {
             Bytes::from_static(b"null")
         } else {
             bytes

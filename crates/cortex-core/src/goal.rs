@@ -8,7 +8,7 @@
 //! to continue after a turn is [`crate::continuation`]'s.
 
 use crate::dispatch::Answer;
-use crate::{CoreError, Session};
+use crate::{CoreError, Session, Timeline};
 use cortex_protocol::{
     Event, EventKind, Goal, GoalArgs, GoalBudget, GoalStatus, GoalStep, PauseReason, TurnId,
     parse_rfc3339_ms,
@@ -81,6 +81,31 @@ impl GoalFold {
             _ => {}
         }
     }
+}
+
+/// The goal as a session's stored events leave it, counters included (for
+/// a session that is not open in this process).
+pub fn stored_goal(events: &[Event]) -> Option<Goal> {
+    let mut fold = GoalFold::default();
+    for event in events {
+        fold.apply(event);
+    }
+    fold.goal
+}
+
+/// Pause as interrupted the goal a dead process left active, without
+/// opening the session (a server's start-up, beside failing the turn it
+/// left running). Returns whether there was one to pause.
+pub async fn pause_interrupted_goal(timeline: &Timeline) -> Result<bool, CoreError> {
+    let events = timeline.store().events(timeline.session(), 0).await?;
+    if !stored_goal(&events).is_some_and(|g| g.is_active()) {
+        return Ok(false);
+    }
+    let reason = PauseReason::Interrupted;
+    timeline
+        .emit(None, EventKind::GoalPaused { reason })
+        .await?;
+    Ok(true)
 }
 
 /// Fold one `goal.*` event into the goal.

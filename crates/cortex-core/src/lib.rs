@@ -42,7 +42,7 @@ pub use attach::{SETUP_SCRIPT, SETUP_TIMEOUT};
 pub use compaction::{CompactError, CompactionConfig, CompactionReport};
 pub use continuation::STALL_TURNS;
 pub use error::CoreError;
-pub use goal::GoalError;
+pub use goal::{GoalError, pause_interrupted_goal, stored_goal};
 pub use harness_dirs::{HarnessDirs, HarnessFolderError};
 pub use history::Rebuilt;
 pub use plans::{PlanError, PlanStatus, PlanVersion};

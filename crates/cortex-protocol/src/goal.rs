@@ -8,6 +8,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// One step of a goal.
+#[cfg_attr(feature = "utoipa", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GoalStep {
@@ -16,6 +17,7 @@ pub struct GoalStep {
     pub done: bool,
 }
 
+#[cfg_attr(feature = "utoipa", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum GoalStatus {
@@ -38,6 +40,7 @@ impl GoalStatus {
 }
 
 /// Why a goal paused.
+#[cfg_attr(feature = "utoipa", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum PauseReason {
@@ -70,6 +73,7 @@ impl PauseReason {
 
 /// Limits after which an active goal pauses (reason `budget`); each is
 /// optional.
+#[cfg_attr(feature = "utoipa", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct GoalBudget {
@@ -82,6 +86,7 @@ pub struct GoalBudget {
 }
 
 /// What a goal has used so far.
+#[cfg_attr(feature = "utoipa", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct GoalSpent {
     pub turns: u32,
@@ -146,8 +151,13 @@ impl Goal {
 
     /// The chip every client shows beside the mode: `Goal · 2/8`.
     pub fn chip(&self) -> String {
-        format!("Goal · {}/{}", self.done(), self.total())
+        chip(self.done(), self.total())
     }
+}
+
+/// The goal chip for `done` of `total` steps: `Goal · 2/8`.
+pub fn chip(done: usize, total: usize) -> String {
+    format!("Goal · {done}/{total}")
 }
 
 /// Arguments of the `goal` tool.

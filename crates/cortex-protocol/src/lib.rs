@@ -24,7 +24,9 @@ pub use compaction::{CompactionKept, CompactionTrigger};
 pub use event::{
     Event, EventKind, OutputStream, StopRule, ToolStatus, now_rfc3339, parse_rfc3339_ms,
 };
-pub use goal::{Goal, GoalArgs, GoalBudget, GoalSpent, GoalStatus, GoalStep, PauseReason};
+pub use goal::{
+    Goal, GoalArgs, GoalBudget, GoalSpent, GoalStatus, GoalStep, PauseReason, chip as goal_chip,
+};
 pub use guest::{GuestOp, GuestReply, GuestRequest, GuestResponse, ToolOutcome};
 pub use ids::{CallId, SessionId, TurnId};
 pub use message::{Message, ProviderItem, Role, ToolCallRequest};

@@ -27,6 +27,16 @@ pub enum Mode {
 impl Mode {
     pub const ALL: [Mode; 4] = [Mode::Ask, Mode::Plan, Mode::Spec, Mode::Agent];
 
+    /// How clients show it (`Agent — Goal · 2/8`).
+    pub fn title(self) -> &'static str {
+        match self {
+            Mode::Ask => "Ask",
+            Mode::Plan => "Plan",
+            Mode::Spec => "Spec",
+            Mode::Agent => "Agent",
+        }
+    }
+
     /// The tools this mode offers, in the order they are presented to the model.
     pub fn tools(self) -> &'static [ToolName] {
         use ToolName::*;

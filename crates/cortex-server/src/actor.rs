@@ -6,17 +6,20 @@
 //! conflict, Stop cancels the running one, Close waits for it to end. An
 //! explicit compaction runs the same way (it calls the summariser, which
 //! may take a while) and answers its request when it ends; a turn or a
-//! compaction asked for while either runs is a conflict. Events
-//! never pass through here: subscribers read the session's timeline directly.
+//! compaction asked for while either runs is a conflict. When a turn ends
+//! with the session's goal active, the next (continuation) turn starts at
+//! once (`goal_driver`). Events never pass through here: subscribers read
+//! the session's timeline directly.
 
 use crate::error::ApiError;
+use crate::goal_driver::{self, GoalOp, GoalOpDone, NextTurn};
 use axum::http::StatusCode;
 use cortex_core::{
-    CompactError, CompactionReport, CoreError, PlanError, Published, Session, Timeline,
+    CompactError, CompactionReport, CoreError, PlanError, Published, Session, Timeline, TurnOutcome,
 };
-use cortex_protocol::{Mode, SessionId, TurnId};
+use cortex_protocol::{Goal, Mode, SessionId, TurnId};
 use std::sync::{Arc, Mutex, PoisonError};
-use tokio::sync::{broadcast, mpsc, oneshot};
+use tokio::sync::{broadcast, mpsc, oneshot, watch};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
@@ -44,6 +47,11 @@ enum Command {
     Compact {
         reply: oneshot::Sender<Result<CompactionReport, ApiError>>,
     },
+    /// A goal control (`goal_driver`).
+    Goal {
+        op: GoalOp,
+        reply: oneshot::Sender<Result<GoalOpDone, ApiError>>,
+    },
     Close {
         reply: oneshot::Sender<()>,
     },
@@ -57,6 +65,8 @@ pub(crate) struct ActorHandle {
     tx: mpsc::Sender<Command>,
     timeline: Timeline,
     running: Arc<Mutex<Option<TurnId>>>,
+    /// The session's goal as it changes, turns running or not.
+    goal: watch::Receiver<Option<Goal>>,
 }
 
 /// A job that has the session: it comes back with it and how the job ended.
@@ -65,6 +75,8 @@ type JobTask = JoinHandle<(Session, JobEnd)>;
 struct JobEnd {
     /// `Err`: the timeline could not be written.
     written: Result<(), CoreError>,
+    /// How a turn ended (for the goal's continuation).
+    outcome: Option<TurnOutcome>,
     /// A compaction's answer, sent once the session is back, so a client
     /// that gets it can start a turn at once.
     compacted: Option<Result<CompactionReport, ApiError>>,
@@ -91,21 +103,34 @@ pub(crate) enum PlanVerdict {
 }
 
 /// Run a turn for `message` on its own task; the session comes back with it.
-fn spawn_turn(mut session: Session, message: String) -> (TurnId, Running) {
+fn spawn_turn(session: Session, message: String) -> (TurnId, Running) {
+    spawn_next(session, NextTurn::Message(message))
+}
+
+/// Run `next` on its own task; the session comes back with it.
+fn spawn_next(mut session: Session, next: NextTurn) -> (TurnId, Running) {
     let turn = Session::new_turn_id();
     let cancel = CancellationToken::new();
     let task = {
         let (turn, cancel) = (turn.clone(), cancel.clone());
         tokio::spawn(async move {
-            let outcome = session.run_turn_as(turn, &message, cancel).await;
+            let outcome = match next {
+                NextTurn::Message(message) => session.run_turn_as(turn, &message, cancel).await,
+                NextTurn::Continuation => session.run_continuation_as(turn, cancel).await,
+            };
             let id = session.id().clone();
-            let written = outcome.map(|outcome| {
-                tracing::debug!(session = %id, ?outcome, "turn ended");
-            });
+            let (written, outcome) = match outcome {
+                Ok(outcome) => {
+                    tracing::debug!(session = %id, ?outcome, "turn ended");
+                    (Ok(()), Some(outcome))
+                }
+                Err(e) => (Err(e), None),
+            };
             (
                 session,
                 JobEnd {
                     written,
+                    outcome,
                     compacted: None,
                 },
             )
@@ -169,6 +194,7 @@ impl ActorHandle {
             tx,
             timeline: session.timeline().clone(),
             running: running.clone(),
+            goal: session.watch_goal(),
         });
         tokio::spawn(async move {
             run(session, rx, running).await;
@@ -207,6 +233,16 @@ impl ActorHandle {
         self.ask(|reply| Command::Stop { reply }).await?
     }
 
+    /// The session's goal now.
+    pub(crate) fn goal(&self) -> Option<Goal> {
+        self.goal.borrow().clone()
+    }
+
+    /// Carry out a goal control (see `goal_driver`).
+    pub(crate) async fn goal_op(&self, op: GoalOp) -> Result<GoalOpDone, ApiError> {
+        self.ask(|reply| Command::Goal { op, reply }).await?
+    }
+
     pub(crate) async fn set_mode(&self, mode: Mode) -> Result<(), ApiError> {
         self.ask(|reply| Command::SetMode { mode, reply }).await?
     }
@@ -241,6 +277,8 @@ async fn run(session: Session, mut rx: mpsc::Receiver<Command>, shown: Arc<Mutex
     let id = session.id().clone();
     let mut idle = Some(session);
     let mut running: Option<Running> = None;
+    // Goal controls that arrived while a turn ran, applied when it ends.
+    let mut waiting: Vec<GoalOp> = Vec::new();
     let set_shown = |turn: Option<TurnId>| {
         *shown.lock().unwrap_or_else(PoisonError::into_inner) = turn;
     };
@@ -299,10 +337,37 @@ async fn run(session: Session, mut rx: mpsc::Receiver<Command>, shown: Arc<Mutex
                                     ),
                                     Err(e) => (Err(compact_error(e)), Ok(())),
                                 };
-                                (session, JobEnd { written, compacted: Some(answer) })
+                                (session, JobEnd { written, outcome: None, compacted: Some(answer) })
                             })
                         };
                         running = Some(Running { job: Job::Compaction(reply), cancel, task });
+                    }
+                    Command::Goal { op, reply } => {
+                        let answer = match (running.as_ref().map(|r| &r.job), idle.take()) {
+                            (Some(Job::Turn(_)), _) => goal_driver::may_wait(&op).map(|()| {
+                                waiting.push(op);
+                                GoalOpDone::Deferred
+                            }),
+                            (Some(Job::Compaction(_)), _) => Err(ApiError::conflict(
+                                "a compaction is running; wait for it to end",
+                            )),
+                            (None, None) => break,
+                            (None, Some(mut session)) => {
+                                match goal_driver::apply(&mut session, op).await {
+                                    Ok(Some(next)) => {
+                                        let (turn, r) = spawn_next(session, next);
+                                        set_shown(Some(turn.clone()));
+                                        running = Some(r);
+                                        Ok(GoalOpDone::Started(turn))
+                                    }
+                                    done => {
+                                        idle = Some(session);
+                                        done.map(|_| GoalOpDone::Done)
+                                    }
+                                }
+                            }
+                        };
+                        let _ = reply.send(answer);
                     }
                     Command::Stop { reply } => {
                         let answer = match &running {
@@ -333,7 +398,7 @@ async fn run(session: Session, mut rx: mpsc::Receiver<Command>, shown: Arc<Mutex
                         if let Some(mut r) = running.take() {
                             r.cancel.cancel();
                             let joined = (&mut r.task).await;
-                            idle = finish(&id, r.job, joined);
+                            idle = finish(&id, r.job, joined).0;
                         }
                         if let Some(session) = idle.as_mut() {
                             session.close().await;
@@ -352,9 +417,20 @@ async fn run(session: Session, mut rx: mpsc::Receiver<Command>, shown: Arc<Mutex
             } => {
                 let Some(r) = running.take() else { break };
                 set_shown(None);
-                idle = finish(&id, r.job, joined);
-                if idle.is_none() {
-                    break;
+                let (session, outcome) = finish(&id, r.job, joined);
+                let Some(mut session) = session else { break };
+                let waited = std::mem::take(&mut waiting);
+                let next = match outcome {
+                    Some(outcome) => goal_driver::after_turn(&mut session, &outcome, waited).await,
+                    None => None,
+                };
+                match next {
+                    Some(next) => {
+                        let (turn, r) = spawn_next(session, next);
+                        set_shown(Some(turn));
+                        running = Some(r);
+                    }
+                    None => idle = Some(session),
                 }
             }
         }
@@ -381,12 +457,12 @@ fn compact_error(e: CompactError) -> ApiError {
 
 /// The session back from a finished job's task (a compaction's request is
 /// answered now), or `None` when the task panicked (the session is lost;
-/// reopening it from the store marks a turn failed).
+/// reopening it from the store marks a turn failed); and how a turn ended.
 fn finish(
     id: &SessionId,
     job: Job,
     joined: Result<(Session, JobEnd), tokio::task::JoinError>,
-) -> Option<Session> {
+) -> (Option<Session>, Option<TurnOutcome>) {
     let (session, end) = match joined {
         Ok((session, end)) => (Some(session), end),
         Err(e) => {
@@ -394,6 +470,7 @@ fn finish(
             let lost = ApiError::internal("the compaction task failed; the session is reopened");
             let end = JobEnd {
                 written: Ok(()),
+                outcome: None,
                 compacted: Some(Err(lost)),
             };
             (None, end)
@@ -405,5 +482,5 @@ fn finish(
     if let (Job::Compaction(reply), Some(answer)) = (job, end.compacted) {
         let _ = reply.send(answer);
     }
-    session
+    (session, end.outcome)
 }

@@ -19,6 +19,7 @@ mod auth;
 mod error;
 mod extract;
 mod factory;
+mod goal_driver;
 mod openapi;
 mod routes;
 mod serve;

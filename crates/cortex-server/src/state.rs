@@ -6,7 +6,7 @@ use crate::error::ApiError;
 use crate::factory::{ModelChoice, ProviderFactory, Providers};
 use crate::tokens::{Principal, Tokens};
 use axum::http::StatusCode;
-use cortex_api::SessionView;
+use cortex_api::{GoalSummary, SessionView};
 use cortex_core::{HarnessDirs, Session, SessionConfig, Timeline};
 use cortex_protocol::{EventKind, Mode, Sandbox, SessionId, StopRule, WorkspaceMode};
 use cortex_store::{SessionRecord, Store};
@@ -88,7 +88,8 @@ impl AppState {
     }
 
     /// Close the turns a previous server process left running in sessions
-    /// the API owns: they failed when it died. Call once at start-up, before
+    /// the API owns: they failed when it died, and a goal they worked on
+    /// pauses as `interrupted` (`POST …/goal/resume` continues it). Call once at start-up, before
     /// serving; sessions without an owner (run by `cortex exec` directly) are
     /// left to their own process.
     pub async fn recover_interrupted(&self) -> Result<usize, ApiError> {
@@ -97,7 +98,8 @@ impl AppState {
             if self.store.owner(&turn.session_id).await?.is_none() {
                 continue;
             }
-            Timeline::new(self.store.clone(), turn.session_id.clone())
+            let timeline = Timeline::new(self.store.clone(), turn.session_id.clone());
+            timeline
                 .emit(
                     Some(&turn.id),
                     EventKind::TurnFailed {
@@ -105,6 +107,7 @@ impl AppState {
                     },
                 )
                 .await?;
+            cortex_core::pause_interrupted_goal(&timeline).await?;
             closed += 1;
         }
         Ok(closed)
@@ -176,8 +179,12 @@ impl AppState {
             .map(|(_, handle)| handle.clone())
     }
 
+    /// The session resource; its goal only when the session is live (see
+    /// `routes::goal`: a session that is not live folds it from the store).
     pub(crate) fn view(&self, record: SessionRecord) -> SessionView {
-        let running_turn = self.live(&record.id).and_then(|h| h.running_turn());
+        let live = self.live(&record.id);
+        let running_turn = live.as_ref().and_then(|h| h.running_turn());
+        let goal = live.and_then(|h| h.goal());
         SessionView {
             id: record.id,
             repository: record.repository,
@@ -188,6 +195,7 @@ impl AppState {
             title: record.title,
             last_seq: record.last_seq,
             running_turn,
+            goal: goal.as_ref().map(GoalSummary::from),
         }
     }
 

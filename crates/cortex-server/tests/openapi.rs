@@ -10,11 +10,13 @@ mod common;
 
 use common::start;
 use cortex_api::{
-    CompactAnswer, CreateSession, CreateTurn, ErrorBody, Health, RejectPlan, SandboxRequest,
-    SessionPage, SessionView, SetMode, StopAnswer, TurnCreated,
+    CompactAnswer, CreateSession, CreateTurn, ErrorBody, GoalAnswer, GoalSummary, GoalView, Health,
+    RejectPlan, SandboxRequest, SessionPage, SessionView, SetGoal, SetMode, StopAnswer,
+    TurnCreated,
 };
 use cortex_protocol::{
-    CompactionKept, Mode, NetworkPolicy, SandboxPolicy, SessionId, StopRule, TurnId, WorkspaceMode,
+    CompactionKept, Goal, GoalBudget, GoalStatus, GoalStep, Mode, NetworkPolicy, PauseReason,
+    SandboxPolicy, SessionId, StopRule, TurnId, WorkspaceMode,
 };
 use reqwest::Method;
 use serde_json::{Value, json};
@@ -114,6 +116,41 @@ const ROUTES: &[Route] = &[
         response: Some(name::<TurnCreated>),
     },
     Route {
+        method: "put",
+        path: "/v1/sessions/{id}/goal",
+        request: Some(name::<SetGoal>),
+        success: "200",
+        response: Some(name::<GoalAnswer>),
+    },
+    Route {
+        method: "get",
+        path: "/v1/sessions/{id}/goal",
+        request: None,
+        success: "200",
+        response: Some(name::<GoalView>),
+    },
+    Route {
+        method: "delete",
+        path: "/v1/sessions/{id}/goal",
+        request: None,
+        success: "204",
+        response: None,
+    },
+    Route {
+        method: "post",
+        path: "/v1/sessions/{id}/goal/pause",
+        request: None,
+        success: "200",
+        response: Some(name::<GoalView>),
+    },
+    Route {
+        method: "post",
+        path: "/v1/sessions/{id}/goal/resume",
+        request: None,
+        success: "202",
+        response: Some(name::<GoalAnswer>),
+    },
+    Route {
         method: "get",
         path: "/v1/sessions/{id}/events",
         request: None,
@@ -209,7 +246,29 @@ async fn each_schema_describes_what_serde_writes() {
         title: Some("hello".into()),
         last_seq: 3,
         running_turn: Some(TurnId::from("t1")),
+        goal: Some(GoalSummary {
+            objective: "ship".into(),
+            done: 2,
+            total: 8,
+            status: GoalStatus::Active,
+        }),
     };
+    let mut goal = Goal::new(
+        "ship".into(),
+        GoalBudget {
+            turns: Some(5),
+            tokens: Some(1000),
+            minutes: Some(30),
+        },
+    );
+    goal.steps = vec![GoalStep {
+        title: "build".into(),
+        done: true,
+    }];
+    goal.status = GoalStatus::Paused;
+    goal.paused = Some(PauseReason::Stalled);
+    goal.evidence = Some("it runs".into());
+    goal.spent.turns = 3;
     let examples: Vec<(String, Value)> = vec![
         (
             name::<Health>(),
@@ -258,6 +317,21 @@ async fn each_schema_describes_what_serde_writes() {
             }),
         ),
         (name::<SetMode>(), json!(SetMode { mode: Mode::Spec })),
+        (
+            name::<SetGoal>(),
+            json!(SetGoal {
+                objective: "ship".into(),
+                budget: Some(goal.budget),
+            }),
+        ),
+        (name::<GoalView>(), json!(GoalView::from(&goal))),
+        (
+            name::<GoalAnswer>(),
+            json!(GoalAnswer {
+                goal: GoalView::from(&goal),
+                turn_id: Some(TurnId::from("t2")),
+            }),
+        ),
         (
             name::<CompactAnswer>(),
             json!(CompactAnswer {

@@ -185,3 +185,42 @@ fn mode_and_chip_on_the_border() {
     let terminal = draw(&mut app, 40, 6);
     insta::assert_snapshot!(terminal.backend());
 }
+
+/// A goal in its second turn: the chip on the border still fits 40×12, the
+/// steps show as a checklist and the continuation as a notice.
+#[test]
+fn goal_chip_on_a_small_terminal() {
+    use cortex_protocol::{EventKind, GoalBudget, GoalStep};
+    let steps = |done: &[bool]| -> Vec<GoalStep> {
+        done.iter()
+            .zip(["read calc.py", "fix add", "run tests"])
+            .map(|(d, t)| GoalStep {
+                title: t.into(),
+                done: *d,
+            })
+            .collect()
+    };
+    let mut s = Script::new("openai:gpt-4o");
+    s.push(EventKind::GoalSet {
+        objective: "make the tests pass".into(),
+        budget: GoalBudget::default(),
+    });
+    s.turn("Goal: make the tests pass").request(1);
+    s.push(EventKind::GoalUpdated {
+        done: 0,
+        total: 3,
+        steps: steps(&[false, false, false]),
+    });
+    s.completed(1);
+    s.turn("[Goal continuation] Objective: make the tests pass");
+    s.push(EventKind::GoalContinued { continuation: 1 });
+    s.request(1);
+    s.push(EventKind::GoalUpdated {
+        done: 2,
+        total: 3,
+        steps: steps(&[true, true, false]),
+    });
+    let mut app = app(&s, Theme::colored());
+    let terminal = draw(&mut app, 40, 12);
+    insta::assert_snapshot!(terminal.backend());
+}

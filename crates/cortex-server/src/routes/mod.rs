@@ -3,6 +3,7 @@
 
 pub(crate) mod control;
 pub(crate) mod events;
+pub(crate) mod goal;
 pub(crate) mod meta;
 pub(crate) mod plan;
 pub(crate) mod sessions;
@@ -20,5 +21,6 @@ pub(crate) fn v1() -> Router<Arc<AppState>> {
         .merge(turns::routes())
         .merge(control::routes())
         .merge(plan::routes())
+        .merge(goal::routes())
         .merge(events::routes())
 }

@@ -8,7 +8,7 @@ use axum::Router;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::routing::get;
-use cortex_api::{CreateSession, ErrorBody, ListQuery, SessionPage, SessionView};
+use cortex_api::{CreateSession, ErrorBody, GoalSummary, ListQuery, SessionPage, SessionView};
 use cortex_protocol::{Mode, SandboxPolicy, SessionId};
 use std::sync::Arc;
 
@@ -112,7 +112,11 @@ pub(crate) async fn show(
     Path(id): Path<SessionId>,
 ) -> Result<axum::Json<SessionView>, ApiError> {
     let record = state.authorize(&principal, &id).await?;
-    Ok(axum::Json(state.view(record)))
+    let mut view = state.view(record);
+    if view.goal.is_none() {
+        view.goal = state.goal(&id).await?.as_ref().map(GoalSummary::from);
+    }
+    Ok(axum::Json(view))
 }
 
 /// Close the session: stop its turn, close its guest. The timeline stays

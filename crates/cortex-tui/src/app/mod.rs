@@ -9,6 +9,7 @@
 
 pub mod complete;
 pub mod editor;
+pub mod goal;
 mod keys;
 pub mod overlay;
 pub mod slash;
@@ -22,6 +23,7 @@ use crate::view::transcript::Transcript;
 use complete::Completion;
 use cortex_protocol::{Event, Mode, SessionId};
 use editor::Editor;
+pub use goal::GoalCommand;
 use overlay::Modal;
 use std::collections::VecDeque;
 
@@ -46,6 +48,8 @@ pub enum Command {
     },
     /// List the repository's files for `@path` completion.
     ListFiles,
+    /// `/goal …` against the API.
+    Goal(GoalCommand),
     Quit,
 }
 

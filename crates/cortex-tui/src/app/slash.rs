@@ -29,6 +29,12 @@ pub const COMMANDS: &[SlashCommand] = &[
         run: |app, _| app.command_between_turns("/compact", Command::Compact),
     },
     SlashCommand {
+        name: "goal",
+        args: "[OBJECTIVE|pause|resume|clear]",
+        help: "work toward a goal across turns; alone, show it",
+        run: crate::app::goal::run,
+    },
+    SlashCommand {
         name: "sessions",
         args: "",
         help: "pick a session to resume",

@@ -167,3 +167,100 @@ fn a_rejected_turn_gives_the_message_back() {
     assert_eq!(app.editor.text(), "hello");
     assert_eq!(app.flash_text(), Some("a turn is already running"));
 }
+
+fn goal_steps(done: &[bool]) -> Vec<cortex_protocol::GoalStep> {
+    done.iter()
+        .enumerate()
+        .map(|(i, d)| cortex_protocol::GoalStep {
+            title: format!("step {i}\u{1b}[2J"),
+            done: *d,
+        })
+        .collect()
+}
+
+fn goal_session() -> Script {
+    use cortex_protocol::{EventKind, GoalBudget};
+    let mut s = Script::new("m");
+    s.push(EventKind::GoalSet {
+        objective: "ship \u{1b}]0;it".into(),
+        budget: GoalBudget::default(),
+    });
+    s.turn("Goal: ship it").request(1);
+    let steps = goal_steps(&[false, false, false]);
+    s.push(EventKind::GoalUpdated {
+        done: 0,
+        total: 3,
+        steps,
+    });
+    s.completed(1);
+    s.turn("[Goal continuation] Objective: ship it");
+    s.push(EventKind::GoalContinued { continuation: 1 });
+    let steps = goal_steps(&[true, true, false]);
+    s.push(EventKind::GoalUpdated {
+        done: 2,
+        total: 3,
+        steps,
+    });
+    s
+}
+
+#[test]
+fn goal_events_give_the_chip_and_a_continuation_is_not_a_user_message() {
+    let mut app = app_with(&goal_session());
+    assert_eq!(app.chips_shown(), ["Goal · 2/3"]);
+    let goal = app.state.goal.clone().expect("goal");
+    assert!(!goal.objective.contains('\u{1b}'), "{:?}", goal.objective);
+    assert!(goal.steps.iter().all(|(t, _)| !t.contains('\u{1b}')));
+    assert_eq!(app.state.messages, ["Goal: ship it"]);
+    let users = app
+        .state
+        .cells
+        .iter()
+        .filter(|c| matches!(c.kind, crate::state::CellKind::User { .. }))
+        .count();
+    assert_eq!(users, 1, "the continuation shows as a notice");
+
+    let mut s = goal_session();
+    s.completed(1);
+    s.push(cortex_protocol::EventKind::GoalPaused {
+        reason: cortex_protocol::PauseReason::Stalled,
+    });
+    app = app_with(&s);
+    assert_eq!(app.chips_shown(), ["Goal · 2/3 paused"]);
+    typed(&mut app, "/goal");
+    assert!(app.on_key(key(KeyCode::Enter)).is_empty());
+    let shown = app.flash_text().expect("shown").to_owned();
+    assert!(
+        shown.starts_with("Goal · 2/3 · paused (stalled) · ship"),
+        "{shown}"
+    );
+}
+
+#[test]
+fn goal_slash_commands() {
+    let mut app = app_with(&Script::new("m"));
+    for line in ["/goal pause", "/goal resume", "/goal clear"] {
+        typed(&mut app, line);
+        assert!(
+            app.on_key(key(KeyCode::Enter)).is_empty(),
+            "{line}: no goal"
+        );
+        assert!(app.flash_text().is_some_and(|f| f.starts_with("no goal")));
+    }
+    typed(&mut app, "/goal make the tests pass");
+    assert_eq!(
+        app.on_key(key(KeyCode::Enter)),
+        [Command::Goal(GoalCommand::Set(
+            "make the tests pass".into()
+        ))]
+    );
+    let mut app = app_with(&goal_session());
+    for (line, command) in [
+        ("/goal pause", GoalCommand::Pause),
+        ("/goal resume", GoalCommand::Resume),
+        ("/goal clear", GoalCommand::Clear),
+    ] {
+        typed(&mut app, line);
+        assert_eq!(app.on_key(key(KeyCode::Enter)), [Command::Goal(command)]);
+    }
+}

@@ -130,6 +130,7 @@ impl Worker {
                 Err(e) => Some(Outcome::Failed(message(&e))),
             },
             Command::NewSession { model } => self.new_session(&id, model).await,
+            Command::Goal(command) => super::goal::run(&self.client, &id, command).await,
             Command::Stop | Command::ListSessions | Command::ListFiles | Command::Quit => None,
         };
         if let Some(outcome) = outcome {
@@ -204,7 +205,7 @@ async fn report(tx: &mpsc::Sender<Input>, outcome: Outcome) {
 }
 
 /// The API's own message where it gave one.
-fn message(e: &ClientError) -> String {
+pub(super) fn message(e: &ClientError) -> String {
     match e {
         ClientError::Api { message, .. } => crate::text::clean_line(message),
         other => crate::text::clean_line(&other.to_string()),

@@ -5,6 +5,7 @@
 //! changed. With nothing happening it sleeps: no timer runs.
 
 mod effects;
+mod goal;
 mod hangup;
 mod stream;
 pub mod terminal;

@@ -50,6 +50,8 @@ pub enum CellKind {
     },
     /// The todo list as `todo_write` left it.
     Todos(Vec<Todo>),
+    /// The goal's steps as the `goal` tool left them (done = completed).
+    GoalSteps(Vec<Todo>),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

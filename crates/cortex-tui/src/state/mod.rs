@@ -8,9 +8,11 @@
 //! last applied seq are ignored, so a replay that overlaps is harmless.
 
 mod cell;
+mod goal;
 mod summary;
 
 pub use cell::{Cell, CellKind, Level, ToolCell, ToolState, TurnEnd, TurnOutcome};
+pub use goal::GoalState;
 pub use summary::summarize;
 
 use crate::text::{self, clean, clean_line};
@@ -44,6 +46,8 @@ pub struct SessionState {
     pub todos: Vec<Todo>,
     /// The latest proposed plan: `(version, title, markdown)`.
     pub plan: Option<(u32, String, String)>,
+    /// The session's goal (`goal.*` events).
+    pub goal: Option<GoalState>,
     /// Messages of the session's turns, oldest first (the composer's
     /// history starts with them).
     pub messages: Vec<String>,
@@ -207,7 +211,11 @@ impl SessionState {
                 ms,
                 diff,
             } => self.tool_result(call_id.as_str(), name, *status, output, *ms, diff),
-            other => self.apply_session_event(other, at),
+            other => {
+                if !self.apply_goal(other) {
+                    self.apply_session_event(other, at)
+                }
+            }
         }
     }
 
@@ -601,12 +609,7 @@ impl SessionState {
 
 /// `Agent`, `Ask`, … as the border shows a mode.
 pub fn title(mode: Mode) -> &'static str {
-    match mode {
-        Mode::Ask => "Ask",
-        Mode::Plan => "Plan",
-        Mode::Spec => "Spec",
-        Mode::Agent => "Agent",
-    }
+    mode.title()
 }
 
 /// Append `piece`, keeping at most the last [`STREAM_TAIL_BYTES`] (cut at

@@ -6,7 +6,7 @@ use crate::text;
 use crate::view::context::Ctx;
 use crate::view::wrap::Para;
 use crate::view::{markdown, tool_row};
-use cortex_protocol::{Mode, TodoStatus};
+use cortex_protocol::{Mode, Todo, TodoStatus};
 use ratatui::text::{Line, Span};
 
 /// Plan rows shown before `… N more lines` (Ctrl+O shows all).
@@ -66,32 +66,37 @@ pub fn render(kind: &CellKind, ctx: &Ctx) -> Vec<Para> {
             title,
             markdown,
         } => plan(*version, title, markdown, ctx),
-        CellKind::Todos(todos) => {
-            let done = todos
-                .iter()
-                .filter(|t| t.status == TodoStatus::Completed)
-                .count();
-            let mut out = vec![Para::prose(Line::from(Span::styled(
-                format!("todo {done}/{}", todos.len()),
-                theme.bold(),
-            )))];
-            for todo in todos {
-                let (mark, style) = match todo.status {
-                    TodoStatus::Completed => ("☑ ", theme.dim()),
-                    TodoStatus::InProgress => ("▸ ", theme.accent()),
-                    TodoStatus::Pending => ("☐ ", theme.plain()),
-                };
-                out.push(Para::hanging(
-                    Line::from(vec![
-                        Span::styled(format!("  {mark}"), style),
-                        Span::styled(todo.content.clone(), style),
-                    ]),
-                    vec![Span::raw("    ")],
-                ));
-            }
-            out
-        }
+        CellKind::Todos(todos) => checklist("todo", todos, ctx),
+        CellKind::GoalSteps(steps) => checklist("goal", steps, ctx),
     }
+}
+
+/// A todo list or a goal's steps: `LABEL done/total`, then one row each.
+fn checklist(label: &str, todos: &[Todo], ctx: &Ctx) -> Vec<Para> {
+    let theme = ctx.theme;
+    let done = todos
+        .iter()
+        .filter(|t| t.status == TodoStatus::Completed)
+        .count();
+    let mut out = vec![Para::prose(Line::from(Span::styled(
+        format!("{label} {done}/{}", todos.len()),
+        theme.bold(),
+    )))];
+    for todo in todos {
+        let (mark, style) = match todo.status {
+            TodoStatus::Completed => ("☑ ", theme.dim()),
+            TodoStatus::InProgress => ("▸ ", theme.accent()),
+            TodoStatus::Pending => ("☐ ", theme.plain()),
+        };
+        out.push(Para::hanging(
+            Line::from(vec![
+                Span::styled(format!("  {mark}"), style),
+                Span::styled(todo.content.clone(), style),
+            ]),
+            vec![Span::raw("    ")],
+        ));
+    }
+    out
 }
 
 fn thinking(text: &str, done: bool, ctx: &Ctx) -> Vec<Para> {

@@ -64,7 +64,7 @@ pub fn render(app: &mut App, area: Rect, buf: &mut Buffer) -> Option<(u16, u16)>
     let theme = app.theme;
     let chrome = Chrome {
         mode: app.mode(),
-        chips: app.chips.clone(),
+        chips: app.chips_shown(),
         hint: hint(app).to_owned(),
     };
     let composer = Composer {

@@ -1,0 +1,135 @@
+//! `/v1/sessions/{id}/goal`: the session's long-horizon goal. `PUT` sets
+//! it (and starts a turn when none runs), `GET` shows it, `DELETE` clears
+//! it, `POST …/goal/pause` and `POST …/goal/resume` pause and continue it.
+//! The session resource carries its short form ([`GoalSummary`]).
+
+use cortex_protocol::{Goal, GoalBudget, GoalSpent, GoalStatus, GoalStep, PauseReason, TurnId};
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+/// `PUT /v1/sessions/{id}/goal`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SetGoal {
+    /// What the agent works toward across turns. Not empty.
+    pub objective: String,
+    /// Limits after which the goal pauses (`goal.paused {reason: budget}`);
+    /// none when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget: Option<GoalBudget>,
+}
+
+/// The goal resource: `GET …/goal`, and the goal in the other answers.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct GoalView {
+    pub objective: String,
+    /// The model's breakdown, as its last `goal` call left it.
+    pub steps: Vec<GoalStep>,
+    pub status: GoalStatus,
+    /// Why it is paused, while it is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub paused: Option<PauseReason>,
+    pub budget: GoalBudget,
+    /// What the model gave as proof when it completed the goal.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub evidence: Option<String>,
+    /// Turns, tokens and time the goal has used.
+    pub spent: GoalSpent,
+    /// Steps done.
+    pub done: usize,
+    /// Steps in all.
+    pub total: usize,
+    /// `Goal · 2/8`: what clients show beside the mode.
+    pub chip: String,
+}
+
+impl From<&Goal> for GoalView {
+    fn from(goal: &Goal) -> GoalView {
+        GoalView {
+            objective: goal.objective.clone(),
+            steps: goal.steps.clone(),
+            status: goal.status,
+            paused: goal.paused,
+            budget: goal.budget,
+            evidence: goal.evidence.clone(),
+            spent: goal.spent,
+            done: goal.done(),
+            total: goal.total(),
+            chip: goal.chip(),
+        }
+    }
+}
+
+/// The answer of `PUT …/goal` and `POST …/goal/resume`: the goal, and the
+/// turn that started for it (absent when a turn was already running: the
+/// goal continues after it).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct GoalAnswer {
+    pub goal: GoalView,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<String>)]
+    pub turn_id: Option<TurnId>,
+}
+
+/// The goal in the session resource (`GET /v1/sessions/{id}`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct GoalSummary {
+    pub objective: String,
+    pub done: usize,
+    pub total: usize,
+    pub status: GoalStatus,
+}
+
+impl From<&Goal> for GoalSummary {
+    fn from(goal: &Goal) -> GoalSummary {
+        GoalSummary {
+            objective: goal.objective.clone(),
+            done: goal.done(),
+            total: goal.total(),
+            status: goal.status,
+        }
+    }
+}
+
+impl GoalSummary {
+    /// `Goal · 2/8`, the same text as [`Goal::chip`].
+    pub fn chip(&self) -> String {
+        cortex_protocol::goal_chip(self.done, self.total)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_budget_is_optional_and_typos_are_refused() {
+        let bare: SetGoal =
+            serde_json::from_value(serde_json::json!({"objective": "ship"})).expect("decode");
+        assert_eq!(bare.budget, None);
+        let body = serde_json::json!({"objective": "ship", "budget": {"turns": 3}});
+        let set: SetGoal = serde_json::from_value(body.clone()).expect("decode");
+        assert_eq!(set.budget.and_then(|b| b.turns), Some(3));
+        assert_eq!(serde_json::to_value(&set).expect("encode"), body);
+        let typo = serde_json::json!({"objective": "ship", "budget": {"turn": 3}});
+        assert!(serde_json::from_value::<SetGoal>(typo).is_err());
+    }
+
+    #[test]
+    fn the_summary_and_the_view_say_the_same_chip() {
+        let mut goal = Goal::new("ship".into(), GoalBudget::default());
+        goal.steps = vec![
+            GoalStep {
+                title: "a".into(),
+                done: true,
+            },
+            GoalStep {
+                title: "b".into(),
+                done: false,
+            },
+        ];
+        let view = GoalView::from(&goal);
+        assert_eq!(view.chip, "Goal · 1/2");
+        assert_eq!(GoalSummary::from(&goal).chip(), view.chip);
+    }
+}
