@@ -8,12 +8,16 @@
 //! uses too, so client and server cannot drift apart; this crate does not
 //! depend on the server.
 
+mod approvals;
 mod conn;
 mod error;
 mod sse;
 mod wire;
 
-pub use cortex_api::{CompactAnswer, SessionPage, SessionView, StopAnswer, TurnCreated};
+pub use cortex_api::{
+    ApprovalAnswered, ApprovalState, CompactAnswer, SessionPage, SessionView, StopAnswer,
+    TurnCreated,
+};
 pub use error::ClientError;
 pub use sse::EventStream;
 

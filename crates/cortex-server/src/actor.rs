@@ -12,7 +12,7 @@
 use crate::error::ApiError;
 use axum::http::StatusCode;
 use cortex_core::{
-    CompactError, CompactionReport, CoreError, PlanError, Published, Session, Timeline,
+    Approvals, CompactError, CompactionReport, CoreError, PlanError, Published, Session, Timeline,
 };
 use cortex_protocol::{Mode, SessionId, TurnId};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -57,6 +57,8 @@ pub(crate) struct ActorHandle {
     tx: mpsc::Sender<Command>,
     timeline: Timeline,
     running: Arc<Mutex<Option<TurnId>>>,
+    /// The session's approval state, answered without the session.
+    approvals: Approvals,
 }
 
 /// A job that has the session: it comes back with it and how the job ended.
@@ -169,6 +171,7 @@ impl ActorHandle {
             tx,
             timeline: session.timeline().clone(),
             running: running.clone(),
+            approvals: session.approvals().clone(),
         });
         tokio::spawn(async move {
             run(session, rx, running).await;
@@ -179,6 +182,11 @@ impl ActorHandle {
 
     pub(crate) fn owner(&self) -> &str {
         &self.owner
+    }
+
+    /// The approval policy and the calls waiting for an answer.
+    pub(crate) fn approvals(&self) -> &Approvals {
+        &self.approvals
     }
 
     /// Live events from now on; each is already persisted.

@@ -89,7 +89,10 @@ impl AppState {
             if self.store.owner(&turn.session_id).await?.is_none() {
                 continue;
             }
-            Timeline::new(self.store.clone(), turn.session_id.clone())
+            let timeline = Timeline::new(self.store.clone(), turn.session_id.clone());
+            // Before the turn is failed, so no call is left half-approved.
+            cortex_core::resolve_interrupted_approvals(&timeline).await?;
+            timeline
                 .emit(
                     Some(&turn.id),
                     EventKind::TurnFailed {

@@ -278,3 +278,45 @@ impl Sse {
         }
     }
 }
+
+impl Server {
+    /// The server restarted: this one stops listening and a new one (a new
+    /// `AppState`, so no live session) serves the same store and repository
+    /// after recovering the turns it finds running, as `cortex serve` does.
+    /// Live sessions of the old one are left behind in memory, as a killed
+    /// process would leave them: never answered.
+    pub async fn restarted(mut self) -> Server {
+        let repo = std::mem::replace(&mut self.repo, tempfile::tempdir().expect("tempdir"));
+        let store = self.store.clone();
+        let default_script = self.default_script.clone();
+        drop(self);
+        let tokens = Tokens::new().with(ALICE, "alice").with(BOB, "bob");
+        let state = AppState::new(
+            store.clone(),
+            tokens,
+            Arc::new(factory(default_script.clone())),
+            ServerConfig {
+                heartbeat: Duration::from_millis(200),
+                ..ServerConfig::default()
+            },
+        );
+        state.recover_interrupted().await.expect("recover");
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let base = format!("http://{}", listener.local_addr().expect("addr"));
+        let (shutdown, stop) = tokio::sync::oneshot::channel::<()>();
+        tokio::spawn(cortex_server::serve_tcp(listener, state.clone(), async {
+            let _ = stop.await;
+        }));
+        Server {
+            base,
+            http: reqwest::Client::new(),
+            state,
+            store,
+            default_script,
+            repo,
+            shutdown: Some(shutdown),
+        }
+    }
+}
