@@ -55,15 +55,6 @@ async fn answer(server: &Server, id: &str, call: &str, decision: &str) -> (u16, 
         .await
 }
 
-/// The rest of the turn's events.
-async fn rest_of_turn(sse: &mut Sse) -> Vec<EventKind> {
-    sse.until_turn_end()
-        .await
-        .into_iter()
-        .map(|m| m.event.kind)
-        .collect()
-}
-
 /// The events of the session's last turn, from the store (the stream's
 /// were partly read while answering).
 async fn last_turn(server: &Server, id: &str) -> Vec<EventKind> {
@@ -153,7 +144,7 @@ async fn allow_deny_always_and_rules_that_survive_a_restart() {
     let (call, _) = next_request(&mut sse).await;
     let (status, _) = answer(&server, &id, &call, "deny").await;
     assert_eq!(status, 200);
-    rest_of_turn(&mut sse).await;
+    Server::turn_kinds(&mut sse).await;
     let events = last_turn(&server, &id).await;
     assert!(matches!(
         events.last(),
@@ -176,7 +167,7 @@ async fn allow_deny_always_and_rules_that_survive_a_restart() {
     let (call, summary) = next_request(&mut sse).await;
     assert_eq!(summary, "git status && touch x");
     answer(&server, &id, &call, "deny").await;
-    rest_of_turn(&mut sse).await;
+    Server::turn_kinds(&mut sse).await;
     let events = last_turn(&server, &id).await;
     assert_eq!(asked(&events), 2);
     let ran: Vec<_> = results(&events)
@@ -293,7 +284,7 @@ async fn stop_and_restart_leave_no_call_half_approved() {
     let (call, _) = next_request(&mut sse).await;
     let (status, _) = server.stop(&id, ALICE).await;
     assert_eq!(status, 202);
-    rest_of_turn(&mut sse).await;
+    Server::turn_kinds(&mut sse).await;
     let events = last_turn(&server, &id).await;
     assert!(events.iter().any(|k| matches!(
         k,
@@ -353,7 +344,7 @@ async fn the_deny_list_refuses_in_auto_and_names_the_reason() {
     let id = server.session(&model).await;
     let mut sse = server.events(&id, ALICE, None).await;
     server.turn(&id, "break things").await;
-    let events = rest_of_turn(&mut sse).await;
+    let events = Server::turn_kinds(&mut sse).await;
     assert_eq!(asked(&events), 0);
     let reasons: Vec<_> = events
         .iter()

@@ -64,6 +64,17 @@ pub async fn start_with(config: ServerConfig) -> Server {
     std::fs::write(repo.path().join("a.txt"), "alpha\n").expect("write");
     let store: Arc<dyn Store> = Arc::new(SqliteStore::in_memory().expect("store"));
     let default_script = Arc::new(Mutex::new(r#"{"responses":[{"text":"ok"}]}"#.to_owned()));
+    serve(store, default_script, repo, config).await
+}
+
+/// A server (alice's and bob's tokens) on `store`, listening on a free
+/// loopback port.
+async fn serve(
+    store: Arc<dyn Store>,
+    default_script: Arc<Mutex<String>>,
+    repo: tempfile::TempDir,
+    config: ServerConfig,
+) -> Server {
     let tokens = Tokens::new().with(ALICE, "alice").with(BOB, "bob");
     let state = AppState::new(
         store.clone(),
@@ -71,6 +82,7 @@ pub async fn start_with(config: ServerConfig) -> Server {
         Arc::new(factory(default_script.clone())),
         config,
     );
+    state.recover_interrupted().await.expect("recover");
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bind");
@@ -290,33 +302,19 @@ impl Server {
         let store = self.store.clone();
         let default_script = self.default_script.clone();
         drop(self);
-        let tokens = Tokens::new().with(ALICE, "alice").with(BOB, "bob");
-        let state = AppState::new(
-            store.clone(),
-            tokens,
-            Arc::new(factory(default_script.clone())),
-            ServerConfig {
-                heartbeat: Duration::from_millis(200),
-                ..ServerConfig::default()
-            },
-        );
-        state.recover_interrupted().await.expect("recover");
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        let config = ServerConfig {
+            heartbeat: Duration::from_millis(200),
+            ..ServerConfig::default()
+        };
+        serve(store, default_script, repo, config).await
+    }
+
+    /// The kinds of the events until the end of a turn (inclusive).
+    pub async fn turn_kinds(sse: &mut Sse) -> Vec<cortex_protocol::EventKind> {
+        sse.until_turn_end()
             .await
-            .expect("bind");
-        let base = format!("http://{}", listener.local_addr().expect("addr"));
-        let (shutdown, stop) = tokio::sync::oneshot::channel::<()>();
-        tokio::spawn(cortex_server::serve_tcp(listener, state.clone(), async {
-            let _ = stop.await;
-        }));
-        Server {
-            base,
-            http: reqwest::Client::new(),
-            state,
-            store,
-            default_script,
-            repo,
-            shutdown: Some(shutdown),
-        }
+            .into_iter()
+            .map(|m| m.event.kind)
+            .collect()
     }
 }
