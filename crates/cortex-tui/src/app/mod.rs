@@ -46,6 +46,11 @@ pub enum Command {
     },
     /// List the repository's files for `@path` completion.
     ListFiles,
+    /// Answer the approval request of `call_id`.
+    AnswerApproval {
+        call_id: String,
+        decision: cortex_protocol::ApprovalDecision,
+    },
     Quit,
 }
 
