@@ -5,7 +5,8 @@
 //!   session resource, creating and listing), [`turns`] (a turn, Stop),
 //!   [`control`] (mode and compaction between turns), [`events`] (the
 //!   timeline over Server-Sent Events), [`plan`] (the verdict on a proposed
-//!   plan), [`goals`] (the session's long-horizon goal), [`meta`] (health);
+//!   plan), [`goals`] (the session's long-horizon goal), [`approvals`] (the
+//!   approval policy, answers, rules), [`meta`] (health);
 //! - [`error`]: the body of every error answer;
 //! - every body derives `utoipa::ToSchema` and the protocol types it holds
 //!   (`Mode`, `StopRule`, the sandbox settings, `CompactionKept`) derive it
@@ -16,6 +17,7 @@
 //! ignored setting. A new resource (approvals, plans, goals) adds a module
 //! here and a route file in the server.
 
+pub mod approvals;
 pub mod control;
 pub mod error;
 pub mod events;
@@ -25,6 +27,7 @@ pub mod plan;
 pub mod sessions;
 pub mod turns;
 
+pub use approvals::{AnswerApproval, ApprovalAnswered, ApprovalState, RuleList, SetApproval};
 pub use control::{CompactAnswer, SetMode};
 pub use error::{ErrorBody, ErrorDetail};
 pub use events::EventsQuery;

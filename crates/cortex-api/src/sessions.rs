@@ -25,6 +25,9 @@ pub struct CreateSession {
     /// `code` when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stop_rule: Option<StopRule>,
+    /// The approval policy; `auto` when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approval: Option<cortex_protocol::ApprovalPolicy>,
 }
 
 /// The session's sandbox; each field defaults to the safe setting.

@@ -2,6 +2,7 @@
 //! API through `cortex-client`: an in-process server on a private Unix
 //! socket by default, or `--server URL`; the output is the same either way.
 
+use crate::approve;
 use crate::local_server;
 use crate::render::{Human, JsonLines, Render};
 use crate::session_args::{SessionArgs, api_error, open};
@@ -54,7 +55,16 @@ async fn run_turn(
     prompt: &str,
     local: bool,
 ) -> anyhow::Result<ExitCode> {
-    let opened = open(client, &args.session, local).await?;
+    let interactive = approve::interactive();
+    let mut session = args.session.clone();
+    if session.session.is_none() || session.approval.is_some() {
+        let (policy, note) = approve::exec_policy(session.approval, interactive);
+        if let Some(note) = note {
+            eprintln!("{note}");
+        }
+        session.approval = Some(policy);
+    }
+    let opened = open(client, &session, local).await?;
     let (id, after) = (opened.id, opened.last_seq);
 
     let renderer: Box<dyn Render> = if args.json {
@@ -70,8 +80,16 @@ async fn run_turn(
         .map_err(api_error)?
         .turn_id;
     let interrupts = tokio::spawn(watch_interrupts(client.clone(), id.clone()));
+    let answers = tokio::spawn(approve::answer_requests(
+        client.clone(),
+        id.clone(),
+        after,
+        turn.clone(),
+        interactive,
+    ));
     let end = follow_turn(client, &id, after, events, &turn, renderer).await;
     interrupts.abort();
+    answers.abort();
     if local {
         let _ = client.close(&id).await;
     }

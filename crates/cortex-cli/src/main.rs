@@ -6,6 +6,7 @@
 //! `guest` subcommand is the guest agent (the harness starts it as a child
 //! of itself, so one binary is all there is to install).
 
+mod approve;
 mod completions;
 mod config;
 mod exec;
@@ -20,6 +21,7 @@ mod plan_cmd;
 mod providers;
 mod render;
 mod render_goal;
+mod rules_cmd;
 mod secrets;
 mod serve;
 mod session_args;
@@ -75,6 +77,12 @@ enum Command {
     Plan {
         #[command(subcommand)]
         command: plan_cmd::PlanCommand,
+    },
+    /// List or remove approval rules (added by answering Always).
+    #[command(after_help = "Examples:\n  cortex rules list\n  cortex rules rm 0193…")]
+    Rules {
+        #[command(subcommand)]
+        command: rules_cmd::RulesCommand,
     },
     /// Serve the session API (HTTP + SSE) on a TCP address or Unix socket.
     #[command(after_help = "Examples:\n  cortex serve\n  \
@@ -177,6 +185,7 @@ fn run(command: Option<Command>, ui: session_args::SessionArgs) -> ExitCode {
             Some(Command::Attach(args)) => tui::attach(args).await,
             Some(Command::Sessions { command }) => sessions::run(command).await,
             Some(Command::Plan { command }) => plan_cmd::run(command).await,
+            Some(Command::Rules { command }) => rules_cmd::run(command).await,
             Some(Command::Serve(args)) => serve::run(args).await,
             #[cfg(feature = "local")]
             Some(Command::Models { command }) => models_cmd::run(command).await,

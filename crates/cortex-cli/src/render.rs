@@ -286,6 +286,20 @@ impl Render for Human {
                 );
             }
             EventKind::Error { message } => eprintln!("error: {}", sanitize(message)),
+            EventKind::ApprovalRequested {
+                summary, reason, ..
+            } => {
+                self.end_text(&mut out);
+                let _ = writeln!(
+                    out,
+                    "? approval needed: {} · {}",
+                    sanitize_line(&truncate(summary, 200)),
+                    sanitize_line(&truncate(reason, 200))
+                );
+            }
+            EventKind::ApprovalResolved { decision, .. } => {
+                let _ = writeln!(out, "  approval: {}", decision.as_str());
+            }
             _ => {}
         }
         let _ = out.flush();

@@ -6,7 +6,9 @@ use crate::guests::GuestChoice;
 use anyhow::bail;
 use clap::Args;
 use cortex_client::{Client, ClientError};
-use cortex_protocol::{Mode, NetworkPolicy, SandboxPolicy, SessionId, StopRule, WorkspaceMode};
+use cortex_protocol::{
+    ApprovalPolicy, Mode, NetworkPolicy, SandboxPolicy, SessionId, StopRule, WorkspaceMode,
+};
 use std::path::{Path, PathBuf};
 
 #[derive(Args, Clone, Debug)]
@@ -50,6 +52,12 @@ pub struct SessionArgs {
     /// session's data folder).
     #[arg(long, default_value = "in-place")]
     pub workspace: WorkspaceMode,
+    /// What happens to a command or file write no rule covers: ask (pause
+    /// for Allow / Deny / Always), auto (run it in the sandbox) or deny.
+    /// Default: auto for `exec` (ask without a terminal is deny), ask for
+    /// the terminal UI; a resumed session keeps its own unless given.
+    #[arg(long)]
+    pub approval: Option<ApprovalPolicy>,
 }
 
 /// The session a client drives.
@@ -74,13 +82,19 @@ pub async fn open(client: &Client, args: &SessionArgs, local: bool) -> anyhow::R
         if let Some(mode) = args.mode {
             client.set_mode(&id, mode).await.map_err(api_error)?;
         }
+        if let Some(approval) = args.approval {
+            client
+                .set_approval(&id, approval)
+                .await
+                .map_err(api_error)?;
+        }
         return Ok(Opened {
             id,
             last_seq: view.last_seq,
             body: None,
         });
     }
-    let body = serde_json::json!({
+    let mut body = serde_json::json!({
         "repository": repository(args.repo.as_deref(), local)?,
         "mode": args.mode.unwrap_or(Mode::Agent),
         "model": args.model,
@@ -91,6 +105,9 @@ pub async fn open(client: &Client, args: &SessionArgs, local: bool) -> anyhow::R
             "workspace": args.workspace,
         },
     });
+    if let Some(approval) = args.approval {
+        body["approval"] = serde_json::json!(approval);
+    }
     let view = client
         .create_session(body.clone())
         .await

@@ -46,6 +46,12 @@ pub async fn run(args: SessionArgs) -> anyhow::Result<ExitCode> {
     }
     let (client, local) =
         local_server::connect(args.server.as_deref(), args.model.clone(), &args.guest).await?;
+    let mut args = args;
+    if args.session.is_none() {
+        // The UI can answer: a new session asks unless `--approval` says.
+        args.approval
+            .get_or_insert(cortex_protocol::ApprovalPolicy::Ask);
+    }
     let opened = match open(&client, &args, local.is_some()).await {
         Ok(opened) => opened,
         Err(e) => {

@@ -140,8 +140,15 @@ fn start_after(env: &Env, server: &Server, extra: &str, prelude: Option<&str>) -
         pane.type_text(prelude);
         pane.press(&["Enter"]);
     }
+    // The UI's own default is `ask`; these tests answer nothing unless
+    // they say `--approval` themselves.
+    let approval = if extra.contains("--approval") {
+        ""
+    } else {
+        "--approval auto"
+    };
     pane.type_text(&format!(
-        "{} --repo {} --model openai:scripted --guest process {extra}",
+        "{} --repo {} --model openai:scripted --guest process {approval} {extra}",
         env!("CARGO_BIN_EXE_cortex"),
         env.repo.path().display()
     ));
@@ -190,6 +197,27 @@ fn a_prompt_runs_tool_rows_to_completion_and_fixes_the_bug() {
     assert!(earlier.contains("✓ edit_file calc.py"), "{earlier}");
     assert!(earlier.contains("+     return a + b"), "{earlier}");
     assert_eq!(server.requests().len(), 4);
+}
+
+/// The UI's approval prompt: the call waits until `y` allows it once.
+#[test]
+fn a_waiting_call_runs_once_y_allows_it() {
+    let env = bug_repo();
+    let server = Server::start(vec![
+        call("bash", json!({"command": "touch approved.txt"})),
+        text("Touched."),
+    ]);
+    let Some(pane) = start(&env, &server, "--approval ask") else {
+        return;
+    };
+    pane.type_text("touch it");
+    pane.press(&["Enter"]);
+    let screen = pane.wait_text("y allow");
+    assert!(!env.repo.path().join("approved.txt").exists(), "{screen}");
+    pane.press(&["y"]);
+    let screen = pane.wait_text("─ done");
+    assert!(screen.contains("approval: allow"), "{screen}");
+    assert!(env.repo.path().join("approved.txt").exists());
 }
 
 #[test]

@@ -8,6 +8,7 @@
 //! uses too, so client and server cannot drift apart; this crate does not
 //! depend on the server.
 
+mod approvals;
 mod conn;
 mod error;
 mod goals;
@@ -15,8 +16,8 @@ mod sse;
 mod wire;
 
 pub use cortex_api::{
-    CompactAnswer, GoalAnswer, GoalSummary, GoalView, SessionPage, SessionView, StopAnswer,
-    TurnCreated,
+    ApprovalAnswered, ApprovalState, CompactAnswer, GoalAnswer, GoalSummary, GoalView, SessionPage,
+    SessionView, StopAnswer, TurnCreated,
 };
 pub use error::ClientError;
 pub use sse::EventStream;

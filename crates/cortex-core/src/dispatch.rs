@@ -1,13 +1,15 @@
 //! The dispatcher: a short chain of gates before anything runs, then
 //! execution. Gates, in order: duplicate call id → unknown tool → mode →
 //! arguments → stop rule. Each either passes the call on or answers it with a
-//! result the model can read; refusals are `tool.refused` events. Approval
-//! gates slot in after the mode gate.
+//! result the model can read; refusals are `tool.refused` events. The
+//! approval gate (`approvals/`: deny list, policy, rules, the user's answer)
+//! comes last.
 //!
 //! Execution: consecutive read-only calls run concurrently; anything else runs
 //! alone, in the order the model asked. Stop kills what runs in the guest and
 //! answers every unfinished call "stopped by user".
 
+use crate::approvals::Approval;
 use crate::stop_rule::CallCheck;
 use crate::{CoreError, Session, StopRuleState};
 use cortex_protocol::{
@@ -109,7 +111,7 @@ impl Session {
                 continue;
             }
             match self
-                .gate(turn, call, stop_rule, &mut answers[index])
+                .gate(turn, call, stop_rule, cancel, &mut answers[index])
                 .await?
             {
                 Gated::Run(args) => runnable.push((index, args)),
@@ -192,7 +194,10 @@ impl Session {
             }
         }
 
+        // Stop while a call waited for approval ends the turn too.
+        stopped |= cancel.is_cancelled();
         let any_ok = answers.iter().flatten().any(|a| a.status == ToolStatus::Ok);
+
         self.turn_progress |= changed_something(calls, &answers);
         for (call, answer) in calls.iter().zip(answers) {
             let output = answer
@@ -217,6 +222,7 @@ impl Session {
         turn: &TurnId,
         call: &ToolCallRequest,
         stop_rule: &mut StopRuleState,
+        cancel: &CancellationToken,
         slot: &mut Option<Answer>,
     ) -> Result<Gated, CoreError> {
         let tools = self.offered_tools();
@@ -267,14 +273,26 @@ impl Session {
         };
         let idempotent = tool.is_read_only() || tool == ToolName::EditFile;
         match stop_rule.check_call(&call.name, &call.arguments, idempotent) {
-            CallCheck::Run => Ok(Gated::Run(args)),
+            CallCheck::Run => {}
             CallCheck::Refuse(reason) => {
                 self.refuse(turn, call, reason, slot).await?;
-                Ok(Gated::Answered)
+                return Ok(Gated::Answered);
             }
             CallCheck::Stop(reason) => {
                 self.refuse(turn, call, reason.clone(), slot).await?;
-                Ok(Gated::StopRule(reason))
+                return Ok(Gated::StopRule(reason));
+            }
+        }
+        match self.approve(turn, call, Some(&args), cancel).await? {
+            Approval::Run => Ok(Gated::Run(args)),
+            Approval::Refuse(reason) => {
+                self.refuse(turn, call, reason, slot).await?;
+                Ok(Gated::Answered)
+            }
+            Approval::Stopped => {
+                let answer = Answer::with_status(ToolStatus::Stopped, STOPPED_BY_USER);
+                self.answer(turn, call, answer, 0.0, slot).await?;
+                Ok(Gated::Answered)
             }
         }
     }

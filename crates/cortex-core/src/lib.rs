@@ -14,6 +14,7 @@
 //!
 //! This crate never depends on the server or the CLI.
 
+mod approvals;
 mod attach;
 mod compaction;
 mod context;
@@ -38,6 +39,7 @@ mod turn;
 mod verify;
 mod workspace;
 
+pub use approvals::{ApprovalError, Approvals, LOCAL_PRINCIPAL, resolve_interrupted_approvals};
 pub use attach::{SETUP_SCRIPT, SETUP_TIMEOUT};
 pub use compaction::{CompactError, CompactionConfig, CompactionReport};
 pub use continuation::STALL_TURNS;

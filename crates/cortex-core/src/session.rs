@@ -83,6 +83,8 @@ pub struct Session {
     /// The running turn changed something (a write, an edit, a command
     /// that ran) or checked a step off.
     pub(crate) turn_progress: bool,
+    /// The approval policy and the calls waiting for the user's answer.
+    pub(crate) approvals: crate::approvals::Approvals,
 }
 
 /// The guest's folder for a session: the repository itself, or its copy.
@@ -161,7 +163,7 @@ impl Session {
             workspace,
             env_prepared: false,
             guest: None,
-            timeline,
+            timeline: timeline.clone(),
             history: Vec::new(),
             todos: Vec::new(),
             plans: Vec::new(),
@@ -173,6 +175,7 @@ impl Session {
             idle_continuations: 0,
             continuations: 0,
             turn_progress: false,
+            approvals: crate::approvals::Approvals::new(timeline, Default::default()),
         })
     }
 
@@ -187,6 +190,8 @@ impl Session {
             .await?
             .ok_or_else(|| CoreError::NoSession(id.to_string()))?;
         let timeline = Timeline::new(store.clone(), id.clone());
+        // Before its turn is failed, so no call is left half-approved.
+        crate::approvals::resolve_interrupted_approvals(&timeline).await?;
         for turn in store.turns(id).await? {
             if turn.status == cortex_store::TurnStatus::Running {
                 timeline
@@ -204,6 +209,10 @@ impl Session {
         let repository = canonical_repository(Path::new(&record.repository), &config)?;
         let workspace = workspace_for(&config, rebuilt.sandbox, id, &repository)?;
         let goal = GoalFold::from_goal(rebuilt.goal);
+        let approvals = crate::approvals::Approvals::new(
+            timeline.clone(),
+            crate::approvals::policy_from(&events),
+        );
         let mut session = Session {
             id: id.clone(),
             repository,
@@ -228,6 +237,7 @@ impl Session {
             idle_continuations: 0,
             continuations: 0,
             turn_progress: false,
+            approvals,
         };
         session.pause_orphaned_goal().await?;
         Ok(session)

@@ -4,6 +4,7 @@
 //! renders these same events. On the wire an event is one JSON object:
 //! `{"seq":7,"ts":"…","session_id":"…","turn_id":"…","type":"tool.call","payload":{…}}`.
 
+use crate::approval::{ApprovalPolicy, ApprovalResolution};
 use crate::compaction::{CompactionKept, CompactionTrigger};
 use crate::goal::{GoalBudget, GoalStep, PauseReason};
 use crate::ids::{CallId, SessionId, TurnId};
@@ -303,6 +304,25 @@ pub enum EventKind {
     PlanRejected { version: u32, feedback: String },
     #[serde(rename = "todo.updated")]
     TodoUpdated { todos: Vec<Todo> },
+    /// The session's approval policy, set at creation or changed by the
+    /// user (never by answering an approval).
+    #[serde(rename = "approval.policy")]
+    ApprovalPolicySet { policy: ApprovalPolicy },
+    /// A call waits for the user's approval (`ask` policy, no rule covers
+    /// it): `summary` is what would run, `reason` why it asks.
+    #[serde(rename = "approval.requested")]
+    ApprovalRequested {
+        call_id: CallId,
+        name: String,
+        summary: String,
+        reason: String,
+    },
+    /// The approval request of `call_id` ended.
+    #[serde(rename = "approval.resolved")]
+    ApprovalResolved {
+        call_id: CallId,
+        decision: ApprovalResolution,
+    },
     /// The user set (or replaced) the session's goal; it starts active.
     #[serde(rename = "goal.set")]
     GoalSet {
@@ -426,6 +446,9 @@ impl EventKind {
             EventKind::PlanAccepted { .. } => "plan.accepted",
             EventKind::PlanRejected { .. } => "plan.rejected",
             EventKind::TodoUpdated { .. } => "todo.updated",
+            EventKind::ApprovalPolicySet { .. } => "approval.policy",
+            EventKind::ApprovalRequested { .. } => "approval.requested",
+            EventKind::ApprovalResolved { .. } => "approval.resolved",
             EventKind::GoalSet { .. } => "goal.set",
             EventKind::GoalUpdated { .. } => "goal.updated",
             EventKind::GoalPaused { .. } => "goal.paused",
@@ -505,6 +528,19 @@ mod tests {
             },
             EventKind::EnvReady { ms: 1.0 },
             EventKind::PlanAccepted { version: 2 },
+            EventKind::ApprovalPolicySet {
+                policy: ApprovalPolicy::Ask,
+            },
+            EventKind::ApprovalRequested {
+                call_id: CallId::from("c1"),
+                name: "bash".into(),
+                summary: "git status".into(),
+                reason: "no rule covers `git status`".into(),
+            },
+            EventKind::ApprovalResolved {
+                call_id: CallId::from("c1"),
+                decision: ApprovalResolution::Always,
+            },
             EventKind::GoalSet {
                 objective: "o".into(),
                 budget: GoalBudget::default(),

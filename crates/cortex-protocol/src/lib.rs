@@ -10,6 +10,7 @@
 //! schema the model is offered and the parser that reads its arguments cannot
 //! drift apart.
 
+mod approval;
 mod compaction;
 mod event;
 mod goal;
@@ -20,6 +21,7 @@ mod mode;
 mod sandbox;
 mod tools;
 
+pub use approval::{ApprovalDecision, ApprovalPolicy, ApprovalResolution, Rule, RuleMatch};
 pub use compaction::{CompactionKept, CompactionTrigger};
 pub use event::{
     Event, EventKind, OutputStream, StopRule, ToolStatus, now_rfc3339, parse_rfc3339_ms,

@@ -92,6 +92,7 @@ macro_rules! named_setting {
         }
     };
 }
+pub(crate) use named_setting;
 
 named_setting!(SandboxPolicy, "sandbox policy", [
     SandboxPolicy::ReadOnly => "read-only",

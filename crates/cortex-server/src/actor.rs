@@ -15,7 +15,8 @@ use crate::error::ApiError;
 use crate::goal_driver::{self, GoalOp, GoalOpDone, NextTurn};
 use axum::http::StatusCode;
 use cortex_core::{
-    CompactError, CompactionReport, CoreError, PlanError, Published, Session, Timeline, TurnOutcome,
+    Approvals, CompactError, CompactionReport, CoreError, PlanError, Published, Session, Timeline,
+    TurnOutcome,
 };
 use cortex_protocol::{Goal, Mode, SessionId, TurnId};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -67,6 +68,8 @@ pub(crate) struct ActorHandle {
     running: Arc<Mutex<Option<TurnId>>>,
     /// The session's goal as it changes, turns running or not.
     goal: watch::Receiver<Option<Goal>>,
+    /// The session's approval state, answered without the session.
+    approvals: Approvals,
 }
 
 /// A job that has the session: it comes back with it and how the job ended.
@@ -195,6 +198,7 @@ impl ActorHandle {
             timeline: session.timeline().clone(),
             running: running.clone(),
             goal: session.watch_goal(),
+            approvals: session.approvals().clone(),
         });
         tokio::spawn(async move {
             run(session, rx, running).await;
@@ -205,6 +209,11 @@ impl ActorHandle {
 
     pub(crate) fn owner(&self) -> &str {
         &self.owner
+    }
+
+    /// The approval policy and the calls waiting for an answer.
+    pub(crate) fn approvals(&self) -> &Approvals {
+        &self.approvals
     }
 
     /// Live events from now on; each is already persisted.

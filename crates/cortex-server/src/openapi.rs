@@ -4,7 +4,7 @@
 //! from the wire. A new route adds its handler to `paths` below; the types
 //! its bodies name are collected from it.
 
-use crate::routes::{control, events, goal, meta, plan, sessions, turns};
+use crate::routes::{approvals, control, events, goal, meta, plan, rules, sessions, turns};
 use crate::state::AppState;
 use axum::Router;
 use axum::routing::get;
@@ -23,6 +23,7 @@ use utoipa::{Modify, OpenApi};
         control::set_mode, control::compact,
         plan::accept, plan::reject,
         goal::set, goal::show, goal::clear, goal::pause, goal::resume,
+        approvals::set_policy, approvals::answer, rules::list, rules::remove,
         events::stream,
     ),
     components(schemas(cortex_api::ErrorBody)),

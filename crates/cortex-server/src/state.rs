@@ -99,6 +99,8 @@ impl AppState {
                 continue;
             }
             let timeline = Timeline::new(self.store.clone(), turn.session_id.clone());
+            // Before the turn is failed, so no call is left half-approved.
+            cortex_core::resolve_interrupted_approvals(&timeline).await?;
             timeline
                 .emit(
                     Some(&turn.id),

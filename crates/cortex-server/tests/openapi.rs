@@ -10,13 +10,14 @@ mod common;
 
 use common::start;
 use cortex_api::{
-    CompactAnswer, CreateSession, CreateTurn, ErrorBody, GoalAnswer, GoalSummary, GoalView, Health,
-    RejectPlan, SandboxRequest, SessionPage, SessionView, SetGoal, SetMode, StopAnswer,
-    TurnCreated,
+    AnswerApproval, ApprovalAnswered, ApprovalState, CompactAnswer, CreateSession, CreateTurn,
+    ErrorBody, GoalAnswer, GoalSummary, GoalView, Health, RejectPlan, RuleList, SandboxRequest,
+    SessionPage, SessionView, SetApproval, SetGoal, SetMode, StopAnswer, TurnCreated,
 };
 use cortex_protocol::{
-    CompactionKept, Goal, GoalBudget, GoalStatus, GoalStep, Mode, NetworkPolicy, PauseReason,
-    SandboxPolicy, SessionId, StopRule, TurnId, WorkspaceMode,
+    ApprovalDecision, ApprovalPolicy, CompactionKept, Goal, GoalBudget, GoalStatus, GoalStep, Mode,
+    NetworkPolicy, PauseReason, Rule, RuleMatch, SandboxPolicy, SessionId, StopRule, TurnId,
+    WorkspaceMode,
 };
 use reqwest::Method;
 use serde_json::{Value, json};
@@ -132,6 +133,34 @@ const ROUTES: &[Route] = &[
     Route {
         method: "delete",
         path: "/v1/sessions/{id}/goal",
+        request: None,
+        success: "204",
+        response: None,
+    },
+    Route {
+        method: "put",
+        path: "/v1/sessions/{id}/approval",
+        request: Some(name::<SetApproval>),
+        success: "200",
+        response: Some(name::<ApprovalState>),
+    },
+    Route {
+        method: "post",
+        path: "/v1/sessions/{id}/approvals/{call_id}",
+        request: Some(name::<AnswerApproval>),
+        success: "200",
+        response: Some(name::<ApprovalAnswered>),
+    },
+    Route {
+        method: "get",
+        path: "/v1/rules",
+        request: None,
+        success: "200",
+        response: Some(name::<RuleList>),
+    },
+    Route {
+        method: "delete",
+        path: "/v1/rules/{id}",
         request: None,
         success: "204",
         response: None,
@@ -288,6 +317,7 @@ async fn each_schema_describes_what_serde_writes() {
                     workspace: Some(WorkspaceMode::Copy),
                 }),
                 stop_rule: Some(StopRule::Bot),
+                approval: Some(ApprovalPolicy::Ask),
             }),
         ),
         (name::<SessionView>(), json!(view.clone())),
@@ -330,6 +360,55 @@ async fn each_schema_describes_what_serde_writes() {
             json!(GoalAnswer {
                 goal: GoalView::from(&goal),
                 turn_id: Some(TurnId::from("t2")),
+            }),
+        ),
+        (
+            name::<SetApproval>(),
+            json!(SetApproval {
+                approval: ApprovalPolicy::Deny
+            }),
+        ),
+        (
+            name::<ApprovalState>(),
+            json!(ApprovalState {
+                approval: ApprovalPolicy::Ask,
+                pending: vec!["call-1".into()],
+            }),
+        ),
+        (
+            name::<AnswerApproval>(),
+            json!(AnswerApproval {
+                decision: ApprovalDecision::Always
+            }),
+        ),
+        (
+            name::<ApprovalAnswered>(),
+            json!(ApprovalAnswered {
+                call_id: "call-1".into(),
+                decision: ApprovalDecision::Deny,
+            }),
+        ),
+        (
+            name::<RuleList>(),
+            json!(RuleList {
+                rules: vec![
+                    Rule {
+                        id: "r1".into(),
+                        repository: Some("/r".into()),
+                        matches: RuleMatch::Bash {
+                            prefix: vec!["git".into(), "status".into()],
+                        },
+                        created_at: "2026-01-01T00:00:00.000Z".into(),
+                    },
+                    Rule {
+                        id: "r2".into(),
+                        repository: None,
+                        matches: RuleMatch::Write {
+                            glob: "src/**".into(),
+                        },
+                        created_at: "2026-01-01T00:00:00.000Z".into(),
+                    },
+                ],
             }),
         ),
         (
@@ -448,7 +527,10 @@ async fn every_documented_route_is_served() {
     let server = start().await;
     for route in ROUTES {
         let method: Method = route.method.to_uppercase().parse().expect("method");
-        let path = route.path.replace("{id}", "s-unknown");
+        let path = route
+            .path
+            .replace("{id}", "s-unknown")
+            .replace("{call_id}", "c-unknown");
         let body = route.request.map(|_| json!({}));
         let (status, answer) = server.send(method, &path, None, body).await;
         let expected = if route.path == "/healthz" { 200 } else { 401 };

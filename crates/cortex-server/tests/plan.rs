@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{ALICE, Server, Sse, start};
+use common::{ALICE, Server, start};
 use cortex_protocol::{EventKind, Mode, TodoStatus};
 use reqwest::Method;
 use serde_json::json;
@@ -67,14 +67,6 @@ async fn verdict_now(
         .await
 }
 
-async fn turn_events(sse: &mut Sse) -> Vec<EventKind> {
-    sse.until_turn_end()
-        .await
-        .into_iter()
-        .map(|m| m.event.kind)
-        .collect()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reject_then_accept_runs_the_plan_in_agent_mode_with_seeded_todos() {
     let server = start().await;
@@ -99,7 +91,7 @@ async fn reject_then_accept_runs_the_plan_in_agent_mode_with_seeded_todos() {
     let mut sse = server.events(&id, ALICE, None).await;
     let (status, _) = server.turn(&id, "plan the rewrite").await;
     assert_eq!(status, 202);
-    let first = turn_events(&mut sse).await;
+    let first = Server::turn_kinds(&mut sse).await;
     assert!(
         first
             .iter()
@@ -116,7 +108,7 @@ async fn reject_then_accept_runs_the_plan_in_agent_mode_with_seeded_todos() {
     )
     .await;
     assert_eq!(status, 202, "{body}");
-    let rejected = turn_events(&mut sse).await;
+    let rejected = Server::turn_kinds(&mut sse).await;
     assert!(
         matches!(
             &rejected[0],
@@ -139,7 +131,7 @@ async fn reject_then_accept_runs_the_plan_in_agent_mode_with_seeded_todos() {
 
     let (status, body) = verdict(&server, &id, "accept", None).await;
     assert_eq!(status, 202, "{body}");
-    let accepted = turn_events(&mut sse).await;
+    let accepted = Server::turn_kinds(&mut sse).await;
     let todos = accepted.iter().find_map(|k| match k {
         EventKind::TodoUpdated { todos } => Some(todos.clone()),
         _ => None,
@@ -209,7 +201,7 @@ async fn a_verdict_while_a_turn_runs_is_a_conflict() {
     .await;
     let mut sse = server.events(&id, ALICE, None).await;
     server.turn(&id, "plan").await;
-    turn_events(&mut sse).await;
+    Server::turn_kinds(&mut sse).await;
     let mut started = false;
     for _ in 0..100 {
         if server.turn(&id, "more").await.0 == 202 {
@@ -233,7 +225,7 @@ async fn a_verdict_while_a_turn_runs_is_a_conflict() {
         assert_eq!(answer["error"]["code"], "conflict");
     }
     server.stop(&id, ALICE).await;
-    turn_events(&mut sse).await;
+    Server::turn_kinds(&mut sse).await;
     // The plan still waits, untouched by the refused verdicts.
     let (status, body) = verdict(&server, &id, "reject", Some(json!({"feedback": "no"}))).await;
     assert_eq!(status, 202, "{body}");

@@ -11,6 +11,7 @@ mod error;
 mod migrations;
 mod postgres;
 mod rows;
+mod rules;
 mod sqlite;
 mod turn_rules;
 
@@ -19,7 +20,7 @@ pub use error::{OpenError, StoreError};
 pub use postgres::PgStore;
 pub use sqlite::SqliteStore;
 
-use cortex_protocol::{Event, EventKind, Mode, SessionId, StopRule, TurnId};
+use cortex_protocol::{Event, EventKind, Mode, Rule, SessionId, StopRule, TurnId};
 
 /// A session as listed.
 #[derive(Debug, Clone, PartialEq)]
@@ -104,4 +105,12 @@ pub trait Store: Send + Sync {
     async fn turns(&self, session: &SessionId) -> Result<Vec<TurnRecord>, StoreError>;
     /// Turns still `running` (a process died mid-turn), across all sessions.
     async fn running_turns(&self) -> Result<Vec<TurnRecord>, StoreError>;
+
+    /// Persist an approval rule of `principal` (its id must be new).
+    async fn add_rule(&self, principal: &str, rule: &Rule) -> Result<(), StoreError>;
+    /// `principal`'s rules, oldest first; never another principal's.
+    async fn rules(&self, principal: &str) -> Result<Vec<Rule>, StoreError>;
+    /// Remove one of `principal`'s rules: `false` when it has none with
+    /// that id (another principal's rule is not removed and not revealed).
+    async fn delete_rule(&self, principal: &str, id: &str) -> Result<bool, StoreError>;
 }

@@ -85,7 +85,8 @@ CREATE INDEX sessions_by_owner ON sessions (owner, created_at DESC, id DESC);
 ";
 
 /// Every step, oldest first. The schema version is the length of this list.
-const MIGRATIONS: &[&str] = &[V1, V2];
+/// Step 3 adds the approval rules (`rules.rs`).
+const MIGRATIONS: &[&str] = &[V1, V2, crate::rules::TABLE];
 
 /// The schema version this build writes.
 pub(crate) fn latest_version() -> i64 {

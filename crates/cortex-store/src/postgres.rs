@@ -13,7 +13,7 @@ use crate::error::OpenError;
 use crate::rows::{self, RawEvent, RawSession, RawTurn};
 use crate::turn_rules;
 use crate::{EncodedKind, SessionRecord, Stamp, Store, StoreError, TurnRecord, TurnStatus};
-use cortex_protocol::{Event, EventKind, Mode, SessionId, TurnId, now_rfc3339};
+use cortex_protocol::{Event, EventKind, Mode, Rule, SessionId, TurnId, now_rfc3339};
 use std::sync::Arc;
 use tokio::sync::MutexGuard;
 use tokio_postgres::error::SqlState;
@@ -62,7 +62,7 @@ CREATE INDEX sessions_by_owner ON sessions (owner, created_at DESC, id DESC);
 ";
 
 /// Same steps, same numbering as the SQLite schema.
-const MIGRATIONS: &[&str] = &[V1, V2];
+const MIGRATIONS: &[&str] = &[V1, V2, crate::rules::TABLE];
 
 pub struct PgStore {
     url: String,
@@ -128,7 +128,7 @@ impl PgStore {
     /// The write connection, opened again first if the server closed it (a
     /// restart, a failover, an idle timeout). A call that was in flight when
     /// it closed fails; the next one reconnects.
-    async fn writer(&self) -> Result<MutexGuard<'_, Client>, StoreError> {
+    pub(crate) async fn writer(&self) -> Result<MutexGuard<'_, Client>, StoreError> {
         let mut writer = self.writer.lock().await;
         if writer.is_closed() {
             *writer = self.reconnect().await?;
@@ -138,7 +138,7 @@ impl PgStore {
 
     /// The read connection (shared: reads run concurrently on it), opened
     /// again first if the server closed it.
-    async fn reader(&self) -> Result<Arc<Client>, StoreError> {
+    pub(crate) async fn reader(&self) -> Result<Arc<Client>, StoreError> {
         let mut reader = self.reader.lock().await;
         if reader.is_closed() {
             *reader = Arc::new(self.reconnect().await?);
@@ -536,6 +536,18 @@ impl Store for PgStore {
         );
         let rows = self.reader().await?.query(&sql, &[]).await.map_err(pg)?;
         rows.iter().map(|row| raw_turn(row).into_record()).collect()
+    }
+
+    async fn add_rule(&self, principal: &str, rule: &Rule) -> Result<(), StoreError> {
+        self.add_rule_pg(principal, rule).await
+    }
+
+    async fn rules(&self, principal: &str) -> Result<Vec<Rule>, StoreError> {
+        self.rules_pg(principal).await
+    }
+
+    async fn delete_rule(&self, principal: &str, id: &str) -> Result<bool, StoreError> {
+        self.delete_rule_pg(principal, id).await
     }
 }
 

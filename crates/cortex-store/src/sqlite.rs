@@ -11,7 +11,7 @@ use crate::migrations;
 use crate::rows::{self, RawEvent, RawSession, RawTurn};
 use crate::turn_rules::{self, require_turn};
 use crate::{EncodedKind, SessionRecord, Stamp, Store, StoreError, TurnRecord, TurnStatus};
-use cortex_protocol::{Event, EventKind, Mode, SessionId, TurnId, now_rfc3339};
+use cortex_protocol::{Event, EventKind, Mode, Rule, SessionId, TurnId, now_rfc3339};
 use rusqlite::config::DbConfig;
 use rusqlite::{
     Connection, ErrorCode, OptionalExtension, Transaction, TransactionBehavior, params,
@@ -91,11 +91,11 @@ impl SqliteStore {
     /// The connection. A panic while holding the lock cannot leave a
     /// transaction open (a dropped `Transaction` rolls back), so a poisoned
     /// lock is still safe to use.
-    fn lock(&self) -> MutexGuard<'_, Connection> {
+    pub(crate) fn lock(&self) -> MutexGuard<'_, Connection> {
         self.conn.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    fn write<T>(
+    pub(crate) fn write<T>(
         &self,
         f: impl FnOnce(&Transaction<'_>) -> Result<T, StoreError>,
     ) -> Result<T, StoreError> {
@@ -397,5 +397,17 @@ impl Store for SqliteStore {
             .query_map([], RawTurn::from_row)?
             .collect::<rusqlite::Result<Vec<_>>>()?;
         raws.into_iter().map(RawTurn::into_record).collect()
+    }
+
+    async fn add_rule(&self, principal: &str, rule: &Rule) -> Result<(), StoreError> {
+        self.add_rule_sync(principal, rule)
+    }
+
+    async fn rules(&self, principal: &str) -> Result<Vec<Rule>, StoreError> {
+        self.rules_sync(principal)
+    }
+
+    async fn delete_rule(&self, principal: &str, id: &str) -> Result<bool, StoreError> {
+        self.delete_rule_sync(principal, id)
     }
 }

@@ -204,10 +204,10 @@ async fn sessions_from_before_owners_belong_to_the_local_principal() {
         .await
         .expect("create");
     drop(store);
-    // Turn it back into a schema-1 database.
+    // Turn it back into a schema-1 database (undoing every later step).
     let conn = rusqlite::Connection::open(&path).expect("raw");
     conn.execute_batch(
-        "DROP INDEX sessions_by_owner; ALTER TABLE sessions DROP COLUMN owner; \
+        "DROP TABLE rules; DROP INDEX sessions_by_owner; ALTER TABLE sessions DROP COLUMN owner; \
          PRAGMA user_version = 1;",
     )
     .expect("downgrade");

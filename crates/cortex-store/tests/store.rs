@@ -595,6 +595,41 @@ macro_rules! store_suite {
             assert_eq!(store.list_sessions().await.expect("all").len(), 5);
         }
 
+        #[tokio::test]
+        async fn rules_belong_to_their_principal() {
+            let Some(store) = store_with(&[]).await else {
+                return;
+            };
+            let rule = |id: &str, repository: Option<&str>, matches| cortex_protocol::Rule {
+                id: id.into(),
+                repository: repository.map(str::to_owned),
+                matches,
+                created_at: format!("2026-01-01T00:00:0{}.000Z", id.len()),
+            };
+            let git = rule(
+                "r1",
+                Some("/repo"),
+                cortex_protocol::RuleMatch::Bash {
+                    prefix: vec!["git".into(), "status".into()],
+                },
+            );
+            let write = rule(
+                "r22",
+                None,
+                cortex_protocol::RuleMatch::Write {
+                    glob: "src/**".into(),
+                },
+            );
+            store.add_rule("alice", &git).await.expect("add");
+            store.add_rule("alice", &write).await.expect("add");
+            assert!(store.add_rule("bob", &git).await.is_err(), "ids are unique");
+            assert_eq!(store.rules("alice").await.expect("rules"), [git.clone(), write]);
+            assert!(store.rules("bob").await.expect("rules").is_empty());
+            assert!(!store.delete_rule("bob", "r1").await.expect("delete"));
+            assert!(store.delete_rule("alice", "r22").await.expect("delete"));
+            assert!(!store.delete_rule("alice", "r22").await.expect("delete"));
+            assert_eq!(store.rules("alice").await.expect("rules"), [git]);
+        }
     };
 }
 

@@ -224,3 +224,45 @@ fn goal_chip_on_a_small_terminal() {
     let terminal = draw(&mut app, 40, 12);
     insta::assert_snapshot!(terminal.backend());
 }
+
+/// A call waits for approval: the row, the notice and the status line's
+/// keys; `y` answers it (only with an empty composer).
+#[test]
+fn approval_prompt() {
+    use cortex_protocol::{ApprovalDecision, CallId, EventKind};
+    use cortex_tui::app::Command;
+    let mut s = Script::new("openai:gpt-4o");
+    s.turn("push it").request(1);
+    s.call("c1", "bash", json!({"command": "git push origin feature"}));
+    s.push(EventKind::ApprovalRequested {
+        call_id: CallId::from("c1"),
+        name: "bash".into(),
+        summary: "git push origin feature".into(),
+        reason: "no rule covers `git push origin feature`".into(),
+    });
+    let mut app = app(&s, Theme::colored());
+    let terminal = draw(&mut app, 64, 10);
+    insta::assert_snapshot!(terminal.backend());
+
+    type_text(&mut app, "x");
+    assert!(
+        app.on_key(KeyEvent::new(KeyCode::Char('y'), KeyModifiers::NONE))
+            .iter()
+            .all(|c| !matches!(c, Command::AnswerApproval { .. })),
+        "typing is not an answer"
+    );
+    app.on_key(KeyEvent::new(KeyCode::Char('u'), KeyModifiers::CONTROL));
+    assert_eq!(
+        app.on_key(KeyEvent::new(KeyCode::Char('a'), KeyModifiers::NONE)),
+        [Command::AnswerApproval {
+            call_id: "c1".into(),
+            decision: ApprovalDecision::Always,
+        }]
+    );
+    s.push(EventKind::ApprovalResolved {
+        call_id: CallId::from("c1"),
+        decision: cortex_protocol::ApprovalResolution::Always,
+    });
+    app.on_event(s.events.last().expect("event"));
+    assert!(app.state.approval.is_none());
+}

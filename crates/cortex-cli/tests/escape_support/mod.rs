@@ -7,7 +7,8 @@
 //! again as `nobody` (the whole `cortex` process under `setpriv`), each in a
 //! fresh laboratory. For each run it checks:
 //! - the timeline shows the refusal: each hostile call's `tool.result` is an
-//!   error (or the attempt's own expectation, such as `env.setup_skipped`);
+//!   error from the guest or a refusal at the harness's gate (the deny list),
+//!   or the attempt's own expectation, such as `env.setup_skipped`;
 //! - the host is unchanged: the repository's metadata (`.git`, `.cortex`) and
 //!   a host folder outside the repository are byte for byte what they were;
 //! - nothing ran afterwards: the triggers (the user's `git status` and
@@ -336,6 +337,11 @@ fn without_new_placeholders(
     after
 }
 
+/// The id the script gives call `j` of round `i`.
+fn call_id(round: usize, index: usize) -> String {
+    format!("attack-{round}-{index}")
+}
+
 /// The rounds as a scripted model's responses.
 fn script_of(attempt: &Attempt) -> Value {
     let mut responses: Vec<Value> = attempt
@@ -345,7 +351,10 @@ fn script_of(attempt: &Attempt) -> Value {
         .map(|(i, calls)| {
             let tool_calls: Vec<Value> = calls
                 .iter()
-                .map(|c| json!({"name": c.name, "arguments": c.arguments}))
+                .enumerate()
+                .map(
+                    |(j, c)| json!({"id": call_id(i, j), "name": c.name, "arguments": c.arguments}),
+                )
                 .collect();
             let text = if i == 0 { attempt.text } else { "" };
             json!({"text": text, "tool_calls": tool_calls})
@@ -470,14 +479,30 @@ fn check_timeline(attempt: &Attempt, events: &[Value], who: &str, stderr: &str) 
         .iter()
         .filter(|e| e["type"] == "tool.result")
         .collect();
-    let calls: Vec<&Call> = attempt.rounds.iter().flatten().collect();
-    assert_eq!(results.len(), calls.len(), "{who}: {kinds:?}");
-    for (call, result) in calls.iter().zip(&results) {
+    let calls = attempt.rounds.iter().enumerate().flat_map(|(i, round)| {
+        round
+            .iter()
+            .enumerate()
+            .map(move |(j, call)| (call_id(i, j), call))
+    });
+    assert_eq!(
+        results.len(),
+        attempt.rounds.iter().flatten().count(),
+        "{who}: {kinds:?}"
+    );
+    for (id, call) in calls {
+        let result = results
+            .iter()
+            .find(|r| r["payload"]["call_id"] == id.as_str())
+            .unwrap_or_else(|| panic!("{who}: no result for {id}: {kinds:?}"));
+        // Refused at the gate (the deny list) or failed in the guest.
         if call.must_fail {
-            assert_eq!(
-                result["payload"]["status"], "error",
-                "{who}: `{}` was not refused: {}",
-                call.arguments, result["payload"]["output"]
+            let status = &result["payload"]["status"];
+            assert!(
+                status == "error" || status == "refused",
+                "{who}: `{}` was not refused ({status}): {}",
+                call.arguments,
+                result["payload"]["output"]
             );
         }
     }

@@ -1,11 +1,13 @@
 //! The `/v1` routes, one file per resource. Approval, plan/spec and goal
 //! endpoints add a file here and one `merge` below.
 
+pub(crate) mod approvals;
 pub(crate) mod control;
 pub(crate) mod events;
 pub(crate) mod goal;
 pub(crate) mod meta;
 pub(crate) mod plan;
+pub(crate) mod rules;
 pub(crate) mod sessions;
 pub(crate) mod turns;
 
@@ -22,5 +24,7 @@ pub(crate) fn v1() -> Router<Arc<AppState>> {
         .merge(control::routes())
         .merge(plan::routes())
         .merge(goal::routes())
+        .merge(approvals::routes())
+        .merge(rules::routes())
         .merge(events::routes())
 }

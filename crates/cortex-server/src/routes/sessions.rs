@@ -58,6 +58,10 @@ pub(crate) async fn create(
             body.stop_rule.unwrap_or_default(),
         )
         .await?;
+    if let Some(policy) = body.approval {
+        let actor = state.owned_actor(&principal, &view.id).await?;
+        actor.approvals().set_policy(policy).await?;
+    }
     Ok((StatusCode::CREATED, axum::Json(view)))
 }
 

@@ -64,6 +64,17 @@ pub async fn start_with(config: ServerConfig) -> Server {
     std::fs::write(repo.path().join("a.txt"), "alpha\n").expect("write");
     let store: Arc<dyn Store> = Arc::new(SqliteStore::in_memory().expect("store"));
     let default_script = Arc::new(Mutex::new(r#"{"responses":[{"text":"ok"}]}"#.to_owned()));
+    serve(store, default_script, repo, config).await
+}
+
+/// A server (alice's and bob's tokens) on `store`, listening on a free
+/// loopback port.
+async fn serve(
+    store: Arc<dyn Store>,
+    default_script: Arc<Mutex<String>>,
+    repo: tempfile::TempDir,
+    config: ServerConfig,
+) -> Server {
     let tokens = Tokens::new().with(ALICE, "alice").with(BOB, "bob");
     let state = AppState::new(
         store.clone(),
@@ -71,6 +82,7 @@ pub async fn start_with(config: ServerConfig) -> Server {
         Arc::new(factory(default_script.clone())),
         config,
     );
+    state.recover_interrupted().await.expect("recover");
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bind");
@@ -276,5 +288,33 @@ impl Sse {
             body: Box::pin(response.bytes_stream()),
             buffer: String::new(),
         }
+    }
+}
+
+impl Server {
+    /// The server restarted: this one stops listening and a new one (a new
+    /// `AppState`, so no live session) serves the same store and repository
+    /// after recovering the turns it finds running, as `cortex serve` does.
+    /// Live sessions of the old one are left behind in memory, as a killed
+    /// process would leave them: never answered.
+    pub async fn restarted(mut self) -> Server {
+        let repo = std::mem::replace(&mut self.repo, tempfile::tempdir().expect("tempdir"));
+        let store = self.store.clone();
+        let default_script = self.default_script.clone();
+        drop(self);
+        let config = ServerConfig {
+            heartbeat: Duration::from_millis(200),
+            ..ServerConfig::default()
+        };
+        serve(store, default_script, repo, config).await
+    }
+
+    /// The kinds of the events until the end of a turn (inclusive).
+    pub async fn turn_kinds(sse: &mut Sse) -> Vec<cortex_protocol::EventKind> {
+        sse.until_turn_end()
+            .await
+            .into_iter()
+            .map(|m| m.event.kind)
+            .collect()
     }
 }

@@ -86,9 +86,12 @@ pub fn variant_index(kind: &EventKind) -> usize {
         EventKind::GoalCompleted { .. } => 40,
         EventKind::GoalCleared { .. } => 41,
         EventKind::GoalContinued { .. } => 42,
+        EventKind::ApprovalPolicySet { .. } => 43,
+        EventKind::ApprovalRequested { .. } => 44,
+        EventKind::ApprovalResolved { .. } => 45,
     }
 }
-pub const VARIANTS: usize = 43;
+pub const VARIANTS: usize = 46;
 
 /// Every variant, in an order the store accepts, with the turn each belongs to.
 pub fn every_kind() -> Vec<(Option<&'static str>, EventKind)> {
@@ -167,6 +170,28 @@ pub fn every_kind() -> Vec<(Option<&'static str>, EventKind)> {
             Some("t1"),
             EventKind::TurnReminder {
                 text: "Check the answer with a tool.".into(),
+            },
+        ),
+        (
+            None,
+            EventKind::ApprovalPolicySet {
+                policy: cortex_protocol::ApprovalPolicy::Ask,
+            },
+        ),
+        (
+            Some("t1"),
+            EventKind::ApprovalRequested {
+                call_id: call(),
+                name: "bash".into(),
+                summary: "git push".into(),
+                reason: "no rule covers `git push`".into(),
+            },
+        ),
+        (
+            Some("t1"),
+            EventKind::ApprovalResolved {
+                call_id: call(),
+                decision: cortex_protocol::ApprovalResolution::Deny,
             },
         ),
         (

@@ -2,12 +2,14 @@
 //!
 //! Enter sends; Alt+Enter, Shift+Enter (where the terminal reports it) and
 //! Ctrl+J start a new line; Shift+Tab cycles the mode; Esc stops the turn;
-//! Ctrl+C clears the composer and quits when pressed twice in a row.
+//! Ctrl+C clears the composer and quits when pressed twice in a row. While
+//! a call waits for approval and the composer is empty, `y` allows it once,
+//! `n` denies it and `a` allows it always.
 
 use crate::app::overlay::Outcome as ModalOutcome;
 use crate::app::{App, Command};
 use crate::view::help::Help;
-use cortex_protocol::Mode;
+use cortex_protocol::{ApprovalDecision, Mode};
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEvent, MouseEventKind};
 
 /// Rows one notch of the mouse wheel scrolls.
@@ -66,6 +68,9 @@ impl App {
         let ctrl = mods.contains(KeyModifiers::CONTROL);
         let alt = mods.contains(KeyModifiers::ALT);
         let shift = mods.contains(KeyModifiers::SHIFT);
+        if let Some(answer) = self.approval_key(key.code, ctrl || alt) {
+            return answer;
+        }
         match key.code {
             KeyCode::Enter if alt || shift => self.newline(),
             KeyCode::Char('j') if ctrl => self.newline(),
@@ -105,6 +110,25 @@ impl App {
             }
             _ => self.edit(key.code, ctrl, alt),
         }
+    }
+
+    /// `y` / `n` / `a` answer a waiting approval request (only with an
+    /// empty composer, so typing is never taken for an answer).
+    fn approval_key(&self, code: KeyCode, modified: bool) -> Option<Vec<Command>> {
+        let pending = self.state.approval.as_ref()?;
+        if modified || !self.editor.is_empty() {
+            return None;
+        }
+        let decision = match code {
+            KeyCode::Char('y') => ApprovalDecision::Allow,
+            KeyCode::Char('n') => ApprovalDecision::Deny,
+            KeyCode::Char('a') => ApprovalDecision::Always,
+            _ => return None,
+        };
+        Some(vec![Command::AnswerApproval {
+            call_id: pending.call_id.clone(),
+            decision,
+        }])
     }
 
     /// Keys that edit the composer's text.

@@ -50,6 +50,11 @@ pub enum Command {
     ListFiles,
     /// `/goal …` against the API.
     Goal(GoalCommand),
+    /// Answer the approval request of `call_id`.
+    AnswerApproval {
+        call_id: String,
+        decision: cortex_protocol::ApprovalDecision,
+    },
     Quit,
 }
 

@@ -131,6 +131,12 @@ impl Worker {
             },
             Command::NewSession { model } => self.new_session(&id, model).await,
             Command::Goal(command) => super::goal::run(&self.client, &id, command).await,
+            Command::AnswerApproval { call_id, decision } => {
+                match self.client.answer_approval(&id, &call_id, decision).await {
+                    Ok(_) => None,
+                    Err(e) => Some(Outcome::Failed(format!("approval: {}", message(&e)))),
+                }
+            }
             Command::Stop | Command::ListSessions | Command::ListFiles | Command::Quit => None,
         };
         if let Some(outcome) = outcome {

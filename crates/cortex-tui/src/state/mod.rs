@@ -48,6 +48,8 @@ pub struct SessionState {
     pub plan: Option<(u32, String, String)>,
     /// The session's goal (`goal.*` events).
     pub goal: Option<GoalState>,
+    /// The call waiting for the user's approval, if any.
+    pub approval: Option<PendingApproval>,
     /// Messages of the session's turns, oldest first (the composer's
     /// history starts with them).
     pub messages: Vec<String>,
@@ -58,6 +60,14 @@ pub struct SessionState {
     open_thinking: Option<usize>,
     /// The `.cortex/setup` row while it runs.
     setup: Option<usize>,
+}
+
+/// An `approval.requested` not yet resolved (its texts sanitised).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PendingApproval {
+    pub call_id: String,
+    pub summary: String,
+    pub reason: String,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -314,6 +324,33 @@ impl SessionState {
                     title,
                     markdown,
                 });
+            }
+            EventKind::ApprovalRequested {
+                call_id,
+                summary,
+                reason,
+                ..
+            } => {
+                let (summary, reason) = (clean_line(summary), clean_line(reason));
+                self.notice(
+                    Level::Warning,
+                    format!("approval needed: {summary} ({reason})"),
+                );
+                self.approval = Some(PendingApproval {
+                    call_id: call_id.0.clone(),
+                    summary,
+                    reason,
+                });
+            }
+            EventKind::ApprovalResolved { call_id, decision } => {
+                if self
+                    .approval
+                    .as_ref()
+                    .is_some_and(|a| a.call_id == call_id.0)
+                {
+                    self.approval = None;
+                }
+                self.notice(Level::Info, format!("approval: {}", decision.as_str()));
             }
             EventKind::TodoUpdated { todos } => {
                 self.close_open();
@@ -573,6 +610,7 @@ impl SessionState {
 
     fn end_turn(&mut self, outcome: TurnOutcome, at: Option<Millis>) {
         self.close_open();
+        self.approval = None;
         self.finish_setup(ToolStatus::Stopped, None);
         // Calls the turn left unanswered (a crash) are not running any more.
         let running: Vec<usize> = self.tools.values().copied().collect();

@@ -47,6 +47,15 @@ impl Status<'_> {
         let theme = self.theme;
         let state = self.state;
         let mut out = Vec::new();
+        if let Some(pending) = &state.approval {
+            out.push((
+                format!(
+                    "approve `{}`? y allow once · n deny · a always",
+                    pending.summary
+                ),
+                theme.warning(),
+            ));
+        }
         if let Some(activity) = self.activity() {
             let spinner = SPINNER[self.spinner % SPINNER.len()];
             out.push((format!("{spinner} {activity}"), theme.accent()));

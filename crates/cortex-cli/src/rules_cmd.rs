@@ -1,0 +1,80 @@
+//! `cortex rules list|rm ID`: the approval rules of the caller's principal
+//! (added by answering an approval with Always), through the session API.
+
+use crate::guests::GuestChoice;
+use crate::local_server;
+use crate::session_args::api_error;
+use clap::{Args, Subcommand};
+use cortex_client::Client;
+use cortex_term::sanitize_line;
+use std::process::ExitCode;
+
+#[derive(Subcommand)]
+pub enum RulesCommand {
+    /// List the rules, oldest first.
+    #[command(after_help = "Example:\n  cortex rules list --json")]
+    List {
+        #[command(flatten)]
+        target: RulesTarget,
+        /// The rules as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Remove a rule: the next matching call asks again.
+    #[command(after_help = "Example:\n  cortex rules rm 0193…")]
+    Rm {
+        #[command(flatten)]
+        target: RulesTarget,
+        /// The rule's id (see `cortex rules list`).
+        id: String,
+    },
+}
+
+#[derive(Args)]
+pub struct RulesTarget {
+    /// A running `cortex serve` (token in CORTEX_TOKEN); default: this
+    /// machine's store through an in-process server.
+    #[arg(long)]
+    server: Option<String>,
+}
+
+pub async fn run(command: RulesCommand) -> anyhow::Result<ExitCode> {
+    let target = match &command {
+        RulesCommand::List { target, .. } | RulesCommand::Rm { target, .. } => target,
+    };
+    let (client, local) =
+        local_server::connect(target.server.as_deref(), None, &GuestChoice::Local).await?;
+    let result = act(&client, &command).await;
+    if let Some(local) = local {
+        local.stop().await;
+    }
+    result
+}
+
+async fn act(client: &Client, command: &RulesCommand) -> anyhow::Result<ExitCode> {
+    match command {
+        RulesCommand::List { json, .. } => {
+            let rules = client.rules().await.map_err(api_error)?;
+            if *json {
+                println!("{}", serde_json::to_string_pretty(&rules)?);
+            } else if rules.is_empty() {
+                println!("no rules");
+            } else {
+                for rule in rules {
+                    let scope = rule.repository.as_deref().unwrap_or("every repository");
+                    println!(
+                        "{}  {}  ({})",
+                        sanitize_line(&rule.id),
+                        sanitize_line(&rule.matches.to_string()),
+                        sanitize_line(scope)
+                    );
+                }
+            }
+        }
+        RulesCommand::Rm { id, .. } => {
+            client.delete_rule(id).await.map_err(api_error)?;
+            println!("removed rule {}", sanitize_line(id));
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,152 @@
+//! Approval rules: the user's standing "Always" answers, one row each.
+//!
+//! A rule belongs to one principal (another principal's rules are never
+//! listed, matched or removed) and applies to one repository or, with no
+//! repository, to all of its principal's. What it matches is stored as the
+//! JSON of [`RuleMatch`], so a new kind of rule needs no migration. The SQL
+//! for both stores is here, behind [`crate::Store`]'s rule methods.
+
+use crate::StoreError;
+use crate::postgres::PgStore;
+use crate::sqlite::SqliteStore;
+use cortex_protocol::{Rule, RuleMatch};
+use rusqlite::params;
+
+/// The rules table (schema step 3, the same in both stores).
+pub(crate) const TABLE: &str = "
+CREATE TABLE rules (
+    id         TEXT PRIMARY KEY NOT NULL,
+    principal  TEXT NOT NULL,
+    repository TEXT,
+    matches    TEXT NOT NULL,
+    created_at TEXT NOT NULL
+);
+CREATE INDEX rules_by_principal ON rules (principal, created_at, id);
+";
+
+fn encode(matches: &RuleMatch) -> Result<String, StoreError> {
+    serde_json::to_string(matches).map_err(|e| StoreError::Corrupt(format!("rule: {e}")))
+}
+
+fn decode(
+    id: String,
+    repository: Option<String>,
+    matches: &str,
+    created_at: String,
+) -> Result<Rule, StoreError> {
+    let matches = serde_json::from_str(matches)
+        .map_err(|e| StoreError::Corrupt(format!("rule `{id}`: {e}")))?;
+    Ok(Rule {
+        id,
+        repository,
+        matches,
+        created_at,
+    })
+}
+
+impl SqliteStore {
+    pub(crate) fn add_rule_sync(&self, principal: &str, rule: &Rule) -> Result<(), StoreError> {
+        let matches = encode(&rule.matches)?;
+        self.write(|tx| {
+            tx.prepare_cached(
+                "INSERT INTO rules (id, principal, repository, matches, created_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5)",
+            )?
+            .execute(params![
+                rule.id,
+                principal,
+                rule.repository,
+                matches,
+                rule.created_at
+            ])?;
+            Ok(())
+        })
+    }
+
+    pub(crate) fn rules_sync(&self, principal: &str) -> Result<Vec<Rule>, StoreError> {
+        let conn = self.lock();
+        let mut stmt = conn.prepare_cached(
+            "SELECT id, repository, matches, created_at FROM rules
+             WHERE principal = ?1 ORDER BY created_at, id",
+        )?;
+        let rows = stmt
+            .query_map(params![principal], |row| {
+                Ok((
+                    row.get(0)?,
+                    row.get(1)?,
+                    row.get::<_, String>(2)?,
+                    row.get(3)?,
+                ))
+            })?
+            .collect::<Result<Vec<_>, _>>()?;
+        rows.into_iter()
+            .map(|(id, repository, matches, created_at)| {
+                decode(id, repository, &matches, created_at)
+            })
+            .collect()
+    }
+
+    pub(crate) fn delete_rule_sync(&self, principal: &str, id: &str) -> Result<bool, StoreError> {
+        self.write(|tx| {
+            let deleted = tx
+                .prepare_cached("DELETE FROM rules WHERE id = ?1 AND principal = ?2")?
+                .execute(params![id, principal])?;
+            Ok(deleted > 0)
+        })
+    }
+}
+
+impl PgStore {
+    pub(crate) async fn add_rule_pg(&self, principal: &str, rule: &Rule) -> Result<(), StoreError> {
+        let matches = encode(&rule.matches)?;
+        self.writer()
+            .await?
+            .execute(
+                "INSERT INTO rules (id, principal, repository, matches, created_at)
+                 VALUES ($1, $2, $3, $4, $5)",
+                &[
+                    &rule.id,
+                    &principal,
+                    &rule.repository,
+                    &matches,
+                    &rule.created_at,
+                ],
+            )
+            .await?;
+        Ok(())
+    }
+
+    pub(crate) async fn rules_pg(&self, principal: &str) -> Result<Vec<Rule>, StoreError> {
+        let rows = self
+            .reader()
+            .await?
+            .query(
+                "SELECT id, repository, matches, created_at FROM rules
+                 WHERE principal = $1 ORDER BY created_at, id",
+                &[&principal],
+            )
+            .await?;
+        rows.iter()
+            .map(|row| {
+                let matches: String = row.get(2);
+                decode(row.get(0), row.get(1), &matches, row.get(3))
+            })
+            .collect()
+    }
+
+    pub(crate) async fn delete_rule_pg(
+        &self,
+        principal: &str,
+        id: &str,
+    ) -> Result<bool, StoreError> {
+        let deleted = self
+            .writer()
+            .await?
+            .execute(
+                "DELETE FROM rules WHERE id = $1 AND principal = $2",
+                &[&id, &principal],
+            )
+            .await?;
+        Ok(deleted > 0)
+    }
+}
