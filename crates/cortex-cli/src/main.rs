@@ -2,10 +2,12 @@
 //!
 //! Alone (or `attach SESSION_ID`) it opens the terminal UI; `exec` runs one
 //! turn on a repository and streams its timeline; `sessions` renders stored
-//! timelines; `completions` and `man` document the rest. The internal
+//! timelines; `acp` serves the Agent Client Protocol to an editor on
+//! stdio; `completions` and `man` document the rest. The internal
 //! `guest` subcommand is the guest agent (the harness starts it as a child
 //! of itself, so one binary is all there is to install).
 
+mod acp;
 mod completions;
 mod config;
 mod exec;
@@ -52,6 +54,11 @@ enum Command {
         cortex exec --session 0193… --json \"now add a test for it\""
     )]
     Exec(exec::ExecArgs),
+    /// Serve the Agent Client Protocol on stdio, for editors (Zed, JetBrains…).
+    #[command(after_help = "Examples:\n  cortex acp\n  \
+        cortex acp --model openai:gpt-4o-mini --mode ask\n  \
+        CORTEX_TOKEN=… cortex acp --server http://127.0.0.1:7433")]
+    Acp(acp::AcpArgs),
     /// Open the terminal UI on a stored session (its whole timeline, then
     /// what happens live).
     #[command(after_help = "Examples:\n  cortex attach 0193…\n  \
@@ -148,6 +155,7 @@ fn run(command: Option<Command>, ui: session_args::SessionArgs) -> ExitCode {
         match command {
             None => tui::run(ui).await,
             Some(Command::Exec(args)) => exec::run(args).await,
+            Some(Command::Acp(args)) => acp::run(args).await,
             Some(Command::Attach(args)) => tui::attach(args).await,
             Some(Command::Sessions { command }) => sessions::run(command).await,
             Some(Command::Plan { command }) => plan_cmd::run(command).await,
