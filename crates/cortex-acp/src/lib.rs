@@ -1,37 +1,56 @@
 //! An Agent Client Protocol (ACP) agent for editors, built on the official
 //! `agent-client-protocol` crate, that drives the session API through
-//! `cortex-client` (the same path `cortex exec` takes).
+//! `cortex-client` (the same path `cortex exec` takes). It is a client of
+//! the API like the TUI: it depends on `cortex-client`, `cortex-api` and
+//! `cortex-protocol`, never on the server or the core.
 //!
-//! Supported: `initialize` (protocol v1), `session/new` (the `cwd` is the
-//! repository), `session/prompt` (message and thought chunks, tool calls
-//! and their updates with diffs for edits, the todo list as a plan; stop
-//! reason `end_turn` or `cancelled`, a failed turn as a JSON-RPC error),
-//! `session/cancel` (Stop) and `session/set_mode` (Ask, Plan, Spec, Agent).
-//! Not yet: `session/load`, permission requests, the editor's MCP servers.
+//! Supported (protocol v1):
+//! - `initialize`: the agent answers version 1 whatever the editor asked
+//!   (the only version it speaks; the editor decides whether it can talk to
+//!   it), with `loadSession`, text and embedded-text prompts and MCP over
+//!   stdio (the protocol's baseline) as its capabilities;
+//! - `session/new` (the `cwd` is the repository) and `session/load` (the
+//!   stored timeline replayed as `session/update` notifications, the
+//!   user's messages included), both answering the four modes;
+//! - `session/prompt` ([`prompt`]): message and thought chunks, tool calls
+//!   and their updates with locations and diffs for edits, the goal's
+//!   steps and the todo list as a plan; stop reason `end_turn`,
+//!   `cancelled` (after `session/cancel`, or a Stop from another client)
+//!   or `max_turn_requests` (the session's stop rule ended the turn); a
+//!   failed turn is a JSON-RPC error with its message;
+//! - `session/cancel` (Stop) and `session/set_mode` (Ask, Plan, Spec,
+//!   Agent; the server applies the same locks as for every client).
+//!
+//! Not yet: permission requests (the approvals of the session API are
+//! another piece of work; [`prompt`] marks where they plug in), the
+//! editor's MCP servers (logged and ignored: the session API takes none
+//! yet), images and binary resources in prompts.
 //!
 //! Each request that waits on the API runs in a task of its own, so the
 //! connection keeps reading (a `session/cancel` arrives while a prompt runs).
 //! Nothing but protocol frames is written to the transport; logs go through
-//! `tracing`.
+//! `tracing` (the CLI sends them to standard error).
 
 pub mod map;
+mod prompt;
+mod sessions;
 
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
-    AgentCapabilities, CancelNotification, ContentBlock, Implementation, InitializeRequest,
-    InitializeResponse, NewSessionRequest, NewSessionResponse, PromptRequest, PromptResponse,
-    SessionNotification, SetSessionModeRequest, SetSessionModeResponse,
+    AgentCapabilities, CancelNotification, Implementation, InitializeRequest, InitializeResponse,
+    LoadSessionRequest, McpCapabilities, NewSessionRequest, PromptCapabilities, PromptRequest,
+    SetSessionModeRequest,
 };
 use agent_client_protocol::{
     Agent, ByteStreams, Client as Editor, ConnectTo, on_receive_notification, on_receive_request,
 };
+use cortex_api::CreateSession;
 use cortex_client::{Client, ClientError};
-use cortex_protocol::{Mode, SessionId};
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use sessions::Sessions;
 use tokio_util::compat::{TokioAsyncReadCompatExt, TokioAsyncWriteCompatExt};
 
+/// Why serving a connection ended other than by the editor closing it.
 #[derive(Debug, thiserror::Error)]
 pub enum AcpError {
     #[error("ACP connection: {0}")]
@@ -42,19 +61,27 @@ pub enum AcpError {
 #[derive(Clone)]
 pub struct AcpAgent {
     api: Client,
-    /// The body of `POST /v1/sessions` without `repository`, which is the
-    /// editor's `cwd`.
-    template: serde_json::Value,
-    /// Seq of the last event each session's client has seen.
-    seen: Arc<Mutex<HashMap<SessionId, u64>>>,
+    /// The body of `POST /v1/sessions`; its `repository` is replaced by
+    /// the editor's `cwd`.
+    template: CreateSession,
+    /// The sessions this connection created or loaded.
+    sessions: Sessions,
 }
 
+/// The protocol version this agent speaks, whatever the editor asks for:
+/// ACP's negotiation has the agent answer the latest version it supports
+/// when it does not support the requested one, and the editor disconnect
+/// if it cannot use it.
+pub const PROTOCOL_VERSION: ProtocolVersion = ProtocolVersion::V1;
+
 impl AcpAgent {
-    pub fn new(api: Client, template: serde_json::Value) -> AcpAgent {
+    /// An agent creating its sessions from `template` (mode, model, stop
+    /// rule and sandbox; the repository is the editor's `cwd`) on `api`.
+    pub fn new(api: Client, template: CreateSession) -> AcpAgent {
         AcpAgent {
             api,
             template,
-            seen: Arc::default(),
+            sessions: Sessions::default(),
         }
     }
 
@@ -67,21 +94,18 @@ impl AcpAgent {
         .await
     }
 
-    /// Serve ACP on `transport` until the client closes it.
+    /// Serve ACP on `transport` until the client closes it. Returns an
+    /// error when the transport fails; a bad request is answered with a
+    /// JSON-RPC error and the connection goes on.
     pub async fn serve(self, transport: impl ConnectTo<Agent> + 'static) -> Result<(), AcpError> {
-        let (new, prompt, cancel, mode) = (self.clone(), self.clone(), self.clone(), self);
+        let (new, load, prompt) = (self.clone(), self.clone(), self.clone());
+        let (cancel, mode) = (self.clone(), self);
         Agent
             .v1()
             .name("cortex")
             .on_receive_request(
                 async move |_request: InitializeRequest, responder, _cx| {
-                    // Version 1 is the only one spoken; the client decides
-                    // whether it can talk to an agent answering 1.
-                    responder.respond(
-                        InitializeResponse::new(ProtocolVersion::V1)
-                            .agent_capabilities(AgentCapabilities::new().load_session(false))
-                            .agent_info(Implementation::new("cortex", env!("CARGO_PKG_VERSION"))),
-                    )
+                    responder.respond(initialize_response())
                 },
                 on_receive_request!(),
             )
@@ -90,6 +114,17 @@ impl AcpAgent {
                     let agent = new.clone();
                     cx.spawn(async move {
                         responder.respond_with_result(agent.new_session(request).await)
+                    })
+                },
+                on_receive_request!(),
+            )
+            .on_receive_request(
+                async move |request: LoadSessionRequest, responder, cx: ConnectionTo<Editor>| {
+                    let agent = load.clone();
+                    let connection = cx.clone();
+                    cx.spawn(async move {
+                        let answer = agent.load_session(request, &connection).await;
+                        responder.respond_with_result(answer)
                     })
                 },
                 on_receive_request!(),
@@ -115,12 +150,9 @@ impl AcpAgent {
             )
             .on_receive_notification(
                 async move |note: CancelNotification, cx: ConnectionTo<Editor>| {
-                    let api = cancel.api.clone();
+                    let agent = cancel.clone();
                     cx.spawn(async move {
-                        let id = SessionId(note.session_id.0.to_string());
-                        if let Err(e) = api.stop(&id).await {
-                            tracing::warn!("session/cancel {id}: {e}");
-                        }
+                        agent.cancel(note).await;
                         Ok(())
                     })
                 },
@@ -130,128 +162,40 @@ impl AcpAgent {
             .await?;
         Ok(())
     }
-
-    async fn new_session(
-        &self,
-        request: NewSessionRequest,
-    ) -> Result<NewSessionResponse, agent_client_protocol::Error> {
-        if !request.cwd.is_absolute() {
-            return Err(invalid_params(format!(
-                "cwd `{}` is not an absolute path",
-                request.cwd.display()
-            )));
-        }
-        if !request.mcp_servers.is_empty() {
-            tracing::warn!(
-                "session/new: the editor's {} MCP server(s) are not supported yet and are ignored",
-                request.mcp_servers.len()
-            );
-        }
-        let mut body = self.template.clone();
-        if let Some(fields) = body.as_object_mut() {
-            fields.insert(
-                "repository".into(),
-                request.cwd.display().to_string().into(),
-            );
-        }
-        let view = self.api.create_session(body).await.map_err(api_error)?;
-        self.remember(&view.id, view.last_seq);
-        Ok(NewSessionResponse::new(view.id.0.clone()).modes(map::modes(view.mode)))
-    }
-
-    async fn prompt(
-        &self,
-        request: PromptRequest,
-        cx: &ConnectionTo<Editor>,
-    ) -> Result<PromptResponse, agent_client_protocol::Error> {
-        let id = SessionId(request.session_id.0.to_string());
-        let mut after = self.last_seen(&id)?;
-        let message = prompt_text(&request.prompt);
-        // Subscribed before the turn starts: nothing of it can be missed.
-        let mut events = self.api.events(&id, after).await.map_err(api_error)?;
-        let turn = self
-            .api
-            .start_turn(&id, &message)
-            .await
-            .map_err(api_error)?
-            .turn_id;
-        let mut mapper = map::Mapper::new();
-        loop {
-            let event = match events.next().await {
-                Some(Ok(event)) => event,
-                Some(Err(e)) => return Err(api_error(e)),
-                None => return Err(internal("the server closed the event stream")),
-            };
-            if event.seq <= after {
-                continue;
-            }
-            after = event.seq;
-            self.remember(&id, after);
-            for update in mapper.map(&event.kind, false) {
-                cx.send_notification(SessionNotification::new(request.session_id.clone(), update))?;
-            }
-            if event.turn_id.as_ref() == Some(&turn)
-                && let Some(end) = map::stop_reason(&event.kind)
-            {
-                return end.map(PromptResponse::new).map_err(internal);
-            }
-        }
-    }
-
-    async fn set_mode(
-        &self,
-        request: SetSessionModeRequest,
-    ) -> Result<SetSessionModeResponse, agent_client_protocol::Error> {
-        let id = SessionId(request.session_id.0.to_string());
-        let mode: Mode = request
-            .mode_id
-            .0
-            .parse()
-            .map_err(|e: cortex_protocol::UnknownMode| invalid_params(e.to_string()))?;
-        self.api.set_mode(&id, mode).await.map_err(api_error)?;
-        Ok(SetSessionModeResponse::new())
-    }
-
-    fn remember(&self, id: &SessionId, seq: u64) {
-        if let Ok(mut seen) = self.seen.lock() {
-            seen.insert(id.clone(), seq);
-        }
-    }
-
-    fn last_seen(&self, id: &SessionId) -> Result<u64, agent_client_protocol::Error> {
-        self.seen
-            .lock()
-            .ok()
-            .and_then(|seen| seen.get(id).copied())
-            .ok_or_else(|| invalid_params(format!("no session `{id}` on this connection")))
-    }
 }
 
-/// The prompt as one message: its text, and resource links as their URIs
-/// (the capabilities advertised admit nothing else).
-fn prompt_text(blocks: &[ContentBlock]) -> String {
-    let parts: Vec<String> = blocks
-        .iter()
-        .filter_map(|block| match block {
-            ContentBlock::Text(text) => Some(text.text.clone()),
-            ContentBlock::ResourceLink(link) => Some(link.uri.clone()),
-            _ => None,
-        })
-        .collect();
-    parts.join("\n")
+/// The answer to every `initialize`.
+fn initialize_response() -> InitializeResponse {
+    InitializeResponse::new(PROTOCOL_VERSION)
+        .agent_capabilities(
+            AgentCapabilities::new()
+                .load_session(true)
+                // A turn's message is text: embedded text resources are
+                // inlined, images and audio are not taken.
+                .prompt_capabilities(
+                    PromptCapabilities::new()
+                        .image(false)
+                        .audio(false)
+                        .embedded_context(true),
+                )
+                // Stdio MCP servers are the protocol's baseline; no other
+                // transport is claimed.
+                .mcp_capabilities(McpCapabilities::new().http(false).sse(false)),
+        )
+        .agent_info(Implementation::new("cortex", env!("CARGO_PKG_VERSION")))
 }
 
-fn invalid_params(message: String) -> agent_client_protocol::Error {
+pub(crate) fn invalid_params(message: impl Into<String>) -> agent_client_protocol::Error {
     agent_client_protocol::Error::new(agent_client_protocol::ErrorCode::INVALID_PARAMS, message)
 }
 
-fn internal(message: impl Into<String>) -> agent_client_protocol::Error {
+pub(crate) fn internal(message: impl Into<String>) -> agent_client_protocol::Error {
     agent_client_protocol::Error::new(agent_client_protocol::ErrorCode::INTERNAL_ERROR, message)
 }
 
 /// The API's own message; a 4xx (no such session, a turn already running)
 /// is the editor's bad request, anything else an internal error.
-fn api_error(e: ClientError) -> agent_client_protocol::Error {
+pub(crate) fn api_error(e: ClientError) -> agent_client_protocol::Error {
     match &e {
         ClientError::Api {
             status, message, ..

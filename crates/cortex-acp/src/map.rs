@@ -3,7 +3,10 @@
 //! [`Mapper`] remembers each tool call's name and arguments between its
 //! `tool.call` and its `tool.result`, since the result carries neither and
 //! the editor's diff is built from the arguments of `write_file` and
-//! `edit_file`. Everything else maps one event to at most one update.
+//! `edit_file`; and the goal's steps and the todo list, which the editor
+//! sees as one plan (the goal's steps first), each update replacing it.
+//! Paths are made absolute against the session's repository, as the
+//! protocol wants them.
 
 use agent_client_protocol::v1::schema::{
     ContentBlock, ContentChunk, CurrentModeUpdate, Diff, Plan, PlanEntry, PlanEntryPriority,
@@ -11,9 +14,12 @@ use agent_client_protocol::v1::schema::{
     ToolCallContent, ToolCallLocation, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields,
     ToolKind,
 };
-use cortex_protocol::{CallId, EventKind, Mode, TodoStatus, ToolStatus};
+use cortex_protocol::{
+    CallId, EventKind, GoalStep, Mode, STOPPED_BY_USER, Todo, TodoStatus, ToolName, ToolStatus,
+};
 use serde_json::Value;
 use std::collections::HashMap;
+use std::path::{Path, PathBuf};
 
 /// A tool call seen and not yet finished.
 #[derive(Debug, Clone)]
@@ -24,16 +30,35 @@ struct Pending {
     running: bool,
 }
 
+/// How a turn ended, as `session/prompt` answers it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TurnEnd {
+    /// A stop reason.
+    Stop(StopReason),
+    /// The turn failed: a JSON-RPC error with this message.
+    Failed(String),
+}
+
 /// Maps one session's events, in timeline order, to the updates an ACP
 /// client is sent.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Mapper {
+    /// The session's repository: tool paths are relative to it.
+    root: PathBuf,
     calls: HashMap<CallId, Pending>,
+    goal: Vec<PlanEntry>,
+    todos: Vec<PlanEntry>,
 }
 
 impl Mapper {
-    pub fn new() -> Mapper {
-        Mapper::default()
+    /// A mapper for a session whose repository is `root`.
+    pub fn new(root: PathBuf) -> Mapper {
+        Mapper {
+            root,
+            calls: HashMap::new(),
+            goal: Vec::new(),
+            todos: Vec::new(),
+        }
     }
 
     /// The updates for `event` (none for events an editor has no use for,
@@ -55,52 +80,57 @@ impl Mapper {
                 name,
                 arguments,
             } => vec![self.call(call_id, name, arguments)],
-            EventKind::ToolOutputDelta { call_id, .. } => match self.calls.get_mut(call_id) {
-                Some(pending) if !pending.running => {
-                    pending.running = true;
-                    vec![update(
-                        call_id,
-                        ToolCallUpdateFields::new().status(ToolCallStatus::InProgress),
-                    )]
-                }
-                _ => Vec::new(),
-            },
-            EventKind::ToolRefused {
-                call_id, reason, ..
-            } => {
-                self.calls.remove(call_id);
-                vec![update(
-                    call_id,
-                    ToolCallUpdateFields::new()
-                        .status(ToolCallStatus::Failed)
-                        .content(vec![text_content(reason)]),
-                )]
-            }
+            EventKind::ToolOutputDelta { call_id, .. } => self.running(call_id),
             EventKind::ToolResult {
                 call_id,
                 status,
                 output,
                 ..
             } => vec![self.result(call_id, *status, output)],
-            EventKind::TodoUpdated { todos } => vec![SessionUpdate::Plan(Plan::new(
-                todos
-                    .iter()
-                    .map(|todo| {
-                        PlanEntry::new(
-                            todo.content.clone(),
-                            PlanEntryPriority::Medium,
-                            match todo.status {
-                                TodoStatus::Pending => PlanEntryStatus::Pending,
-                                TodoStatus::InProgress => PlanEntryStatus::InProgress,
-                                TodoStatus::Completed => PlanEntryStatus::Completed,
-                            },
-                        )
-                    })
-                    .collect(),
-            ))],
+            EventKind::TodoUpdated { todos } => {
+                self.todos = todos.iter().map(todo_entry).collect();
+                vec![self.plan()]
+            }
+            EventKind::GoalSet { objective, .. } => {
+                self.goal = vec![PlanEntry::new(
+                    objective.clone(),
+                    PlanEntryPriority::High,
+                    PlanEntryStatus::InProgress,
+                )];
+                vec![self.plan()]
+            }
+            EventKind::GoalUpdated { steps, .. } => {
+                self.goal = goal_entries(steps);
+                vec![self.plan()]
+            }
+            EventKind::GoalCleared {} => {
+                self.goal.clear();
+                vec![self.plan()]
+            }
             EventKind::ModeChanged { to, .. } => vec![SessionUpdate::CurrentModeUpdate(
                 CurrentModeUpdate::new(to.as_str()),
             )],
+            // `tool.refused` is followed by the call's `tool.result`
+            // (status `refused`, the reason as its output), which says it.
+            _ => Vec::new(),
+        }
+    }
+
+    fn plan(&self) -> SessionUpdate {
+        let entries = self.goal.iter().chain(&self.todos).cloned().collect();
+        SessionUpdate::Plan(Plan::new(entries))
+    }
+
+    /// The first output of a call: it runs.
+    fn running(&mut self, call_id: &CallId) -> Vec<SessionUpdate> {
+        match self.calls.get_mut(call_id) {
+            Some(pending) if !pending.running => {
+                pending.running = true;
+                vec![update(
+                    call_id,
+                    ToolCallUpdateFields::new().status(ToolCallStatus::InProgress),
+                )]
+            }
             _ => Vec::new(),
         }
     }
@@ -120,7 +150,7 @@ impl Mapper {
             .status(ToolCallStatus::Pending)
             .raw_input(arguments.clone());
         if let Some(path) = path {
-            call = call.locations(vec![ToolCallLocation::new(path)]);
+            call = call.locations(vec![ToolCallLocation::new(self.absolute(path))]);
         }
         self.calls.insert(
             call_id.clone(),
@@ -137,7 +167,11 @@ impl Mapper {
         let pending = self.calls.remove(call_id);
         let ok = status == ToolStatus::Ok;
         let mut content = Vec::new();
-        if let Some(diff) = pending.as_ref().filter(|_| ok).and_then(edit_diff) {
+        if let Some(diff) = pending
+            .as_ref()
+            .filter(|_| ok)
+            .and_then(|p| self.edit_diff(p))
+        {
             content.push(ToolCallContent::Diff(diff));
         }
         if !output.is_empty() {
@@ -154,28 +188,72 @@ impl Mapper {
                 .content(content),
         )
     }
-}
 
-/// The diff an editor shows for a finished `write_file` (the whole new
-/// text) or `edit_file` (the replaced text and its replacement).
-fn edit_diff(pending: &Pending) -> Option<Diff> {
-    let field = |name: &str| pending.arguments.get(name).and_then(Value::as_str);
-    let path = field("path")?;
-    match pending.name.as_str() {
-        "write_file" => Some(Diff::new(path, field("content")?)),
-        "edit_file" => Some(Diff::new(path, field("new_string")?).old_text(field("old_string")?)),
-        _ => None,
+    /// The diff an editor shows for a finished `write_file` (the whole new
+    /// text) or `edit_file` (the replaced text and its replacement).
+    fn edit_diff(&self, pending: &Pending) -> Option<Diff> {
+        let field = |name: &str| pending.arguments.get(name).and_then(Value::as_str);
+        let path = self.absolute(field("path")?);
+        match pending.name.parse::<ToolName>().ok()? {
+            ToolName::WriteFile => Some(Diff::new(path, field("content")?)),
+            ToolName::EditFile => {
+                Some(Diff::new(path, field("new_string")?).old_text(field("old_string")?))
+            }
+            _ => None,
+        }
+    }
+
+    /// A tool's path (relative to the workspace, or absolute) as an
+    /// absolute path on the editor's side.
+    fn absolute(&self, path: &str) -> PathBuf {
+        let path = Path::new(path);
+        if path.is_absolute() {
+            path.to_owned()
+        } else {
+            self.root.join(path)
+        }
     }
 }
 
+fn todo_entry(todo: &Todo) -> PlanEntry {
+    PlanEntry::new(
+        todo.content.clone(),
+        PlanEntryPriority::Medium,
+        match todo.status {
+            TodoStatus::Pending => PlanEntryStatus::Pending,
+            TodoStatus::InProgress => PlanEntryStatus::InProgress,
+            TodoStatus::Completed => PlanEntryStatus::Completed,
+        },
+    )
+}
+
+/// The goal's steps: done ones completed, the first open one in progress.
+fn goal_entries(steps: &[GoalStep]) -> Vec<PlanEntry> {
+    let current = steps.iter().position(|step| !step.done);
+    steps
+        .iter()
+        .enumerate()
+        .map(|(i, step)| {
+            let status = if step.done {
+                PlanEntryStatus::Completed
+            } else if Some(i) == current {
+                PlanEntryStatus::InProgress
+            } else {
+                PlanEntryStatus::Pending
+            };
+            PlanEntry::new(step.title.clone(), PlanEntryPriority::High, status)
+        })
+        .collect()
+}
+
 fn kind(tool: &str) -> ToolKind {
-    match tool {
-        "read_file" | "todo_read" => ToolKind::Read,
-        "write_file" | "edit_file" => ToolKind::Edit,
-        "glob" | "grep" => ToolKind::Search,
-        "bash" => ToolKind::Execute,
-        "plan" | "todo_write" => ToolKind::Think,
-        _ => ToolKind::Other,
+    match tool.parse::<ToolName>() {
+        Ok(ToolName::ReadFile | ToolName::TodoRead) => ToolKind::Read,
+        Ok(ToolName::WriteFile | ToolName::EditFile) => ToolKind::Edit,
+        Ok(ToolName::Glob | ToolName::Grep) => ToolKind::Search,
+        Ok(ToolName::Bash) => ToolKind::Execute,
+        Ok(ToolName::Plan | ToolName::TodoWrite | ToolName::Goal) => ToolKind::Think,
+        Err(_) => ToolKind::Other,
     }
 }
 
@@ -191,14 +269,17 @@ fn update(call_id: &CallId, fields: ToolCallUpdateFields) -> SessionUpdate {
     SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(call_id.0.clone(), fields))
 }
 
-/// How a turn that ended with `event` answers `session/prompt`: a stop
-/// reason, or the error to answer with; `None` for an event that does not
-/// end a turn.
-pub fn stop_reason(event: &EventKind) -> Option<Result<StopReason, String>> {
+/// How a turn that ended with `event` answers `session/prompt`; `None` for
+/// an event that does not end a turn. A turn stopped by anything but the
+/// user was ended by the session's stop rule (`max_turn_requests`).
+pub fn turn_end(event: &EventKind) -> Option<TurnEnd> {
     match event {
-        EventKind::TurnCompleted { .. } => Some(Ok(StopReason::EndTurn)),
-        EventKind::TurnStopped { .. } => Some(Ok(StopReason::Cancelled)),
-        EventKind::TurnFailed { error } => Some(Err(error.clone())),
+        EventKind::TurnCompleted { .. } => Some(TurnEnd::Stop(StopReason::EndTurn)),
+        EventKind::TurnStopped { reason } if reason == STOPPED_BY_USER => {
+            Some(TurnEnd::Stop(StopReason::Cancelled))
+        }
+        EventKind::TurnStopped { .. } => Some(TurnEnd::Stop(StopReason::MaxTurnRequests)),
+        EventKind::TurnFailed { error } => Some(TurnEnd::Failed(error.clone())),
         _ => None,
     }
 }

@@ -7,6 +7,7 @@ use crate::guests::GuestChoice;
 use crate::local_server;
 use clap::Args;
 use cortex_acp::AcpAgent;
+use cortex_api::{CreateSession, SandboxRequest};
 use cortex_protocol::{Mode, NetworkPolicy, SandboxPolicy, StopRule, WorkspaceMode};
 use std::process::ExitCode;
 
@@ -42,16 +43,18 @@ pub struct AcpArgs {
 pub async fn run(args: AcpArgs) -> anyhow::Result<ExitCode> {
     let (client, local) =
         local_server::connect(args.server.as_deref(), args.model.clone(), &args.guest).await?;
-    let template = serde_json::json!({
-        "mode": args.mode,
-        "model": args.model,
-        "stop_rule": args.stop_rule,
-        "sandbox": {
-            "policy": args.sandbox,
-            "network": args.network,
-            "workspace": args.workspace,
-        },
-    });
+    let template = CreateSession {
+        // Each session's is the editor's `cwd`.
+        repository: String::new(),
+        mode: Some(args.mode),
+        model: args.model,
+        sandbox: Some(SandboxRequest {
+            policy: Some(args.sandbox),
+            network: Some(args.network),
+            workspace: Some(args.workspace),
+        }),
+        stop_rule: Some(args.stop_rule),
+    };
     let result = AcpAgent::new(client, template).serve_stdio().await;
     if let Some(local) = local {
         local.stop().await;

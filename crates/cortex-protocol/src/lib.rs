@@ -22,7 +22,8 @@ mod tools;
 
 pub use compaction::{CompactionKept, CompactionTrigger};
 pub use event::{
-    Event, EventKind, OutputStream, StopRule, ToolStatus, now_rfc3339, parse_rfc3339_ms,
+    Event, EventKind, OutputStream, STOPPED_BY_USER, StopRule, ToolStatus, now_rfc3339,
+    parse_rfc3339_ms,
 };
 pub use goal::{Goal, GoalArgs, GoalBudget, GoalSpent, GoalStatus, GoalStep, PauseReason};
 pub use guest::{GuestOp, GuestReply, GuestRequest, GuestResponse, ToolOutcome};

@@ -1,8 +1,12 @@
 //! The event → update mapping, one case per kind of update.
 
 use super::*;
-use cortex_protocol::{OutputStream, Todo};
+use cortex_protocol::OutputStream;
 use serde_json::json;
+
+fn mapper() -> Mapper {
+    Mapper::new(PathBuf::from("/repo"))
+}
 
 fn wire(update: &SessionUpdate) -> Value {
     serde_json::to_value(update).expect("serialize")
@@ -29,7 +33,7 @@ fn result(name: &str, status: ToolStatus, output: &str) -> EventKind {
 
 #[test]
 fn text_and_thinking_are_chunks() {
-    let mut mapper = Mapper::new();
+    let mut mapper = mapper();
     let message = mapper.map(&EventKind::MessageDelta { text: "Hi".into() }, false);
     let thought = mapper.map(&EventKind::ThinkingDelta { text: "hm".into() }, false);
     assert_eq!(wire(&message[0])["sessionUpdate"], "agent_message_chunk");
@@ -44,15 +48,15 @@ fn a_user_message_is_sent_back_only_in_a_replay() {
         message: "fix it".into(),
         mode: Mode::Agent,
     };
-    assert!(Mapper::new().map(&started, false).is_empty());
-    let replayed = Mapper::new().map(&started, true);
+    assert!(mapper().map(&started, false).is_empty());
+    let replayed = mapper().map(&started, true);
     assert_eq!(wire(&replayed[0])["sessionUpdate"], "user_message_chunk");
     assert_eq!(wire(&replayed[0])["content"]["text"], "fix it");
 }
 
 #[test]
 fn an_edit_goes_pending_then_completed_with_its_diff() {
-    let mut mapper = Mapper::new();
+    let mut mapper = mapper();
     let args = json!({"path": "src/a.rs", "old_string": "1 + 1", "new_string": "2"});
     let started = mapper.map(&call("edit_file", args.clone()), false);
     assert!(
@@ -66,7 +70,7 @@ fn an_edit_goes_pending_then_completed_with_its_diff() {
     // Pending is the default, which the wire leaves out.
     assert!(started.get("status").is_none(), "{started}");
     assert_eq!(started["rawInput"], args);
-    assert_eq!(started["locations"][0]["path"], "src/a.rs");
+    assert_eq!(started["locations"][0]["path"], "/repo/src/a.rs");
     assert_eq!(started["title"], "edit_file src/a.rs");
 
     let done = mapper.map(&result("edit_file", ToolStatus::Ok, "edited"), false);
@@ -76,7 +80,7 @@ fn an_edit_goes_pending_then_completed_with_its_diff() {
     assert_eq!(done["status"], "completed");
     let content = &done["content"];
     assert_eq!(content[0]["type"], "diff");
-    assert_eq!(content[0]["path"], "src/a.rs");
+    assert_eq!(content[0]["path"], "/repo/src/a.rs", "absolute");
     assert_eq!(content[0]["oldText"], "1 + 1");
     assert_eq!(content[0]["newText"], "2");
     assert_eq!(content[1]["content"]["text"], "edited");
@@ -84,7 +88,7 @@ fn an_edit_goes_pending_then_completed_with_its_diff() {
 
 #[test]
 fn a_write_diff_is_the_whole_new_text() {
-    let mut mapper = Mapper::new();
+    let mut mapper = mapper();
     mapper.map(
         &call("write_file", json!({"path": "n.txt", "content": "new\n"})),
         false,
@@ -97,7 +101,7 @@ fn a_write_diff_is_the_whole_new_text() {
 
 #[test]
 fn a_failed_edit_has_no_diff_and_fails() {
-    let mut mapper = Mapper::new();
+    let mut mapper = mapper();
     mapper.map(
         &call(
             "edit_file",
@@ -112,8 +116,8 @@ fn a_failed_edit_has_no_diff_and_fails() {
 }
 
 #[test]
-fn bash_runs_once_in_progress_and_refusals_fail() {
-    let mut mapper = Mapper::new();
+fn bash_runs_once_in_progress_and_a_refusal_fails_once() {
+    let mut mapper = mapper();
     let started = wire(&mapper.map(&call("bash", json!({"command": "cargo test"})), false)[0]);
     assert_eq!(started["kind"], "execute");
     assert_eq!(started["title"], "bash: cargo test");
@@ -125,16 +129,18 @@ fn bash_runs_once_in_progress_and_refusals_fail() {
     let first = mapper.map(&output, false);
     assert_eq!(wire(&first[0])["status"], "in_progress");
     assert!(mapper.map(&output, false).is_empty(), "said once");
+    let refusal = EventKind::ToolRefused {
+        call_id: "c1".into(),
+        name: "bash".into(),
+        reason: "ask mode is read-only".into(),
+    };
+    assert!(mapper.map(&refusal, false).is_empty(), "its result says it");
     let refused = mapper.map(
-        &EventKind::ToolRefused {
-            call_id: "c2".into(),
-            name: "write_file".into(),
-            reason: "ask mode is read-only".into(),
-        },
+        &result("bash", ToolStatus::Refused, "ask mode is read-only"),
         false,
     );
     let refused = wire(&refused[0]);
-    assert_eq!(refused["toolCallId"], "c2");
+    assert_eq!(refused["toolCallId"], "c1");
     assert_eq!(refused["status"], "failed");
     assert_eq!(
         refused["content"][0]["content"]["text"],
@@ -144,7 +150,7 @@ fn bash_runs_once_in_progress_and_refusals_fail() {
 
 #[test]
 fn arguments_that_are_not_json_still_make_a_call() {
-    let mut mapper = Mapper::new();
+    let mut mapper = mapper();
     let kind = EventKind::ToolCall {
         call_id: "c1".into(),
         name: "read_file".into(),
@@ -157,7 +163,7 @@ fn arguments_that_are_not_json_still_make_a_call() {
 
 #[test]
 fn todos_are_a_plan_and_mode_changes_the_current_mode() {
-    let mut mapper = Mapper::new();
+    let mut mapper = mapper();
     let todos = EventKind::TodoUpdated {
         todos: vec![
             Todo {
@@ -188,7 +194,7 @@ fn todos_are_a_plan_and_mode_changes_the_current_mode() {
 
 #[test]
 fn bookkeeping_events_send_nothing() {
-    let mut mapper = Mapper::new();
+    let mut mapper = mapper();
     for kind in [
         EventKind::EnvReady { ms: 1.0 },
         EventKind::TurnCompleted { rounds: 1 },
@@ -207,25 +213,91 @@ fn bookkeeping_events_send_nothing() {
 #[test]
 fn turn_ends_answer_the_prompt() {
     assert_eq!(
-        stop_reason(&EventKind::TurnCompleted { rounds: 2 }),
-        Some(Ok(StopReason::EndTurn))
+        turn_end(&EventKind::TurnCompleted { rounds: 2 }),
+        Some(TurnEnd::Stop(StopReason::EndTurn))
     );
     assert_eq!(
-        stop_reason(&EventKind::TurnStopped {
-            reason: "user".into()
+        turn_end(&EventKind::TurnStopped {
+            reason: STOPPED_BY_USER.into()
         }),
-        Some(Ok(StopReason::Cancelled))
+        Some(TurnEnd::Stop(StopReason::Cancelled))
     );
     assert_eq!(
-        stop_reason(&EventKind::TurnFailed {
+        turn_end(&EventKind::TurnStopped {
+            reason: "the chat stop rule: 8 tool rounds".into()
+        }),
+        Some(TurnEnd::Stop(StopReason::MaxTurnRequests)),
+        "the stop rule is not the user"
+    );
+    assert_eq!(
+        turn_end(&EventKind::TurnFailed {
             error: "model down".into()
         }),
-        Some(Err("model down".into()))
+        Some(TurnEnd::Failed("model down".into()))
     );
+    assert_eq!(turn_end(&EventKind::MessageDone { text: "x".into() }), None);
+}
+
+#[test]
+fn goal_steps_come_before_the_todos_in_one_plan() {
+    let mut mapper = mapper();
+    let set = mapper.map(
+        &EventKind::GoalSet {
+            objective: "ship it".into(),
+            budget: Default::default(),
+        },
+        false,
+    );
+    assert_eq!(wire(&set[0])["entries"][0]["content"], "ship it");
+    let todos = EventKind::TodoUpdated {
+        todos: vec![Todo {
+            content: "write the test".into(),
+            status: TodoStatus::Pending,
+        }],
+    };
+    mapper.map(&todos, false);
+    let steps = EventKind::GoalUpdated {
+        done: 1,
+        total: 3,
+        steps: vec![
+            GoalStep {
+                title: "a".into(),
+                done: true,
+            },
+            GoalStep {
+                title: "b".into(),
+                done: false,
+            },
+            GoalStep {
+                title: "c".into(),
+                done: false,
+            },
+        ],
+    };
+    let plan = wire(&mapper.map(&steps, false)[0]);
+    let entries: Vec<(&str, &str, &str)> = plan["entries"]
+        .as_array()
+        .expect("entries")
+        .iter()
+        .map(|e| {
+            (
+                e["content"].as_str().unwrap_or_default(),
+                e["status"].as_str().unwrap_or_default(),
+                e["priority"].as_str().unwrap_or_default(),
+            )
+        })
+        .collect();
     assert_eq!(
-        stop_reason(&EventKind::MessageDone { text: "x".into() }),
-        None
+        entries,
+        [
+            ("a", "completed", "high"),
+            ("b", "in_progress", "high"),
+            ("c", "pending", "high"),
+            ("write the test", "pending", "medium"),
+        ]
     );
+    let cleared = wire(&mapper.map(&EventKind::GoalCleared {}, false)[0]);
+    assert_eq!(cleared["entries"].as_array().map(Vec::len), Some(1));
 }
 
 #[test]
