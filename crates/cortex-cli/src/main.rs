@@ -14,6 +14,7 @@ mod exec;
 mod guests;
 mod json_out;
 mod local_server;
+mod mcp_cmd;
 mod models;
 #[cfg(feature = "local")]
 mod models_cmd;
@@ -78,6 +79,12 @@ enum Command {
     Plan {
         #[command(subcommand)]
         command: plan_cmd::PlanCommand,
+    },
+    /// The MCP servers of the config file: their state and tools.
+    #[command(after_help = "Examples:\n  cortex mcp list\n  cortex mcp list --json")]
+    Mcp {
+        #[command(subcommand)]
+        command: mcp_cmd::McpCommand,
     },
     /// Serve the session API (HTTP + SSE) on a TCP address or Unix socket.
     #[command(after_help = "Examples:\n  cortex serve\n  \
@@ -159,6 +166,7 @@ fn run(command: Option<Command>, ui: session_args::SessionArgs) -> ExitCode {
             Some(Command::Attach(args)) => tui::attach(args).await,
             Some(Command::Sessions { command }) => sessions::run(command).await,
             Some(Command::Plan { command }) => plan_cmd::run(command).await,
+            Some(Command::Mcp { command }) => mcp_cmd::run(command).await,
             Some(Command::Serve(args)) => serve::run(args).await,
             #[cfg(feature = "local")]
             Some(Command::Models { command }) => models_cmd::run(command).await,

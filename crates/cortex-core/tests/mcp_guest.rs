@@ -12,34 +12,13 @@ use cortex_protocol::Mode;
 use cortex_runtime::{GuestSpec, Limits, SandboxProvider};
 use serde_json::json;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
-fn fixture() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../cortex-mcp/tests/fixtures/py_server.py")
-}
-
-/// The interpreter with the `mcp` package, as `cortex-mcp`'s tests find it.
-fn python() -> Option<PathBuf> {
-    let python = std::env::var_os("CORTEX_MCP_PYTHON")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("/opt/cortex-test/mcp-venv/bin/python"));
-    let ok = Command::new(&python)
-        .args(["-c", "import mcp"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if !ok {
-        eprintln!(
-            "SKIPPED: no Python with the `mcp` package at {}",
-            python.display()
-        );
-        return None;
-    }
-    Some(python)
-}
+#[path = "../../cortex-mcp/tests/support/mod.rs"]
+mod support;
+use support::{fixture, python};
 
 /// The `cortex-guest` binary of this profile, built if needed (as the
 /// runtime's sandbox tests do).
