@@ -108,6 +108,7 @@ fn bench_turn(c: &mut Criterion) {
             },
             workspaces: None,
             compaction: Default::default(),
+            harness_dirs: Default::default(),
         };
         group.bench_function(label, |b| {
             b.to_async(&runtime).iter_custom(|iters| {

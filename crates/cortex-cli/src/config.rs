@@ -206,6 +206,38 @@ pub fn data_dir() -> anyhow::Result<PathBuf> {
     Ok(xdg_dir("XDG_DATA_HOME", ".local/share")?.join("cortex"))
 }
 
+/// `$XDG_RUNTIME_DIR/cortex`, else a per-user folder in the temp dir: where
+/// the private API sockets live.
+pub fn runtime_dir() -> PathBuf {
+    match std::env::var_os("XDG_RUNTIME_DIR").filter(|v| !v.is_empty()) {
+        Some(dir) => PathBuf::from(dir).join("cortex"),
+        // SAFETY: geteuid has no preconditions and cannot fail.
+        None => std::env::temp_dir().join(format!("cortex-{}", unsafe { libc::geteuid() })),
+    }
+}
+
+/// The named tokens of `cortex tokens`, which `cortex serve` reads.
+pub fn tokens_path() -> anyhow::Result<PathBuf> {
+    Ok(config_path()?
+        .parent()
+        .context("the config file has no folder")?
+        .join("tokens"))
+}
+
+/// Cortex's own folders, which no session's repository may contain or sit
+/// inside: config (tokens), data (the store, models, guest homes) and
+/// runtime (API sockets).
+pub fn harness_dirs() -> anyhow::Result<cortex_core::HarnessDirs> {
+    let config = config_path()?
+        .parent()
+        .map(std::path::Path::to_path_buf)
+        .context("the config file has no folder")?;
+    Ok(cortex_core::HarnessDirs::new()
+        .with("config", config)
+        .with("data", data_dir()?)
+        .with("runtime", runtime_dir()))
+}
+
 impl Config {
     /// The config file, or defaults when there is none. A file that exists
     /// but does not parse is an error naming the file.

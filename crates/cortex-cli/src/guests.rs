@@ -70,7 +70,7 @@ pub fn provider(choice: &GuestChoice, config: &Config) -> anyhow::Result<Arc<dyn
         }
         GuestChoice::Process => Arc::new(ProcessProvider { program, args }),
         GuestChoice::Remote(address) => {
-            let token = std::env::var(REMOTE_TOKEN_ENV)
+            let token = crate::secrets::secret(REMOTE_TOKEN_ENV)
                 .with_context(|| format!("a remote guest needs its token in {REMOTE_TOKEN_ENV}"))?;
             Arc::new(RemoteProvider {
                 address: address.clone(),

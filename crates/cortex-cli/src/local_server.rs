@@ -6,9 +6,10 @@
 use crate::config::{self, Config};
 use crate::guests::GuestChoice;
 use crate::providers::CliProviders;
-use crate::serve::{LOCAL_PRINCIPAL, bind_unix, new_token};
+use crate::serve::{LOCAL_PRINCIPAL, bind_unix};
 use anyhow::Context;
 use cortex_client::{Client, Endpoint};
+use cortex_server::tokens::new_token;
 use cortex_server::{AppState, ServerConfig, Tokens};
 use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;
@@ -22,12 +23,9 @@ pub struct LocalServer {
     state: Arc<AppState>,
 }
 
-/// `$XDG_RUNTIME_DIR/cortex`, else a per-user folder in the temp dir; 0700.
+/// [`config::runtime_dir`], created with mode 0700.
 fn runtime_dir() -> anyhow::Result<PathBuf> {
-    let dir = match std::env::var_os("XDG_RUNTIME_DIR").filter(|v| !v.is_empty()) {
-        Some(dir) => PathBuf::from(dir).join("cortex"),
-        None => std::env::temp_dir().join(format!("cortex-{}", unsafe { libc::geteuid() })),
-    };
+    let dir = config::runtime_dir();
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
     std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700))
         .with_context(|| format!("cannot restrict {}", dir.display()))?;
@@ -41,7 +39,7 @@ impl LocalServer {
         let config = Config::load()?;
         let store = config::open_store().await?;
         let providers = CliProviders::new(config, model, guest)?;
-        let token = new_token()?;
+        let token = new_token().context("cannot make a token")?;
         let state = AppState::new(
             store,
             Tokens::new().with(token.clone(), LOCAL_PRINCIPAL),
@@ -50,6 +48,9 @@ impl LocalServer {
                 workspaces: Some(config::data_dir()?.join("workspaces")),
                 // `exec` works on the checkout unless told otherwise.
                 default_workspace: cortex_protocol::WorkspaceMode::InPlace,
+                harness_dirs: config::harness_dirs()?,
+                // The user at this terminal chose `--sandbox full-access`.
+                allow_full_access: true,
                 ..ServerConfig::default()
             },
         );
@@ -101,9 +102,7 @@ pub async fn connect(
     match server {
         Some(url) => {
             let endpoint = Endpoint::parse(url)?;
-            let token = std::env::var("CORTEX_TOKEN")
-                .ok()
-                .filter(|t| !t.is_empty())
+            let token = crate::secrets::secret("CORTEX_TOKEN")
                 .context("--server needs the server's token in CORTEX_TOKEN")?;
             Ok((Client::new(endpoint, token), None))
         }

@@ -21,9 +21,11 @@ mod models_cmd;
 mod plan_cmd;
 mod providers;
 mod render;
+mod secrets;
 mod serve;
 mod session_args;
 mod sessions;
+mod tokens_cmd;
 mod tui;
 
 use clap::{Parser, Subcommand};
@@ -90,6 +92,15 @@ enum Command {
     #[command(after_help = "Examples:\n  cortex serve\n  \
         cortex serve --listen unix:/run/user/1000/cortex.sock --store postgres://cortex@localhost/cortex")]
     Serve(serve::ServeArgs),
+    /// The principals `cortex serve` accepts, each with its own token.
+    #[command(
+        after_help = "Examples:\n  cortex tokens add alice\n  cortex tokens list\n  \
+        cortex tokens revoke alice"
+    )]
+    Tokens {
+        #[command(subcommand)]
+        command: tokens_cmd::TokensCommand,
+    },
     /// The embedded local models.
     #[cfg(feature = "local")]
     #[command(
@@ -124,10 +135,23 @@ fn main() -> ExitCode {
         let args: Vec<String> = argv.map(|a| a.to_string_lossy().into_owned()).collect();
         return cortex_guest::main_entry(args);
     }
+    // The names a config file gives provider keys; a broken file is
+    // reported later, where it is read for real.
+    let configured: Vec<String> = config::Config::load()
+        .map(|c| {
+            [c.openai.api_key_env, c.anthropic.api_key_env]
+                .into_iter()
+                .flatten()
+                .collect()
+        })
+        .unwrap_or_default();
+    // SAFETY: nothing has started a thread yet (the runtime is built later).
+    unsafe { secrets::take(&configured) };
     let cli = Cli::parse();
     match cli.command {
         Some(Command::Completions { shell }) => finish(completions::completions::<Cli>(shell)),
         Some(Command::Man) => finish(completions::man::<Cli>()),
+        Some(Command::Tokens { command }) => finish(tokens_cmd::run(command)),
         other => run(other, cli.ui),
     }
 }
@@ -170,7 +194,9 @@ fn run(command: Option<Command>, ui: session_args::SessionArgs) -> ExitCode {
             Some(Command::Serve(args)) => serve::run(args).await,
             #[cfg(feature = "local")]
             Some(Command::Models { command }) => models_cmd::run(command).await,
-            Some(Command::Completions { .. } | Command::Man) => Ok(ExitCode::SUCCESS),
+            Some(Command::Completions { .. } | Command::Man | Command::Tokens { .. }) => {
+                Ok(ExitCode::SUCCESS)
+            }
         }
     });
     finish(result)

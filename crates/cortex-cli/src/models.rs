@@ -46,9 +46,9 @@ fn build(
                 openai.base_url = url.trim_end_matches('/').to_owned();
             }
             if let Some(var) = &config.openai.api_key_env {
-                openai.api_key = key(var);
                 openai.key_env = var.clone();
             }
+            openai.api_key = crate::secrets::secret(&openai.key_env);
             openai.wire = match (provider, config.openai.wire) {
                 ("openai-responses", _) | (_, Some(Wire::Responses)) => OpenAiWire::Responses,
                 _ => OpenAiWire::Chat,
@@ -66,9 +66,9 @@ fn build(
                 anthropic.base_url = url.trim_end_matches('/').to_owned();
             }
             if let Some(var) = &section.api_key_env {
-                anthropic.api_key = key(var);
                 anthropic.key_env = var.clone();
             }
+            anthropic.api_key = crate::secrets::secret(&anthropic.key_env);
             anthropic.max_tokens = section.max_tokens.unwrap_or_else(|| {
                 info.map_or(cortex_model::anthropic::DEFAULT_MAX_TOKENS, |i| {
                     i.max_output_tokens.min(16_384)
@@ -89,13 +89,6 @@ fn build(
              anthropic or scripted)"
         ),
     })
-}
-
-fn key(var: &str) -> Option<String> {
-    std::env::var(var)
-        .ok()
-        .map(|k| k.trim().to_owned())
-        .filter(|k| !k.is_empty())
 }
 
 #[cfg(feature = "local")]

@@ -1,15 +1,19 @@
 //! `cortex serve`: the session API, standalone.
 //!
 //! Tokens: `CORTEX_TOKEN`, else the token file (`$XDG_CONFIG_HOME/cortex/token`,
-//! created with mode 0600 and printed on first start). A non-loopback address
-//! is refused unless a token was given explicitly (the variable or an
-//! existing file), so a server is never exposed with a token nobody saw.
+//! created with mode 0600 and printed on first start), both acting as the
+//! principal `local`; and the named principals of `cortex tokens add`
+//! (`$XDG_CONFIG_HOME/cortex/tokens`, hashes only, re-read when it changes).
+//! A non-loopback address is refused unless a token was given explicitly
+//! (the variable or an existing file), so a server is never exposed with a
+//! token nobody saw. `full-access` sessions need `--allow-full-access`.
 
 use crate::config::{self, Config};
 use crate::guests::GuestChoice;
 use crate::providers::CliProviders;
 use anyhow::{Context, bail};
 use clap::Args;
+use cortex_server::tokens::new_token;
 use cortex_server::{AppState, ServerConfig, Tokens};
 use std::io::Write;
 use std::net::SocketAddr;
@@ -18,8 +22,8 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 
-/// The principal of the token `cortex serve` accepts.
-pub const LOCAL_PRINCIPAL: &str = "local";
+/// The principal of `CORTEX_TOKEN` and of the single token file.
+pub const LOCAL_PRINCIPAL: &str = cortex_server::tokens::RESERVED_PRINCIPAL;
 
 #[derive(Args)]
 pub struct ServeArgs {
@@ -39,6 +43,10 @@ pub struct ServeArgs {
     /// isolation), remote:HOST:PORT or docker:IMAGE.
     #[arg(long, default_value = "local")]
     guest: GuestChoice,
+    /// Accept sessions with `sandbox: full-access` (tools run unconfined on
+    /// this machine). Without it they are refused with 403.
+    #[arg(long)]
+    allow_full_access: bool,
 }
 
 enum Listen {
@@ -69,7 +77,7 @@ pub fn token_path() -> anyhow::Result<PathBuf> {
 
 /// The token and whether it was given (not made up just now).
 fn token(may_create: bool) -> anyhow::Result<(String, bool)> {
-    if let Some(token) = std::env::var("CORTEX_TOKEN").ok().filter(|t| !t.is_empty()) {
+    if let Some(token) = crate::secrets::secret("CORTEX_TOKEN") {
         return Ok((token, true));
     }
     let path = token_path()?;
@@ -86,7 +94,7 @@ fn token(may_create: bool) -> anyhow::Result<(String, bool)> {
             path.display()
         );
     }
-    let token = new_token()?;
+    let token = new_token().context("cannot make a token")?;
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent)
             .with_context(|| format!("cannot create {}", parent.display()))?;
@@ -103,14 +111,6 @@ fn token(may_create: bool) -> anyhow::Result<(String, bool)> {
     Ok((token, false))
 }
 
-/// 32 random bytes, hex.
-pub fn new_token() -> anyhow::Result<String> {
-    let mut bytes = [0u8; 32];
-    let mut urandom = std::fs::File::open("/dev/urandom").context("cannot open /dev/urandom")?;
-    std::io::Read::read_exact(&mut urandom, &mut bytes).context("cannot read /dev/urandom")?;
-    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
-}
-
 pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let listen = parse_listen(&args.listen)?;
     let loopback = match &listen {
@@ -123,13 +123,17 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let providers = CliProviders::new(config, args.model, &args.guest)?;
     let state = AppState::new(
         store,
-        Tokens::new().with(token, LOCAL_PRINCIPAL),
+        Tokens::new()
+            .with(token, LOCAL_PRINCIPAL)
+            .with_file(config::tokens_path()?),
         Arc::new(providers),
         ServerConfig {
             // API sessions work on an isolated copy unless they ask for the
             // checkout itself.
             workspaces: Some(config::data_dir()?.join("workspaces")),
             default_workspace: cortex_protocol::WorkspaceMode::Copy,
+            harness_dirs: config::harness_dirs()?,
+            allow_full_access: args.allow_full_access,
             ..ServerConfig::default()
         },
     );

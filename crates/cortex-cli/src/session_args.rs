@@ -116,7 +116,7 @@ fn repository(repo: Option<&str>, local: bool) -> anyhow::Result<String> {
         }
         let clones = crate::config::data_dir()?.join("clones");
         eprintln!("cloning {repo}…");
-        let path = cortex_core::clone_into(repo, &clones).map_err(anyhow::Error::msg)?;
+        let path = cortex_core::clone_into(repo, &clones)?;
         return Ok(path.display().to_string());
     }
     let path = PathBuf::from(repo);

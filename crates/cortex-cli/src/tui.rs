@@ -161,7 +161,9 @@ impl StderrToLog {
         if saved < 0 {
             anyhow::bail!("cannot redirect stderr to {}", path.display());
         }
+        // SAFETY: both descriptors are open (`saved` just made, `file` alive).
         if unsafe { libc::dup2(file.as_raw_fd(), 2) } < 0 {
+            // SAFETY: `saved` is ours and not used again.
             unsafe { libc::close(saved) };
             anyhow::bail!("cannot redirect stderr to {}", path.display());
         }

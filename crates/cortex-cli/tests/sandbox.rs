@@ -197,3 +197,27 @@ fn guest_pid_of(parent: i32, repo: &str) -> Option<i32> {
     }
     None
 }
+
+#[test]
+fn provider_keys_and_tokens_are_out_of_reach_even_under_full_access() {
+    let env = Env::new(&[]);
+    // Every process's environment the command can read, this harness's
+    // own among them (a full-access guest is its child, same user).
+    let look = "cat /proc/[0-9]*/environ 2>/dev/null | tr '\\0' '\\n' | grep -a -c 'sk-cortex-test\\|tok-cortex-test'; true";
+    let script = env.script(json!({"responses": [
+        {"tool_calls": [{"name": "bash", "arguments": {"command": look}}]},
+        {"text": "done"}
+    ]}));
+    let mut cmd = env.exec(&script, &["--json", "--sandbox", "full-access"], "look");
+    cmd.env("OPENAI_API_KEY", "sk-cortex-test-0123456789")
+        .env("CORTEX_GUEST_TOKEN", "tok-cortex-test-0123456789");
+    let events = events_of(&run(cmd));
+    let results = outputs(&events);
+    assert_eq!(results.len(), 1, "{results:?}");
+    let (status, output) = &results[0];
+    assert_eq!(status, "ok", "{output}");
+    assert!(
+        output.trim_start().starts_with('0'),
+        "a secret was readable from a process's environment: {output}"
+    );
+}

@@ -65,10 +65,21 @@ impl Env {
 
     /// Start `cortex serve` and wait for its `listening on` line.
     fn serve(&self, listen: &str, script: &Path, token: Option<&str>) -> Server {
+        self.serve_with(listen, script, token, &[])
+    }
+
+    fn serve_with(
+        &self,
+        listen: &str,
+        script: &Path,
+        token: Option<&str>,
+        extra: &[&str],
+    ) -> Server {
         let mut child = self
             .command(token)
             .args(["serve", "--listen", listen, "--model"])
             .arg(format!("scripted:{}", script.display()))
+            .args(extra)
             .spawn()
             .expect("spawn cortex serve");
         let stderr = child.stderr.take().expect("stderr");
@@ -119,9 +130,19 @@ impl Server {
     }
 
     async fn send(&self, method: reqwest::Method, path: &str, body: Option<Value>) -> (u16, Value) {
+        self.send_as(TOKEN, method, path, body).await
+    }
+
+    async fn send_as(
+        &self,
+        token: &str,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<Value>,
+    ) -> (u16, Value) {
         let mut request = reqwest::Client::new()
             .request(method, format!("{}{path}", self.base))
-            .bearer_auth(TOKEN);
+            .bearer_auth(token);
         if let Some(body) = body {
             request = request.json(&body);
         }
@@ -359,5 +380,182 @@ fn exec_prints_the_same_through_a_remote_server_as_in_process() {
     assert_eq!(
         in_process.last().map(|e| e["type"].clone()),
         Some(json!("turn.completed"))
+    );
+}
+
+/// `cortex tokens add NAME`: the token it prints once.
+fn add_token(env: &Env, name: &str) -> String {
+    let out = env
+        .command(None)
+        .args(["tokens", "add", name])
+        .stdout(Stdio::piped())
+        .output()
+        .expect("tokens add");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn named_principals_see_only_their_own_sessions_and_a_revoked_token_stops_at_once() {
+    let env = Env::new();
+    let alice = add_token(&env, "alice");
+    let bob = add_token(&env, "bob");
+    assert_eq!(alice.len(), 64);
+    assert_ne!(alice, bob);
+    let file =
+        std::fs::read_to_string(env.home.path().join("config/cortex/tokens")).expect("tokens file");
+    assert!(
+        !file.contains(&alice) && !file.contains(&bob),
+        "tokens stored in clear: {file}"
+    );
+    let mode = std::fs::metadata(env.home.path().join("config/cortex/tokens"))
+        .expect("tokens file")
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o600);
+    let list = env
+        .command(None)
+        .args(["tokens", "list"])
+        .stdout(Stdio::piped())
+        .output()
+        .expect("list");
+    let listed = String::from_utf8_lossy(&list.stdout);
+    assert!(
+        listed.contains("alice") && listed.contains("bob"),
+        "{listed}"
+    );
+
+    let script = env.script("s.json", json!({"responses": [{"text": "hi"}]}));
+    let server = env.serve("127.0.0.1:0", &script, Some(TOKEN));
+    let (status, created) = server
+        .send_as(
+            &alice,
+            reqwest::Method::POST,
+            "/v1/sessions",
+            Some(json!({"repository": env.repo.path()})),
+        )
+        .await;
+    assert_eq!(status, 201, "{created}");
+    let id = created["id"].as_str().expect("id").to_owned();
+    // Bob, and the `local` principal of CORTEX_TOKEN, get the 404 of a
+    // session that does not exist: for reading, events, turns and closing.
+    for token in [bob.as_str(), TOKEN] {
+        for (method, path) in [
+            (reqwest::Method::GET, format!("/v1/sessions/{id}")),
+            (reqwest::Method::GET, format!("/v1/sessions/{id}/events")),
+            (reqwest::Method::POST, format!("/v1/sessions/{id}/turns")),
+            (reqwest::Method::DELETE, format!("/v1/sessions/{id}")),
+        ] {
+            let body = (method == reqwest::Method::POST).then(|| json!({"message": "x"}));
+            let (status, answer) = server.send_as(token, method.clone(), &path, body).await;
+            assert_eq!(status, 404, "{method} {path}: {answer}");
+        }
+        let (status, page) = server
+            .send_as(token, reqwest::Method::GET, "/v1/sessions", None)
+            .await;
+        assert_eq!(status, 200);
+        assert_eq!(page["sessions"], json!([]), "{page}");
+    }
+    let (status, page) = server
+        .send_as(&alice, reqwest::Method::GET, "/v1/sessions", None)
+        .await;
+    assert_eq!(
+        (status, page["sessions"][0]["id"].clone()),
+        (200, json!(id))
+    );
+
+    // Revoking takes effect on the running server.
+    let revoke = env
+        .command(None)
+        .args(["tokens", "revoke", "alice"])
+        .output()
+        .expect("revoke");
+    assert!(revoke.status.success());
+    let (status, _) = server
+        .send_as(&alice, reqwest::Method::GET, "/v1/sessions", None)
+        .await;
+    assert_eq!(status, 401);
+    let (status, _) = server
+        .send_as(&bob, reqwest::Method::GET, "/v1/sessions", None)
+        .await;
+    assert_eq!(status, 200);
+    let again = env
+        .command(None)
+        .args(["tokens", "revoke", "alice"])
+        .output()
+        .expect("revoke");
+    assert!(!again.status.success(), "revoking twice must say so");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn full_access_needs_the_servers_consent_and_cortex_folders_are_never_a_repository() {
+    let env = Env::new();
+    let script = env.script("s.json", json!({"responses": [{"text": "hi"}]}));
+    let full = json!({"repository": env.repo.path(), "sandbox": {"policy": "full-access"}});
+    let server = env.serve("127.0.0.1:0", &script, Some(TOKEN));
+    let (status, answer) = server
+        .send(reqwest::Method::POST, "/v1/sessions", Some(full.clone()))
+        .await;
+    assert_eq!(status, 403, "{answer}");
+    assert!(
+        answer["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("--allow-full-access")),
+        "{answer}"
+    );
+    // The home folder holds the config and data folders; the data folder
+    // holds the store.
+    for repository in [
+        env.home.path().to_path_buf(),
+        env.home.path().join("data/cortex"),
+        env.home.path().join("config"),
+    ] {
+        std::fs::create_dir_all(&repository).expect("mkdir");
+        let (status, answer) = server
+            .send(
+                reqwest::Method::POST,
+                "/v1/sessions",
+                Some(json!({"repository": repository})),
+            )
+            .await;
+        assert_eq!(status, 422, "{}: {answer}", repository.display());
+        assert!(
+            answer["error"]["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("Cortex's") && m.contains("folder")),
+            "{answer}"
+        );
+    }
+    drop(server);
+    let server = env.serve_with(
+        "127.0.0.1:0",
+        &script,
+        Some(TOKEN),
+        &["--allow-full-access"],
+    );
+    let (status, answer) = server
+        .send(reqwest::Method::POST, "/v1/sessions", Some(full))
+        .await;
+    assert_eq!(status, 201, "{answer}");
+
+    // exec says the same about a home folder, before anything runs.
+    let out = env
+        .command(None)
+        .args(["exec", "--repo"])
+        .arg(env.home.path())
+        .arg("--model")
+        .arg(format!("scripted:{}", script.display()))
+        .arg("hi")
+        .output()
+        .expect("exec");
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("contains Cortex's") && stderr.contains("folder"),
+        "{stderr}"
     );
 }

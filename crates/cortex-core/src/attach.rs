@@ -12,6 +12,7 @@
 
 use crate::copy::CopyReport;
 use crate::setup_trust::{self, Setup};
+use crate::workspace::WorkspaceError;
 use crate::{CoreError, Session};
 use cortex_protocol::{EventKind, GuestReply, ToolName, TurnId, WorkspaceMode};
 use cortex_runtime::{Guest, GuestSpec};
@@ -24,6 +25,16 @@ pub const SETUP_SCRIPT: &str = ".cortex/setup";
 pub const SETUP_TIMEOUT: Duration = Duration::from_secs(300);
 /// How much of a failed setup's output the failure message quotes.
 const QUOTED_TAIL: usize = 600;
+
+/// Whether the guest can take the turn's commands.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Readiness {
+    /// Attached, and the environment prepared.
+    Ready,
+    /// It could not be: why, as already recorded in the timeline
+    /// (`runtime.failed` or `env.failed`); the turn fails with this message.
+    NotReady(String),
+}
 
 /// How many of a copy's skipped paths are named one by one.
 const NAMED_SKIPS: usize = 20;
@@ -55,15 +66,16 @@ impl Session {
     }
 
     /// Make sure a live guest is attached and the environment prepared.
-    /// Returns the error message to put in front of the user (and the turn)
-    /// when it cannot be.
+    /// `Err` only when the timeline cannot be written; a guest that cannot
+    /// start or an environment that cannot be prepared is
+    /// [`Readiness::NotReady`].
     pub(crate) async fn ensure_attached(
         &mut self,
         turn: &TurnId,
         cancel: &CancellationToken,
-    ) -> Result<Result<(), String>, CoreError> {
+    ) -> Result<Readiness, CoreError> {
         if self.guest.as_ref().is_some_and(|g| g.is_alive()) {
-            return Ok(Ok(()));
+            return Ok(Readiness::Ready);
         }
         if let Some(dead) = self.guest.take() {
             dead.close().await;
@@ -79,7 +91,10 @@ impl Session {
             .await?;
         let copied = match self.materialise().await {
             Ok(report) => report,
-            Err(error) => return self.fail(turn, EventKind::EnvFailed { error }).await,
+            Err(e) => {
+                let error = e.to_string();
+                return self.fail(turn, EventKind::EnvFailed { error }).await;
+            }
         };
         let spec = GuestSpec {
             workspace: self.workspace.clone(),
@@ -123,7 +138,7 @@ impl Session {
         }
         self.guest = Some(guest);
         if self.env_prepared {
-            return Ok(Ok(()));
+            return Ok(Readiness::Ready);
         }
         let prepared = Instant::now();
         self.timeline
@@ -134,7 +149,7 @@ impl Session {
                 },
             )
             .await?;
-        if let Err(error) = self.run_setup(turn, cancel).await? {
+        if let Readiness::NotReady(error) = self.run_setup(turn, cancel).await? {
             return self.fail(turn, EventKind::EnvFailed { error }).await;
         }
         self.env_prepared = true;
@@ -146,63 +161,60 @@ impl Session {
                 },
             )
             .await?;
-        Ok(Ok(()))
+        Ok(Readiness::Ready)
     }
 
-    async fn fail(
-        &mut self,
-        turn: &TurnId,
-        event: EventKind,
-    ) -> Result<Result<(), String>, CoreError> {
+    /// Record `event` (a failure) and answer [`Readiness::NotReady`].
+    async fn fail(&mut self, turn: &TurnId, event: EventKind) -> Result<Readiness, CoreError> {
         let error = match &event {
             EventKind::EnvFailed { error } | EventKind::RuntimeFailed { error } => error.clone(),
             other => other.type_name().to_owned(),
         };
         self.timeline.emit(Some(turn), event).await?;
-        Ok(Err(error))
+        Ok(Readiness::NotReady(error))
     }
 
     /// The isolated copy, made the first time (blocking file work off the
     /// async threads).
-    async fn materialise(&self) -> Result<CopyReport, String> {
+    async fn materialise(&self) -> Result<CopyReport, WorkspaceError> {
         if self.sandbox.workspace != WorkspaceMode::Copy || self.workspace.is_dir() {
             return Ok(CopyReport::default());
         }
         let (from, to) = (self.repository.clone(), self.workspace.clone());
         tokio::task::spawn_blocking(move || crate::workspace::materialise_copy(&from, &to))
             .await
-            .map_err(|e| format!("the copy did not finish: {e}"))?
+            .map_err(WorkspaceError::Interrupted)?
     }
 
     /// Run `.cortex/setup` in the guest, if the workspace has one, streaming
-    /// its output. The inner `Err` is why it failed.
+    /// its output. [`Readiness::NotReady`] says why it failed.
     async fn run_setup(
         &mut self,
         turn: &TurnId,
         cancel: &CancellationToken,
-    ) -> Result<Result<(), String>, CoreError> {
+    ) -> Result<Readiness, CoreError> {
         let (repository, workspace) = (self.repository.clone(), self.workspace.clone());
         let decided =
             tokio::task::spawn_blocking(move || setup_trust::check(&repository, &workspace))
                 .await
                 .unwrap_or_else(|e| Setup::Skipped(format!("the check did not finish: {e}")));
         let content = match decided {
-            Setup::Absent => return Ok(Ok(())),
+            Setup::Absent => return Ok(Readiness::Ready),
             Setup::Skipped(reason) => {
                 self.timeline
                     .emit(Some(turn), EventKind::EnvSetupSkipped { reason })
                     .await?;
-                return Ok(Ok(()));
+                return Ok(Readiness::Ready);
             }
             Setup::Trusted(content) => content,
         };
         let Some(guest) = self.guest.as_ref() else {
-            return Ok(Err("no guest".to_owned()));
+            return Ok(Readiness::NotReady("no guest".to_owned()));
         };
         // Setup may run commands whatever the mode; the mode's own
         // capabilities are restored before the model sees the guest.
         if let Err(e) = guest.set_capabilities(self.guest_may_write(), true).await {
-            return Ok(Err(format!("{SETUP_SCRIPT}: {e}")));
+            return Ok(Readiness::NotReady(format!("{SETUP_SCRIPT}: {e}")));
         }
         let args = serde_json::json!({
             "command": setup_trust::command(&content),
@@ -213,7 +225,7 @@ impl Session {
         // before the model gets the guest.
         let ended = guest.stop().await;
         let result = match (result, ended) {
-            (Ok(()), Err(e)) => Err(format!(
+            (Readiness::Ready, Err(e)) => Readiness::NotReady(format!(
                 "{SETUP_SCRIPT}: its background processes could not be ended: {e}"
             )),
             (result, _) => result,
@@ -222,9 +234,10 @@ impl Session {
             .set_capabilities(self.guest_may_write(), self.mode.offers(ToolName::Bash))
             .await;
         Ok(match (result, restore) {
-            (Err(e), _) => Err(e),
-            (Ok(()), Err(e)) => Err(format!("the guest did not take its capabilities back: {e}")),
-            (Ok(()), Ok(())) => Ok(()),
+            (Readiness::Ready, Err(e)) => {
+                Readiness::NotReady(format!("the guest did not take its capabilities back: {e}"))
+            }
+            (result, _) => result,
         })
     }
 
@@ -234,17 +247,18 @@ impl Session {
         guest: &Guest,
         args: serde_json::Value,
         cancel: &CancellationToken,
-    ) -> Result<Result<(), String>, CoreError> {
+    ) -> Result<Readiness, CoreError> {
+        let not_ready = |message: String| Ok(Readiness::NotReady(message));
         let mut call = match guest.call(ToolName::Bash, args).await {
             Ok(call) => call,
-            Err(e) => return Ok(Err(format!("{SETUP_SCRIPT} could not start: {e}"))),
+            Err(e) => return not_ready(format!("{SETUP_SCRIPT} could not start: {e}")),
         };
         loop {
             let reply = tokio::select! {
                 reply = call.next() => reply,
                 _ = cancel.cancelled() => {
                     let _ = guest.stop().await;
-                    return Ok(Err(format!("{SETUP_SCRIPT} stopped by user")));
+                    return not_ready(format!("{SETUP_SCRIPT} stopped by user"));
                 }
             };
             match reply {
@@ -253,22 +267,22 @@ impl Session {
                         .emit(Some(turn), EventKind::EnvOutput { stream, text })
                         .await?;
                 }
-                Some(GuestReply::Result(outcome)) if outcome.ok => return Ok(Ok(())),
+                Some(GuestReply::Result(outcome)) if outcome.ok => return Ok(Readiness::Ready),
                 Some(GuestReply::Result(outcome)) => {
                     let output = outcome.output.trim_end();
                     let start = output.len().saturating_sub(QUOTED_TAIL);
                     let start = (start..=output.len())
                         .find(|i| output.is_char_boundary(*i))
                         .unwrap_or(output.len());
-                    return Ok(Err(format!(
+                    return not_ready(format!(
                         "{SETUP_SCRIPT} failed (exit code {}): {}",
                         outcome
                             .exit_code
                             .map_or_else(|| "none".to_owned(), |c| c.to_string()),
                         &output[start..]
-                    )));
+                    ));
                 }
-                None => return Ok(Err(format!("the guest exited during {SETUP_SCRIPT}"))),
+                None => return not_ready(format!("the guest exited during {SETUP_SCRIPT}")),
             }
         }
     }

@@ -128,7 +128,10 @@ impl Session {
 
         let needs_guest = runnable.iter().any(|(_, a)| a.tool().runs_in_guest());
         let attach_error = if needs_guest {
-            self.ensure_attached(turn, cancel).await?.err()
+            match self.ensure_attached(turn, cancel).await? {
+                crate::attach::Readiness::Ready => None,
+                crate::attach::Readiness::NotReady(error) => Some(error),
+            }
         } else {
             None
         };

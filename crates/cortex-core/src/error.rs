@@ -1,3 +1,4 @@
+use crate::HarnessFolderError;
 use cortex_model::ModelError;
 use cortex_store::StoreError;
 
@@ -5,6 +6,8 @@ use cortex_store::StoreError;
 pub enum CoreError {
     #[error("repository `{0}` does not exist or is not a folder")]
     Repository(String),
+    #[error(transparent)]
+    HarnessFolder(#[from] HarnessFolderError),
     #[error("workspace: {0}")]
     Workspace(String),
     #[error("no session `{0}`")]

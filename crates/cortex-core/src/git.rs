@@ -92,20 +92,25 @@ pub enum GitError {
 /// The git program: `CORTEX_GIT` (an absolute path) or the first of
 /// [`GIT_LOCATIONS`] that is an executable file. Looked up once.
 pub fn program() -> Result<&'static Path, GitError> {
-    static PROGRAM: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+    /// Why no git was found, kept for every later call.
+    enum Missing {
+        NotFound,
+        BadOverride(String),
+    }
+    static PROGRAM: OnceLock<Result<PathBuf, Missing>> = OnceLock::new();
     let found = PROGRAM.get_or_init(|| match std::env::var_os("CORTEX_GIT") {
         Some(path) if Path::new(&path).is_absolute() => Ok(PathBuf::from(path)),
-        Some(path) => Err(path.to_string_lossy().into_owned()),
+        Some(path) => Err(Missing::BadOverride(path.to_string_lossy().into_owned())),
         None => GIT_LOCATIONS
             .iter()
             .map(PathBuf::from)
             .find(|p| is_executable(p))
-            .ok_or_else(String::new),
+            .ok_or(Missing::NotFound),
     });
     match found {
         Ok(path) => Ok(path),
-        Err(bad) if bad.is_empty() => Err(GitError::NotFound),
-        Err(bad) => Err(GitError::BadOverride(bad.clone())),
+        Err(Missing::NotFound) => Err(GitError::NotFound),
+        Err(Missing::BadOverride(bad)) => Err(GitError::BadOverride(bad.clone())),
     }
 }
 

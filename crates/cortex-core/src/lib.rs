@@ -23,6 +23,7 @@ mod dispatch;
 mod error;
 pub mod git;
 mod goal;
+mod harness_dirs;
 mod history;
 pub mod mcp_guest;
 mod plans;
@@ -43,6 +44,7 @@ pub use compaction::{CompactError, CompactionConfig, CompactionReport};
 pub use continuation::STALL_TURNS;
 pub use error::CoreError;
 pub use goal::GoalError;
+pub use harness_dirs::{HarnessDirs, HarnessFolderError};
 pub use history::Rebuilt;
 pub use mcp_guest::GuestLauncher;
 pub use plans::{PlanError, PlanStatus, PlanVersion};
@@ -50,7 +52,9 @@ pub use prompt::system_prompt;
 pub use session::{Session, SessionConfig, TurnOutcome};
 pub use stop_rule::StopRuleState;
 pub use timeline::{Published, Timeline};
-pub use workspace::{clone_into, clone_url, is_git_url, materialise_copy};
+pub use workspace::{
+    CopyFailure, WorkspaceError, clone_into, clone_url, is_git_url, materialise_copy,
+};
 
 /// A new unique id, time-ordered so listings sort naturally.
 pub(crate) fn new_id() -> String {

@@ -26,6 +26,15 @@ pub fn system_prompt(mode: Mode, repository: &str) -> String {
     format!("{COMMON}\n{mode_rules}\nRepository: {repository}")
 }
 
+/// The model name a request carries: `describe()` is `provider:name`.
+pub(crate) fn request_model_name(provider: &dyn cortex_model::ModelProvider) -> String {
+    let describe = provider.describe();
+    describe
+        .split_once(':')
+        .map(|(_, name)| name.to_owned())
+        .unwrap_or(describe)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -4,7 +4,7 @@ use crate::compaction::{CompactionConfig, UsageAnchor};
 use crate::goal::GoalFold;
 use crate::history::Rebuilt;
 use crate::plans::PlanVersion;
-use crate::{CoreError, Published, Timeline, new_id};
+use crate::{CoreError, HarnessDirs, Published, Timeline, new_id};
 use cortex_model::ModelProvider;
 use cortex_protocol::{
     EventKind, Goal, Message, Mode, Sandbox, SessionId, StopRule, Todo, WorkspaceMode,
@@ -35,6 +35,9 @@ pub struct SessionConfig {
     pub workspaces: Option<PathBuf>,
     /// Threshold, context window and summariser for compaction.
     pub compaction: CompactionConfig,
+    /// Cortex's own folders: a repository containing one, or inside one
+    /// (but for `workspaces`), is refused at creation and at resume.
+    pub harness_dirs: HarnessDirs,
 }
 
 /// How a turn ended.
@@ -101,7 +104,7 @@ fn workspace_for(
     }
 }
 
-fn canonical_repository(path: &Path) -> Result<PathBuf, CoreError> {
+fn canonical_repository(path: &Path, config: &SessionConfig) -> Result<PathBuf, CoreError> {
     let display = path.display().to_string();
     let canonical = path
         .canonicalize()
@@ -109,6 +112,9 @@ fn canonical_repository(path: &Path) -> Result<PathBuf, CoreError> {
     if !canonical.is_dir() {
         return Err(CoreError::Repository(display));
     }
+    config
+        .harness_dirs
+        .check(&canonical, config.workspaces.as_deref())?;
     Ok(canonical)
 }
 
@@ -116,7 +122,7 @@ impl Session {
     /// Create and persist a new session. Fails before anything else if the
     /// repository does not exist.
     pub async fn create(config: SessionConfig) -> Result<Session, CoreError> {
-        let repository = canonical_repository(&config.repository)?;
+        let repository = canonical_repository(&config.repository, &config)?;
         let id = SessionId(new_id());
         let workspace = workspace_for(&config, config.sandbox, &id, &repository)?;
         let record = SessionRecord {
@@ -195,7 +201,7 @@ impl Session {
         }
         let events = store.events(id, 0).await?;
         let rebuilt = Rebuilt::from_events(&events);
-        let repository = canonical_repository(Path::new(&record.repository))?;
+        let repository = canonical_repository(Path::new(&record.repository), &config)?;
         let workspace = workspace_for(&config, rebuilt.sandbox, id, &repository)?;
         let goal = GoalFold::from_goal(rebuilt.goal);
         let mut session = Session {

@@ -1,10 +1,11 @@
 //! The turn loop: request → stream → dispatch, until the model answers
 //! without a tool call, Stop, or the stop rule.
 
+use crate::attach::Readiness;
 use crate::dispatch::{DispatchEnd, STOPPED_BY_USER};
 use crate::verify::VERIFY_ANSWER;
 use crate::{CoreError, Session, StopRuleState, TurnOutcome, new_id, system_prompt};
-use cortex_model::{Assembled, Assembler, ModelError, ModelEvent, ModelProvider, ModelRequest};
+use cortex_model::{Assembled, Assembler, ModelError, ModelEvent, ModelRequest};
 use cortex_protocol::{EventKind, Message, ToolName, TurnId};
 use futures::StreamExt;
 use std::time::Duration;
@@ -111,7 +112,7 @@ impl Session {
             reason: STOPPED_BY_USER.to_owned(),
         };
         // Attach before the first command: never a model request first.
-        if let Err(error) = self.ensure_attached(turn, cancel).await? {
+        if let Readiness::NotReady(error) = self.ensure_attached(turn, cancel).await? {
             if cancel.is_cancelled() {
                 return Ok(stopped());
             }
@@ -158,7 +159,7 @@ impl Session {
 
     pub(crate) fn build_request(&self) -> ModelRequest {
         ModelRequest {
-            model: request_model_name(self.model.as_ref()),
+            model: crate::prompt::request_model_name(self.model.as_ref()),
             system: system_prompt(self.mode, &self.repository.display().to_string()),
             messages: self.history.clone(),
             tools: self.offered_tools().iter().map(|t| t.spec()).collect(),
@@ -386,13 +387,4 @@ impl Session {
     pub fn new_turn_id() -> TurnId {
         TurnId(new_id())
     }
-}
-
-/// The model name a request carries: `describe()` is `provider:name`.
-pub(crate) fn request_model_name(provider: &dyn ModelProvider) -> String {
-    let describe = provider.describe();
-    describe
-        .split_once(':')
-        .map(|(_, name)| name.to_owned())
-        .unwrap_or(describe)
 }

@@ -14,6 +14,46 @@ use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
+/// Why a workspace (a clone or an isolated copy) could not be made. The
+/// messages name what failed; the variants carry the underlying error.
+#[derive(Debug, thiserror::Error)]
+pub enum WorkspaceError {
+    #[error("{}: {error}", path.display())]
+    Io {
+        path: PathBuf,
+        error: std::io::Error,
+    },
+    #[error("cannot clone {url}: {error}")]
+    Clone { url: String, error: GitError },
+    #[error("{} has no parent folder", .0.display())]
+    NoParent(PathBuf),
+    #[error("cannot copy {} to {}: {error}", from.display(), to.display())]
+    Copy {
+        from: PathBuf,
+        to: PathBuf,
+        error: CopyFailure,
+    },
+    /// The blocking task making the copy panicked or was cancelled.
+    #[error("the copy did not finish: {0}")]
+    Interrupted(tokio::task::JoinError),
+}
+
+/// What went wrong inside a copy.
+#[derive(Debug, thiserror::Error)]
+pub enum CopyFailure {
+    #[error("{0}")]
+    Git(#[from] GitError),
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+}
+
+fn io_at(path: &Path) -> impl FnOnce(std::io::Error) -> WorkspaceError + '_ {
+    move |error| WorkspaceError::Io {
+        path: path.to_path_buf(),
+        error,
+    }
+}
+
 /// Whether `repository` looks like something `git clone` fetches rather than
 /// a local folder.
 pub fn is_git_url(repository: &str) -> bool {
@@ -23,12 +63,12 @@ pub fn is_git_url(repository: &str) -> bool {
 }
 
 /// Clone `url` into `dest` (reused when it already holds a clone).
-pub fn clone_url(url: &str, dest: &Path) -> Result<(), String> {
+pub fn clone_url(url: &str, dest: &Path) -> Result<(), WorkspaceError> {
     if dest.join(".git").is_dir() {
         return Ok(());
     }
     if let Some(parent) = dest.parent() {
-        std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
+        std::fs::create_dir_all(parent).map_err(io_at(parent))?;
     }
     git::command(None)
         .and_then(|c| {
@@ -44,12 +84,15 @@ pub fn clone_url(url: &str, dest: &Path) -> Result<(), String> {
             )
         })
         .map(drop)
-        .map_err(|e| format!("cannot clone {url}: {e}"))
+        .map_err(|error| WorkspaceError::Clone {
+            url: url.to_owned(),
+            error,
+        })
 }
 
 /// Clone `url` into a new folder of `dir` named after the repository
 /// (`calc-1733000000000`); returns the folder.
-pub fn clone_into(url: &str, dir: &Path) -> Result<PathBuf, String> {
+pub fn clone_into(url: &str, dir: &Path) -> Result<PathBuf, WorkspaceError> {
     let name: String = url
         .trim_end_matches('/')
         .trim_end_matches(".git")
@@ -76,14 +119,14 @@ pub fn clone_into(url: &str, dir: &Path) -> Result<PathBuf, String> {
 /// Make (or find) the isolated copy of `repository` at `dest`. No link is
 /// followed on either side (see [`crate::copy`]); the report lists what was
 /// left out (special files, paths beyond a symlink, too-deep folders).
-pub fn materialise_copy(repository: &Path, dest: &Path) -> Result<CopyReport, String> {
+pub fn materialise_copy(repository: &Path, dest: &Path) -> Result<CopyReport, WorkspaceError> {
     if dest.is_dir() {
         return Ok(CopyReport::default());
     }
     let parent = dest
         .parent()
-        .ok_or_else(|| format!("{} has no parent folder", dest.display()))?;
-    std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
+        .ok_or_else(|| WorkspaceError::NoParent(dest.to_path_buf()))?;
+    std::fs::create_dir_all(parent).map_err(io_at(parent))?;
     let staging = parent.join(format!(
         ".{}.partial",
         dest.file_name()
@@ -95,22 +138,18 @@ pub fn materialise_copy(repository: &Path, dest: &Path) -> Result<CopyReport, St
         Ok(Some(repo)) => git_copy(&repo, &staging),
         Ok(None) => std::fs::create_dir(&staging)
             .and_then(|()| copy::copy_tree(repository, &staging))
-            .map_err(|e| e.to_string()),
-        Err(e) => Err(e.to_string()),
+            .map_err(CopyFailure::from),
+        Err(e) => Err(e.into()),
     };
-    match made.and_then(|report| {
-        std::fs::rename(&staging, dest)
-            .map(|()| report)
-            .map_err(|e| e.to_string())
-    }) {
+    match made.and_then(|report| Ok(std::fs::rename(&staging, dest).map(|()| report)?)) {
         Ok(report) => Ok(report),
-        Err(e) => {
+        Err(error) => {
             let _ = std::fs::remove_dir_all(&staging);
-            Err(format!(
-                "cannot copy {} to {}: {e}",
-                repository.display(),
-                dest.display()
-            ))
+            Err(WorkspaceError::Copy {
+                from: repository.to_path_buf(),
+                to: dest.to_path_buf(),
+                error,
+            })
         }
     }
 }
@@ -130,7 +169,7 @@ fn git_repository(path: &Path) -> Result<Option<Repo>, GitError> {
     Ok(valid.then_some(repo))
 }
 
-fn git_copy(repo: &Repo, dest: &Path) -> Result<CopyReport, String> {
+fn git_copy(repo: &Repo, dest: &Path) -> Result<CopyReport, CopyFailure> {
     // `--no-hardlinks`: a hard-linked object file would let the copy's
     // workspace write into the user's own repository.
     let clone: [&OsStr; 6] = [
@@ -141,31 +180,27 @@ fn git_copy(repo: &Repo, dest: &Path) -> Result<CopyReport, String> {
         "--".as_ref(),
         repo.git_dir.as_os_str(),
     ];
-    git::command(None)
-        .and_then(|c| git::run(c, &[&clone[..], &[dest.as_os_str()]].concat()))
-        .map_err(|e| e.to_string())?;
+    git::command(None).and_then(|c| git::run(c, &[&clone[..], &[dest.as_os_str()]].concat()))?;
     // The working tree as it is now: every tracked or untracked, not ignored
     // path, copied over the clone (or removed where the user deleted it).
-    let listed = git::command(Some(repo))
-        .and_then(|c| {
-            git::run(
-                c,
-                &[
-                    "ls-files".as_ref(),
-                    "-z".as_ref(),
-                    "--cached".as_ref(),
-                    "--others".as_ref(),
-                    "--exclude-standard".as_ref(),
-                ],
-            )
-        })
-        .map_err(|e| e.to_string())?;
+    let listed = git::command(Some(repo)).and_then(|c| {
+        git::run(
+            c,
+            &[
+                "ls-files".as_ref(),
+                "-z".as_ref(),
+                "--cached".as_ref(),
+                "--others".as_ref(),
+                "--exclude-standard".as_ref(),
+            ],
+        )
+    })?;
     let mut report = CopyReport::default();
-    let src = copy::open_root(&repo.top).map_err(|e| e.to_string())?;
-    let dst = copy::open_root(dest).map_err(|e| e.to_string())?;
+    let src = copy::open_root(&repo.top)?;
+    let dst = copy::open_root(dest)?;
     for relative in listed.split(|b| *b == 0).filter(|p| !p.is_empty()) {
         let relative = Path::new(OsStr::from_bytes(relative));
-        copy::overlay(&src, &dst, relative, &mut report).map_err(|e| e.to_string())?;
+        copy::overlay(&src, &dst, relative, &mut report)?;
     }
     Ok(report)
 }
@@ -264,6 +299,7 @@ mod tests {
         );
         let err =
             clone_url("file:///nonexistent/repo", &tmp.path().join("x")).expect_err("no repo");
-        assert!(err.contains("cannot clone"), "{err}");
+        assert!(matches!(err, WorkspaceError::Clone { .. }), "{err}");
+        assert!(err.to_string().contains("cannot clone"), "{err}");
     }
 }

@@ -48,6 +48,7 @@ pub fn config(
         sandbox: Default::default(),
         workspaces: None,
         compaction: Default::default(),
+        harness_dirs: Default::default(),
     }
 }
 

@@ -160,7 +160,9 @@ fn a_git_directory_outside_the_repository_is_refused() {
         format!("gitdir: {}\n", elsewhere.join(".git").display()),
     )
     .expect(".git file");
-    let err = materialise_copy(&linked, &tmp.path().join("c1")).expect_err("refused");
+    let err = materialise_copy(&linked, &tmp.path().join("c1"))
+        .expect_err("refused")
+        .to_string();
     assert!(err.contains("points outside the repository"), "{err}");
 
     // A `commondir` leading out of an otherwise local `.git`.
@@ -175,14 +177,18 @@ fn a_git_directory_outside_the_repository_is_refused() {
         elsewhere.join(".git").display().to_string(),
     )
     .expect("commondir");
-    let err = materialise_copy(&common, &tmp.path().join("c2")).expect_err("refused");
+    let err = materialise_copy(&common, &tmp.path().join("c2"))
+        .expect_err("refused")
+        .to_string();
     assert!(err.contains("commondir"), "{err}");
 
     // A `.git` symlink out of the tree.
     let symlinked = tmp.path().join("symlinked");
     std::fs::create_dir_all(&symlinked).expect("mkdir");
     std::os::unix::fs::symlink(elsewhere.join(".git"), symlinked.join(".git")).expect("ln");
-    let err = materialise_copy(&symlinked, &tmp.path().join("c3")).expect_err("refused");
+    let err = materialise_copy(&symlinked, &tmp.path().join("c3"))
+        .expect_err("refused")
+        .to_string();
     assert!(err.contains("points outside"), "{err}");
 
     assert_eq!(ran(&marker), "", "the other repository's programs ran");

@@ -75,6 +75,7 @@ async fn reasoning_items_are_replayed_with_their_message() {
         sandbox: Default::default(),
         workspaces: None,
         compaction: Default::default(),
+        harness_dirs: Default::default(),
     };
     let mut session = Session::create(config).await.expect("session");
     session

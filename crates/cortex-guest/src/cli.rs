@@ -36,6 +36,37 @@ enum Command {
     Serve(Options),
 }
 
+/// Why the agent does not start; the message is printed after
+/// `cortex-guest: `.
+#[derive(Debug, thiserror::Error)]
+enum StartError {
+    #[error("{0} needs a value")]
+    MissingValue(String),
+    #[error("unexpected argument `{0}`")]
+    Unexpected(String),
+    #[error("{0} given twice")]
+    Twice(String),
+    #[error("--die-with needs a process id, not `{0}`")]
+    BadParent(String),
+    #[error("cannot ask to die with the harness: {0}")]
+    DeathSignal(std::io::Error),
+    #[error("the harness (pid {0}) has already ended")]
+    ParentGone(libc::pid_t),
+    #[error("cannot read the token file {}: {error}", path.display())]
+    TokenFile {
+        path: PathBuf,
+        error: std::io::Error,
+    },
+    #[error("--listen needs a token: --token-file FILE or {TOKEN_ENV}")]
+    NoToken,
+    #[error("the token must be at least 16 characters")]
+    ShortToken,
+    #[error("bad --sandbox spec: {0}")]
+    BadSandboxSpec(serde_json::Error),
+    #[error("{0}")]
+    Sandbox(cortex_sandbox::SandboxError),
+}
+
 const VALUED: [&str; 7] = [
     "--root",
     "--sandbox",
@@ -50,26 +81,23 @@ const VALUED: [&str; 7] = [
 /// than between fork and exec: a hook there makes the standard library
 /// fork (copying the harness's page tables for every guest) where it could
 /// otherwise `posix_spawn`.
-fn die_with(parent: &str) -> Result<(), String> {
+fn die_with(parent: &str) -> Result<(), StartError> {
     let parent: libc::pid_t = parent
         .parse()
-        .map_err(|_| format!("--die-with needs a process id, not `{parent}`"))?;
+        .map_err(|_| StartError::BadParent(parent.to_owned()))?;
     // SAFETY: prctl with these arguments only sets a flag of this process.
     if unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) } == -1 {
-        return Err(format!(
-            "cannot ask to die with the harness: {}",
-            std::io::Error::last_os_error()
-        ));
+        return Err(StartError::DeathSignal(std::io::Error::last_os_error()));
     }
     // The parent may have ended before the flag was set.
     // SAFETY: getppid has no preconditions.
     if unsafe { libc::getppid() } != parent {
-        return Err(format!("the harness (pid {parent}) has already ended"));
+        return Err(StartError::ParentGone(parent));
     }
     Ok(())
 }
 
-fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Command, String> {
+fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Command, StartError> {
     let mut options = Options::default();
     let mut args = args.into_iter();
     while let Some(arg) = args.next() {
@@ -79,10 +107,12 @@ fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Command, String>
         let (name, value) = match arg.split_once('=') {
             Some((name, value)) if name.starts_with("--") => (name.to_owned(), value.to_owned()),
             _ if VALUED.contains(&arg.as_str()) => {
-                let value = args.next().ok_or_else(|| format!("{arg} needs a value"))?;
+                let value = args
+                    .next()
+                    .ok_or_else(|| StartError::MissingValue(arg.clone()))?;
                 (arg, value)
             }
-            _ => return Err(format!("unexpected argument `{arg}`")),
+            _ => return Err(StartError::Unexpected(arg)),
         };
         let taken = match name.as_str() {
             "--root" => options.root.replace(PathBuf::from(value)).is_some(),
@@ -92,10 +122,10 @@ fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Command, String>
             "--token-file" => options.token_file.replace(PathBuf::from(value)).is_some(),
             "--tls-cert" => options.tls_cert.replace(PathBuf::from(value)).is_some(),
             "--tls-key" => options.tls_key.replace(PathBuf::from(value)).is_some(),
-            other => return Err(format!("unexpected argument `{other}`")),
+            _ => return Err(StartError::Unexpected(name)),
         };
         if taken {
-            return Err(format!("{name} given twice"));
+            return Err(StartError::Twice(name));
         }
     }
     Ok(Command::Serve(options))
@@ -113,8 +143,8 @@ pub(crate) fn main_entry(args: impl IntoIterator<Item = String>) -> ExitCode {
             return ExitCode::SUCCESS;
         }
         Ok(Command::Serve(options)) => options,
-        Err(message) => {
-            eprintln!("cortex-guest: {message}\n{USAGE}");
+        Err(e) => {
+            eprintln!("cortex-guest: {e}\n{USAGE}");
             return ExitCode::from(2);
         }
     };
@@ -125,7 +155,14 @@ pub(crate) fn main_entry(args: impl IntoIterator<Item = String>) -> ExitCode {
         return ExitCode::from(3);
     }
     // Before anything else: namespaces need a single-threaded process.
-    let sandbox = match options.sandbox.as_deref().map(enter_sandbox).transpose() {
+    // SAFETY: no thread has been started yet (the async runtime is built
+    // below, logging starts none).
+    let sandbox = match options
+        .sandbox
+        .as_deref()
+        .map(|spec| unsafe { enter_sandbox(spec) })
+        .transpose()
+    {
         Ok(report) => report,
         Err(message) => {
             eprintln!("cortex-guest: {message}");
@@ -223,24 +260,30 @@ pub(crate) fn main_entry(args: impl IntoIterator<Item = String>) -> ExitCode {
 /// Where a listening agent's token comes from when no file is given.
 const TOKEN_ENV: &str = "CORTEX_GUEST_TOKEN";
 
-fn read_token(file: Option<&std::path::Path>) -> Result<String, String> {
+fn read_token(file: Option<&std::path::Path>) -> Result<String, StartError> {
     let token = match file {
-        Some(path) => std::fs::read_to_string(path)
-            .map_err(|e| format!("cannot read the token file {}: {e}", path.display()))?,
-        None => std::env::var(TOKEN_ENV)
-            .map_err(|_| format!("--listen needs a token: --token-file FILE or {TOKEN_ENV}"))?,
+        Some(path) => std::fs::read_to_string(path).map_err(|error| StartError::TokenFile {
+            path: path.to_path_buf(),
+            error,
+        })?,
+        None => std::env::var(TOKEN_ENV).map_err(|_| StartError::NoToken)?,
     };
     let token = token.trim().to_owned();
     if token.len() < 16 {
-        return Err("the token must be at least 16 characters".to_owned());
+        return Err(StartError::ShortToken);
     }
     Ok(token)
 }
 
-fn enter_sandbox(spec: &str) -> Result<cortex_sandbox::Report, String> {
+/// Parse the spec and enter the sandbox it describes.
+///
+/// # Safety
+/// The process must be single-threaded (see [`cortex_sandbox::enter`]).
+unsafe fn enter_sandbox(spec: &str) -> Result<cortex_sandbox::Report, StartError> {
     let spec: cortex_sandbox::SandboxSpec =
-        serde_json::from_str(spec).map_err(|e| format!("bad --sandbox spec: {e}"))?;
-    cortex_sandbox::enter(&spec).map_err(|e| e.to_string())
+        serde_json::from_str(spec).map_err(StartError::BadSandboxSpec)?;
+    // SAFETY: forwarded from this function's own contract.
+    unsafe { cortex_sandbox::enter(&spec) }.map_err(StartError::Sandbox)
 }
 
 fn init_logging() {
@@ -261,7 +304,7 @@ mod tests {
     use super::*;
 
     fn parse(args: &[&str]) -> Result<Command, String> {
-        parse_args(args.iter().map(|s| s.to_string()))
+        parse_args(args.iter().map(|s| s.to_string())).map_err(|e| e.to_string())
     }
 
     #[test]
@@ -293,5 +336,19 @@ mod tests {
         assert!(parse(&["--root"]).is_err());
         assert!(parse(&["--root", "a", "--root", "b"]).is_err());
         assert!(parse(&["--frobnicate"]).is_err());
+        // The messages the agent prints for each mistake.
+        assert_eq!(parse(&["--root"]), Err("--root needs a value".to_owned()));
+        assert_eq!(
+            parse(&["--root", "a", "--root=b"]),
+            Err("--root given twice".to_owned())
+        );
+        assert_eq!(
+            parse(&["--frobnicate=1"]),
+            Err("unexpected argument `--frobnicate`".to_owned())
+        );
+        assert_eq!(
+            die_with("x").map_err(|e| e.to_string()),
+            Err("--die-with needs a process id, not `x`".to_owned())
+        );
     }
 }

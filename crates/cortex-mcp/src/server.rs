@@ -98,14 +98,22 @@ async fn exit_reason(ended: &Ended) -> Option<String> {
 /// One reqwest client (rustls with ring and the webpki roots) for every
 /// HTTP server of the process.
 fn http_client() -> Result<reqwest::Client, ServerError> {
-    static CLIENT: LazyLock<Result<reqwest::Client, String>> = LazyLock::new(|| {
+    /// Why the one client could not be built, kept for every later call.
+    #[derive(Debug, thiserror::Error)]
+    enum ClientSetup {
+        #[error("{0}")]
+        Tls(rustls::Error),
+        #[error("{0}")]
+        Build(reqwest::Error),
+    }
+    static CLIENT: LazyLock<Result<reqwest::Client, ClientSetup>> = LazyLock::new(|| {
         let provider = Arc::new(rustls::crypto::ring::default_provider());
         let roots = rustls::RootCertStore {
             roots: webpki_roots::TLS_SERVER_ROOTS.to_vec(),
         };
         let tls = rustls::ClientConfig::builder_with_provider(provider)
             .with_safe_default_protocol_versions()
-            .map_err(|e| e.to_string())?
+            .map_err(ClientSetup::Tls)?
             .with_root_certificates(roots)
             .with_no_client_auth();
         reqwest::Client::builder()
@@ -113,9 +121,12 @@ fn http_client() -> Result<reqwest::Client, ServerError> {
             .pool_max_idle_per_host(0)
             .redirect(reqwest::redirect::Policy::none())
             .build()
-            .map_err(|e| e.to_string())
+            .map_err(ClientSetup::Build)
     });
-    CLIENT.clone().map_err(ServerError::HttpClient)
+    match &*CLIENT {
+        Ok(client) => Ok(client.clone()),
+        Err(e) => Err(ServerError::HttpClient(e.to_string())),
+    }
 }
 
 impl Connection {

@@ -118,16 +118,16 @@ pub(crate) struct Engine {
     pub info: ModelInfo,
 }
 
-static BACKEND: OnceLock<Result<LlamaBackend, String>> = OnceLock::new();
+static BACKEND: OnceLock<Result<LlamaBackend, llama_cpp_2::LlamaCppError>> = OnceLock::new();
 
 fn backend() -> Result<&'static LlamaBackend, LocalError> {
     BACKEND
         .get_or_init(|| {
             llama_cpp_2::send_logs_to_tracing(llama_cpp_2::LogOptions::default());
-            LlamaBackend::init().map_err(|e| e.to_string())
+            LlamaBackend::init()
         })
         .as_ref()
-        .map_err(|e| LocalError::Backend(e.clone()))
+        .map_err(|e| LocalError::Backend(e.to_string()))
 }
 
 impl Engine {
@@ -362,10 +362,7 @@ impl<'m> Session<'m> {
         let id = self.disk_id.clone().unwrap_or_else(KvStore::new_id);
         let tokens: Vec<i32> = self.cached.iter().map(|t| t.0).collect();
         let t0 = Instant::now();
-        let saved = store.save(&id, &tokens, |path| {
-            ctx.state_save_file(path, &self.cached)
-                .map_err(|e| e.to_string())
-        });
+        let saved = store.save(&id, &tokens, |path| ctx.state_save_file(path, &self.cached));
         match saved {
             Ok(()) => tracing::info!(
                 tokens = tokens.len(),

@@ -28,6 +28,19 @@
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
+/// Why a state was not saved.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum SaveError<E> {
+    #[error("{}: {error}", path.display())]
+    Io {
+        path: PathBuf,
+        error: std::io::Error,
+    },
+    /// llama.cpp could not write its state file.
+    #[error("{0}")]
+    State(E),
+}
+
 /// Saved states under one model key.
 #[derive(Debug, Clone)]
 pub(crate) struct KvStore {
@@ -123,22 +136,26 @@ impl KvStore {
     /// Save a state under `id`: `write_state` writes llama.cpp's file to the
     /// path it is given; both files are written beside their final names and
     /// renamed into place, then the oldest states beyond [`Self::keep`] are
-    /// removed.
-    pub fn save(
+    /// removed. On error nothing of this save is left behind.
+    pub fn save<E>(
         &self,
         id: &str,
         tokens: &[i32],
-        write_state: impl FnOnce(&Path) -> Result<(), String>,
-    ) -> Result<(), String> {
-        std::fs::create_dir_all(&self.dir).map_err(|e| format!("{}: {e}", self.dir.display()))?;
+        write_state: impl FnOnce(&Path) -> Result<(), E>,
+    ) -> Result<(), SaveError<E>> {
+        let io = |path: &Path| {
+            let path = path.to_path_buf();
+            move |error| SaveError::Io { path, error }
+        };
+        std::fs::create_dir_all(&self.dir).map_err(io(&self.dir))?;
         let tmp_state = self.dir.join(format!(".{id}.state.tmp"));
         let tmp_tokens = self.dir.join(format!(".{id}.tokens.tmp"));
         let result = (|| {
-            write_state(&tmp_state)?;
+            write_state(&tmp_state).map_err(SaveError::State)?;
             let bytes: Vec<u8> = tokens.iter().flat_map(|t| t.to_le_bytes()).collect();
-            std::fs::write(&tmp_tokens, bytes).map_err(|e| e.to_string())?;
-            std::fs::rename(&tmp_state, self.state_path(id)).map_err(|e| e.to_string())?;
-            std::fs::rename(&tmp_tokens, self.tokens_path(id)).map_err(|e| e.to_string())
+            std::fs::write(&tmp_tokens, bytes).map_err(io(&tmp_tokens))?;
+            std::fs::rename(&tmp_state, self.state_path(id)).map_err(io(&tmp_state))?;
+            std::fs::rename(&tmp_tokens, self.tokens_path(id)).map_err(io(&tmp_tokens))
         })();
         if result.is_err() {
             let _ = std::fs::remove_file(&tmp_state);
@@ -194,9 +211,7 @@ mod tests {
 
     fn save(store: &KvStore, id: &str, tokens: &[i32]) {
         store
-            .save(id, tokens, |p| {
-                std::fs::write(p, format!("state of {id}")).map_err(|e| e.to_string())
-            })
+            .save(id, tokens, |p| std::fs::write(p, format!("state of {id}")))
             .expect("save");
     }
 
@@ -241,11 +256,11 @@ mod tests {
         let s = store(dir.path(), 2);
         let err = s
             .save("x", &[1], |p| {
-                std::fs::write(p, b"half").map_err(|e| e.to_string())?;
-                Err("disk full".into())
+                std::fs::write(p, b"half").expect("half a state");
+                Err("disk full")
             })
             .expect_err("fails");
-        assert_eq!(err, "disk full");
+        assert!(matches!(err, SaveError::State("disk full")), "{err}");
         assert_eq!(std::fs::read_dir(&s.dir).expect("dir").count(), 0);
     }
 

@@ -34,31 +34,37 @@ struct Welcome {
     error: Option<String>,
 }
 
+/// Why the token handshake with a remote agent failed.
+#[derive(Debug, thiserror::Error)]
+enum HandshakeError {
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+    #[error("no answer to the handshake within 10 s")]
+    Timeout,
+    #[error("the agent refused the connection: {}", .0.as_deref().unwrap_or("no reason given"))]
+    Refused(Option<String>),
+    #[error("not a guest agent (it said {0:?})")]
+    NotAnAgent(String),
+}
+
 impl RemoteProvider {
     /// Present the token; a connected guest, or why not.
-    async fn handshake<S>(&self, stream: S) -> Result<Guest, String>
+    async fn handshake<S>(&self, stream: S) -> Result<Guest, HandshakeError>
     where
         S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
     {
         let (reader, mut writer) = tokio::io::split(stream);
         let hello = serde_json::json!({ "token": self.token }).to_string() + "\n";
-        writer
-            .write_all(hello.as_bytes())
-            .await
-            .map_err(|e| e.to_string())?;
+        writer.write_all(hello.as_bytes()).await?;
         let mut reader = BufReader::new(reader);
         let mut line = String::new();
         tokio::time::timeout(CONNECT_TIMEOUT, reader.read_line(&mut line))
             .await
-            .map_err(|_| "no answer to the handshake within 10 s".to_owned())?
-            .map_err(|e| e.to_string())?;
+            .map_err(|_| HandshakeError::Timeout)??;
         match serde_json::from_str::<Welcome>(&line) {
             Ok(Welcome { ok: true, .. }) => Ok(Guest::connect(reader, writer, None)),
-            Ok(Welcome { error, .. }) => Err(format!(
-                "the agent refused the connection: {}",
-                error.unwrap_or_else(|| "no reason given".to_owned())
-            )),
-            Err(_) => Err(format!("not a guest agent (it said {line:?})")),
+            Ok(Welcome { error, .. }) => Err(HandshakeError::Refused(error)),
+            Err(_) => Err(HandshakeError::NotAnAgent(line)),
         }
     }
 }
@@ -145,7 +151,7 @@ impl GuestProvider for RemoteProvider {
                 self.handshake(stream).await
             }
         }
-        .map_err(start_error)?;
+        .map_err(|e| start_error(e.to_string()))?;
         if let Err(e) = guest.set_capabilities(spec.writable, spec.allow_bash).await {
             guest.close().await;
             return Err(start_error(e.to_string()));

@@ -94,11 +94,17 @@ pub fn close_inherited_fds() -> std::io::Result<()> {
     }
 }
 
-/// Enter the sandbox. Must be called while the process is single-threaded.
-/// Returns only in the process that serves (see the crate docs); the outer
-/// and init processes exit with the guest's exit code.
+/// Enter the sandbox. Returns only in the process that serves (see the
+/// crate docs); the outer and init processes exit with the guest's exit
+/// code.
+///
+/// # Safety
+/// The process must be single-threaded: it forks twice and unshares its
+/// user namespace, which the kernel refuses (or makes unsound) with other
+/// threads alive. Call it first thing in `main`, before any runtime or
+/// thread pool starts.
 #[cfg(target_os = "linux")]
-pub fn enter(spec: &SandboxSpec) -> Result<Report, SandboxError> {
+pub unsafe fn enter(spec: &SandboxSpec) -> Result<Report, SandboxError> {
     use std::time::Instant;
     let started = Instant::now();
     let mut warnings = Vec::new();
@@ -129,7 +135,8 @@ pub fn enter(spec: &SandboxSpec) -> Result<Report, SandboxError> {
         "namespaces(user,mnt,pid,ipc,uts,net)"
     });
 
-    match sys::fork().map_err(SandboxError::Namespaces)? {
+    // SAFETY: `enter`'s caller guarantees a single-threaded process.
+    match unsafe { sys::fork() }.map_err(SandboxError::Namespaces)? {
         sys::Fork::Parent(init) => {
             let code = sys::wait(init)
                 .map(|(_, status)| sys::exit_code(status))
@@ -164,7 +171,8 @@ pub fn enter(spec: &SandboxSpec) -> Result<Report, SandboxError> {
             std::process::exit(1);
         }
     }
-    match sys::fork() {
+    // SAFETY: still single-threaded (init has started no thread).
+    match unsafe { sys::fork() } {
         Ok(sys::Fork::Parent(guest)) => {
             // init holds copies of the agent's pipes; a command of the guest
             // must not reach them through /proc/1/fd either.
@@ -216,8 +224,12 @@ pub fn enter(spec: &SandboxSpec) -> Result<Report, SandboxError> {
     })
 }
 
+/// Enter the sandbox: unsupported here.
+///
+/// # Safety
+/// None needed; `unsafe` only to match the Linux signature.
 #[cfg(not(target_os = "linux"))]
-pub fn enter(_spec: &SandboxSpec) -> Result<Report, SandboxError> {
+pub unsafe fn enter(_spec: &SandboxSpec) -> Result<Report, SandboxError> {
     Err(SandboxError::Unsupported)
 }
 

@@ -55,8 +55,13 @@ pub enum Fork {
     Parent(libc::pid_t),
 }
 
-/// fork(2). Only called while the process is single-threaded.
-pub fn fork() -> io::Result<Fork> {
+/// fork(2).
+///
+/// # Safety
+/// The process must be single-threaded: a child forked from a threaded
+/// process may find locks (the allocator's among them) held by threads that
+/// no longer exist.
+pub unsafe fn fork() -> io::Result<Fork> {
     // SAFETY: the caller guarantees no other thread exists, so the child
     // inherits a consistent address space.
     let pid = unsafe { libc::fork() };

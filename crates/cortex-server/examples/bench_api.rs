@@ -123,6 +123,7 @@ async fn direct(n: usize, repo: &std::path::Path) -> (Duration, Duration) {
                 sandbox: Default::default(),
                 workspaces: None,
                 compaction: Default::default(),
+                harness_dirs: Default::default(),
             })
             .await
             .expect("session");

@@ -124,11 +124,13 @@ impl From<StoreError> for ApiError {
 impl From<CoreError> for ApiError {
     fn from(e: CoreError) -> Self {
         match e {
-            CoreError::Repository(_) | CoreError::Workspace(_) => ApiError::new(
-                StatusCode::UNPROCESSABLE_ENTITY,
-                "bad_repository",
-                e.to_string(),
-            ),
+            CoreError::Repository(_) | CoreError::Workspace(_) | CoreError::HarnessFolder(_) => {
+                ApiError::new(
+                    StatusCode::UNPROCESSABLE_ENTITY,
+                    "bad_repository",
+                    e.to_string(),
+                )
+            }
             CoreError::NoSession(id) => ApiError::no_session(&id),
             CoreError::Store(e) => e.into(),
             CoreError::Model(e) => {

@@ -23,10 +23,12 @@ mod openapi;
 mod routes;
 mod serve;
 mod state;
+pub mod tokens;
 
-pub use auth::{Principal, Tokens};
+pub use auth::Principal;
 pub use error::ApiError;
 pub use factory::{ModelChoice, ProviderFactory, Providers};
 pub use openapi::ApiDoc;
 pub use serve::{router, serve_tcp, serve_unix};
 pub use state::{AppState, ServerConfig};
+pub use tokens::Tokens;

@@ -2,12 +2,12 @@
 //! of live sessions (one actor each).
 
 use crate::actor::ActorHandle;
-use crate::auth::{Principal, Tokens};
 use crate::error::ApiError;
 use crate::factory::{ModelChoice, ProviderFactory, Providers};
+use crate::tokens::{Principal, Tokens};
 use axum::http::StatusCode;
 use cortex_api::SessionView;
-use cortex_core::{Session, SessionConfig, Timeline};
+use cortex_core::{HarnessDirs, Session, SessionConfig, Timeline};
 use cortex_protocol::{EventKind, Mode, Sandbox, SessionId, StopRule, WorkspaceMode};
 use cortex_store::{SessionRecord, Store};
 use std::collections::HashMap;
@@ -31,6 +31,12 @@ pub struct ServerConfig {
     /// The workspace mode of sessions that do not say: `copy` for a server
     /// with a folder for copies (the user's checkout stays untouched).
     pub default_workspace: WorkspaceMode,
+    /// The server's own config, data and runtime folders: no session's
+    /// repository may contain one or sit inside one (422).
+    pub harness_dirs: HarnessDirs,
+    /// `full-access` sessions (no sandbox) are refused unless the operator
+    /// started the server with `--allow-full-access` (403).
+    pub allow_full_access: bool,
 }
 
 impl Default for ServerConfig {
@@ -40,6 +46,8 @@ impl Default for ServerConfig {
             heartbeat: Duration::from_secs(15),
             workspaces: None,
             default_workspace: WorkspaceMode::InPlace,
+            harness_dirs: HarnessDirs::new(),
+            allow_full_access: false,
         }
     }
 }
@@ -223,8 +231,12 @@ impl AppState {
         })
         .await
         .map_err(|e| ApiError::internal(format!("the clone did not finish: {e}")))?
-        .map_err(|message| {
-            ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "bad_repository", message)
+        .map_err(|e| {
+            ApiError::new(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "bad_repository",
+                e.to_string(),
+            )
         })
     }
 
@@ -252,6 +264,7 @@ impl AppState {
             sandbox,
             workspaces: self.config.workspaces.clone(),
             compaction: Default::default(),
+            harness_dirs: self.config.harness_dirs.clone(),
         })
         .await?;
         let id = session.id().clone();
@@ -295,6 +308,7 @@ impl AppState {
                 sandbox: Sandbox::default(),
                 workspaces: self.config.workspaces.clone(),
                 compaction: Default::default(),
+                harness_dirs: self.config.harness_dirs.clone(),
             },
         )
         .await?;

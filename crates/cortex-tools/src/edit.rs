@@ -47,13 +47,6 @@ fn write(path: &Path, content: &str) -> Result<(), ToolError> {
     })
 }
 
-/// Refusal for FIFOs, sockets and devices (opening one could block forever).
-pub(crate) fn not_regular(shown: &str) -> ToolError {
-    ToolError::Invalid(format!(
-        "`{shown}` is not a regular file (a pipe, socket or device)"
-    ))
-}
-
 impl Workspace {
     /// Create or replace a file; parent folders created.
     pub fn write_file(&self, args: &WriteFileArgs) -> Result<Written, ToolError> {
@@ -65,7 +58,7 @@ impl Workspace {
                     "`{shown}` is a folder; give the path of a file inside it"
                 )));
             }
-            Ok(meta) if !meta.is_file() => return Err(not_regular(&shown)),
+            Ok(meta) if !meta.is_file() => return Err(ToolError::not_regular(&shown)),
             Ok(_) => Some(std::fs::read(&path).map_err(|source| ToolError::Io {
                 path: path.clone(),
                 source,
@@ -115,7 +108,7 @@ impl Workspace {
                     "`{shown}` is a folder, not a file"
                 )));
             }
-            Ok(meta) if !meta.is_file() => return Err(not_regular(&shown)),
+            Ok(meta) if !meta.is_file() => return Err(ToolError::not_regular(&shown)),
             Ok(_) => {}
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 return Err(self.not_found(shown));

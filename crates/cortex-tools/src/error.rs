@@ -22,3 +22,13 @@ pub enum ToolError {
         source: std::io::Error,
     },
 }
+
+impl ToolError {
+    /// Refusal for FIFOs, sockets and devices (opening one could block
+    /// forever).
+    pub(crate) fn not_regular(shown: &str) -> ToolError {
+        ToolError::Invalid(format!(
+            "`{shown}` is not a regular file (a pipe, socket or device)"
+        ))
+    }
+}

@@ -54,7 +54,7 @@ impl Workspace {
             )));
         }
         if !meta.is_file() {
-            return Err(crate::edit::not_regular(&shown));
+            return Err(ToolError::not_regular(&shown));
         }
         let file = File::open(&path).map_err(io_err)?;
         let offset = args.offset.unwrap_or(1).max(1);

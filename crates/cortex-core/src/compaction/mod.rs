@@ -195,7 +195,7 @@ impl Session {
             .clone()
             .unwrap_or_else(|| self.model.clone());
         let request = summarise::request(
-            crate::turn::request_model_name(summariser.as_ref()),
+            crate::prompt::request_model_name(summariser.as_ref()),
             &summarise::transcript(&self.history[..split], share(window, TRANSCRIPT_SHARE)),
         );
         let summary = match summarise::summarise(summariser.as_ref(), request, cancel).await {

@@ -9,7 +9,7 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::routing::get;
 use cortex_api::{CreateSession, ErrorBody, ListQuery, SessionPage, SessionView};
-use cortex_protocol::{Mode, SessionId};
+use cortex_protocol::{Mode, SandboxPolicy, SessionId};
 use std::sync::Arc;
 
 const DEFAULT_PAGE: u32 = 50;
@@ -26,23 +26,35 @@ pub(crate) fn routes() -> Router<Arc<AppState>> {
     responses(
         (status = 201, body = SessionView),
         (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
+        (status = 403, body = ErrorBody, description = "full-access without the server's --allow-full-access"),
         (status = 413, body = ErrorBody), (status = 415, body = ErrorBody),
-        (status = 422, body = ErrorBody, description = "unknown field, wrong type, missing repository or unknown model")),
+        (status = 422, body = ErrorBody, description = "unknown field, wrong type, missing repository, a repository holding the server's own folders, or unknown model")),
     security(("bearer" = [])))]
 pub(crate) async fn create(
     State(state): State<Arc<AppState>>,
     principal: Principal,
     Json(body): Json<CreateSession>,
 ) -> Result<(StatusCode, axum::Json<SessionView>), ApiError> {
+    let sandbox = body
+        .sandbox
+        .unwrap_or_default()
+        .resolve(state.config.default_workspace);
+    if sandbox.policy == SandboxPolicy::FullAccess && !state.config.allow_full_access {
+        return Err(ApiError::new(
+            StatusCode::FORBIDDEN,
+            "full_access_refused",
+            "this server refuses full-access sessions (no sandbox); its operator can allow \
+             them with `cortex serve --allow-full-access`"
+                .to_owned(),
+        ));
+    }
     let view = state
         .create(
             &principal,
             body.repository,
             body.mode.unwrap_or(Mode::Agent),
             body.model.as_deref(),
-            body.sandbox
-                .unwrap_or_default()
-                .resolve(state.config.default_workspace),
+            sandbox,
             body.stop_rule.unwrap_or_default(),
         )
         .await?;
