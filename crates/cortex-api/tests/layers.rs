@@ -60,6 +60,10 @@ const ALLOWED: &[(&str, &[&str])] = &[
         "cortex-tui",
         &["cortex-client", "cortex-protocol", "cortex-term"],
     ),
+    (
+        "cortex-acp",
+        &["cortex-api", "cortex-client", "cortex-protocol"],
+    ),
     ("cortex-cli", &["*"]),
 ];
 

@@ -67,6 +67,9 @@ pub struct Config {
     pub sandbox: SandboxSection,
     #[serde(default)]
     pub local: LocalSection,
+    /// `[mcp_servers.NAME]`, as Codex writes them (see `cortex_mcp::config`).
+    #[serde(default)]
+    pub mcp_servers: BTreeMap<String, cortex_mcp::ServerConfig>,
 }
 
 /// `[sandbox]`: what the local sandbox grants beyond its defaults.

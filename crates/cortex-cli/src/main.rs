@@ -2,10 +2,12 @@
 //!
 //! Alone (or `attach SESSION_ID`) it opens the terminal UI; `exec` runs one
 //! turn on a repository and streams its timeline; `sessions` renders stored
-//! timelines; `completions` and `man` document the rest. The internal
+//! timelines; `acp` serves the Agent Client Protocol to an editor on
+//! stdio; `completions` and `man` document the rest. The internal
 //! `guest` subcommand is the guest agent (the harness starts it as a child
 //! of itself, so one binary is all there is to install).
 
+mod acp;
 mod approve;
 mod completions;
 mod config;
@@ -14,6 +16,7 @@ mod exec_goal;
 mod guests;
 mod json_out;
 mod local_server;
+mod mcp_cmd;
 mod models;
 #[cfg(feature = "local")]
 mod models_cmd;
@@ -58,6 +61,11 @@ enum Command {
         cortex exec --session 0193… --json \"now add a test for it\""
     )]
     Exec(exec::ExecArgs),
+    /// Serve the Agent Client Protocol on stdio, for editors (Zed, JetBrains…).
+    #[command(after_help = "Examples:\n  cortex acp\n  \
+        cortex acp --model openai:gpt-4o-mini --mode ask\n  \
+        CORTEX_TOKEN=… cortex acp --server http://127.0.0.1:7433")]
+    Acp(acp::AcpArgs),
     /// Open the terminal UI on a stored session (its whole timeline, then
     /// what happens live).
     #[command(after_help = "Examples:\n  cortex attach 0193…\n  \
@@ -83,6 +91,12 @@ enum Command {
     Rules {
         #[command(subcommand)]
         command: rules_cmd::RulesCommand,
+    },
+    /// The MCP servers of the config file: their state and tools.
+    #[command(after_help = "Examples:\n  cortex mcp list\n  cortex mcp list --json")]
+    Mcp {
+        #[command(subcommand)]
+        command: mcp_cmd::McpCommand,
     },
     /// Serve the session API (HTTP + SSE) on a TCP address or Unix socket.
     #[command(after_help = "Examples:\n  cortex serve\n  \
@@ -182,10 +196,12 @@ fn run(command: Option<Command>, ui: session_args::SessionArgs) -> ExitCode {
         match command {
             None => tui::run(ui).await,
             Some(Command::Exec(args)) => exec::run(args).await,
+            Some(Command::Acp(args)) => acp::run(args).await,
             Some(Command::Attach(args)) => tui::attach(args).await,
             Some(Command::Sessions { command }) => sessions::run(command).await,
             Some(Command::Plan { command }) => plan_cmd::run(command).await,
             Some(Command::Rules { command }) => rules_cmd::run(command).await,
+            Some(Command::Mcp { command }) => mcp_cmd::run(command).await,
             Some(Command::Serve(args)) => serve::run(args).await,
             #[cfg(feature = "local")]
             Some(Command::Models { command }) => models_cmd::run(command).await,

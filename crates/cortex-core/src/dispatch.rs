@@ -23,7 +23,7 @@ use tokio_util::sync::CancellationToken;
 /// How long running calls get to wind down after Stop before they are
 /// answered "stopped by user" regardless.
 pub(crate) const STOP_GRACE: Duration = Duration::from_secs(5);
-pub(crate) const STOPPED_BY_USER: &str = "stopped by user";
+pub(crate) use cortex_protocol::STOPPED_BY_USER;
 
 /// The answer to one call.
 #[derive(Debug, Clone)]

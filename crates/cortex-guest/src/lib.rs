@@ -13,6 +13,7 @@
 mod cli;
 pub mod lines;
 mod listen;
+mod process;
 mod serve;
 mod tool;
 

@@ -2,6 +2,7 @@
 //! tasks, write every response through one writer task.
 
 use crate::lines::{Line, read_bounded_line};
+use crate::process;
 use crate::tool::{self, Capabilities};
 use cortex_protocol::{
     GuestOp, GuestReply, GuestRequest, GuestResponse, MAX_ARGUMENT_BYTES, ToolOutcome,
@@ -78,6 +79,7 @@ pub(crate) struct State {
     pub(crate) config: GuestConfig,
     caps: Mutex<Capabilities>,
     running: Mutex<Running>,
+    pub(crate) inputs: process::Inputs,
 }
 
 impl State {
@@ -113,6 +115,7 @@ where
         config,
         caps: Mutex::new(Capabilities::default()),
         running: Mutex::new(Running::default()),
+        inputs: process::Inputs::default(),
     });
     let mut tasks = JoinSet::new();
     let mut reader = BufReader::new(reader);
@@ -217,6 +220,10 @@ fn dispatch(state: &Arc<State>, tx: &Responses, tasks: &mut JoinSet<()>, line: &
                 ToolOutcome::ok(format!("stop signalled to {count} running command(s)")),
             );
         }
+        GuestOp::Spawn { command, args, env } => {
+            spawn_process(state, tx, tasks, id, process::Spawn { command, args, env })
+        }
+        GuestOp::Input { target, line } => respond(tx, id, state.inputs.send(target, line)),
         GuestOp::Tool { name, args } => {
             let args = match tool::admit(state.caps(), name, &args) {
                 Ok(args) => args,
@@ -237,6 +244,34 @@ fn dispatch(state: &Arc<State>, tx: &Responses, tasks: &mut JoinSet<()>, line: &
             });
         }
     }
+}
+
+/// Start a long-lived process on a task; it is a command like `bash`'s
+/// (refused without the `bash` capability, reached by `stop`).
+fn spawn_process(
+    state: &Arc<State>,
+    tx: &Responses,
+    tasks: &mut JoinSet<()>,
+    id: u64,
+    spawn: process::Spawn,
+) {
+    if !state.caps().bash {
+        respond(
+            tx,
+            id,
+            ToolOutcome::error("this guest may not run commands: spawn refused"),
+        );
+        return;
+    }
+    let (seq, token) = state.running().register(id);
+    let input = state.inputs.open(id);
+    let state = Arc::clone(state);
+    let tx = tx.clone();
+    tasks.spawn(async move {
+        let outcome = process::run(Arc::clone(&state), id, spawn, input, token, tx.clone()).await;
+        state.finished(seq);
+        respond(&tx, id, outcome);
+    });
 }
 
 /// The `id` of a request that did not parse, when it has a readable one.

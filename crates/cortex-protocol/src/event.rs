@@ -104,6 +104,10 @@ mod rfc3339 {
     }
 }
 
+/// The reason of a `turn.stopped` the user's Stop caused (and the output of
+/// the calls it interrupted); any other reason is the session's stop rule.
+pub const STOPPED_BY_USER: &str = "stopped by user";
+
 /// How a tool call ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -9,6 +9,7 @@
 use crate::event::OutputStream;
 use crate::mode::ToolName;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct GuestRequest {
@@ -34,6 +35,21 @@ pub enum GuestOp {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         target: Option<u64>,
     },
+    /// Start a long-lived process (a stdio MCP server) in the workspace
+    /// with the environment `bash` gets plus `env`. Each line it writes
+    /// comes back as one `delta` (newline stripped), and the `result` once
+    /// it has exited. Needs the `bash` capability. `stop` with this
+    /// request's id as `target` kills it and everything it started.
+    Spawn {
+        command: String,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        args: Vec<String>,
+        #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+        env: BTreeMap<String, String>,
+    },
+    /// Write `line` and a newline to the standard input of the process that
+    /// request `target` spawned; answered once written.
+    Input { target: u64, line: String },
     /// Liveness check; answered with an ok result.
     Ping,
     /// What the agent runs in: an ok result whose output is a JSON object

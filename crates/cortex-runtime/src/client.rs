@@ -147,6 +147,28 @@ impl Guest {
         Ok(CallHandle { rx, id })
     }
 
+    /// Start a long-lived process in the guest (see [`GuestOp::Spawn`]):
+    /// its output lines arrive on the handle as deltas, its end as the
+    /// result; [`Guest::input`] writes to it, [`Guest::stop_call`] kills it.
+    pub async fn spawn(
+        &self,
+        command: String,
+        args: Vec<String>,
+        env: std::collections::BTreeMap<String, String>,
+    ) -> Result<CallHandle, RuntimeError> {
+        let (id, rx) = self.register()?;
+        self.send(id, GuestOp::Spawn { command, args, env }).await?;
+        Ok(CallHandle { rx, id })
+    }
+
+    /// Write one line to the standard input of the process a
+    /// [`Guest::spawn`] started (`target` is its [`CallHandle::id`]).
+    pub async fn input(&self, target: u64, line: String) -> Result<(), RuntimeError> {
+        self.request(GuestOp::Input { target, line })
+            .await
+            .map(drop)
+    }
+
     pub async fn set_capabilities(&self, writable: bool, bash: bool) -> Result<(), RuntimeError> {
         self.request(GuestOp::Capabilities { writable, bash })
             .await
@@ -312,6 +334,8 @@ fn op_name(op: &GuestOp) -> &'static str {
     match op {
         GuestOp::Capabilities { .. } => "capabilities",
         GuestOp::Tool { .. } => "tool",
+        GuestOp::Spawn { .. } => "spawn",
+        GuestOp::Input { .. } => "input",
         GuestOp::Stop { .. } => "stop",
         GuestOp::Ping => "ping",
         GuestOp::Describe => "describe",

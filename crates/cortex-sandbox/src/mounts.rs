@@ -178,6 +178,14 @@ fn protect(path: &Path) -> io::Result<()> {
             };
             match made {
                 Ok(()) => {}
+                // Another guest of the same workspace made it meanwhile (a
+                // session's MCP servers start theirs together): protect
+                // what is there now, on the same terms as above.
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+                    if std::fs::symlink_metadata(path)?.file_type().is_symlink() {
+                        return Ok(());
+                    }
+                }
                 // The parent is read-only (protected), missing or a file (a
                 // worktree's `.git`): nothing can be created there.
                 Err(e)

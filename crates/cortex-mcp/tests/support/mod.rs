@@ -13,7 +13,9 @@ use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 pub fn fixture() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/py_server.py")
+    // From any crate beside this one (the core's and the CLI's tests use
+    // this module too).
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../cortex-mcp/tests/fixtures/py_server.py")
 }
 
 /// The interpreter, if it has the `mcp` package.

@@ -1,0 +1,193 @@
+//! `session/prompt` and `session/cancel`: one turn of the session API,
+//! its timeline streamed to the editor as `session/update` notifications
+//! until the turn ends, and Stop.
+
+use crate::map::{self, TurnEnd};
+use crate::sessions::{Tracked, acp_id};
+use crate::{AcpAgent, api_error, internal, invalid_params};
+use agent_client_protocol::Client as Editor;
+use agent_client_protocol::v1::ConnectionTo;
+use agent_client_protocol::v1::schema::{
+    CancelNotification, ContentBlock, EmbeddedResourceResource, PromptRequest, PromptResponse,
+    SessionNotification, StopReason,
+};
+use cortex_client::EventStream;
+use cortex_protocol::{SessionId, TurnId};
+use std::sync::atomic::Ordering;
+
+impl AcpAgent {
+    /// Run one turn with the prompt as its message; answers once the turn
+    /// has ended, after every update of it was sent.
+    pub(crate) async fn prompt(
+        &self,
+        request: PromptRequest,
+        cx: &ConnectionTo<Editor>,
+    ) -> Result<PromptResponse, agent_client_protocol::Error> {
+        let id = acp_id(&request.session_id);
+        let live = self.sessions.get(&id)?;
+        let message = prompt_text(&request.prompt)?;
+        let mut tracked = live.tracked.lock().await;
+        live.cancel.store(false, Ordering::SeqCst);
+        // Subscribed before the turn starts: nothing of it can be missed.
+        let mut events = self
+            .api
+            .events(&id, tracked.seen)
+            .await
+            .map_err(api_error)?;
+        let turn = self
+            .api
+            .start_turn(&id, &message)
+            .await
+            .map_err(api_error)?
+            .turn_id;
+        // A cancel that arrived while the turn was being started found
+        // nothing to stop.
+        if live.cancel.load(Ordering::SeqCst) {
+            self.stop(&id).await;
+        }
+        let end = stream_turn(&mut tracked, &mut events, &turn, |update| {
+            cx.send_notification(SessionNotification::new(request.session_id.clone(), update))
+        })
+        .await?;
+        // The turn could have been stopped by its stop rule at the same
+        // moment the editor cancelled: the editor's cancel wins, as the
+        // protocol requires.
+        let cancelled = live.cancel.load(Ordering::SeqCst);
+        match end {
+            _ if cancelled => Ok(PromptResponse::new(StopReason::Cancelled)),
+            TurnEnd::Stop(reason) => Ok(PromptResponse::new(reason)),
+            TurnEnd::Failed(error) => Err(internal(error)),
+        }
+    }
+
+    /// `session/cancel`: Stop the session's running turn. A notification
+    /// has no answer; the prompt it cancels answers `cancelled`.
+    pub(crate) async fn cancel(&self, note: CancelNotification) {
+        let id = acp_id(&note.session_id);
+        match self.sessions.get(&id) {
+            Ok(live) => {
+                live.cancel.store(true, Ordering::SeqCst);
+                self.stop(&id).await;
+            }
+            Err(e) => tracing::warn!("session/cancel: {}", e.message),
+        }
+    }
+
+    async fn stop(&self, id: &SessionId) {
+        match self.api.stop(id).await {
+            Ok(_) => {}
+            // No turn running (it ended, or has not started yet): nothing
+            // to stop.
+            Err(e) if e.status() == Some(409) => {}
+            Err(e) => tracing::warn!("session/cancel {id}: {e}"),
+        }
+    }
+}
+
+/// Send the updates of every event after `tracked.seen` until `turn` ends
+/// (events of an earlier turn the editor has not seen come first).
+///
+/// Approvals plug in here: when the session API reports that a call waits
+/// for the user, this is where a `session/request_permission` (allow once,
+/// allow always, reject once) goes to the editor and its answer back to the
+/// API, without holding the event stream.
+async fn stream_turn(
+    tracked: &mut Tracked,
+    events: &mut EventStream,
+    turn: &TurnId,
+    mut send: impl FnMut(
+        agent_client_protocol::v1::schema::SessionUpdate,
+    ) -> Result<(), agent_client_protocol::Error>,
+) -> Result<TurnEnd, agent_client_protocol::Error> {
+    loop {
+        let event = match events.next().await {
+            Some(Ok(event)) => event,
+            Some(Err(e)) => return Err(api_error(e)),
+            None => return Err(internal("the server closed the event stream")),
+        };
+        if event.seq <= tracked.seen {
+            continue;
+        }
+        tracked.seen = event.seq;
+        for update in tracked.mapper.map(&event.kind, false) {
+            send(update)?;
+        }
+        if event.turn_id.as_ref() == Some(turn)
+            && let Some(end) = map::turn_end(&event.kind)
+        {
+            return Ok(end);
+        }
+    }
+}
+
+/// The prompt as one message: text as it is, a resource link as its URI,
+/// an embedded text resource as its URI followed by its text. Anything
+/// else was not advertised and is refused.
+fn prompt_text(blocks: &[ContentBlock]) -> Result<String, agent_client_protocol::Error> {
+    let mut parts = Vec::new();
+    for block in blocks {
+        match block {
+            ContentBlock::Text(text) => parts.push(text.text.clone()),
+            ContentBlock::ResourceLink(link) => parts.push(link.uri.clone()),
+            ContentBlock::Resource(embedded) => match &embedded.resource {
+                EmbeddedResourceResource::TextResourceContents(resource) => {
+                    parts.push(format!("{}:\n```\n{}\n```", resource.uri, resource.text))
+                }
+                _ => {
+                    return Err(invalid_params(
+                        "binary resources are not supported in prompts",
+                    ));
+                }
+            },
+            ContentBlock::Image(_) => {
+                return Err(invalid_params("images are not supported in prompts"));
+            }
+            _ => {
+                return Err(invalid_params(
+                    "only text and resources are supported in prompts",
+                ));
+            }
+        }
+    }
+    let message = parts.join("\n");
+    if message.trim().is_empty() {
+        return Err(invalid_params("the prompt is empty"));
+    }
+    Ok(message)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use agent_client_protocol::v1::schema::{
+        EmbeddedResource, ImageContent, ResourceLink, TextResourceContents,
+    };
+
+    #[test]
+    fn text_links_and_embedded_text_make_one_message() {
+        let blocks = vec![
+            ContentBlock::from("fix the bug in"),
+            ContentBlock::ResourceLink(ResourceLink::new("calc.py", "file:///r/calc.py")),
+            ContentBlock::Resource(EmbeddedResource::new(
+                EmbeddedResourceResource::TextResourceContents(TextResourceContents::new(
+                    "def add(a, b): return a - b",
+                    "file:///r/calc.py",
+                )),
+            )),
+        ];
+        let message = prompt_text(&blocks).expect("valid");
+        assert_eq!(
+            message,
+            "fix the bug in\nfile:///r/calc.py\nfile:///r/calc.py:\n```\ndef add(a, b): return a - b\n```"
+        );
+    }
+
+    #[test]
+    fn images_and_empty_prompts_are_invalid_params() {
+        let image = vec![ContentBlock::Image(ImageContent::new("AAAA", "image/png"))];
+        let error = prompt_text(&image).expect_err("images are not advertised");
+        assert!(error.message.contains("images"), "{error:?}");
+        let error = prompt_text(&[ContentBlock::from("  ")]).expect_err("empty");
+        assert!(error.message.contains("empty"), "{error:?}");
+    }
+}

@@ -1,0 +1,67 @@
+//! `cortex acp`: the Agent Client Protocol agent on standard input and
+//! output, for editors. Like `exec`, it drives an in-process server by
+//! default, or `--server URL`. Standard output carries protocol frames only;
+//! logs go to standard error.
+
+use crate::guests::GuestChoice;
+use crate::local_server;
+use clap::Args;
+use cortex_acp::AcpAgent;
+use cortex_api::{CreateSession, SandboxRequest};
+use cortex_protocol::{Mode, NetworkPolicy, SandboxPolicy, StopRule, WorkspaceMode};
+use std::process::ExitCode;
+
+#[derive(Args)]
+pub struct AcpArgs {
+    /// The mode new sessions start in (the editor can switch it).
+    #[arg(long, default_value = "agent")]
+    mode: Mode,
+    /// PROVIDER:NAME, e.g. openai:gpt-4o-mini. Default: `model` in the config file.
+    #[arg(long)]
+    model: Option<String>,
+    /// When a turn stops on its own: code, chat or bot.
+    #[arg(long, default_value = "code")]
+    stop_rule: StopRule,
+    /// Drive a running `cortex serve` (http://HOST:PORT or unix:PATH; token
+    /// in CORTEX_TOKEN) instead of an in-process server.
+    #[arg(long)]
+    server: Option<String>,
+    /// What the guest may change: read-only, workspace-write or full-access.
+    #[arg(long, default_value = "workspace-write")]
+    sandbox: SandboxPolicy,
+    /// Whether the guest reaches the network.
+    #[arg(long, default_value = "off")]
+    network: NetworkPolicy,
+    /// Where tools run: local, process, remote:HOST:PORT or docker:IMAGE.
+    #[arg(long, default_value = "local")]
+    guest: GuestChoice,
+    /// in-place (the editor's folder itself) or copy.
+    #[arg(long, default_value = "in-place")]
+    workspace: WorkspaceMode,
+}
+
+pub async fn run(args: AcpArgs) -> anyhow::Result<ExitCode> {
+    let (client, local) =
+        local_server::connect(args.server.as_deref(), args.model.clone(), &args.guest).await?;
+    let template = CreateSession {
+        // Each session's is the editor's `cwd`.
+        repository: String::new(),
+        mode: Some(args.mode),
+        model: args.model,
+        sandbox: Some(SandboxRequest {
+            policy: Some(args.sandbox),
+            network: Some(args.network),
+            workspace: Some(args.workspace),
+        }),
+        stop_rule: Some(args.stop_rule),
+        // The server's default (`auto`) until approvals map onto the
+        // editor's permission requests.
+        approval: None,
+    };
+    let result = AcpAgent::new(client, template).serve_stdio().await;
+    if let Some(local) = local {
+        local.stop().await;
+    }
+    result?;
+    Ok(ExitCode::SUCCESS)
+}

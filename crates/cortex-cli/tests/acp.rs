@@ -1,0 +1,418 @@
+//! `cortex acp` as an editor runs it: the real binary on stdio, driven by
+//! the `agent-client-protocol` crate's client side (or by raw JSON-RPC
+//! lines), a scripted model, the real sandboxed guest.
+
+mod common;
+
+use agent_client_protocol::schema::ProtocolVersion;
+use agent_client_protocol::v1::ConnectionTo;
+use agent_client_protocol::v1::schema::{
+    CancelNotification, ContentBlock, InitializeRequest, LoadSessionRequest, NewSessionRequest,
+    PromptRequest, SessionId, SessionNotification, SetSessionModeRequest, StopReason,
+};
+use agent_client_protocol::{Agent, ByteStreams, Client, on_receive_notification};
+use common::Env;
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::sync::mpsc;
+use tokio_util::compat::{TokioAsyncReadCompatExt, TokioAsyncWriteCompatExt};
+
+/// Each update as its wire JSON, in the order received.
+type Updates = mpsc::UnboundedReceiver<Value>;
+
+fn acp(env: &Env, script: &Path) -> tokio::process::Child {
+    let mut cmd = env.command();
+    cmd.arg("acp")
+        .arg("--model")
+        .arg(format!("scripted:{}", script.display()))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit());
+    let mut cmd = tokio::process::Command::from(cmd);
+    cmd.kill_on_drop(true);
+    cmd.spawn().expect("spawn cortex acp")
+}
+
+/// Drive a fresh `cortex acp` with `body` on a connected, initialized
+/// client; then close its stdin and check that it exits cleanly.
+async fn with_agent<F>(env: &Env, script: Value, body: F)
+where
+    F: AsyncFnOnce(ConnectionTo<Agent>, Updates) -> agent_client_protocol::Result<()>
+        + Send
+        + 'static,
+{
+    let script = env.script(script);
+    let mut child = acp(env, &script);
+    let stdin = child.stdin.take().expect("stdin").compat_write();
+    let stdout = child.stdout.take().expect("stdout").compat();
+    let (tx, rx) = mpsc::unbounded_channel();
+    Client
+        .v1()
+        .name("test-editor")
+        .on_receive_notification(
+            async move |note: SessionNotification, _cx| {
+                let update = serde_json::to_value(&note.update).expect("update json");
+                let _ = tx.send(update);
+                Ok(())
+            },
+            on_receive_notification!(),
+        )
+        .connect_with(ByteStreams::new(stdin, stdout), async move |cx| {
+            let init = cx
+                .send_request(InitializeRequest::new(ProtocolVersion::V1))
+                .block_task()
+                .await?;
+            assert_eq!(init.protocol_version, ProtocolVersion::V1);
+            let capabilities = serde_json::to_value(&init.agent_capabilities).expect("json");
+            assert_eq!(capabilities["loadSession"], true, "{capabilities}");
+            body(cx, rx).await
+        })
+        .await
+        .expect("the ACP conversation");
+    // The connection is closed: the agent stops its server and exits.
+    let status = child.wait().await.expect("wait");
+    assert!(status.success(), "{status:?}");
+}
+
+fn drain(updates: &mut Updates) -> Vec<Value> {
+    let mut all = Vec::new();
+    while let Ok(update) = updates.try_recv() {
+        all.push(update);
+    }
+    all
+}
+
+fn text(prompt: &str) -> Vec<ContentBlock> {
+    vec![ContentBlock::from(prompt)]
+}
+
+fn kinds(updates: &[Value]) -> Vec<String> {
+    updates
+        .iter()
+        .map(|u| u["sessionUpdate"].as_str().unwrap_or_default().to_owned())
+        .collect()
+}
+
+fn message(updates: &[Value], kind: &str) -> String {
+    updates
+        .iter()
+        .filter(|u| u["sessionUpdate"] == kind)
+        .filter_map(|u| u["content"]["text"].as_str())
+        .collect()
+}
+
+/// The updates of the call of `kind` (`read`, `edit`, `execute`): its
+/// `tool_call` first, then its `tool_call_update`s, in order.
+fn call_of<'a>(updates: &'a [Value], kind: &str) -> Vec<&'a Value> {
+    let Some(call) = updates
+        .iter()
+        .find(|u| u["sessionUpdate"] == "tool_call" && u["kind"] == kind)
+    else {
+        return Vec::new();
+    };
+    updates
+        .iter()
+        .filter(|u| u["toolCallId"] == call["toolCallId"])
+        .collect()
+}
+
+const CALC: &str = "def add(a, b):\n    return a - b\n";
+const TEST: &str =
+    "grep -q 'a + b' calc.py && echo 'test passed' || { echo 'test failed'; exit 1; }\n";
+
+fn fix_script() -> Value {
+    json!({"responses": [
+        {"text": "Reading.", "tool_calls": [{"name": "read_file", "arguments": {"path": "calc.py"}}]},
+        {"text": "Fixing.", "tool_calls": [{"name": "edit_file", "arguments":
+            {"path": "calc.py", "old_string": "a - b", "new_string": "a + b"}}]},
+        {"text": "Testing.", "tool_calls": [{"name": "bash", "arguments": {"command": "sh test.sh"}}]},
+        {"text": "Fixed the sign."}
+    ]})
+}
+
+/// The updates of one prompt that reads, edits and runs the test, checked;
+/// returns the session's id.
+async fn fix_calc(cx: &ConnectionTo<Agent>, updates: &mut Updates, repo: PathBuf) -> SessionId {
+    let session = cx
+        .send_request(NewSessionRequest::new(repo.clone()))
+        .block_task()
+        .await
+        .expect("session/new");
+    let modes = serde_json::to_value(&session.modes).expect("json");
+    assert_eq!(modes["currentModeId"], "agent");
+    assert_eq!(modes["availableModes"].as_array().map(Vec::len), Some(4));
+    let answer = cx
+        .send_request(PromptRequest::new(
+            session.session_id.clone(),
+            text("fix calc.py"),
+        ))
+        .block_task()
+        .await
+        .expect("session/prompt");
+    assert_eq!(answer.stop_reason, StopReason::EndTurn);
+
+    let updates = drain(updates);
+    let kinds = kinds(&updates);
+    assert_eq!(
+        message(&updates, "agent_message_chunk"),
+        "Reading.Fixing.Testing.Fixed the sign.",
+        "{kinds:?}"
+    );
+    assert!(!kinds.contains(&"user_message_chunk".to_owned()), "live");
+
+    let read = call_of(&updates, "read");
+    assert_eq!(read.len(), 2, "{read:?}");
+    assert_eq!(read[1]["status"], "completed");
+
+    // The edit: pending (the default, which the wire leaves out), then
+    // completed with the diff, at the absolute path.
+    let edit = call_of(&updates, "edit");
+    assert_eq!(edit.len(), 2, "{edit:?}");
+    assert!(edit[0].get("status").is_none(), "pending: {:?}", edit[0]);
+    let path = repo.join("calc.py").display().to_string();
+    assert_eq!(edit[0]["locations"][0]["path"], path.as_str());
+    assert_eq!(edit[1]["status"], "completed");
+    let diff = &edit[1]["content"][0];
+    assert_eq!(diff["type"], "diff");
+    assert_eq!(diff["path"], path.as_str());
+    assert_eq!(diff["oldText"], "a - b");
+    assert_eq!(diff["newText"], "a + b");
+
+    // The test run: pending, in progress with its first output, completed
+    // with what it printed.
+    let run = call_of(&updates, "execute");
+    let statuses: Vec<&Value> = run.iter().map(|u| &u["status"]).collect();
+    assert_eq!(
+        statuses,
+        [&Value::Null, &json!("in_progress"), &json!("completed")]
+    );
+    assert_eq!(run[0]["title"], "bash: sh test.sh");
+    let output = run[2]["content"][0]["content"]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(output.contains("test passed"), "{output}");
+    session.session_id
+}
+
+#[tokio::test]
+async fn a_prompt_streams_chunks_calls_and_the_edit_diff_then_load_replays_it() {
+    let env = Env::new(&[("calc.py", CALC), ("test.sh", TEST)]);
+    let repo = env.repo.path().canonicalize().expect("repo");
+    let (id_tx, id_rx) = tokio::sync::oneshot::channel();
+    let first_repo = repo.clone();
+    with_agent(&env, fix_script(), async move |cx, mut updates| {
+        let id = fix_calc(&cx, &mut updates, first_repo).await;
+        let _ = id_tx.send(id);
+        Ok(())
+    })
+    .await;
+    let fixed = std::fs::read_to_string(repo.join("calc.py")).expect("read");
+    assert!(fixed.contains("a + b"), "{fixed}");
+
+    // Another editor process loads the stored session: the history comes
+    // back as updates, the user's message included, before the answer.
+    let id = id_rx.await.expect("the session's id");
+    let again = json!({"responses": [{"text": "Still fixed."}]});
+    with_agent(&env, again, async move |cx, mut updates| {
+        let loaded = cx
+            .send_request(LoadSessionRequest::new(id.clone(), repo.clone()))
+            .block_task()
+            .await?;
+        let modes = serde_json::to_value(&loaded.modes).expect("json");
+        assert_eq!(modes["currentModeId"], "agent");
+        let replay = drain(&mut updates);
+        assert_eq!(message(&replay, "user_message_chunk"), "fix calc.py");
+        assert_eq!(
+            message(&replay, "agent_message_chunk"),
+            "Reading.Fixing.Testing.Fixed the sign."
+        );
+        let edit = call_of(&replay, "edit");
+        assert_eq!(edit.len(), 2, "{replay:?}");
+        assert_eq!(edit[1]["content"][0]["newText"], "a + b");
+        // The loaded session goes on, without sending the history again.
+        let answer = cx
+            .send_request(PromptRequest::new(id, text("is it fixed?")))
+            .block_task()
+            .await?;
+        assert_eq!(answer.stop_reason, StopReason::EndTurn);
+        let next = drain(&mut updates);
+        assert_eq!(message(&next, "agent_message_chunk"), "Still fixed.");
+        assert!(call_of(&next, "edit").is_empty(), "{next:?}");
+        Ok(())
+    })
+    .await;
+}
+
+/// Processes whose command line contains `marker`.
+fn processes_with(marker: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").expect("/proc").flatten() {
+        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+        let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+        if cmdline.contains(marker) {
+            found.push(cmdline);
+        }
+    }
+    found
+}
+
+#[tokio::test]
+async fn cancel_mid_bash_answers_cancelled_and_ask_mode_refuses_an_edit() {
+    let env = Env::new(&[("notes.txt", "alpha\n")]);
+    let repo = env.repo.path().canonicalize().expect("repo");
+    // A duration no other process uses, to find what is left running.
+    let marker = format!("{}", 700_000 + std::process::id() % 100_000);
+    let script = json!({"responses": [
+        {"tool_calls": [{"name": "bash", "arguments":
+            {"command": format!("echo started; sleep {marker}")}}]},
+        {"text": "Writing.", "tool_calls": [{"name": "write_file", "arguments":
+            {"path": "notes.txt", "content": "pwned\n"}}]},
+        {"text": "Could not write."}
+    ]});
+    let check_repo = repo.clone();
+    with_agent(&env, script, async move |cx, mut updates| {
+        let session = cx
+            .send_request(NewSessionRequest::new(repo))
+            .block_task()
+            .await?;
+        let id = session.session_id.clone();
+        let prompt = cx
+            .send_request(PromptRequest::new(id.clone(), text("run it")))
+            .block_task();
+        let cancel = async {
+            // Cancel once the command runs (its output arrived).
+            while let Some(update) = updates.recv().await {
+                if update["status"] == "in_progress" {
+                    cx.send_notification(CancelNotification::new(id.clone()))?;
+                    break;
+                }
+            }
+            Ok::<(), agent_client_protocol::Error>(())
+        };
+        let (answer, cancelled) = tokio::join!(prompt, cancel);
+        cancelled?;
+        assert_eq!(answer?.stop_reason, StopReason::Cancelled);
+        assert_eq!(processes_with(&format!("sleep {marker}")), Vec::<String>::new());
+        let stopped = drain(&mut updates);
+        assert!(
+            stopped.iter().any(|u| u["status"] == "failed"),
+            "the interrupted call is finished: {stopped:?}"
+        );
+
+        cx.send_request(SetSessionModeRequest::new(id.clone(), "ask"))
+            .block_task()
+            .await?;
+        let answer = cx
+            .send_request(PromptRequest::new(id.clone(), text("overwrite notes")))
+            .block_task()
+            .await?;
+        assert_eq!(answer.stop_reason, StopReason::EndTurn);
+        let updates = drain(&mut updates);
+        assert!(
+            updates
+                .iter()
+                .any(|u| u["sessionUpdate"] == "current_mode_update" && u["currentModeId"] == "ask"),
+            "{updates:?}"
+        );
+        let write = call_of(&updates, "edit");
+        assert_eq!(write.len(), 2, "{updates:?}");
+        assert_eq!(write[1]["status"], "failed");
+        assert!(write[1]["content"][0].get("type") != Some(&json!("diff")));
+        let bad_mode = cx
+            .send_request(SetSessionModeRequest::new(id, "yolo"))
+            .block_task()
+            .await;
+        let error = bad_mode.expect_err("unknown mode");
+        assert!(error.message.contains("yolo"), "{error:?}");
+        Ok(())
+    })
+    .await;
+    let notes = std::fs::read_to_string(check_repo.join("notes.txt")).expect("read");
+    assert_eq!(notes, "alpha\n", "nothing written in ask mode");
+}
+
+/// Send one raw line, read the next frame the agent writes.
+async fn exchange(
+    stdin: &mut tokio::process::ChildStdin,
+    stdout: &mut tokio::io::Lines<BufReader<tokio::process::ChildStdout>>,
+    line: &str,
+) -> Value {
+    stdin.write_all(line.as_bytes()).await.expect("write");
+    stdin.write_all(b"\n").await.expect("write");
+    let frame = stdout.next_line().await.expect("read").expect("a frame");
+    serde_json::from_str(&frame).unwrap_or_else(|e| panic!("not JSON ({e}): {frame}"))
+}
+
+#[tokio::test]
+async fn raw_frames_negotiate_v1_and_bad_requests_are_json_rpc_errors() {
+    let env = Env::new(&[]);
+    let script = env.script(json!({"responses": [{"text": "unused"}]}));
+    let mut child = acp(&env, &script);
+    let mut stdin = child.stdin.take().expect("stdin");
+    let mut stdout = BufReader::new(child.stdout.take().expect("stdout")).lines();
+
+    // A newer version than the agent speaks is answered with version 1.
+    let init = exchange(
+        &mut stdin,
+        &mut stdout,
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":7,"clientCapabilities":{}}}"#,
+    )
+    .await;
+    assert_eq!(init["id"], 1);
+    let result = &init["result"];
+    assert_eq!(result["protocolVersion"], 1, "{init}");
+    assert_eq!(result["agentCapabilities"]["loadSession"], true);
+    let prompts = &result["agentCapabilities"]["promptCapabilities"];
+    assert_eq!(prompts["embeddedContext"], true, "{init}");
+    assert_eq!(prompts["image"], false, "{init}");
+    assert_eq!(result["agentInfo"]["name"], "cortex");
+
+    let relative = exchange(
+        &mut stdin,
+        &mut stdout,
+        r#"{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":"not/absolute","mcpServers":[]}}"#,
+    )
+    .await;
+    assert_eq!(relative["id"], 2);
+    assert_eq!(relative["error"]["code"], -32602, "{relative}");
+    assert!(
+        relative["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("absolute")),
+        "{relative}"
+    );
+
+    let unknown = exchange(
+        &mut stdin,
+        &mut stdout,
+        r#"{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"nope","prompt":[{"type":"text","text":"hi"}]}}"#,
+    )
+    .await;
+    assert_eq!(unknown["id"], 3);
+    assert!(
+        unknown["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("no session `nope`")),
+        "{unknown}"
+    );
+
+    let missing = exchange(
+        &mut stdin,
+        &mut stdout,
+        r#"{"jsonrpc":"2.0","id":4,"method":"session/load","params":{"sessionId":"0000","cwd":"/tmp","mcpServers":[]}}"#,
+    )
+    .await;
+    assert_eq!(missing["id"], 4);
+    assert!(missing["error"]["message"].is_string(), "{missing}");
+
+    // The editor hangs up: the agent exits, having written nothing else.
+    drop(stdin);
+    let status = child.wait().await.expect("wait");
+    assert!(status.success(), "{status:?}");
+    while let Some(frame) = stdout.next_line().await.expect("read") {
+        let value: Value = serde_json::from_str(&frame).expect("only JSON-RPC frames");
+        assert_eq!(value["jsonrpc"], "2.0", "{frame}");
+    }
+}

@@ -1,0 +1,182 @@
+//! Long-lived processes in the guest (stdio MCP servers): a `spawn` request
+//! starts one in the workspace with exactly the environment `bash` gets plus
+//! the request's, in a process group of its own, so it runs under the same
+//! sandbox as every command. Each line it writes goes back as a delta of
+//! that request, and its result once it has exited; `input` writes a line
+//! to its stdin; `stop` (every command, or this request's) kills the group.
+
+use crate::lines::{Line, read_bounded_line};
+use crate::serve::{Responses, State};
+use cortex_protocol::{GuestReply, GuestResponse, OutputStream, ToolOutcome};
+use std::collections::{BTreeMap, HashMap};
+use std::process::Stdio;
+use std::sync::{Arc, Mutex, PoisonError};
+use tokio::io::{AsyncRead, AsyncWriteExt, BufReader};
+use tokio::process::Command;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+/// A line longer than this is dropped (with a note on stderr's channel):
+/// an MCP message that big breaks the framing anyway.
+pub const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
+
+/// The stdin of each running process, by the id of the request that
+/// spawned it.
+#[derive(Default)]
+pub(crate) struct Inputs(Mutex<HashMap<u64, mpsc::UnboundedSender<String>>>);
+
+impl Inputs {
+    fn map(&self) -> std::sync::MutexGuard<'_, HashMap<u64, mpsc::UnboundedSender<String>>> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The input of request `id`'s process, registered before it starts so
+    /// that no line sent right after the `spawn` request is refused.
+    pub(crate) fn open(&self, id: u64) -> mpsc::UnboundedReceiver<String> {
+        let (tx, rx) = mpsc::unbounded_channel();
+        self.map().insert(id, tx);
+        rx
+    }
+
+    /// Queue `line` for the process request `target` spawned.
+    pub(crate) fn send(&self, target: u64, line: String) -> ToolOutcome {
+        match self.map().get(&target).map(|tx| tx.send(line)) {
+            Some(Ok(())) => ToolOutcome::ok(""),
+            Some(Err(_)) => ToolOutcome::error(format!(
+                "the process of request {target} no longer reads its input"
+            )),
+            None => ToolOutcome::error(format!("no process was spawned by request {target}")),
+        }
+    }
+}
+
+/// What a `spawn` request asks for.
+pub(crate) struct Spawn {
+    pub(crate) command: String,
+    pub(crate) args: Vec<String>,
+    pub(crate) env: BTreeMap<String, String>,
+}
+
+/// Kills the process group when dropped, so an abandoned request leaves
+/// nothing running.
+struct GroupGuard(libc::pid_t);
+
+impl Drop for GroupGuard {
+    fn drop(&mut self) {
+        // SAFETY: killpg has no memory-safety preconditions; the group is
+        // the one this guard's process leads.
+        unsafe {
+            libc::killpg(self.0, libc::SIGKILL);
+        }
+    }
+}
+
+/// Run the process until it exits or `cancel` fires; the outcome is the
+/// request's result.
+pub(crate) async fn run(
+    state: Arc<State>,
+    id: u64,
+    spawn: Spawn,
+    input: mpsc::UnboundedReceiver<String>,
+    cancel: CancellationToken,
+    tx: Responses,
+) -> ToolOutcome {
+    let outcome = run_child(&state, id, spawn, input, cancel, tx).await;
+    state.inputs.map().remove(&id);
+    outcome
+}
+
+async fn run_child(
+    state: &State,
+    id: u64,
+    spawn: Spawn,
+    mut input: mpsc::UnboundedReceiver<String>,
+    cancel: CancellationToken,
+    tx: Responses,
+) -> ToolOutcome {
+    let mut child = match Command::new(&spawn.command)
+        .args(&spawn.args)
+        .current_dir(&state.config.root)
+        .env_clear()
+        .envs(state.config.bash_env.iter().map(|(k, v)| (k, v)))
+        .envs(&spawn.env)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true)
+        .spawn()
+    {
+        Ok(child) => child,
+        Err(e) => return ToolOutcome::error(format!("cannot start `{}`: {e}", spawn.command)),
+    };
+    let Some(pgid) = child.id().and_then(|id| libc::pid_t::try_from(id).ok()) else {
+        return ToolOutcome::error(format!("`{}` exited at once", spawn.command));
+    };
+    let _group = GroupGuard(pgid);
+    if let Some(mut stdin) = child.stdin.take() {
+        tokio::spawn(async move {
+            while let Some(mut line) = input.recv().await {
+                line.push('\n');
+                if stdin.write_all(line.as_bytes()).await.is_err() || stdin.flush().await.is_err() {
+                    break;
+                }
+            }
+        });
+    }
+    let readers = [
+        child
+            .stdout
+            .take()
+            .map(|out| tokio::spawn(forward(out, OutputStream::Stdout, id, tx.clone()))),
+        child
+            .stderr
+            .take()
+            .map(|err| tokio::spawn(forward(err, OutputStream::Stderr, id, tx.clone()))),
+    ];
+    let (status, stopped) = tokio::select! {
+        status = child.wait() => (status, false),
+        _ = cancel.cancelled() => {
+            // SAFETY: as in GroupGuard.
+            unsafe { libc::killpg(pgid, libc::SIGKILL) };
+            (child.wait().await, true)
+        }
+    };
+    // Its last lines go out before the result.
+    for reader in readers.into_iter().flatten() {
+        let _ = reader.await;
+    }
+    match status {
+        Err(e) => ToolOutcome::error(format!("waiting for `{}` failed: {e}", spawn.command)),
+        Ok(status) => ToolOutcome {
+            ok: status.success() && !stopped,
+            output: if stopped {
+                "stopped".to_owned()
+            } else {
+                format!("exited: {status}")
+            },
+            stopped,
+            diff: None,
+            exit_code: status.code(),
+        },
+    }
+}
+
+/// Each line of `output` as a delta of request `id`, until it closes.
+async fn forward(output: impl AsyncRead + Unpin, stream: OutputStream, id: u64, tx: Responses) {
+    let mut reader = BufReader::new(output);
+    loop {
+        let text = match read_bounded_line(&mut reader, MAX_LINE_BYTES).await {
+            Ok(Line::Text(bytes)) => String::from_utf8_lossy(&bytes).into_owned(),
+            Ok(Line::TooLong(size)) => {
+                tracing::warn!(id, "a spawned process wrote a {size}-byte line; dropped");
+                continue;
+            }
+            Ok(Line::Eof) | Err(_) => return,
+        };
+        let reply = GuestReply::Delta { stream, text };
+        if tx.send(GuestResponse { id, reply }).is_err() {
+            return;
+        }
+    }
+}
