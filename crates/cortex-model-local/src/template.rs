@@ -395,7 +395,7 @@ mod tests {
         let out = t.render("", &[Message::user("<b>")], &[])?;
         assert_eq!(
             out,
-            "{\"content\": \"<b>\", \"role\": \"user\"}|{\n  \"a\": [\n    1,\n    2\n  ]\n}|X"
+            "{\"role\": \"user\", \"content\": \"<b>\"}|{\n  \"a\": [\n    1,\n    2\n  ]\n}|X"
         );
         let err = t
             .render("", &[Message::user("a"), Message::user("b")], &[])
