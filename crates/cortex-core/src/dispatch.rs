@@ -435,9 +435,12 @@ impl Session {
                 }
             }
         }
-        Ok(Answer::error(
-            "the guest exited while running this call; it is restarted for the next call",
-        ))
+        let why = handle
+            .ended_because()
+            .unwrap_or_else(|| "the guest exited".to_owned());
+        Ok(Answer::error(format!(
+            "the guest ended while running this call ({why}); a fresh guest is attached for the next call"
+        )))
     }
 
     async fn answer(

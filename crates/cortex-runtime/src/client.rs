@@ -1,15 +1,17 @@
 //! The harness side of the guest protocol: one reader task routes responses
-//! to the call they answer; writes are serialised behind a lock.
+//! to the call they answer (within the rules of [`crate::channel`]); writes
+//! are serialised behind a lock; a heartbeat notices an agent that stopped
+//! answering.
 
 use crate::RuntimeError;
+use crate::channel::{Budget, MAX_FRAME_BYTES, Shared};
 use cortex_guest::lines::{Line, read_bounded_line};
 use cortex_protocol::{GuestOp, GuestReply, GuestRequest, GuestResponse, ToolName, ToolOutcome};
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
-use tokio::sync::{Notify, mpsc, oneshot};
+use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 
 /// How long a protocol request (capabilities, stop, ping) may take.
@@ -18,61 +20,40 @@ const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 const CLOSE_GRACE: Duration = Duration::from_secs(2);
 /// After the agent exited, how long its last output gets to be routed.
 const EXIT_DRAIN: Duration = Duration::from_millis(500);
-/// A response line longer than this is dropped (results are capped far below).
-const MAX_RESPONSE_BYTES: usize = 16 * 1024 * 1024;
 
-type BoxWriter = Box<dyn AsyncWrite + Unpin + Send>;
-type Pending = HashMap<u64, mpsc::UnboundedSender<GuestReply>>;
-
-/// State shared with the reader and process tasks.
-struct Shared {
-    /// Calls awaiting replies. `alive` is only changed with this lock held, so
-    /// a call is either registered while alive or refused.
-    pending: Mutex<Pending>,
-    alive: AtomicBool,
-    /// Signalled once the reader task has seen the end of the agent's output.
-    reader_done: Notify,
+/// How often the harness checks that the agent still answers, and how long
+/// an answer may take. The agent answers pings inline, also while tools run,
+/// so a missing answer means it is stopped, hung or gone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Liveness {
+    pub interval: Duration,
+    pub timeout: Duration,
 }
 
-impl Shared {
-    fn pending(&self) -> MutexGuard<'_, Pending> {
-        self.pending.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    /// The guest is gone: every open call ends without a result.
-    fn die(&self, why: &str) {
-        let mut pending = self.pending();
-        if self.alive.swap(false, Ordering::SeqCst) {
-            tracing::debug!("guest connection ended: {why}");
-        }
-        pending.clear();
-    }
-
-    fn route(&self, response: GuestResponse) {
-        let mut pending = self.pending();
-        let id = response.id;
-        match response.reply {
-            reply @ GuestReply::Result(_) => match pending.remove(&id) {
-                Some(tx) => {
-                    let _ = tx.send(reply);
-                }
-                None => tracing::debug!(id, "guest answered no pending call: {reply:?}"),
-            },
-            reply @ GuestReply::Delta { .. } => {
-                if let Some(tx) = pending.get(&id) {
-                    let _ = tx.send(reply);
-                }
-            }
+impl Default for Liveness {
+    fn default() -> Liveness {
+        Liveness {
+            interval: Duration::from_secs(2),
+            timeout: REQUEST_TIMEOUT,
         }
     }
+}
+
+type BoxWriter = Box<dyn AsyncWrite + Unpin + Send>;
+type Writer = Arc<tokio::sync::Mutex<Option<BoxWriter>>>;
+
+/// The sending half, shared by the [`Guest`] and its heartbeat.
+struct Link {
+    shared: Arc<Shared>,
+    writer: Writer,
+    next_id: AtomicU64,
 }
 
 /// A connected guest.
 pub struct Guest {
-    shared: Arc<Shared>,
-    writer: tokio::sync::Mutex<Option<BoxWriter>>,
-    next_id: AtomicU64,
+    link: Arc<Link>,
     reader: Option<JoinHandle<()>>,
+    heartbeat: Option<JoinHandle<()>>,
     /// Owns the child process; ends when it exits.
     process: Option<JoinHandle<()>>,
     /// Tells the process task to kill the child (dropping it does too).
@@ -81,13 +62,18 @@ pub struct Guest {
 }
 
 /// Replies to one call: zero or more `Delta`, then one `Result`. `None`
-/// before a `Result` means the guest died mid-call.
+/// before a `Result` means the connection ended mid-call
+/// ([`CallHandle::ended_because`] says why).
 pub struct CallHandle {
-    rx: tokio::sync::mpsc::UnboundedReceiver<GuestReply>,
+    rx: mpsc::UnboundedReceiver<GuestReply>,
     id: u64,
+    shared: Arc<Shared>,
 }
 
 impl CallHandle {
+    /// The next reply: deltas in the order the guest sent them (within the
+    /// harness's budget for the call), then the result. `None` after the
+    /// result, or when the connection ended without one.
     pub async fn next(&mut self) -> Option<GuestReply> {
         self.rx.recv().await
     }
@@ -96,21 +82,39 @@ impl CallHandle {
     pub fn id(&self) -> u64 {
         self.id
     }
+
+    /// Why the connection ended (the agent exited, sent a malformed frame,
+    /// stopped answering); `None` while it is alive.
+    pub fn ended_because(&self) -> Option<String> {
+        self.shared.ended_because()
+    }
 }
 
 impl Guest {
-    /// Wrap a connection to an agent. `process` is the child to kill on close
-    /// (None for in-process or remote agents).
+    /// Wrap a connection to an agent, with the default [`Liveness`].
+    /// `process` is the child to kill on close (None for in-process or
+    /// remote agents).
     pub fn connect<R, W>(reader: R, writer: W, process: Option<tokio::process::Child>) -> Guest
     where
-        R: tokio::io::AsyncRead + Unpin + Send + 'static,
-        W: tokio::io::AsyncWrite + Unpin + Send + 'static,
+        R: AsyncRead + Unpin + Send + 'static,
+        W: AsyncWrite + Unpin + Send + 'static,
     {
-        let shared = Arc::new(Shared {
-            pending: Mutex::new(HashMap::new()),
-            alive: AtomicBool::new(true),
-            reader_done: Notify::new(),
-        });
+        Guest::connect_with(reader, writer, process, Some(Liveness::default()))
+    }
+
+    /// [`Guest::connect`] with the heartbeat chosen (`None`: no heartbeat,
+    /// for tests that script the agent's side line by line).
+    pub fn connect_with<R, W>(
+        reader: R,
+        writer: W,
+        process: Option<tokio::process::Child>,
+        liveness: Option<Liveness>,
+    ) -> Guest
+    where
+        R: AsyncRead + Unpin + Send + 'static,
+        W: AsyncWrite + Unpin + Send + 'static,
+    {
+        let shared = Arc::new(Shared::new());
         let reader = tokio::spawn(read_responses(reader, Arc::clone(&shared)));
         let pid = process.as_ref().and_then(|child| child.id());
         let (kill, process) = match process {
@@ -121,11 +125,18 @@ impl Guest {
             }
             None => (None, None),
         };
-        Guest {
+        let boxed: BoxWriter = Box::new(writer);
+        let link = Arc::new(Link {
             shared,
-            writer: tokio::sync::Mutex::new(Some(Box::new(writer))),
+            writer: Arc::new(tokio::sync::Mutex::new(Some(boxed))),
             next_id: AtomicU64::new(1),
+        });
+        let heartbeat =
+            liveness.map(|liveness| tokio::spawn(heartbeat(Arc::clone(&link), liveness)));
+        Guest {
+            link,
             reader: Some(reader),
+            heartbeat,
             process,
             kill,
             pid,
@@ -137,14 +148,16 @@ impl Guest {
         self.pid
     }
 
+    /// Run a tool in the guest. Its streamed output and result are capped by
+    /// the harness (see [`crate::channel`]).
     pub async fn call(
         &self,
         name: ToolName,
         args: serde_json::Value,
     ) -> Result<CallHandle, RuntimeError> {
-        let (id, rx) = self.register()?;
-        self.send(id, GuestOp::Tool { name, args }).await?;
-        Ok(CallHandle { rx, id })
+        self.link
+            .open(GuestOp::Tool { name, args }, Budget::Tool)
+            .await
     }
 
     /// Start a long-lived process in the guest (see [`GuestOp::Spawn`]):
@@ -156,39 +169,41 @@ impl Guest {
         args: Vec<String>,
         env: std::collections::BTreeMap<String, String>,
     ) -> Result<CallHandle, RuntimeError> {
-        let (id, rx) = self.register()?;
-        self.send(id, GuestOp::Spawn { command, args, env }).await?;
-        Ok(CallHandle { rx, id })
+        let op = GuestOp::Spawn { command, args, env };
+        self.link.open(op, Budget::Unbounded).await
     }
 
     /// Write one line to the standard input of the process a
     /// [`Guest::spawn`] started (`target` is its [`CallHandle::id`]).
     pub async fn input(&self, target: u64, line: String) -> Result<(), RuntimeError> {
-        self.request(GuestOp::Input { target, line })
+        self.link
+            .request(GuestOp::Input { target, line }, REQUEST_TIMEOUT)
             .await
             .map(drop)
     }
 
     pub async fn set_capabilities(&self, writable: bool, bash: bool) -> Result<(), RuntimeError> {
-        self.request(GuestOp::Capabilities { writable, bash })
-            .await
-            .map(drop)
+        let op = GuestOp::Capabilities { writable, bash };
+        self.link.request(op, REQUEST_TIMEOUT).await.map(drop)
     }
 
     /// Kill every running command's process group.
     pub async fn stop(&self) -> Result<(), RuntimeError> {
-        self.request(GuestOp::Stop { target: None }).await.map(drop)
+        let op = GuestOp::Stop { target: None };
+        self.link.request(op, REQUEST_TIMEOUT).await.map(drop)
     }
 
     /// Kill the command started by one call (see [`CallHandle::id`]).
     pub async fn stop_call(&self, id: u64) -> Result<(), RuntimeError> {
-        self.request(GuestOp::Stop { target: Some(id) })
-            .await
-            .map(drop)
+        let op = GuestOp::Stop { target: Some(id) };
+        self.link.request(op, REQUEST_TIMEOUT).await.map(drop)
     }
 
     pub async fn ping(&self) -> Result<(), RuntimeError> {
-        self.request(GuestOp::Ping).await.map(drop)
+        self.link
+            .request(GuestOp::Ping, REQUEST_TIMEOUT)
+            .await
+            .map(drop)
     }
 
     /// What the agent runs in: `None` outside a sandbox.
@@ -197,19 +212,31 @@ impl Guest {
         struct Description {
             sandbox: Option<cortex_sandbox::Report>,
         }
-        let outcome = self.request(GuestOp::Describe).await?;
+        let outcome = self
+            .link
+            .request(GuestOp::Describe, REQUEST_TIMEOUT)
+            .await?;
         serde_json::from_str::<Description>(&outcome.output)
             .map(|d| d.sandbox)
             .map_err(|e| RuntimeError::Protocol(format!("bad `describe` answer: {e}")))
     }
 
-    /// False once the connection is closed or the process exited.
+    /// False once the connection is closed, the process exited or the
+    /// harness gave up on the agent.
     pub fn is_alive(&self) -> bool {
-        self.shared.alive.load(Ordering::SeqCst)
+        self.link.shared.is_alive()
+    }
+
+    /// Why the connection ended; `None` while it is alive.
+    pub fn ended_because(&self) -> Option<String> {
+        self.link.shared.ended_because()
     }
 
     /// Stop everything, close the connection, reap the process.
     pub async fn close(mut self) {
+        if let Some(heartbeat) = self.heartbeat.take() {
+            heartbeat.abort();
+        }
         if self.is_alive() {
             let stop = tokio::time::timeout(CLOSE_GRACE, self.stop()).await;
             if let Ok(Err(e)) = stop {
@@ -217,7 +244,7 @@ impl Guest {
             }
         }
         // Closing the agent's input is its signal to finish.
-        if let Some(mut writer) = self.writer.lock().await.take() {
+        if let Some(mut writer) = self.link.writer.lock().await.take() {
             let _ = tokio::time::timeout(CLOSE_GRACE, writer.shutdown()).await;
         }
         if let Some(mut process) = self.process.take() {
@@ -241,26 +268,27 @@ impl Guest {
                 reader.abort();
             }
         }
-        self.shared.die("closed");
+        self.link.shared.die("closed");
     }
+}
 
-    fn register(&self) -> Result<(u64, mpsc::UnboundedReceiver<GuestReply>), RuntimeError> {
+impl Link {
+    /// Open a call and send its request.
+    async fn open(&self, op: GuestOp, budget: Budget) -> Result<CallHandle, RuntimeError> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let (tx, rx) = mpsc::unbounded_channel();
-        let mut pending = self.shared.pending();
-        if !self.shared.alive.load(Ordering::SeqCst) {
-            return Err(RuntimeError::Exited);
+        let rx = self
+            .shared
+            .register(id, budget)
+            .ok_or(RuntimeError::Exited)?;
+        if let Err(e) = self.write_line(&GuestRequest { id, op }).await {
+            self.shared.forget(id);
+            return Err(e);
         }
-        pending.insert(id, tx);
-        Ok((id, rx))
-    }
-
-    async fn send(&self, id: u64, op: GuestOp) -> Result<(), RuntimeError> {
-        let result = self.write_line(&GuestRequest { id, op }).await;
-        if result.is_err() {
-            self.shared.pending().remove(&id);
-        }
-        result
+        Ok(CallHandle {
+            rx,
+            id,
+            shared: Arc::clone(&self.shared),
+        })
     }
 
     async fn write_line(&self, request: &GuestRequest) -> Result<(), RuntimeError> {
@@ -275,7 +303,7 @@ impl Guest {
         }
         .await;
         written.map_err(|e| {
-            if self.is_alive() {
+            if self.shared.is_alive() {
                 RuntimeError::Io(e)
             } else {
                 RuntimeError::Exited
@@ -283,26 +311,25 @@ impl Guest {
         })
     }
 
-    /// Send a protocol op and wait for its result; an `ok:false` result is an
-    /// error carrying the guest's message.
-    async fn request(&self, op: GuestOp) -> Result<ToolOutcome, RuntimeError> {
+    /// Send a protocol op and wait up to `timeout` for its result; an
+    /// `ok:false` result is an error carrying the guest's message.
+    async fn request(&self, op: GuestOp, timeout: Duration) -> Result<ToolOutcome, RuntimeError> {
         let what = op_name(&op);
-        let (id, mut rx) = self.register()?;
-        self.send(id, op).await?;
+        let mut handle = self.open(op, Budget::Unbounded).await?;
         let result = async {
-            while let Some(reply) = rx.recv().await {
+            while let Some(reply) = handle.next().await {
                 if let GuestReply::Result(outcome) = reply {
                     return Some(outcome);
                 }
             }
             None
         };
-        match tokio::time::timeout(REQUEST_TIMEOUT, result).await {
+        match tokio::time::timeout(timeout, result).await {
             Err(_) => {
-                self.shared.pending().remove(&id);
+                self.shared.forget(handle.id);
                 Err(RuntimeError::Protocol(format!(
                     "no answer to `{what}` within {} s",
-                    REQUEST_TIMEOUT.as_secs()
+                    timeout.as_secs()
                 )))
             }
             Ok(None) => Err(RuntimeError::Exited),
@@ -320,13 +347,16 @@ impl Drop for Guest {
         if let Some(reader) = &self.reader {
             reader.abort();
         }
+        if let Some(heartbeat) = &self.heartbeat {
+            heartbeat.abort();
+        }
         // Dropping the kill sender makes the process task kill the child;
         // aborting it drops the child, which is `kill_on_drop`.
         self.kill.take();
         if let Some(process) = &self.process {
             process.abort();
         }
-        self.shared.die("dropped");
+        self.link.shared.die("dropped");
     }
 }
 
@@ -342,38 +372,63 @@ fn op_name(op: &GuestOp) -> &'static str {
     }
 }
 
+/// Ping the agent every `interval` while the connection lives; one ping
+/// left unanswered for `timeout` ends the connection (and the process).
+async fn heartbeat(link: Arc<Link>, liveness: Liveness) {
+    loop {
+        tokio::time::sleep(liveness.interval).await;
+        if !link.shared.is_alive() {
+            return;
+        }
+        match link.request(GuestOp::Ping, liveness.timeout).await {
+            Ok(_) | Err(RuntimeError::Exited) => {}
+            Err(e) => {
+                link.shared.give_up(&format!(
+                    "the agent stopped answering (no answer to a heartbeat within {} s: {e})",
+                    liveness.timeout.as_secs()
+                ));
+                return;
+            }
+        }
+    }
+}
+
+/// Read frames until the agent's output ends or breaks the framing.
 async fn read_responses<R>(reader: R, shared: Arc<Shared>)
 where
     R: AsyncRead + Unpin + Send,
 {
     let mut reader = BufReader::new(reader);
-    let why = loop {
-        match read_bounded_line(&mut reader, MAX_RESPONSE_BYTES).await {
-            Err(e) => break format!("read error: {e}"),
-            Ok(Line::Eof) => break "end of output".to_owned(),
-            Ok(Line::TooLong(size)) => {
-                tracing::warn!("dropped a {size}-byte response line from the guest");
+    loop {
+        let frame = match read_bounded_line(&mut reader, MAX_FRAME_BYTES).await {
+            Err(e) => {
+                shared.die(&format!("reading from the agent failed: {e}"));
+                break;
             }
-            Ok(Line::Text(bytes)) => {
-                if bytes.trim_ascii().is_empty() {
-                    continue;
-                }
-                match serde_json::from_slice::<GuestResponse>(&bytes) {
-                    Ok(response) => shared.route(response),
-                    Err(e) => tracing::warn!(
-                        "unreadable line from the guest ({e}): {}",
-                        String::from_utf8_lossy(&bytes[..bytes.len().min(200)])
-                    ),
-                }
+            Ok(Line::Eof) => {
+                shared.die("the agent closed its output");
+                break;
+            }
+            Ok(Line::TooLong(size)) => Err(format!(
+                "a {size}-byte frame (the limit is {MAX_FRAME_BYTES})"
+            )),
+            Ok(Line::Text(bytes)) if bytes.trim_ascii().is_empty() => continue,
+            Ok(Line::Text(bytes)) => serde_json::from_slice::<GuestResponse>(&bytes)
+                .map_err(|e| format!("a frame that is not a response ({e})")),
+        };
+        match frame {
+            Ok(response) => shared.route(response),
+            Err(what) => {
+                shared.give_up(&format!("the agent sent {what}"));
+                break;
             }
         }
-    };
-    shared.die(&why);
+    }
     shared.reader_done.notify_one();
 }
 
 /// Own the child: mark the guest dead when it exits; kill it when told to
-/// (or when the guest is dropped).
+/// (or when the guest is dropped, or the harness gave up on it).
 async fn own_process(
     mut child: tokio::process::Child,
     kill: oneshot::Receiver<()>,
@@ -390,6 +445,11 @@ async fn own_process(
         }
         _ = kill => {
             shared.die("killed");
+            if let Err(e) = child.kill().await {
+                tracing::warn!("killing the guest failed: {e}");
+            }
+        }
+        _ = shared.kill.notified() => {
             if let Err(e) = child.kill().await {
                 tracing::warn!("killing the guest failed: {e}");
             }
@@ -429,7 +489,7 @@ mod tests {
         use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
         let (ours, theirs) = tokio::io::duplex(64 * 1024);
         let (reader, writer) = tokio::io::split(ours);
-        let guest = Guest::connect(reader, writer, None);
+        let guest = Guest::connect_with(reader, writer, None, None);
         let (agent_in, mut agent_out) = tokio::io::split(theirs);
         let mut requests = BufReader::new(agent_in).lines();
 
@@ -446,10 +506,11 @@ mod tests {
             let request: GuestRequest = serde_json::from_str(&line).expect("request");
             assert!(matches!(request.op, GuestOp::Tool { .. }));
         }
-        // Answer out of order, with noise in between.
+        // Answer out of order, with a forged answer to a call never sent.
         let answers = format!(
-            "{}\nnot json\n{}\n{}\n",
+            "{}\n{}\n{}\n{}\n",
             r#"{"id":2,"type":"result","ok":true,"output":"B"}"#,
+            r#"{"id":99,"type":"result","ok":true,"output":"forged"}"#,
             r#"{"id":1,"type":"delta","stream":"stdout","text":"partial"}"#,
             r#"{"id":1,"type":"result","ok":false,"output":"A failed"}"#,
         );
@@ -488,5 +549,64 @@ mod tests {
         drop(agent_out);
         drop(requests);
         guest.close().await;
+    }
+
+    /// The agent's side of a scripted connection: its requests and its
+    /// output.
+    type Agent = (
+        tokio::io::Lines<BufReader<tokio::io::ReadHalf<tokio::io::DuplexStream>>>,
+        tokio::io::WriteHalf<tokio::io::DuplexStream>,
+    );
+
+    fn scripted(liveness: Option<Liveness>) -> (Guest, Agent) {
+        use tokio::io::AsyncBufReadExt;
+        let (ours, theirs) = tokio::io::duplex(64 * 1024);
+        let (reader, writer) = tokio::io::split(ours);
+        let guest = Guest::connect_with(reader, writer, None, liveness);
+        let (agent_in, agent_out) = tokio::io::split(theirs);
+        (guest, (BufReader::new(agent_in).lines(), agent_out))
+    }
+
+    #[tokio::test]
+    async fn a_malformed_frame_ends_the_connection_and_says_why() {
+        use tokio::io::AsyncWriteExt;
+        for garbage in [
+            &b"not json\n"[..],
+            b"{\"id\":1,\"type\":\"result\",\"ok\":true,\"output\":\"\xff\"}\n",
+        ] {
+            let (guest, (_requests, mut agent_out)) = scripted(None);
+            let mut call = guest
+                .call(ToolName::ReadFile, serde_json::json!({"path": "a"}))
+                .await
+                .expect("call");
+            agent_out.write_all(garbage).await.expect("write");
+            assert_eq!(call.next().await, None, "the call ends without a result");
+            assert!(!guest.is_alive());
+            let why = call.ended_because().expect("a reason");
+            assert!(why.contains("not a response"), "{why}");
+            assert!(matches!(guest.ping().await, Err(RuntimeError::Exited)));
+            guest.close().await;
+        }
+    }
+
+    #[tokio::test]
+    async fn an_agent_that_stops_answering_is_given_up() {
+        let liveness = Liveness {
+            interval: Duration::from_millis(20),
+            timeout: Duration::from_millis(200),
+        };
+        // The agent reads requests (so writes never block) and answers none.
+        let (guest, (mut requests, _agent_out)) = scripted(Some(liveness));
+        let mut call = guest
+            .call(ToolName::ReadFile, serde_json::json!({"path": "a"}))
+            .await
+            .expect("call");
+        let drain =
+            tokio::spawn(async move { while let Ok(Some(_)) = requests.next_line().await {} });
+        assert_eq!(call.next().await, None, "the call ends without a result");
+        let why = guest.ended_because().expect("a reason");
+        assert!(why.contains("stopped answering"), "{why}");
+        guest.close().await;
+        drain.abort();
     }
 }

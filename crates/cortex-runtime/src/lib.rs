@@ -15,6 +15,7 @@
 //! one file; a new one (kubernetes: a pod per session) implements
 //! [`GuestProvider::start`] and nothing else.
 
+mod channel;
 mod client;
 mod docker;
 mod env;
@@ -24,7 +25,7 @@ mod process;
 mod remote;
 mod sandbox;
 
-pub use client::{CallHandle, Guest};
+pub use client::{CallHandle, Guest, Liveness};
 pub use cortex_sandbox::{Limits, Report};
 pub use docker::DockerProvider;
 pub use env::{BASE_ENV_ALLOWLIST, allowed_env};

@@ -9,7 +9,7 @@ use std::path::Path;
 use std::time::Duration;
 
 /// A recorded diff is at most this many bytes.
-pub(crate) const MAX_DIFF_BYTES: usize = 8 * 1024;
+pub const MAX_DIFF_BYTES: usize = 8 * 1024;
 
 /// Time allowed for computing one diff.
 const DIFF_TIMEOUT: Duration = Duration::from_millis(500);

@@ -20,8 +20,9 @@ mod suggest;
 mod todo;
 mod workspace;
 
-pub use bash::{BashOutcome, run_bash};
+pub use bash::{BashOutcome, MAX_STREAMED_BYTES, run_bash};
 pub use cap::{MAX_OUTPUT_BYTES, cap_middle};
+pub use edit::MAX_DIFF_BYTES;
 pub use error::ToolError;
 pub use plan::{PlanError, validate_plan};
 pub use plan_steps::{PlanStep, plan_steps};
