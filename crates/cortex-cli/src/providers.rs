@@ -5,7 +5,7 @@
 use crate::config::Config;
 use crate::guests::GuestChoice;
 use cortex_runtime::{GuestProvider, allowed_env};
-use cortex_server::{ModelChoice, ProviderFactory, Providers};
+use cortex_server::{ModelChoice, ProviderError, ProviderFactory, Providers};
 use std::sync::Arc;
 
 pub struct CliProviders {
@@ -32,14 +32,15 @@ impl CliProviders {
 }
 
 impl ProviderFactory for CliProviders {
-    fn providers(&self, model: ModelChoice<'_>) -> Result<Providers, String> {
+    fn providers(&self, model: ModelChoice<'_>) -> Result<Providers, ProviderError> {
         let spec = match model {
             ModelChoice::New(spec) => spec.or(self.default_model.as_deref()),
             // `provider:name` descriptions rebuild; others use the default.
             ModelChoice::Resume(described) if described.contains(':') => Some(described),
             ModelChoice::Resume(_) => self.default_model.as_deref(),
         };
-        let model = crate::models::select(spec, &self.config).map_err(|e| format!("{e:#}"))?;
+        let model = crate::models::select(spec, &self.config)
+            .map_err(|e| ProviderError::with_source(format!("{e:#}"), e))?;
         Ok(Providers {
             model,
             guests: self.guests.clone(),

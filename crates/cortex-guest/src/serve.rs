@@ -228,7 +228,7 @@ fn dispatch(state: &Arc<State>, tx: &Responses, tasks: &mut JoinSet<()>, line: &
             let args = match tool::admit(state.caps(), name, &args) {
                 Ok(args) => args,
                 Err(refusal) => {
-                    respond(tx, id, ToolOutcome::error(refusal));
+                    respond(tx, id, ToolOutcome::error(refusal.to_string()));
                     return;
                 }
             };

@@ -2,7 +2,7 @@
 
 use crate::serve::{Responses, State};
 use cortex_protocol::{
-    BashArgs, GuestReply, GuestResponse, OutputStream, ToolArgs, ToolName, ToolOutcome,
+    ArgError, BashArgs, GuestReply, GuestResponse, OutputStream, ToolArgs, ToolName, ToolOutcome,
 };
 use cortex_tools::{MAX_OUTPUT_BYTES, ToolError, Workspace, Written, cap_middle, run_bash};
 use std::sync::Arc;
@@ -16,30 +16,38 @@ pub(crate) struct Capabilities {
     pub(crate) bash: bool,
 }
 
+/// Why the guest refused a tool request; the message is what the model
+/// reads.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum Refusal {
+    #[error("{0} does not run in the guest; the harness handles it")]
+    NotAGuestTool(ToolName),
+    #[error("this guest is read-only: {0} refused")]
+    ReadOnly(ToolName),
+    #[error("this guest may not run commands: {0} refused")]
+    NoCommands(ToolName),
+    #[error(transparent)]
+    Arguments(#[from] ArgError),
+}
+
 /// Refuse what this guest does not run or was not granted; parse the
-/// arguments. The error is the message the model reads.
+/// arguments.
 pub(crate) fn admit(
     caps: Capabilities,
     name: ToolName,
     args: &serde_json::Value,
-) -> Result<ToolArgs, String> {
+) -> Result<ToolArgs, Refusal> {
     if !name.runs_in_guest() {
-        return Err(format!(
-            "{name} does not run in the guest; the harness handles it"
-        ));
+        return Err(Refusal::NotAGuestTool(name));
     }
-    let refused = match name {
-        ToolName::WriteFile | ToolName::EditFile => !caps.writable,
-        ToolName::Bash => !caps.bash,
-        _ => false,
-    };
-    if refused {
-        return Err(match name {
-            ToolName::Bash => format!("this guest may not run commands: {name} refused"),
-            _ => format!("this guest is read-only: {name} refused"),
-        });
+    match name {
+        ToolName::WriteFile | ToolName::EditFile if !caps.writable => {
+            return Err(Refusal::ReadOnly(name));
+        }
+        ToolName::Bash if !caps.bash => return Err(Refusal::NoCommands(name)),
+        _ => {}
     }
-    ToolArgs::parse(name, &args.to_string()).map_err(|e| e.to_string())
+    Ok(ToolArgs::parse(name, &args.to_string())?)
 }
 
 /// Whether the tool runs a command that `stop` must be able to reach.

@@ -130,7 +130,7 @@ async fn run(steps: usize) -> Run {
         marks: marks.clone(),
     });
     let scripted = model.clone();
-    let factory = move |_: ModelChoice<'_>| -> Result<Providers, String> {
+    let factory = move |_: ModelChoice<'_>| -> Result<Providers, cortex_server::ProviderError> {
         Ok(Providers {
             model: scripted.clone(),
             guests: Arc::new(InProcessProvider),

@@ -29,19 +29,65 @@ pub enum ModelChoice<'a> {
     Resume(&'a str),
 }
 
+/// Why the factory could not build what a session asked for (an unknown
+/// provider, a missing key, a model file that does not load). The server
+/// answers the request with 422 and this message; the source, when there is
+/// one, stays available to whoever logs it.
+#[derive(Debug, thiserror::Error)]
+#[error("{message}")]
+pub struct ProviderError {
+    message: String,
+    #[source]
+    source: Option<Box<dyn std::error::Error + Send + Sync>>,
+}
+
+impl ProviderError {
+    /// A refusal with `message` for the client and the error behind it.
+    pub fn with_source(
+        message: impl Into<String>,
+        source: impl Into<Box<dyn std::error::Error + Send + Sync>>,
+    ) -> ProviderError {
+        ProviderError {
+            message: message.into(),
+            source: Some(source.into()),
+        }
+    }
+
+    /// What the client is told.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+}
+
+impl From<String> for ProviderError {
+    fn from(message: String) -> ProviderError {
+        ProviderError {
+            message,
+            source: None,
+        }
+    }
+}
+
+impl From<&str> for ProviderError {
+    fn from(message: &str) -> ProviderError {
+        ProviderError::from(message.to_owned())
+    }
+}
+
 /// Builds providers. May block (loading a model file); the server calls it
 /// on a blocking thread.
 pub trait ProviderFactory: Send + Sync + 'static {
-    /// `Err` is a message for the client (an unknown provider, a missing
-    /// key); the request fails with 422.
-    fn providers(&self, model: ModelChoice<'_>) -> Result<Providers, String>;
+    /// Called once per session created or reopened, on a blocking thread.
+    /// `Ok` is what the session runs with; `Err` fails the request with 422
+    /// and the error's message.
+    fn providers(&self, model: ModelChoice<'_>) -> Result<Providers, ProviderError>;
 }
 
 impl<F> ProviderFactory for F
 where
-    F: Fn(ModelChoice<'_>) -> Result<Providers, String> + Send + Sync + 'static,
+    F: Fn(ModelChoice<'_>) -> Result<Providers, ProviderError> + Send + Sync + 'static,
 {
-    fn providers(&self, model: ModelChoice<'_>) -> Result<Providers, String> {
+    fn providers(&self, model: ModelChoice<'_>) -> Result<Providers, ProviderError> {
         self(model)
     }
 }

@@ -20,6 +20,7 @@ mod error;
 mod extract;
 mod factory;
 mod goal_driver;
+mod listen;
 mod openapi;
 mod routes;
 mod serve;
@@ -28,7 +29,8 @@ pub mod tokens;
 
 pub use auth::Principal;
 pub use error::ApiError;
-pub use factory::{ModelChoice, ProviderFactory, Providers};
+pub use factory::{ModelChoice, ProviderError, ProviderFactory, Providers};
+pub use listen::ConnectionLimits;
 pub use openapi::ApiDoc;
 pub use serve::{router, serve_tcp, serve_unix};
 pub use state::{AppState, ServerConfig};

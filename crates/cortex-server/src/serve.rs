@@ -2,7 +2,7 @@
 
 use crate::error::ApiError;
 use crate::state::AppState;
-use crate::{openapi, routes};
+use crate::{listen, openapi, routes};
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::http::StatusCode;
@@ -30,24 +30,24 @@ pub fn router(state: Arc<AppState>) -> Router {
         .with_state(state)
 }
 
-/// Serve on a bound TCP listener until `shutdown` resolves.
+/// Serve on a bound TCP listener until `shutdown` resolves, within the
+/// server's [`crate::ConnectionLimits`] (a peer is an address).
 pub async fn serve_tcp(
     listener: tokio::net::TcpListener,
     state: Arc<AppState>,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    axum::serve(listener, router(state).into_make_service())
-        .with_graceful_shutdown(shutdown)
-        .await
+    let limits = state.config.connections;
+    listen::serve(listener, router(state), limits, shutdown).await
 }
 
-/// Serve on a bound Unix socket until `shutdown` resolves.
+/// Serve on a bound Unix socket until `shutdown` resolves, within the
+/// server's [`crate::ConnectionLimits`] (a peer is a user id).
 pub async fn serve_unix(
     listener: tokio::net::UnixListener,
     state: Arc<AppState>,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    axum::serve(listener, router(state).into_make_service())
-        .with_graceful_shutdown(shutdown)
-        .await
+    let limits = state.config.connections;
+    listen::serve(listener, router(state), limits, shutdown).await
 }

@@ -37,6 +37,8 @@ pub struct ServerConfig {
     /// `full-access` sessions (no sandbox) are refused unless the operator
     /// started the server with `--allow-full-access` (403).
     pub allow_full_access: bool,
+    /// Connection caps and read timeouts against hostile clients.
+    pub connections: crate::ConnectionLimits,
 }
 
 impl Default for ServerConfig {
@@ -48,6 +50,7 @@ impl Default for ServerConfig {
             default_workspace: WorkspaceMode::InPlace,
             harness_dirs: HarnessDirs::new(),
             allow_full_access: false,
+            connections: crate::ConnectionLimits::default(),
         }
     }
 }
@@ -218,9 +221,7 @@ impl AppState {
         })
         .await
         .map_err(|e| ApiError::internal(format!("the provider factory failed: {e}")))?;
-        built.map_err(|message| {
-            ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "bad_model", message)
-        })
+        built.map_err(|e| ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "bad_model", e.message()))
     }
 
     /// A folder for the repository a client named: a git URL is cloned into

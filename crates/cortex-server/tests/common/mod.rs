@@ -29,7 +29,8 @@ pub struct Server {
 
 pub fn factory(
     default_script: Arc<Mutex<String>>,
-) -> impl Fn(ModelChoice<'_>) -> Result<Providers, String> + Send + Sync + 'static {
+) -> impl Fn(ModelChoice<'_>) -> Result<Providers, cortex_server::ProviderError> + Send + Sync + 'static
+{
     move |choice| {
         let model = match choice {
             ModelChoice::New(Some(spec)) => {
