@@ -7,7 +7,7 @@
 //!
 //! `cargo bench -p cortex-cli --bench attach`
 
-use cortex_protocol::{GuestReply, NetworkPolicy, SandboxPolicy, ToolName};
+use cortex_protocol::{GuestReply, NetworkPolicy, ReadFileArgs, SandboxPolicy, ToolArgs};
 use cortex_runtime::{GuestProvider, GuestSpec, SandboxProvider};
 use criterion::{Criterion, criterion_group, criterion_main};
 use std::time::{Duration, Instant};
@@ -74,7 +74,11 @@ fn bench_attach(c: &mut Criterion) {
         group.bench_function(label, |b| {
             b.to_async(&runtime).iter(|| async {
                 let mut call = guest
-                    .call(ToolName::ReadFile, serde_json::json!({"path": "lib.rs"}))
+                    .call(ToolArgs::ReadFile(ReadFileArgs {
+                        path: "lib.rs".to_owned(),
+                        offset: None,
+                        limit: None,
+                    }))
                     .await
                     .expect("call");
                 while let Some(reply) = call.next().await {

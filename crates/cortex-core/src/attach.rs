@@ -14,7 +14,7 @@ use crate::copy::CopyReport;
 use crate::setup_trust::{self, Setup};
 use crate::workspace::WorkspaceError;
 use crate::{CoreError, Session};
-use cortex_protocol::{EventKind, GuestReply, ToolName, TurnId, WorkspaceMode};
+use cortex_protocol::{BashArgs, EventKind, GuestReply, ToolArgs, ToolName, TurnId, WorkspaceMode};
 use cortex_runtime::{Guest, GuestSpec};
 use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
@@ -216,9 +216,9 @@ impl Session {
         if let Err(e) = guest.set_capabilities(self.guest_may_write(), true).await {
             return Ok(Readiness::NotReady(format!("{SETUP_SCRIPT}: {e}")));
         }
-        let args = serde_json::json!({
-            "command": setup_trust::command(&content),
-            "timeout_ms": SETUP_TIMEOUT.as_millis() as u64,
+        let args = ToolArgs::Bash(BashArgs {
+            command: setup_trust::command(&content),
+            timeout_ms: Some(SETUP_TIMEOUT.as_millis() as u64),
         });
         let result = self.stream_setup(turn, guest, args, cancel).await?;
         // Whatever the script left running in the background ends with it,
@@ -245,11 +245,11 @@ impl Session {
         &self,
         turn: &TurnId,
         guest: &Guest,
-        args: serde_json::Value,
+        args: ToolArgs,
         cancel: &CancellationToken,
     ) -> Result<Readiness, CoreError> {
         let not_ready = |message: String| Ok(Readiness::NotReady(message));
-        let mut call = match guest.call(ToolName::Bash, args).await {
+        let mut call = match guest.call(args).await {
             Ok(call) => call,
             Err(e) => return not_ready(format!("{SETUP_SCRIPT} could not start: {e}")),
         };

@@ -10,7 +10,7 @@
 //! keep the listing they were given.
 
 use crate::{CoreError, Session};
-use cortex_protocol::{EventKind, GuestReply, ToolName, TurnId};
+use cortex_protocol::{EventKind, GlobArgs, GuestReply, ToolArgs, TurnId};
 use tokio_util::sync::CancellationToken;
 
 /// Files named at most; every path costs a small model ~25 ms of prompt time.
@@ -49,7 +49,10 @@ impl Session {
     async fn list_workspace(&self) -> Option<String> {
         let guest = self.guest.as_ref()?;
         let mut handle = match guest
-            .call(ToolName::Glob, serde_json::json!({ "pattern": "*" }))
+            .call(ToolArgs::Glob(GlobArgs {
+                pattern: "*".to_owned(),
+                path: None,
+            }))
             .await
         {
             Ok(handle) => handle,

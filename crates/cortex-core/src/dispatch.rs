@@ -388,20 +388,13 @@ impl Session {
         call_id: &CallId,
         args: ToolArgs,
     ) -> Result<Answer, CoreError> {
-        let tool = args.tool();
         if let ToolArgs::TodoRead(_) = args {
             return Ok(Answer::ok(cortex_tools::render_todos(&self.todos)));
         }
         let Some(guest) = &self.guest else {
             return Ok(Answer::error("the guest is not attached"));
         };
-        // `ToolArgs` is tagged `{"tool": …, "args": {…}}`; the guest takes
-        // the inner object.
-        let args_json = match serde_json::to_value(&args) {
-            Ok(mut tagged) => tagged["args"].take(),
-            Err(e) => return Ok(Answer::error(format!("cannot encode arguments: {e}"))),
-        };
-        let mut handle = match guest.call(tool, args_json).await {
+        let mut handle = match guest.call(args).await {
             Ok(handle) => handle,
             Err(e) => return Ok(Answer::error(format!("the guest failed: {e}"))),
         };

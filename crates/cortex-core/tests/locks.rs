@@ -148,7 +148,8 @@ async fn the_guest_of_a_read_only_mode_refuses_mutations_itself() {
             (ToolName::Bash, json!({"command": "git apply fix.patch"})),
         ];
         for (tool, args) in calls {
-            let mut call = guest.call(tool, args).await.expect("call");
+            let parsed = cortex_protocol::ToolArgs::parse(tool, &args.to_string()).expect("args");
+            let mut call = guest.call(parsed).await.expect("call");
             let outcome = loop {
                 match call.next().await.expect("an answer") {
                     cortex_protocol::GuestReply::Result(outcome) => break outcome,

@@ -224,14 +224,11 @@ fn dispatch(state: &Arc<State>, tx: &Responses, tasks: &mut JoinSet<()>, line: &
             spawn_process(state, tx, tasks, id, process::Spawn { command, args, env })
         }
         GuestOp::Input { target, line } => respond(tx, id, state.inputs.send(target, line)),
-        GuestOp::Tool { name, args } => {
-            let args = match tool::admit(state.caps(), name, &args) {
-                Ok(args) => args,
-                Err(refusal) => {
-                    respond(tx, id, ToolOutcome::error(refusal.to_string()));
-                    return;
-                }
-            };
+        GuestOp::Tool(args) => {
+            if let Err(refusal) = tool::admit(state.caps(), &args) {
+                respond(tx, id, ToolOutcome::error(refusal.to_string()));
+                return;
+            }
             // Registered before the task starts, so a `stop` on the next line
             // already reaches this command.
             let command = tool::needs_token(&args).then(|| state.running().register(id));

@@ -2,7 +2,7 @@
 
 use crate::serve::{Responses, State};
 use cortex_protocol::{
-    ArgError, BashArgs, GuestReply, GuestResponse, OutputStream, ToolArgs, ToolName, ToolOutcome,
+    BashArgs, GuestReply, GuestResponse, OutputStream, ToolArgs, ToolName, ToolOutcome,
 };
 use cortex_tools::{MAX_OUTPUT_BYTES, ToolError, Workspace, Written, cap_middle, run_bash};
 use std::sync::Arc;
@@ -26,28 +26,21 @@ pub(crate) enum Refusal {
     ReadOnly(ToolName),
     #[error("this guest may not run commands: {0} refused")]
     NoCommands(ToolName),
-    #[error(transparent)]
-    Arguments(#[from] ArgError),
 }
 
-/// Refuse what this guest does not run or was not granted; parse the
-/// arguments.
-pub(crate) fn admit(
-    caps: Capabilities,
-    name: ToolName,
-    args: &serde_json::Value,
-) -> Result<ToolArgs, Refusal> {
+/// Refuse what this guest does not run or was not granted. The arguments
+/// arrive typed: the harness parsed them once, and a request whose
+/// arguments do not parse never gets here (it is answered as malformed).
+pub(crate) fn admit(caps: Capabilities, args: &ToolArgs) -> Result<(), Refusal> {
+    let name = args.tool();
     if !name.runs_in_guest() {
         return Err(Refusal::NotAGuestTool(name));
     }
     match name {
-        ToolName::WriteFile | ToolName::EditFile if !caps.writable => {
-            return Err(Refusal::ReadOnly(name));
-        }
-        ToolName::Bash if !caps.bash => return Err(Refusal::NoCommands(name)),
-        _ => {}
+        ToolName::WriteFile | ToolName::EditFile if !caps.writable => Err(Refusal::ReadOnly(name)),
+        ToolName::Bash if !caps.bash => Err(Refusal::NoCommands(name)),
+        _ => Ok(()),
     }
-    Ok(ToolArgs::parse(name, &args.to_string())?)
 }
 
 /// Whether the tool runs a command that `stop` must be able to reach.

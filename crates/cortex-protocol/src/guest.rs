@@ -7,7 +7,7 @@
 //! carry the id they answer.
 
 use crate::event::OutputStream;
-use crate::mode::ToolName;
+use crate::tools::ToolArgs;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -24,11 +24,9 @@ pub enum GuestOp {
     /// Set what this guest may do. A read-only guest refuses `write_file`,
     /// `edit_file` and `bash` itself, whatever the harness asks.
     Capabilities { writable: bool, bash: bool },
-    /// Run one workspace tool. `args` are the tool's argument object.
-    Tool {
-        name: ToolName,
-        args: serde_json::Value,
-    },
+    /// Run one workspace tool with its arguments, parsed and checked once
+    /// by the harness's dispatcher (`{"op":"tool","tool":…,"args":{…}}`).
+    Tool(ToolArgs),
     /// Kill the process group of every running command (or only the one
     /// started by request `target`).
     Stop {
@@ -114,15 +112,15 @@ mod tests {
     fn request_and_reply_lines() {
         let req = GuestRequest {
             id: 9,
-            op: GuestOp::Tool {
-                name: ToolName::Bash,
-                args: serde_json::json!({"command": "ls"}),
-            },
+            op: GuestOp::Tool(ToolArgs::Bash(crate::BashArgs {
+                command: "ls".into(),
+                timeout_ms: None,
+            })),
         };
         let line = serde_json::to_string(&req).expect("serialize");
         assert_eq!(
             line,
-            r#"{"id":9,"op":"tool","name":"bash","args":{"command":"ls"}}"#
+            r#"{"id":9,"op":"tool","tool":"bash","args":{"command":"ls"}}"#
         );
         assert_eq!(
             serde_json::from_str::<GuestRequest>(&line).expect("parse"),

@@ -6,7 +6,7 @@
 use crate::RuntimeError;
 use crate::channel::{Budget, MAX_FRAME_BYTES, Shared};
 use cortex_guest::lines::{Line, read_bounded_line};
-use cortex_protocol::{GuestOp, GuestReply, GuestRequest, GuestResponse, ToolName, ToolOutcome};
+use cortex_protocol::{GuestOp, GuestReply, GuestRequest, GuestResponse, ToolArgs, ToolOutcome};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -150,14 +150,8 @@ impl Guest {
 
     /// Run a tool in the guest. Its streamed output and result are capped by
     /// the harness (see [`crate::channel`]).
-    pub async fn call(
-        &self,
-        name: ToolName,
-        args: serde_json::Value,
-    ) -> Result<CallHandle, RuntimeError> {
-        self.link
-            .open(GuestOp::Tool { name, args }, Budget::Tool)
-            .await
+    pub async fn call(&self, args: ToolArgs) -> Result<CallHandle, RuntimeError> {
+        self.link.open(GuestOp::Tool(args), Budget::Tool).await
     }
 
     /// Start a long-lived process in the guest (see [`GuestOp::Spawn`]):
@@ -363,7 +357,7 @@ impl Drop for Guest {
 fn op_name(op: &GuestOp) -> &'static str {
     match op {
         GuestOp::Capabilities { .. } => "capabilities",
-        GuestOp::Tool { .. } => "tool",
+        GuestOp::Tool(_) => "tool",
         GuestOp::Spawn { .. } => "spawn",
         GuestOp::Input { .. } => "input",
         GuestOp::Stop { .. } => "stop",
@@ -463,6 +457,14 @@ mod tests {
 
     fn send_sync<T: Send + Sync>() {}
 
+    fn read(path: &str) -> ToolArgs {
+        ToolArgs::ReadFile(cortex_protocol::ReadFileArgs {
+            path: path.into(),
+            offset: None,
+            limit: None,
+        })
+    }
+
     #[test]
     fn handles_can_be_shared_across_tasks() {
         send_sync::<Guest>();
@@ -493,18 +495,12 @@ mod tests {
         let (agent_in, mut agent_out) = tokio::io::split(theirs);
         let mut requests = BufReader::new(agent_in).lines();
 
-        let mut first = guest
-            .call(ToolName::ReadFile, serde_json::json!({"path": "a"}))
-            .await
-            .expect("call");
-        let mut second = guest
-            .call(ToolName::ReadFile, serde_json::json!({"path": "b"}))
-            .await
-            .expect("call");
+        let mut first = guest.call(read("a")).await.expect("call");
+        let mut second = guest.call(read("b")).await.expect("call");
         for _ in 0..2 {
             let line = requests.next_line().await.expect("read").expect("line");
             let request: GuestRequest = serde_json::from_str(&line).expect("request");
-            assert!(matches!(request.op, GuestOp::Tool { .. }));
+            assert!(matches!(request.op, GuestOp::Tool(ToolArgs::ReadFile(_))));
         }
         // Answer out of order, with a forged answer to a call never sent.
         let answers = format!(
@@ -575,10 +571,7 @@ mod tests {
             b"{\"id\":1,\"type\":\"result\",\"ok\":true,\"output\":\"\xff\"}\n",
         ] {
             let (guest, (_requests, mut agent_out)) = scripted(None);
-            let mut call = guest
-                .call(ToolName::ReadFile, serde_json::json!({"path": "a"}))
-                .await
-                .expect("call");
+            let mut call = guest.call(read("a")).await.expect("call");
             agent_out.write_all(garbage).await.expect("write");
             assert_eq!(call.next().await, None, "the call ends without a result");
             assert!(!guest.is_alive());
@@ -597,10 +590,7 @@ mod tests {
         };
         // The agent reads requests (so writes never block) and answers none.
         let (guest, (mut requests, _agent_out)) = scripted(Some(liveness));
-        let mut call = guest
-            .call(ToolName::ReadFile, serde_json::json!({"path": "a"}))
-            .await
-            .expect("call");
+        let mut call = guest.call(read("a")).await.expect("call");
         let drain =
             tokio::spawn(async move { while let Ok(Some(_)) = requests.next_line().await {} });
         assert_eq!(call.next().await, None, "the call ends without a result");

@@ -10,7 +10,7 @@
 
 mod common;
 
-use common::{WAIT, spec, wait_gone};
+use common::{CallJson, WAIT, spec, wait_gone};
 use cortex_protocol::{GuestReply, OutputStream, ToolName};
 use cortex_runtime::{GuestProvider, ProcessProvider};
 use serde_json::json;
@@ -59,7 +59,7 @@ out({"id": rid, "type": "result", "ok": True, "output": "B" * (4 << 20), "diff":
         .await
         .expect("start");
     let mut call = guest
-        .call(ToolName::ReadFile, json!({"path": "a"}))
+        .call_json(ToolName::ReadFile, json!({"path": "a"}))
         .await
         .expect("call");
     let (mut streamed, mut note, mut result) = (0, String::new(), None);
@@ -119,7 +119,7 @@ async fn broken_frames_end_the_call_with_the_reason_and_kill_the_agent() {
             .expect("start");
         let pid = guest.pid().expect("a pid") as i32;
         let mut call = guest
-            .call(ToolName::ReadFile, json!({"path": "a"}))
+            .call_json(ToolName::ReadFile, json!({"path": "a"}))
             .await
             .expect("call");
         let reply = tokio::time::timeout(WAIT, call.next())
@@ -146,7 +146,7 @@ async fn an_agent_that_stops_itself_is_given_up_and_killed() {
         .expect("start");
     let pid = guest.pid().expect("a pid") as i32;
     let mut call = guest
-        .call(ToolName::ReadFile, json!({"path": "a"}))
+        .call_json(ToolName::ReadFile, json!({"path": "a"}))
         .await
         .expect("call");
     // The default heartbeat: a ping every 2 s, 10 s to answer.

@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::{WAIT, collect, run, spec};
+use common::{CallJson, WAIT, collect, run, spec};
 use cortex_protocol::{GuestReply, ToolName};
 use cortex_runtime::{GuestProvider, InProcessProvider, RuntimeError};
 use serde_json::json;
@@ -111,7 +111,7 @@ async fn stop_one_call_and_keep_serving() {
         .await
         .expect("start");
     let mut sleeper = guest
-        .call(ToolName::Bash, json!({"command": "echo go; sleep 100"}))
+        .call_json(ToolName::Bash, json!({"command": "echo go; sleep 100"}))
         .await
         .expect("call");
     let first = tokio::time::timeout(WAIT, sleeper.next())
@@ -136,7 +136,7 @@ async fn closing_ends_running_calls() {
         .await
         .expect("start");
     let mut sleeper = guest
-        .call(ToolName::Bash, json!({"command": "sleep 100"}))
+        .call_json(ToolName::Bash, json!({"command": "sleep 100"}))
         .await
         .expect("call");
     let started = Instant::now();

@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::{WAIT, collect, guest_binary, pid_alive, run, spec, wait_gone};
+use common::{CallJson, WAIT, collect, guest_binary, pid_alive, run, spec, wait_gone};
 use cortex_protocol::{GuestReply, ToolName};
 use cortex_runtime::{Guest, GuestProvider, ProcessProvider, RuntimeError};
 use serde_json::json;
@@ -144,9 +144,9 @@ async fn read_file_round_trip() {
     assert!(outcome.output.contains("alpha") && outcome.output.contains("beta"));
     let outcome = run(&guest, ToolName::ReadFile, json!({"path": "missing.md"})).await;
     assert!(!outcome.ok);
-    let outcome = run(&guest, ToolName::ReadFile, json!({"nope": 1})).await;
-    assert!(!outcome.ok);
-    assert!(outcome.output.contains("read_file"), "{outcome:?}");
+    // Arguments that do not parse cannot be sent: the client takes typed
+    // `ToolArgs` (the guest's answer to a raw malformed request is tested in
+    // cortex-guest's tests/serve.rs).
     guest.close().await;
 }
 
@@ -158,7 +158,7 @@ async fn bash_streams_deltas_then_result() {
         .await
         .expect("start");
     let mut handle = guest
-        .call(
+        .call_json(
             ToolName::Bash,
             json!({"command": "echo first; sleep 0.3; echo second >&2; pwd"}),
         )
@@ -217,7 +217,7 @@ async fn stop_kills_the_whole_process_tree() {
         .await
         .expect("start");
     let mut handle = guest
-        .call(
+        .call_json(
             ToolName::Bash,
             json!({"command": "echo $$; sleep 100 & echo $!; sleep 100"}),
         )
@@ -255,15 +255,15 @@ async fn calls_are_multiplexed() {
         .expect("start");
     let started = Instant::now();
     let mut slow = guest
-        .call(ToolName::Bash, json!({"command": "sleep 3; echo slow"}))
+        .call_json(ToolName::Bash, json!({"command": "sleep 3; echo slow"}))
         .await
         .expect("call");
     let mut a = guest
-        .call(ToolName::ReadFile, json!({"path": "a.txt"}))
+        .call_json(ToolName::ReadFile, json!({"path": "a.txt"}))
         .await
         .expect("call");
     let mut b = guest
-        .call(ToolName::ReadFile, json!({"path": "b.txt"}))
+        .call_json(ToolName::ReadFile, json!({"path": "b.txt"}))
         .await
         .expect("call");
     assert_ne!(a.id(), b.id());
@@ -290,7 +290,7 @@ async fn killed_guest_ends_calls_without_result() {
         .await
         .expect("start");
     let mut handle = guest
-        .call(ToolName::Bash, json!({"command": "echo $$; sleep 100"}))
+        .call_json(ToolName::Bash, json!({"command": "echo $$; sleep 100"}))
         .await
         .expect("call");
     // The command's process group outlives a SIGKILLed guest (no pid
@@ -310,7 +310,9 @@ async fn killed_guest_ends_calls_without_result() {
     }
     assert!(!guest.is_alive());
     assert!(matches!(
-        guest.call(ToolName::ReadFile, json!({"path": "x"})).await,
+        guest
+            .call_json(ToolName::ReadFile, json!({"path": "x"}))
+            .await,
         Err(RuntimeError::Exited)
     ));
     assert!(guest.ping().await.is_err());

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{collect, guest_binary, spec, wait_gone};
+use common::{CallJson, collect, guest_binary, spec, wait_gone};
 use cortex_protocol::{NetworkPolicy, SandboxPolicy, ToolName, ToolOutcome};
 use cortex_runtime::{Guest, GuestProvider, GuestSpec, Limits, SandboxProvider};
 use serde_json::json;
@@ -58,7 +58,7 @@ async fn bash(guest: &Guest, command: &str) -> ToolOutcome {
 
 async fn bash_with_timeout(guest: &Guest, command: &str, timeout_ms: u64) -> ToolOutcome {
     let mut call = guest
-        .call(
+        .call_json(
             ToolName::Bash,
             json!({"command": command, "timeout_ms": timeout_ms}),
         )
@@ -330,7 +330,7 @@ async fn git_hooks_and_cortex_config_stay_read_only() {
 }
 
 async fn run_tool(guest: &Guest, name: ToolName, args: serde_json::Value) -> ToolOutcome {
-    let mut call = guest.call(name, args).await.expect("call");
+    let mut call = guest.call_json(name, args).await.expect("call");
     collect(&mut call).await.1.expect("a result")
 }
 
@@ -441,7 +441,7 @@ async fn kill_9_of_the_agent_mid_command_ends_everything() {
     let guest = sandbox.start().await;
     let mark = marker();
     let mut call = guest
-        .call(
+        .call_json(
             ToolName::Bash,
             json!({"command": format!("setsid sleep 1000.{mark} & echo go; sleep 1001.{mark}")}),
         )

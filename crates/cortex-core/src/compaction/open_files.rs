@@ -1,7 +1,7 @@
 //! The current contents of the files a session touched, read through the
 //! guest (the workspace may not be on this machine).
 
-use cortex_protocol::{GuestReply, ToolName};
+use cortex_protocol::{GuestReply, ReadFileArgs, ToolArgs};
 use cortex_runtime::Guest;
 
 /// At most this many files are read, however small.
@@ -28,7 +28,11 @@ pub(crate) async fn read(guest: &Guest, paths: &[String], budget: usize) -> Vec<
 
 async fn read_one(guest: &Guest, path: &str) -> Option<String> {
     let mut handle = guest
-        .call(ToolName::ReadFile, serde_json::json!({ "path": path }))
+        .call(ToolArgs::ReadFile(ReadFileArgs {
+            path: path.to_owned(),
+            offset: None,
+            limit: None,
+        }))
         .await
         .ok()?;
     while let Some(reply) = handle.next().await {

@@ -89,8 +89,30 @@ pub async fn collect(handle: &mut CallHandle) -> (String, Option<ToolOutcome>) {
     }
 }
 
+/// [`Guest::call`] with the arguments as a model writes them (parsed here,
+/// as the harness's dispatcher does).
+pub trait CallJson {
+    fn call_json(
+        &self,
+        name: ToolName,
+        args: serde_json::Value,
+    ) -> impl std::future::Future<Output = Result<CallHandle, cortex_runtime::RuntimeError>> + Send;
+}
+
+impl CallJson for Guest {
+    async fn call_json(
+        &self,
+        name: ToolName,
+        args: serde_json::Value,
+    ) -> Result<CallHandle, cortex_runtime::RuntimeError> {
+        let parsed = cortex_protocol::ToolArgs::parse(name, &args.to_string())
+            .unwrap_or_else(|e| panic!("test arguments for {name}: {e}"));
+        self.call(parsed).await
+    }
+}
+
 pub async fn run(guest: &Guest, name: ToolName, args: serde_json::Value) -> ToolOutcome {
-    let mut handle = guest.call(name, args).await.expect("call");
+    let mut handle = guest.call_json(name, args).await.expect("call");
     collect(&mut handle).await.1.expect("a result")
 }
 

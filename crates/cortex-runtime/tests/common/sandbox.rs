@@ -2,7 +2,7 @@
 //! started by the `local` provider, as a session starts it, and the helpers
 //! each attempt needs (a command through `bash`, a marker, a skip).
 
-use super::{collect, guest_binary, spec};
+use super::{CallJson, collect, guest_binary, spec};
 use cortex_protocol::{ToolName, ToolOutcome};
 use cortex_runtime::{Guest, GuestProvider, GuestSpec, Limits, SandboxProvider};
 use serde_json::json;
@@ -72,7 +72,7 @@ pub async fn start(provider: &SandboxProvider, spec: &GuestSpec) -> Option<Guest
 
 pub async fn bash(guest: &Guest, command: &str) -> ToolOutcome {
     let mut call = guest
-        .call(
+        .call_json(
             ToolName::Bash,
             json!({"command": command, "timeout_ms": 20_000}),
         )
