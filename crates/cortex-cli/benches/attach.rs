@@ -30,11 +30,22 @@ fn bench_attach(c: &mut Criterion) {
         .collect();
     std::fs::write(repo.path().join("lib.rs"), source).expect("write");
     let homes = tempfile::tempdir().expect("homes");
-    let provider = SandboxProvider::new(
-        env!("CARGO_BIN_EXE_cortex").into(),
-        vec!["guest".into()],
-        homes.path().to_path_buf(),
-    );
+    // `cortex guest`, and the small `cortex-guest` binary the CLI starts
+    // instead when it sits next to `cortex` (build it first:
+    // `cargo build --release -p cortex-guest`).
+    let cortex = std::path::PathBuf::from(env!("CARGO_BIN_EXE_cortex"));
+    let sibling = cortex.with_file_name("cortex-guest");
+    let mut agents = vec![("", cortex, vec!["guest".to_owned()])];
+    if sibling.is_file() {
+        agents.push((", cortex-guest binary", sibling, Vec::new()));
+    }
+    let providers: Vec<(&str, SandboxProvider)> = agents
+        .into_iter()
+        .map(|(suffix, program, args)| {
+            let provider = SandboxProvider::new(program, args, homes.path().to_path_buf());
+            (suffix, provider)
+        })
+        .collect();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -46,9 +57,12 @@ fn bench_attach(c: &mut Criterion) {
     ];
 
     let mut group = c.benchmark_group("attach: start to ready");
-    for (label, policy) in policies {
-        let spec = spec(repo.path(), policy);
-        group.bench_function(label, |b| {
+    for ((label, policy), (suffix, provider)) in policies
+        .iter()
+        .flat_map(|p| providers.iter().map(move |q| (p, q)))
+    {
+        let spec = spec(repo.path(), *policy);
+        group.bench_function(format!("{label}{suffix}"), |b| {
             b.to_async(&runtime).iter_custom(|iters| {
                 let (provider, spec) = (&provider, &spec);
                 async move {
@@ -66,6 +80,8 @@ fn bench_attach(c: &mut Criterion) {
     }
     group.finish();
 
+    // Once attached, both agents are the same code behind the same pipes.
+    let provider = &providers[0].1;
     let mut group = c.benchmark_group("read_file round trip");
     for (label, policy) in policies {
         let guest = runtime

@@ -44,10 +44,42 @@ impl FromStr for GuestChoice {
     }
 }
 
-/// Build the provider. The guest agent is this very binary (`cortex guest`).
+/// The guest agent's program and arguments: the `cortex-guest` binary next
+/// to this one when it is the same build (it starts in about two thirds of
+/// the time: it is a fraction of the size, see docs/BENCHMARKS.md), else this
+/// very binary as `cortex guest`.
+pub fn agent_program() -> anyhow::Result<(PathBuf, Vec<String>)> {
+    let cortex = std::env::current_exe().context("cannot locate the cortex binary")?;
+    let sibling = cortex.with_file_name(format!("cortex-guest{}", std::env::consts::EXE_SUFFIX));
+    if same_build(&sibling) {
+        return Ok((sibling, Vec::new()));
+    }
+    Ok((cortex, vec!["guest".to_owned()]))
+}
+
+/// Whether `program` prints this build's guest identity. A stale or foreign
+/// binary of that name (an older build, another checkout) is never started.
+fn same_build(program: &std::path::Path) -> bool {
+    if !program.is_file() {
+        return false;
+    }
+    let output = std::process::Command::new(program)
+        .arg("--build-id")
+        .env_clear()
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .output();
+    match output {
+        Ok(out) if out.status.success() => {
+            String::from_utf8_lossy(&out.stdout).trim() == cortex_guest::BUILD_ID
+        }
+        _ => false,
+    }
+}
+
+/// Build the provider for `choice`; the agent is [`agent_program`].
 pub fn provider(choice: &GuestChoice, config: &Config) -> anyhow::Result<Arc<dyn GuestProvider>> {
-    let program = std::env::current_exe().context("cannot locate the cortex binary")?;
-    let args = vec!["guest".to_owned()];
+    let (program, args) = agent_program()?;
     Ok(match choice {
         GuestChoice::Local => {
             let mut provider = SandboxProvider::new(program, args, data_dir()?.join("homes"));
@@ -124,5 +156,25 @@ mod tests {
         );
         assert!("remote:".parse::<GuestChoice>().is_err());
         assert!("vm".parse::<GuestChoice>().is_err());
+    }
+
+    /// A program that prints `id` for `--build-id`.
+    fn printing(dir: &std::path::Path, name: &str, id: &str) -> PathBuf {
+        use std::os::unix::fs::PermissionsExt;
+        let path = dir.join(name);
+        std::fs::write(&path, format!("#!/bin/sh\necho '{id}'\n")).expect("write");
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        path
+    }
+
+    #[test]
+    fn only_a_guest_binary_of_the_same_build_is_started() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let same = printing(dir.path(), "same", cortex_guest::BUILD_ID);
+        assert!(same_build(&same));
+        let stale = printing(dir.path(), "stale", "0.1.0-0000000000000000");
+        assert!(!same_build(&stale));
+        assert!(!same_build(&dir.path().join("missing")));
+        assert!(!same_build(dir.path()), "a folder is not a program");
     }
 }

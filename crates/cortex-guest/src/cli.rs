@@ -9,6 +9,7 @@ use std::time::Duration;
 const USAGE: &str = "\
 usage: cortex-guest [--root PATH] [--sandbox SPEC] [--die-with PID]
                     [--listen ADDR --token-file FILE [--tls-cert PEM --tls-key PEM]]
+       cortex-guest --build-id
 
 Serves the Cortex guest protocol (JSON lines) on stdin/stdout for the
 workspace at PATH (default: the current folder). With --die-with, the agent
@@ -33,6 +34,7 @@ struct Options {
 #[derive(Debug, PartialEq, Eq)]
 enum Command {
     Help,
+    BuildId,
     Serve(Options),
 }
 
@@ -104,6 +106,9 @@ fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Command, StartEr
         if arg == "-h" || arg == "--help" {
             return Ok(Command::Help);
         }
+        if arg == "--build-id" {
+            return Ok(Command::BuildId);
+        }
         let (name, value) = match arg.split_once('=') {
             Some((name, value)) if name.starts_with("--") => (name.to_owned(), value.to_owned()),
             _ if VALUED.contains(&arg.as_str()) => {
@@ -140,6 +145,10 @@ pub(crate) fn main_entry(args: impl IntoIterator<Item = String>) -> ExitCode {
     let options = match parse_args(args) {
         Ok(Command::Help) => {
             println!("{USAGE}");
+            return ExitCode::SUCCESS;
+        }
+        Ok(Command::BuildId) => {
+            println!("{}", crate::BUILD_ID);
             return ExitCode::SUCCESS;
         }
         Ok(Command::Serve(options)) => options,
@@ -333,6 +342,7 @@ mod tests {
         );
         assert!(parse(&["--sandbox"]).is_err());
         assert_eq!(parse(&["--help"]), Ok(Command::Help));
+        assert_eq!(parse(&["--build-id"]), Ok(Command::BuildId));
         assert!(parse(&["--root"]).is_err());
         assert!(parse(&["--root", "a", "--root", "b"]).is_err());
         assert!(parse(&["--frobnicate"]).is_err());

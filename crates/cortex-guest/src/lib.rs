@@ -20,6 +20,12 @@ mod tool;
 pub use listen::{TlsSetupError, listen, tls_acceptor};
 pub use serve::{GuestConfig, MAX_REQUEST_BYTES, serve};
 
+/// This agent's build identity: the crate version and a hash of every
+/// source it is made of (see `build.rs`). `cortex-guest --build-id` prints
+/// it; a harness starts a `cortex-guest` binary only when it prints the
+/// same identity the harness was built with.
+pub const BUILD_ID: &str = env!("CORTEX_GUEST_BUILD");
+
 /// Entry point of the `cortex-guest` binary (and `cortex guest`): serves
 /// stdin/stdout for the workspace given by `--root PATH` (default: the current
 /// folder). Commands run with the agent's own environment, which its parent
