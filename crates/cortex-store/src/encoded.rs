@@ -17,6 +17,8 @@ pub struct EncodedKind {
 }
 
 impl EncodedKind {
+    /// Serialise `kind`. [`StoreError::Invalid`] when it cannot be (it
+    /// always can for the kinds serde derives today).
     pub fn new(kind: EventKind) -> Result<Self, StoreError> {
         let fail =
             |e: String| StoreError::Invalid(format!("cannot serialize {}: {e}", kind.type_name()));
@@ -59,14 +61,12 @@ impl EncodedKind {
         })
     }
 
+    /// The event kind.
     pub fn kind(&self) -> &EventKind {
         &self.kind
     }
 
-    pub fn into_kind(self) -> EventKind {
-        self.kind
-    }
-
+    /// The kind's wire name (`turn.started`), the stored `type` column.
     pub fn type_name(&self) -> &'static str {
         self.kind.type_name()
     }
@@ -114,6 +114,7 @@ impl EncodedKind {
 /// What the store assigned to an appended event.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Stamp {
+    /// The event's place in its session's timeline, from 1.
     pub seq: u64,
     /// RFC 3339 with milliseconds.
     pub ts: String,

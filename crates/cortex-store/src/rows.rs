@@ -75,6 +75,17 @@ impl RawEvent {
         })
     }
 
+    /// The same columns from a PostgreSQL row.
+    pub(crate) fn from_pg(row: &tokio_postgres::Row) -> Self {
+        Self {
+            seq: row.get(0),
+            ts: row.get(1),
+            turn_id: row.get(2),
+            type_name: row.get(3),
+            payload: row.get(4),
+        }
+    }
+
     pub(crate) fn into_event(self, session: &SessionId) -> Result<Event, StoreError> {
         let seq = seq_from_db(self.seq, &format!("event of session `{session}`"))?;
         let kind = decode_kind(&self.type_name, &self.payload).map_err(|e| {
@@ -118,6 +129,20 @@ impl RawSession {
             title: row.get(6)?,
             last_seq: row.get(7)?,
         })
+    }
+
+    /// The same columns from a PostgreSQL row.
+    pub(crate) fn from_pg(row: &tokio_postgres::Row) -> Self {
+        Self {
+            id: row.get(0),
+            repository: row.get(1),
+            mode: row.get(2),
+            model: row.get(3),
+            stop_rule: row.get(4),
+            created_at: row.get(5),
+            title: row.get(6),
+            last_seq: row.get(7),
+        }
     }
 
     pub(crate) fn into_record(self) -> Result<SessionRecord, StoreError> {
@@ -200,6 +225,17 @@ impl RawTurn {
             started_at: row.get(3)?,
             ended_at: row.get(4)?,
         })
+    }
+
+    /// The same columns from a PostgreSQL row.
+    pub(crate) fn from_pg(row: &tokio_postgres::Row) -> Self {
+        Self {
+            id: row.get(0),
+            session_id: row.get(1),
+            status: row.get(2),
+            started_at: row.get(3),
+            ended_at: row.get(4),
+        }
     }
 
     pub(crate) fn into_record(self) -> Result<TurnRecord, StoreError> {
