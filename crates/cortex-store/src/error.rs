@@ -2,6 +2,7 @@
 //! own error, so a caller can look at it (a PostgreSQL SQLSTATE, a SQLite
 //! busy database) rather than at a message.
 
+use cortex_protocol::{SessionId, TurnId};
 use std::path::PathBuf;
 
 /// Why a [`crate::Store`] call failed. A failed write wrote nothing.
@@ -14,10 +15,15 @@ pub enum StoreError {
     /// PostgreSQL failed the statement, or the connection to it ended.
     #[error("database error: {0}")]
     Postgres(#[from] tokio_postgres::Error),
-    /// A stored row this build cannot read; the message names its key
-    /// (session, seq, turn or rule id) and what is wrong with it.
-    #[error("stored data is corrupt: {0}")]
-    Corrupt(String),
+    /// A stored row this build cannot read.
+    #[error("stored data is corrupt: {row}: {reason}")]
+    Corrupt {
+        /// Which row, by its key: ``event seq 2 of session `s` ``.
+        row: String,
+        /// What is wrong with it.
+        #[source]
+        reason: Corruption,
+    },
     /// There is no session with this id.
     #[error("no session `{0}`")]
     NoSession(String),
@@ -30,11 +36,10 @@ pub enum StoreError {
         #[source]
         reason: OpenError,
     },
-    /// The caller asked for something the store refuses: an id that exists
-    /// (session, rule), a `turn.started` without a turn id, closing a turn
-    /// that is not running. Nothing was written.
+    /// The caller asked for something the store refuses. Nothing was
+    /// written.
     #[error("rejected: {0}")]
-    Invalid(String),
+    Invalid(#[from] Refused),
 }
 
 /// Why a store could not be opened (`StoreError::Open`).
@@ -83,4 +88,84 @@ pub enum OpenError {
         /// Why it failed.
         source: tokio_postgres::Error,
     },
+}
+
+/// What the store refused to write ([`StoreError::Invalid`]).
+#[derive(Debug, thiserror::Error)]
+pub enum Refused {
+    /// A session with this id exists.
+    #[error("session `{0}` already exists")]
+    SessionExists(SessionId),
+    /// A rule with this id exists (anyone's).
+    #[error("rule `{0}` already exists")]
+    RuleExists(String),
+    /// A turn event (named) came without a turn id.
+    #[error("`{0}` needs a turn id")]
+    NoTurnId(&'static str),
+    /// A `turn.started` for a turn id that already has a turn.
+    #[error("turn `{0}` has already started")]
+    TurnStarted(TurnId),
+    /// A turn-ending event for a turn this session never started.
+    #[error("turn `{turn}` was never started in session `{session}`")]
+    TurnNotStarted {
+        /// The turn.
+        turn: TurnId,
+        /// The session the event was for.
+        session: SessionId,
+    },
+    /// A turn-ending event for a turn that has ended.
+    #[error("turn `{turn}` has already ended ({status})")]
+    TurnEnded {
+        /// The turn.
+        turn: TurnId,
+        /// How it ended.
+        status: &'static str,
+    },
+    /// The value (an event kind's type name, `rule`) cannot be turned into
+    /// JSON.
+    #[error("cannot serialize {what}: {source}")]
+    Unserializable {
+        /// What was being serialised.
+        what: &'static str,
+        /// Why serde refused.
+        source: serde_json::Error,
+    },
+    /// An event kind serialised to something other than a tagged object.
+    #[error("{what} serialized as {json}, not a tagged object")]
+    NotTagged {
+        /// The kind's type name.
+        what: &'static str,
+        /// What it serialised as.
+        json: String,
+    },
+}
+
+/// What is wrong with a stored row ([`StoreError::Corrupt`]).
+#[derive(Debug, thiserror::Error)]
+pub enum Corruption {
+    /// A seq column below zero.
+    #[error("negative seq {0}")]
+    NegativeSeq(i64),
+    /// An event's payload is not JSON.
+    #[error("payload is not JSON: {0}")]
+    PayloadNotJson(#[source] serde_json::Error),
+    /// An event's payload is JSON but not of its type.
+    #[error("`{type_name}`: {source}")]
+    NotItsKind {
+        /// The stored type name.
+        type_name: String,
+        /// Why the payload does not fit it.
+        source: serde_json::Error,
+    },
+    /// A column holds a value this build does not know.
+    #[error("unknown {column} `{value}`")]
+    Unknown {
+        /// The column.
+        column: &'static str,
+        /// Its value.
+        value: String,
+    },
+    /// A rule's `matches` column is not a rule match.
+    #[error("not a rule match: {0}")]
+    RuleMatch(#[source] serde_json::Error),
 }

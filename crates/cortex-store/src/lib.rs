@@ -23,7 +23,7 @@ mod sqlite;
 mod turn_rules;
 
 pub use encoded::{EncodedKind, Stamp};
-pub use error::{OpenError, StoreError};
+pub use error::{Corruption, OpenError, Refused, StoreError};
 pub use postgres::PgStore;
 pub use sqlite::SqliteStore;
 

@@ -12,7 +12,9 @@
 use crate::migrations;
 use crate::rows::{self, RawEvent, RawSession, RawTurn};
 use crate::turn_rules;
-use crate::{EncodedKind, SessionRecord, Stamp, Store, StoreError, TurnRecord, TurnStatus};
+use crate::{
+    EncodedKind, Refused, SessionRecord, Stamp, Store, StoreError, TurnRecord, TurnStatus,
+};
 use cortex_protocol::{Event, EventKind, Rule, SessionId, TurnId, now_rfc3339};
 use std::sync::Arc;
 use tokio::sync::MutexGuard;
@@ -255,10 +257,9 @@ impl Store for PgStore {
             .await;
         match inserted {
             Ok(_) => Ok(()),
-            Err(e) if is_unique_violation(&e) => Err(StoreError::Invalid(format!(
-                "session `{}` already exists",
-                session.id
-            ))),
+            Err(e) if is_unique_violation(&e) => {
+                Err(Refused::SessionExists(session.id.clone()).into())
+            }
             Err(e) => Err(pg(e)),
         }
     }

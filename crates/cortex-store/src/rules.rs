@@ -6,19 +6,25 @@
 //! JSON of [`RuleMatch`], so a new kind of rule needs no migration. The SQL
 //! for both stores is here, behind [`crate::Store`]'s rule methods.
 
-use crate::StoreError;
 use crate::postgres::{PgStore, is_unique_violation};
 use crate::sqlite::SqliteStore;
+use crate::{Corruption, Refused, StoreError};
 use cortex_protocol::{Rule, RuleMatch};
 use rusqlite::{ErrorCode, params};
 
 /// A rule id that is already stored (whoever's it is).
 fn duplicate(id: &str) -> StoreError {
-    StoreError::Invalid(format!("rule `{id}` already exists"))
+    Refused::RuleExists(id.to_owned()).into()
 }
 
 fn encode(matches: &RuleMatch) -> Result<String, StoreError> {
-    serde_json::to_string(matches).map_err(|e| StoreError::Corrupt(format!("rule: {e}")))
+    serde_json::to_string(matches).map_err(|source| {
+        Refused::Unserializable {
+            what: "rule",
+            source,
+        }
+        .into()
+    })
 }
 
 fn decode(
@@ -27,8 +33,10 @@ fn decode(
     matches: &str,
     created_at: String,
 ) -> Result<Rule, StoreError> {
-    let matches = serde_json::from_str(matches)
-        .map_err(|e| StoreError::Corrupt(format!("rule `{id}`: {e}")))?;
+    let matches = serde_json::from_str(matches).map_err(|e| StoreError::Corrupt {
+        row: format!("rule `{id}`"),
+        reason: Corruption::RuleMatch(e),
+    })?;
     Ok(Rule {
         id,
         repository,

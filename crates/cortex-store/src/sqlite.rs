@@ -10,7 +10,9 @@ use crate::error::OpenError;
 use crate::migrations;
 use crate::rows::{self, RawEvent, RawSession, RawTurn};
 use crate::turn_rules::{self, require_turn};
-use crate::{EncodedKind, SessionRecord, Stamp, Store, StoreError, TurnRecord, TurnStatus};
+use crate::{
+    EncodedKind, Refused, SessionRecord, Stamp, Store, StoreError, TurnRecord, TurnStatus,
+};
 use cortex_protocol::{Event, EventKind, Rule, SessionId, TurnId, now_rfc3339};
 use rusqlite::config::DbConfig;
 use rusqlite::{
@@ -237,9 +239,9 @@ impl Store for SqliteStore {
                 ]);
             match inserted {
                 Ok(_) => Ok(()),
-                Err(e) if e.sqlite_error_code() == Some(ErrorCode::ConstraintViolation) => Err(
-                    StoreError::Invalid(format!("session `{}` already exists", session.id)),
-                ),
+                Err(e) if e.sqlite_error_code() == Some(ErrorCode::ConstraintViolation) => {
+                    Err(Refused::SessionExists(session.id.clone()).into())
+                }
                 Err(e) => Err(e.into()),
             }
         })

@@ -183,8 +183,12 @@ async fn malformed_payload_is_reported_as_corrupt_with_its_seq() {
     drop(conn);
     let store = SqliteStore::open(&path).expect("open");
     match store.events(&sid("s"), 0).await {
-        Err(StoreError::Corrupt(message)) => {
-            assert!(message.contains("seq 2"), "{message}");
+        Err(StoreError::Corrupt {
+            row,
+            reason: cortex_store::Corruption::NotItsKind { type_name, .. },
+        }) => {
+            assert_eq!(row, "event seq 2 of session `s`");
+            assert_eq!(type_name, "message.delta");
         }
         other => panic!("expected Corrupt, got {other:?}"),
     }
