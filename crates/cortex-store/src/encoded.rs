@@ -60,7 +60,7 @@ impl EncodedKind {
     }
 
     /// The event kind.
-    pub fn kind(&self) -> &EventKind {
+    pub(crate) fn kind(&self) -> &EventKind {
         &self.kind
     }
 

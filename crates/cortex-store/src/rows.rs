@@ -175,7 +175,7 @@ pub(crate) fn title_from_message(message: &str) -> Option<String> {
 
 impl TurnStatus {
     /// The name stored in the `turns` table.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             TurnStatus::Running => "running",
             TurnStatus::Completed => "completed",
