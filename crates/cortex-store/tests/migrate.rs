@@ -148,6 +148,10 @@ async fn check_old_rows(store: &dyn Store) {
     ));
 }
 
+/// A session as a build of schema 1 wrote it.
+const V1_ROWS: &str = "INSERT INTO sessions (id, repository, mode, model, stop_rule, created_at) \
+     VALUES ('old', '/repo', 'agent', 'scripted:test', 'code', '2026-11-01T00:00:00.000Z');";
+
 // ---- SQLite ---------------------------------------------------------------
 
 fn sqlite_old(path: &std::path::Path, steps: &[&str], version: i64, rows: &str) {
@@ -185,8 +189,7 @@ async fn sqlite_schema_3_databases_open_with_their_data() {
 async fn sqlite_sessions_from_before_owners_belong_to_local() {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("v1.db");
-    let rows = "INSERT INTO sessions (id, repository, mode, model, stop_rule, created_at) \
-                VALUES ('old', '/repo', 'agent', 'scripted:test', 'code', '2026-11-01T00:00:00.000Z');";
+    let rows = V1_ROWS;
     sqlite_old(&path, &[old_schema::SQLITE_V1], 1, rows);
     let store = SqliteStore::open(&path).expect("migrate");
     assert_eq!(
@@ -273,8 +276,7 @@ async fn postgres_schema_3_databases_open_with_their_data() {
 /// PostgreSQL now runs the shared step 2, backfill included.
 #[tokio::test]
 async fn postgres_sessions_from_before_owners_belong_to_local() {
-    let rows = "INSERT INTO sessions (id, repository, mode, model, stop_rule, created_at) \
-                VALUES ('old', '/repo', 'agent', 'scripted:test', 'code', '2026-11-01T00:00:00.000Z');";
+    let rows = V1_ROWS;
     let Some(url) = pg_old(&[old_schema::PG_V1], 1, rows).await else {
         eprintln!("SKIPPED: PostgreSQL is not installed");
         return;
