@@ -86,9 +86,11 @@ pub struct TurnRecord {
 /// # What every method may assume and guarantees
 ///
 /// - **Concurrency.** Methods may be called at once from many tasks and,
-///   for one database, from several processes. Each call is one
-///   transaction: it is applied entirely or not at all, and a read sees
-///   one committed state (never half of another call's write).
+///   for one database, from several processes. Each write is one
+///   transaction: it is applied entirely or not at all, and no read sees
+///   half of it. A read returns what was committed before it; one made of
+///   two statements (a page after a cursor) may see a write that committed
+///   between them.
 /// - **Errors.** An `Err` from a write means that write's transaction was
 ///   rolled back: nothing of it is stored. [`StoreError::Sqlite`] and
 ///   [`StoreError::Postgres`] carry the driver's error (a database busy
@@ -100,9 +102,10 @@ pub struct TurnRecord {
 /// - **Cancellation** (the returned future dropped before it finished).
 ///   [`SqliteStore`] does a call's whole work in its first poll, so a
 ///   dropped call either never ran or finished. [`PgStore`] awaits the
-///   server: a write dropped before its commit reached the server is rolled
-///   back; one dropped after that may have committed. Either way it is
-///   never half-applied. A caller that dropped a write learns its outcome
+///   server: a write dropped before its statement (for an append, its
+///   `COMMIT`) reached the server is not applied; one dropped after that
+///   may have been. Either way it is never half-applied, and the
+///   connection stays usable for the next call. A caller that dropped a write learns its outcome
 ///   by reading (the events after the last seq it knew, the session, the
 ///   rules) and must not simply repeat it: appends are not idempotent.
 /// - **Durability.** A write that returned `Ok` survives the process being
@@ -146,8 +149,9 @@ pub trait Store: Send + Sync {
     /// `after` must be one of `owner`'s sessions: otherwise
     /// [`StoreError::NoSession`], exactly as for a session that does not
     /// exist, so a cursor reveals nothing of another principal. Pages are
-    /// keyed by the cursor's position, not an offset: appends between two
-    /// calls neither repeat nor skip a session.
+    /// keyed by the cursor's position, not an offset: a session created
+    /// between two calls does not shift the later pages (being the newest,
+    /// it is on a first page). `limit` 0 is an empty page.
     async fn list_owned(
         &self,
         owner: &str,
