@@ -251,5 +251,30 @@ macro_rules! sessions_suite {
             assert_eq!(turns[0].started_at, events[0].ts);
             assert!(store.turns(&sid("other")).await.expect("other").len() == 1);
         }
+
+        /// Appends dropped at any point (here by timeouts from 0 to 6 ms)
+        /// are applied entirely or not at all: whatever landed is gapless,
+        /// the session's `last_seq` agrees, and the store goes on.
+        #[tokio::test]
+        async fn dropped_appends_leave_a_gapless_timeline() {
+            let Some(store) = store_with(&["s"]).await else {
+                return;
+            };
+            for i in 0..60u64 {
+                let (session, text) = (sid("s"), i.to_string());
+                let append = store.append(&session, None, delta(&text));
+                let budget = std::time::Duration::from_micros(i * 100);
+                let _ = tokio::time::timeout(budget, append).await;
+            }
+            let after = store
+                .append(&sid("s"), None, delta("after"))
+                .await
+                .expect("the store goes on");
+            let events = store.events(&sid("s"), 0).await.expect("events");
+            let seqs: Vec<u64> = events.iter().map(|e| e.seq).collect();
+            assert_eq!(seqs, (1..=after.seq).collect::<Vec<_>>());
+            let session = store.get_session(&sid("s")).await.expect("get");
+            assert_eq!(session.map(|s| s.last_seq), Some(after.seq));
+        }
     };
 }
