@@ -112,7 +112,7 @@ impl From<StoreError> for ApiError {
     fn from(e: StoreError) -> Self {
         match e {
             StoreError::NoSession(id) => ApiError::no_session(&id),
-            StoreError::Invalid(message) => ApiError::bad_request(message),
+            StoreError::Invalid(refused) => ApiError::bad_request(refused.to_string()),
             other => {
                 tracing::error!("store: {other}");
                 ApiError::internal(format!("the store failed: {other}"))

@@ -2,7 +2,7 @@
 //! `payload` column and gives clients the event's wire form, so a streamed
 //! event is not encoded a second time.
 
-use crate::StoreError;
+use crate::{Refused, StoreError};
 use cortex_protocol::{Event, EventKind, SessionId, TurnId};
 use serde_json::Value;
 use std::ops::Range;
@@ -17,10 +17,13 @@ pub struct EncodedKind {
 }
 
 impl EncodedKind {
+    /// Serialise `kind`. [`StoreError::Invalid`] when it cannot be (it
+    /// always can for the kinds serde derives today).
     pub fn new(kind: EventKind) -> Result<Self, StoreError> {
-        let fail =
-            |e: String| StoreError::Invalid(format!("cannot serialize {}: {e}", kind.type_name()));
-        let json = serde_json::to_string(&kind).map_err(|e| fail(e.to_string()))?;
+        let json = serde_json::to_string(&kind).map_err(|source| Refused::Unserializable {
+            what: kind.type_name(),
+            source,
+        })?;
         match split(&json, kind.type_name()) {
             Some(payload) => Ok(EncodedKind {
                 kind,
@@ -34,14 +37,12 @@ impl EncodedKind {
     /// The slow path, for a serialisation that does not have the expected
     /// shape (it always does for the kinds serde derives today).
     fn through_value(kind: EventKind, json: &str) -> Result<Self, StoreError> {
-        let value: Value = serde_json::from_str(json).map_err(|e| {
-            StoreError::Invalid(format!("cannot serialize {}: {e}", kind.type_name()))
-        })?;
-        let Value::Object(mut map) = value else {
-            return Err(StoreError::Invalid(format!(
-                "{} serialized as {json}, not an object",
-                kind.type_name()
-            )));
+        let not_tagged = || Refused::NotTagged {
+            what: kind.type_name(),
+            json: json.to_owned(),
+        };
+        let Ok(Value::Object(mut map)) = serde_json::from_str(json) else {
+            return Err(not_tagged().into());
         };
         let payload = map.remove("payload").unwrap_or(Value::Null);
         let mut tagged = serde_json::Map::new();
@@ -50,8 +51,7 @@ impl EncodedKind {
             tagged.insert("payload".into(), payload);
         }
         let json = Value::Object(tagged).to_string();
-        let payload = split(&json, kind.type_name())
-            .ok_or_else(|| StoreError::Invalid(format!("cannot encode {}", kind.type_name())))?;
+        let payload = split(&json, kind.type_name()).ok_or_else(not_tagged)?;
         Ok(EncodedKind {
             kind,
             json,
@@ -59,14 +59,12 @@ impl EncodedKind {
         })
     }
 
-    pub fn kind(&self) -> &EventKind {
+    /// The event kind.
+    pub(crate) fn kind(&self) -> &EventKind {
         &self.kind
     }
 
-    pub fn into_kind(self) -> EventKind {
-        self.kind
-    }
-
+    /// The kind's wire name (`turn.started`), the stored `type` column.
     pub fn type_name(&self) -> &'static str {
         self.kind.type_name()
     }
@@ -114,6 +112,7 @@ impl EncodedKind {
 /// What the store assigned to an appended event.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Stamp {
+    /// The event's place in its session's timeline, from 1.
     pub seq: u64,
     /// RFC 3339 with milliseconds.
     pub ts: String,

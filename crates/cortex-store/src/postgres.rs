@@ -6,64 +6,24 @@
 //! from the events in the same transaction. Writes go through one connection
 //! behind an async mutex (a transaction needs it exclusively); reads use a
 //! second connection and run concurrently. A connection the server closed
-//! (restart, failover) is opened again by the next call. Schema versions are
-//! tracked in `cortex_schema`, migrated under an advisory lock.
+//! (restart, failover) is opened again by the next call. The schema is
+//! `migrations.rs`'s, its version kept in `cortex_schema`.
 
-use crate::error::OpenError;
+use crate::migrations;
 use crate::rows::{self, RawEvent, RawSession, RawTurn};
 use crate::turn_rules;
-use crate::{EncodedKind, SessionRecord, Stamp, Store, StoreError, TurnRecord, TurnStatus};
-use cortex_protocol::{Event, EventKind, Mode, Rule, SessionId, TurnId, now_rfc3339};
+use crate::{
+    EncodedKind, Refused, SessionRecord, Stamp, Store, StoreError, TurnRecord, TurnStatus,
+};
+use cortex_protocol::{Event, EventKind, Rule, SessionId, TurnId, now_rfc3339};
 use std::sync::Arc;
 use tokio::sync::MutexGuard;
 use tokio_postgres::error::SqlState;
 use tokio_postgres::{Client, NoTls, Row, Transaction};
 
-/// Any value: only this module takes it, to serialise migrations.
-const MIGRATION_LOCK: i64 = 0x636f_7274_6578;
-
-const V1: &str = "
-CREATE TABLE sessions (
-    id         TEXT PRIMARY KEY,
-    repository TEXT NOT NULL,
-    mode       TEXT NOT NULL,
-    model      TEXT NOT NULL,
-    stop_rule  TEXT NOT NULL,
-    created_at TEXT NOT NULL,
-    title      TEXT,
-    last_seq   BIGINT NOT NULL DEFAULT 0
-);
-CREATE INDEX sessions_by_created ON sessions (created_at DESC, id DESC);
-CREATE TABLE turns (
-    id         TEXT PRIMARY KEY,
-    session_id TEXT NOT NULL REFERENCES sessions (id),
-    status     TEXT NOT NULL,
-    started_at TEXT NOT NULL,
-    ended_at   TEXT,
-    error      TEXT,
-    ord        BIGSERIAL
-);
-CREATE INDEX turns_by_session ON turns (session_id, started_at);
-CREATE INDEX turns_running ON turns (status) WHERE status = 'running';
-CREATE TABLE events (
-    session_id TEXT NOT NULL REFERENCES sessions (id),
-    seq        BIGINT NOT NULL,
-    ts         TEXT NOT NULL,
-    turn_id    TEXT,
-    type       TEXT NOT NULL,
-    payload    TEXT NOT NULL,
-    PRIMARY KEY (session_id, seq)
-);
-";
-
-const V2: &str = "
-ALTER TABLE sessions ADD COLUMN owner TEXT;
-CREATE INDEX sessions_by_owner ON sessions (owner, created_at DESC, id DESC);
-";
-
-/// Same steps, same numbering as the SQLite schema.
-const MIGRATIONS: &[&str] = &[V1, V2, crate::rules::TABLE];
-
+/// The store in a PostgreSQL database, shared by the servers of a team.
+/// Its contract is [`Store`]'s; a dropped call may leave its write
+/// committed or not (see there), never half-done.
 pub struct PgStore {
     url: String,
     writer: tokio::sync::Mutex<Client>,
@@ -74,7 +34,7 @@ fn pg(e: tokio_postgres::Error) -> StoreError {
     StoreError::Postgres(e)
 }
 
-fn is_unique_violation(e: &tokio_postgres::Error) -> bool {
+pub(crate) fn is_unique_violation(e: &tokio_postgres::Error) -> bool {
     e.code() == Some(&SqlState::UNIQUE_VIOLATION)
 }
 
@@ -111,7 +71,7 @@ impl PgStore {
     /// Must be called inside a Tokio runtime; the connections' tasks run on it.
     pub async fn connect(url: &str) -> Result<Self, StoreError> {
         let mut writer = connect(url).await?;
-        migrate(&mut writer)
+        migrations::migrate_postgres(&mut writer)
             .await
             .map_err(|reason| StoreError::Open {
                 path: redact(url),
@@ -153,94 +113,13 @@ impl PgStore {
 
     /// The schema version of the database.
     pub async fn schema_version(&self) -> Result<i64, StoreError> {
-        let row = self
-            .reader()
-            .await?
-            .query_one("SELECT version FROM cortex_schema", &[])
-            .await
-            .map_err(pg)?;
-        Ok(row.get(0))
-    }
-}
-
-async fn migrate(client: &mut Client) -> Result<(), OpenError> {
-    let known = MIGRATIONS.len() as i64;
-    let tx = client.transaction().await?;
-    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])
-        .await?;
-    tx.batch_execute("CREATE TABLE IF NOT EXISTS cortex_schema (version BIGINT NOT NULL)")
-        .await?;
-    let found: i64 = match tx
-        .query_opt("SELECT version FROM cortex_schema", &[])
-        .await?
-    {
-        Some(row) => row.get(0),
-        None => {
-            tx.execute("INSERT INTO cortex_schema (version) VALUES (0)", &[])
-                .await?;
-            0
-        }
-    };
-    if found > known {
-        return Err(OpenError::TooNew {
-            found,
-            known,
-            elsewhere: "database",
-        });
-    }
-    for (index, sql) in MIGRATIONS.iter().enumerate().skip(found as usize) {
-        tx.batch_execute(sql)
-            .await
-            .map_err(|source| OpenError::PostgresMigration {
-                step: index + 1,
-                source,
-            })?;
-    }
-    tx.execute("UPDATE cortex_schema SET version = $1", &[&known])
-        .await?;
-    Ok(tx.commit().await?)
-}
-
-const SESSION_COLUMNS: &str = "id, repository, mode, model, stop_rule, created_at, title, last_seq";
-const EVENT_COLUMNS: &str = "seq, ts, turn_id, type, payload";
-const TURN_COLUMNS: &str = "id, session_id, status, started_at, ended_at";
-
-fn raw_session(row: &Row) -> RawSession {
-    RawSession {
-        id: row.get(0),
-        repository: row.get(1),
-        mode: row.get(2),
-        model: row.get(3),
-        stop_rule: row.get(4),
-        created_at: row.get(5),
-        title: row.get(6),
-        last_seq: row.get(7),
-    }
-}
-
-fn raw_event(row: &Row) -> RawEvent {
-    RawEvent {
-        seq: row.get(0),
-        ts: row.get(1),
-        turn_id: row.get(2),
-        type_name: row.get(3),
-        payload: row.get(4),
-    }
-}
-
-fn raw_turn(row: &Row) -> RawTurn {
-    RawTurn {
-        id: row.get(0),
-        session_id: row.get(1),
-        status: row.get(2),
-        started_at: row.get(3),
-        ended_at: row.get(4),
+        Ok(migrations::pg_version(&*self.reader().await?).await?)
     }
 }
 
 fn sessions(rows: Vec<Row>) -> Result<Vec<SessionRecord>, StoreError> {
     rows.iter()
-        .map(|row| raw_session(row).into_record())
+        .map(|row| RawSession::from_pg(row).into_record())
         .collect()
 }
 
@@ -297,12 +176,14 @@ async fn append_in(
             let turn = needs_turn()?;
             let inserted = tx
                 .execute(
-                    "INSERT INTO turns (id, session_id, status, started_at) VALUES ($1, $2, $3, $4)",
+                    "INSERT INTO turns (id, session_id, status, started_at, started_seq)
+                     VALUES ($1, $2, $3, $4, $5)",
                     &[
                         &turn.as_str(),
                         &session.as_str(),
                         &TurnStatus::Running.as_str(),
                         &ts,
+                        &rows::seq_to_db(seq),
                     ],
                 )
                 .await;
@@ -376,44 +257,23 @@ impl Store for PgStore {
             .await;
         match inserted {
             Ok(_) => Ok(()),
-            Err(e) if is_unique_violation(&e) => Err(StoreError::Invalid(format!(
-                "session `{}` already exists",
-                session.id
-            ))),
+            Err(e) if is_unique_violation(&e) => {
+                Err(Refused::SessionExists(session.id.clone()).into())
+            }
             Err(e) => Err(pg(e)),
         }
     }
 
     async fn get_session(&self, id: &SessionId) -> Result<Option<SessionRecord>, StoreError> {
-        let sql = format!("SELECT {SESSION_COLUMNS} FROM sessions WHERE id = $1");
+        let sql = format!("SELECT {} FROM sessions WHERE id = $1", RawSession::COLUMNS);
         let row = self
             .reader()
             .await?
             .query_opt(&sql, &[&id.as_str()])
             .await
             .map_err(pg)?;
-        row.map(|row| raw_session(&row).into_record()).transpose()
-    }
-
-    async fn list_sessions(&self) -> Result<Vec<SessionRecord>, StoreError> {
-        let sql =
-            format!("SELECT {SESSION_COLUMNS} FROM sessions ORDER BY created_at DESC, id DESC");
-        sessions(self.reader().await?.query(&sql, &[]).await.map_err(pg)?)
-    }
-
-    async fn set_mode(&self, id: &SessionId, mode: Mode) -> Result<(), StoreError> {
-        let writer = self.writer().await?;
-        let changed = writer
-            .execute(
-                "UPDATE sessions SET mode = $2 WHERE id = $1",
-                &[&id.as_str(), &mode.as_str()],
-            )
-            .await
-            .map_err(pg)?;
-        if changed == 0 {
-            return Err(StoreError::NoSession(id.to_string()));
-        }
-        Ok(())
+        row.map(|row| RawSession::from_pg(&row).into_record())
+            .transpose()
     }
 
     async fn set_owner(&self, id: &SessionId, owner: &str) -> Result<(), StoreError> {
@@ -451,8 +311,9 @@ impl Store for PgStore {
         let rows = match after {
             None => {
                 let sql = format!(
-                    "SELECT {SESSION_COLUMNS} FROM sessions WHERE owner = $1
-                     ORDER BY created_at DESC, id DESC LIMIT $2"
+                    "SELECT {} FROM sessions WHERE owner = $1
+                     ORDER BY created_at DESC, id DESC LIMIT $2",
+                    RawSession::COLUMNS
                 );
                 self.reader().await?.query(&sql, &[&owner, &limit]).await
             }
@@ -469,9 +330,10 @@ impl Store for PgStore {
                     .ok_or_else(|| StoreError::NoSession(cursor.to_string()))?;
                 let (created_at, id): (String, String) = (position.get(0), position.get(1));
                 let sql = format!(
-                    "SELECT {SESSION_COLUMNS} FROM sessions
+                    "SELECT {} FROM sessions
                      WHERE owner = $1 AND (created_at, id) < ($2, $3)
-                     ORDER BY created_at DESC, id DESC LIMIT $4"
+                     ORDER BY created_at DESC, id DESC LIMIT $4",
+                    RawSession::COLUMNS
                 );
                 self.reader()
                     .await?
@@ -498,7 +360,8 @@ impl Store for PgStore {
 
     async fn events(&self, session: &SessionId, after: u64) -> Result<Vec<Event>, StoreError> {
         let sql = format!(
-            "SELECT {EVENT_COLUMNS} FROM events WHERE session_id = $1 AND seq > $2 ORDER BY seq"
+            "SELECT {} FROM events WHERE session_id = $1 AND seq > $2 ORDER BY seq",
+            RawEvent::COLUMNS
         );
         let rows = self
             .reader()
@@ -510,13 +373,14 @@ impl Store for PgStore {
             return Err(StoreError::NoSession(session.to_string()));
         }
         rows.iter()
-            .map(|row| raw_event(row).into_event(session))
+            .map(|row| RawEvent::from_pg(row).into_event(session))
             .collect()
     }
 
     async fn turns(&self, session: &SessionId) -> Result<Vec<TurnRecord>, StoreError> {
         let sql = format!(
-            "SELECT {TURN_COLUMNS} FROM turns WHERE session_id = $1 ORDER BY started_at, ord"
+            "SELECT {} FROM turns WHERE session_id = $1 ORDER BY started_seq",
+            RawTurn::COLUMNS
         );
         let rows = self
             .reader()
@@ -527,15 +391,22 @@ impl Store for PgStore {
         if rows.is_empty() && !session_exists(&*self.reader().await?, session).await? {
             return Err(StoreError::NoSession(session.to_string()));
         }
-        rows.iter().map(|row| raw_turn(row).into_record()).collect()
+        rows.iter()
+            .map(|row| RawTurn::from_pg(row).into_record())
+            .collect()
     }
 
     async fn running_turns(&self) -> Result<Vec<TurnRecord>, StoreError> {
         let sql = format!(
-            "SELECT {TURN_COLUMNS} FROM turns WHERE status = 'running' ORDER BY started_at, ord"
+            // A literal, so the partial index `turns_running` applies.
+            "SELECT {} FROM turns WHERE status = 'running'
+             ORDER BY started_at, session_id, started_seq",
+            RawTurn::COLUMNS
         );
         let rows = self.reader().await?.query(&sql, &[]).await.map_err(pg)?;
-        rows.iter().map(|row| raw_turn(row).into_record()).collect()
+        rows.iter()
+            .map(|row| RawTurn::from_pg(row).into_record())
+            .collect()
     }
 
     async fn add_rule(&self, principal: &str, rule: &Rule) -> Result<(), StoreError> {

@@ -5,7 +5,7 @@
 //! does not parse, so one bad row names itself instead of failing as a
 //! generic SQLite error.
 
-use crate::{SessionRecord, StoreError, TurnRecord, TurnStatus};
+use crate::{Corruption, SessionRecord, StoreError, TurnRecord, TurnStatus};
 use cortex_protocol::{Event, EventKind, SessionId, TurnId};
 use rusqlite::Row;
 use serde_json::Value;
@@ -15,7 +15,10 @@ pub(crate) const TITLE_MAX_CHARS: usize = 80;
 
 /// Convert a seq read from SQLite (always >= 0 as we write it).
 pub(crate) fn seq_from_db(value: i64, what: &str) -> Result<u64, StoreError> {
-    u64::try_from(value).map_err(|_| StoreError::Corrupt(format!("{what}: negative seq {value}")))
+    u64::try_from(value).map_err(|_| StoreError::Corrupt {
+        row: what.to_owned(),
+        reason: Corruption::NegativeSeq(value),
+    })
 }
 
 /// Convert a seq for a query bound; values past `i64::MAX` clamp (no row has one).
@@ -25,28 +28,16 @@ pub(crate) fn seq_to_db(value: u64) -> i64 {
 
 // ---- events ---------------------------------------------------------------
 
-/// Why stored columns are not an event kind.
-#[derive(Debug, thiserror::Error)]
-pub(crate) enum KindError {
-    #[error("payload is not JSON: {0}")]
-    NotJson(#[source] serde_json::Error),
-    #[error("`{type_name}`: {source}")]
-    Kind {
-        type_name: String,
-        source: serde_json::Error,
-    },
-}
-
 /// Rebuild an `EventKind` from its stored columns.
-pub(crate) fn decode_kind(type_name: &str, payload: &str) -> Result<EventKind, KindError> {
-    let payload: Value = serde_json::from_str(payload).map_err(KindError::NotJson)?;
+pub(crate) fn decode_kind(type_name: &str, payload: &str) -> Result<EventKind, Corruption> {
+    let payload: Value = serde_json::from_str(payload).map_err(Corruption::PayloadNotJson)?;
     let mut map = serde_json::Map::new();
     map.insert("type".to_owned(), Value::String(type_name.to_owned()));
     // A unit-like variant has no `payload` key on the wire.
     if !payload.is_null() {
         map.insert("payload".to_owned(), payload);
     }
-    serde_json::from_value(Value::Object(map)).map_err(|source| KindError::Kind {
+    serde_json::from_value(Value::Object(map)).map_err(|source| Corruption::NotItsKind {
         type_name: type_name.to_owned(),
         source,
     })
@@ -75,11 +66,24 @@ impl RawEvent {
         })
     }
 
+    /// The same columns from a PostgreSQL row.
+    pub(crate) fn from_pg(row: &tokio_postgres::Row) -> Self {
+        Self {
+            seq: row.get(0),
+            ts: row.get(1),
+            turn_id: row.get(2),
+            type_name: row.get(3),
+            payload: row.get(4),
+        }
+    }
+
     pub(crate) fn into_event(self, session: &SessionId) -> Result<Event, StoreError> {
         let seq = seq_from_db(self.seq, &format!("event of session `{session}`"))?;
-        let kind = decode_kind(&self.type_name, &self.payload).map_err(|e| {
-            StoreError::Corrupt(format!("event seq {seq} of session `{session}`: {e}"))
-        })?;
+        let kind =
+            decode_kind(&self.type_name, &self.payload).map_err(|reason| StoreError::Corrupt {
+                row: format!("event seq {seq} of session `{session}`"),
+                reason,
+            })?;
         Ok(Event {
             seq,
             ts: self.ts,
@@ -120,10 +124,31 @@ impl RawSession {
         })
     }
 
+    /// The same columns from a PostgreSQL row.
+    pub(crate) fn from_pg(row: &tokio_postgres::Row) -> Self {
+        Self {
+            id: row.get(0),
+            repository: row.get(1),
+            mode: row.get(2),
+            model: row.get(3),
+            stop_rule: row.get(4),
+            created_at: row.get(5),
+            title: row.get(6),
+            last_seq: row.get(7),
+        }
+    }
+
     pub(crate) fn into_record(self) -> Result<SessionRecord, StoreError> {
-        let corrupt = |what: String| StoreError::Corrupt(format!("session `{}`: {what}", self.id));
-        let mode = self.mode.parse().map_err(|e| corrupt(format!("{e}")))?;
-        let stop_rule = self.stop_rule.parse().map_err(corrupt)?;
+        let unknown = |column, value: &str| StoreError::Corrupt {
+            row: format!("session `{}`", self.id),
+            reason: Corruption::Unknown {
+                column,
+                value: value.to_owned(),
+            },
+        };
+        let mode = self.mode.parse().map_err(|_| unknown("mode", &self.mode))?;
+        let stop_rule =
+            (self.stop_rule.parse()).map_err(|_: String| unknown("stop_rule", &self.stop_rule))?;
         let last_seq = seq_from_db(self.last_seq, &format!("session `{}`", self.id))?;
         Ok(SessionRecord {
             id: SessionId(self.id),
@@ -150,7 +175,7 @@ pub(crate) fn title_from_message(message: &str) -> Option<String> {
 
 impl TurnStatus {
     /// The name stored in the `turns` table.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             TurnStatus::Running => "running",
             TurnStatus::Completed => "completed",
@@ -159,7 +184,7 @@ impl TurnStatus {
         }
     }
 
-    fn parse(s: &str) -> Option<Self> {
+    pub(crate) fn parse(s: &str) -> Option<Self> {
         [
             TurnStatus::Running,
             TurnStatus::Completed,
@@ -202,12 +227,24 @@ impl RawTurn {
         })
     }
 
+    /// The same columns from a PostgreSQL row.
+    pub(crate) fn from_pg(row: &tokio_postgres::Row) -> Self {
+        Self {
+            id: row.get(0),
+            session_id: row.get(1),
+            status: row.get(2),
+            started_at: row.get(3),
+            ended_at: row.get(4),
+        }
+    }
+
     pub(crate) fn into_record(self) -> Result<TurnRecord, StoreError> {
-        let status = TurnStatus::parse(&self.status).ok_or_else(|| {
-            StoreError::Corrupt(format!(
-                "turn `{}` has unknown status `{}`",
-                self.id, self.status
-            ))
+        let status = TurnStatus::parse(&self.status).ok_or_else(|| StoreError::Corrupt {
+            row: format!("turn `{}`", self.id),
+            reason: Corruption::Unknown {
+                column: "status",
+                value: self.status.clone(),
+            },
         })?;
         Ok(TurnRecord {
             id: TurnId(self.id),

@@ -6,26 +6,25 @@
 //! JSON of [`RuleMatch`], so a new kind of rule needs no migration. The SQL
 //! for both stores is here, behind [`crate::Store`]'s rule methods.
 
-use crate::StoreError;
-use crate::postgres::PgStore;
+use crate::postgres::{PgStore, is_unique_violation};
 use crate::sqlite::SqliteStore;
+use crate::{Corruption, Refused, StoreError};
 use cortex_protocol::{Rule, RuleMatch};
-use rusqlite::params;
+use rusqlite::{ErrorCode, params};
 
-/// The rules table (schema step 3, the same in both stores).
-pub(crate) const TABLE: &str = "
-CREATE TABLE rules (
-    id         TEXT PRIMARY KEY NOT NULL,
-    principal  TEXT NOT NULL,
-    repository TEXT,
-    matches    TEXT NOT NULL,
-    created_at TEXT NOT NULL
-);
-CREATE INDEX rules_by_principal ON rules (principal, created_at, id);
-";
+/// A rule id that is already stored (whoever's it is).
+fn duplicate(id: &str) -> StoreError {
+    Refused::RuleExists(id.to_owned()).into()
+}
 
 fn encode(matches: &RuleMatch) -> Result<String, StoreError> {
-    serde_json::to_string(matches).map_err(|e| StoreError::Corrupt(format!("rule: {e}")))
+    serde_json::to_string(matches).map_err(|source| {
+        Refused::Unserializable {
+            what: "rule",
+            source,
+        }
+        .into()
+    })
 }
 
 fn decode(
@@ -34,8 +33,10 @@ fn decode(
     matches: &str,
     created_at: String,
 ) -> Result<Rule, StoreError> {
-    let matches = serde_json::from_str(matches)
-        .map_err(|e| StoreError::Corrupt(format!("rule `{id}`: {e}")))?;
+    let matches = serde_json::from_str(matches).map_err(|e| StoreError::Corrupt {
+        row: format!("rule `{id}`"),
+        reason: Corruption::RuleMatch(e),
+    })?;
     Ok(Rule {
         id,
         repository,
@@ -48,18 +49,25 @@ impl SqliteStore {
     pub(crate) fn add_rule_sync(&self, principal: &str, rule: &Rule) -> Result<(), StoreError> {
         let matches = encode(&rule.matches)?;
         self.write(|tx| {
-            tx.prepare_cached(
-                "INSERT INTO rules (id, principal, repository, matches, created_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5)",
-            )?
-            .execute(params![
-                rule.id,
-                principal,
-                rule.repository,
-                matches,
-                rule.created_at
-            ])?;
-            Ok(())
+            let inserted = tx
+                .prepare_cached(
+                    "INSERT INTO rules (id, principal, repository, matches, created_at)
+                     VALUES (?1, ?2, ?3, ?4, ?5)",
+                )?
+                .execute(params![
+                    rule.id,
+                    principal,
+                    rule.repository,
+                    matches,
+                    rule.created_at
+                ]);
+            match inserted {
+                Ok(_) => Ok(()),
+                Err(e) if e.sqlite_error_code() == Some(ErrorCode::ConstraintViolation) => {
+                    Err(duplicate(&rule.id))
+                }
+                Err(e) => Err(e.into()),
+            }
         })
     }
 
@@ -99,7 +107,8 @@ impl SqliteStore {
 impl PgStore {
     pub(crate) async fn add_rule_pg(&self, principal: &str, rule: &Rule) -> Result<(), StoreError> {
         let matches = encode(&rule.matches)?;
-        self.writer()
+        let inserted = self
+            .writer()
             .await?
             .execute(
                 "INSERT INTO rules (id, principal, repository, matches, created_at)
@@ -112,8 +121,12 @@ impl PgStore {
                     &rule.created_at,
                 ],
             )
-            .await?;
-        Ok(())
+            .await;
+        match inserted {
+            Ok(_) => Ok(()),
+            Err(e) if is_unique_violation(&e) => Err(duplicate(&rule.id)),
+            Err(e) => Err(e.into()),
+        }
     }
 
     pub(crate) async fn rules_pg(&self, principal: &str) -> Result<Vec<Rule>, StoreError> {

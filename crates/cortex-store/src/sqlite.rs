@@ -10,8 +10,10 @@ use crate::error::OpenError;
 use crate::migrations;
 use crate::rows::{self, RawEvent, RawSession, RawTurn};
 use crate::turn_rules::{self, require_turn};
-use crate::{EncodedKind, SessionRecord, Stamp, Store, StoreError, TurnRecord, TurnStatus};
-use cortex_protocol::{Event, EventKind, Mode, Rule, SessionId, TurnId, now_rfc3339};
+use crate::{
+    EncodedKind, Refused, SessionRecord, Stamp, Store, StoreError, TurnRecord, TurnStatus,
+};
+use cortex_protocol::{Event, EventKind, Rule, SessionId, TurnId, now_rfc3339};
 use rusqlite::config::DbConfig;
 use rusqlite::{
     Connection, ErrorCode, OptionalExtension, Transaction, TransactionBehavior, params,
@@ -25,10 +27,11 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 /// Room for every statement this module prepares.
 const STATEMENT_CACHE: usize = 32;
 
-/// The default store. `append` rejects, writing nothing
-/// ([`StoreError::Invalid`]): a `turn.started` or turn-ending event without a
-/// turn id, a turn id that already started, and ending a turn that was never
-/// started in this session or has already ended.
+/// The default store: one SQLite file in the data folder (or memory). Its
+/// contract is [`Store`]'s. A call does all its work, without awaiting, in
+/// its future's first poll (so a dropped call never ran or finished); it
+/// blocks its thread for as long as the statement and, when another process
+/// holds the file's write lock, up to five seconds more.
 pub struct SqliteStore {
     conn: Mutex<rusqlite::Connection>,
 }
@@ -82,7 +85,7 @@ impl SqliteStore {
         conn.set_db_config(DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG, true)?;
         conn.pragma_update(None, "synchronous", "NORMAL")?;
         conn.pragma_update(None, "foreign_keys", "ON")?;
-        migrations::migrate(&mut conn)?;
+        migrations::migrate_sqlite(&mut conn)?;
         Ok(Self {
             conn: Mutex::new(conn),
         })
@@ -144,7 +147,7 @@ impl SqliteStore {
         match kind {
             EventKind::TurnStarted { message, .. } => {
                 let turn = require_turn(turn, kind)?;
-                open_turn(tx, session, turn, &ts)?;
+                open_turn(tx, session, turn, seq, &ts)?;
                 if let Some(title) = rows::title_from_message(message) {
                     tx.prepare_cached(
                         "UPDATE sessions SET title = ?2 WHERE id = ?1 AND title IS NULL",
@@ -172,17 +175,20 @@ fn open_turn(
     tx: &Transaction<'_>,
     session: &SessionId,
     turn: &TurnId,
+    seq: u64,
     ts: &str,
 ) -> Result<(), StoreError> {
     let inserted = tx
         .prepare_cached(
-            "INSERT INTO turns (id, session_id, status, started_at) VALUES (?1, ?2, ?3, ?4)",
+            "INSERT INTO turns (id, session_id, status, started_at, started_seq)
+             VALUES (?1, ?2, ?3, ?4, ?5)",
         )?
         .execute(params![
             turn.as_str(),
             session.as_str(),
             TurnStatus::Running.as_str(),
-            ts
+            ts,
+            rows::seq_to_db(seq),
         ]);
     match inserted {
         Ok(_) => Ok(()),
@@ -233,9 +239,9 @@ impl Store for SqliteStore {
                 ]);
             match inserted {
                 Ok(_) => Ok(()),
-                Err(e) if e.sqlite_error_code() == Some(ErrorCode::ConstraintViolation) => Err(
-                    StoreError::Invalid(format!("session `{}` already exists", session.id)),
-                ),
+                Err(e) if e.sqlite_error_code() == Some(ErrorCode::ConstraintViolation) => {
+                    Err(Refused::SessionExists(session.id.clone()).into())
+                }
                 Err(e) => Err(e.into()),
             }
         })
@@ -249,31 +255,6 @@ impl Store for SqliteStore {
             .query_row(params![id.as_str()], RawSession::from_row)
             .optional()?;
         raw.map(RawSession::into_record).transpose()
-    }
-
-    async fn list_sessions(&self) -> Result<Vec<SessionRecord>, StoreError> {
-        let conn = self.lock();
-        let sql = format!(
-            "SELECT {} FROM sessions ORDER BY created_at DESC, id DESC",
-            RawSession::COLUMNS
-        );
-        let mut stmt = conn.prepare_cached(&sql)?;
-        let raws = stmt
-            .query_map([], RawSession::from_row)?
-            .collect::<rusqlite::Result<Vec<_>>>()?;
-        raws.into_iter().map(RawSession::into_record).collect()
-    }
-
-    async fn set_mode(&self, id: &SessionId, mode: Mode) -> Result<(), StoreError> {
-        self.write(|tx| {
-            let changed = tx
-                .prepare_cached("UPDATE sessions SET mode = ?2 WHERE id = ?1")?
-                .execute(params![id.as_str(), mode.as_str()])?;
-            if changed == 0 {
-                return Err(StoreError::NoSession(id.to_string()));
-            }
-            Ok(())
-        })
     }
 
     async fn set_owner(&self, id: &SessionId, owner: &str) -> Result<(), StoreError> {
@@ -372,7 +353,7 @@ impl Store for SqliteStore {
     async fn turns(&self, session: &SessionId) -> Result<Vec<TurnRecord>, StoreError> {
         let conn = self.lock();
         let sql = format!(
-            "SELECT {} FROM turns WHERE session_id = ?1 ORDER BY started_at, rowid",
+            "SELECT {} FROM turns WHERE session_id = ?1 ORDER BY started_seq",
             RawTurn::COLUMNS
         );
         let mut stmt = conn.prepare_cached(&sql)?;
@@ -389,7 +370,8 @@ impl Store for SqliteStore {
         let conn = self.lock();
         let sql = format!(
             // A literal, so the partial index `turns_running` applies.
-            "SELECT {} FROM turns WHERE status = 'running' ORDER BY started_at, rowid",
+            "SELECT {} FROM turns WHERE status = 'running'
+             ORDER BY started_at, session_id, started_seq",
             RawTurn::COLUMNS
         );
         let mut stmt = conn.prepare_cached(&sql)?;

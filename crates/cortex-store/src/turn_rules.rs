@@ -1,7 +1,7 @@
 //! The rules every store applies when an event opens or closes a turn, so
 //! SQLite and PostgreSQL refuse the same things with the same words.
 
-use crate::{StoreError, TurnStatus};
+use crate::{Corruption, Refused, StoreError, TurnStatus};
 use cortex_protocol::{EventKind, SessionId, TurnId};
 
 /// The turn id a turn event must carry.
@@ -9,12 +9,12 @@ pub(crate) fn require_turn<'a>(
     turn: Option<&'a TurnId>,
     kind: &EventKind,
 ) -> Result<&'a TurnId, StoreError> {
-    turn.ok_or_else(|| StoreError::Invalid(format!("`{}` needs a turn id", kind.type_name())))
+    turn.ok_or_else(|| Refused::NoTurnId(kind.type_name()).into())
 }
 
 /// A `turn.started` for a turn id that already has a row.
 pub(crate) fn already_started(turn: &TurnId) -> StoreError {
-    StoreError::Invalid(format!("turn `{turn}` has already started"))
+    Refused::TurnStarted(turn.clone()).into()
 }
 
 /// Whether a turn whose stored status is `current` (`None`: no row) may end.
@@ -23,13 +23,25 @@ pub(crate) fn check_may_end(
     turn: &TurnId,
     current: Option<&str>,
 ) -> Result<(), StoreError> {
-    match current {
-        None => Err(StoreError::Invalid(format!(
-            "turn `{turn}` was never started in session `{session}`"
-        ))),
-        Some(status) if status != TurnStatus::Running.as_str() => Err(StoreError::Invalid(
-            format!("turn `{turn}` has already ended ({status})"),
-        )),
-        Some(_) => Ok(()),
-    }
+    let refused = match current.map(TurnStatus::parse) {
+        None => Refused::TurnNotStarted {
+            turn: turn.clone(),
+            session: session.clone(),
+        },
+        Some(Some(TurnStatus::Running)) => return Ok(()),
+        Some(Some(status)) => Refused::TurnEnded {
+            turn: turn.clone(),
+            status: status.as_str(),
+        },
+        Some(None) => {
+            return Err(StoreError::Corrupt {
+                row: format!("turn `{turn}`"),
+                reason: Corruption::Unknown {
+                    column: "status",
+                    value: current.unwrap_or_default().to_owned(),
+                },
+            });
+        }
+    };
+    Err(refused.into())
 }

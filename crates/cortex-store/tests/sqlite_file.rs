@@ -183,38 +183,15 @@ async fn malformed_payload_is_reported_as_corrupt_with_its_seq() {
     drop(conn);
     let store = SqliteStore::open(&path).expect("open");
     match store.events(&sid("s"), 0).await {
-        Err(StoreError::Corrupt(message)) => {
-            assert!(message.contains("seq 2"), "{message}");
+        Err(StoreError::Corrupt {
+            row,
+            reason: cortex_store::Corruption::NotItsKind { type_name, .. },
+        }) => {
+            assert_eq!(row, "event seq 2 of session `s`");
+            assert_eq!(type_name, "message.delta");
         }
         other => panic!("expected Corrupt, got {other:?}"),
     }
     // Reading past the bad row still works.
     assert_eq!(store.events(&sid("s"), 2).await.expect("events").len(), 1);
-}
-
-/// A database from before the API (schema 1) is migrated with its sessions
-/// given to the local CLI's principal, so `cortex sessions` still shows them.
-#[tokio::test]
-async fn sessions_from_before_owners_belong_to_the_local_principal() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let path = dir.path().join("old.db");
-    let store = SqliteStore::open(&path).expect("open");
-    store
-        .create_session(&record("old", "2026-11-01T00:00:00.000Z"))
-        .await
-        .expect("create");
-    drop(store);
-    // Turn it back into a schema-1 database (undoing every later step).
-    let conn = rusqlite::Connection::open(&path).expect("raw");
-    conn.execute_batch(
-        "DROP TABLE rules; DROP INDEX sessions_by_owner; ALTER TABLE sessions DROP COLUMN owner; \
-         PRAGMA user_version = 1;",
-    )
-    .expect("downgrade");
-    drop(conn);
-    let store = SqliteStore::open(&path).expect("migrate");
-    assert_eq!(
-        store.owner(&sid("old")).await.expect("owner").as_deref(),
-        Some("local")
-    );
 }
