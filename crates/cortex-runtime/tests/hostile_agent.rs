@@ -90,7 +90,11 @@ out({"id": rid, "type": "result", "ok": True, "output": "B" * (4 << 20), "diff":
 #[tokio::test]
 async fn broken_frames_end_the_call_with_the_reason_and_kill_the_agent() {
     let attacks = [
-        ("a line that is not JSON", r#"raw(b"garbage\n")"#, "not a response"),
+        (
+            "a line that is not JSON",
+            r#"raw(b"garbage\n")"#,
+            "not a response",
+        ),
         (
             "invalid UTF-8",
             r#"raw(b'{"id": %d, "type": "result", "ok": true, "output": "\xff"}\n' % rid)"#,
