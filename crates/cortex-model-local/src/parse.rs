@@ -12,7 +12,11 @@ use serde_json::Value;
 /// One call read from a reply. `arguments` is compact JSON text.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ParsedCall {
+    /// The tool name as written; for a tagged call not necessarily a tool
+    /// of the request.
     pub name: String,
+    /// The arguments re-serialised compactly: `{}` when there were none, a
+    /// string holding JSON unwrapped, a string that is not JSON kept as is.
     pub arguments: String,
 }
 
@@ -21,6 +25,7 @@ pub struct ParsedCall {
 pub struct ParsedReply {
     /// Text before the first call (all of it when there is no call).
     pub text: String,
+    /// The calls, in the order written.
     pub calls: Vec<ParsedCall>,
 }
 
@@ -169,6 +174,8 @@ pub enum CallForm {
     Bare,
 }
 
+/// How `reply` (the reply so far) begins; called as it grows, until it is
+/// no longer [`ReplyStart::Undecided`].
 pub fn reply_start(reply: &str) -> ReplyStart {
     let t = reply.trim_start();
     if t.is_empty() {
@@ -218,6 +225,7 @@ pub struct TextGate {
 }
 
 impl TextGate {
+    /// A gate for a new reply: nothing released, nothing held.
     pub fn new() -> Self {
         Self::default()
     }

@@ -166,6 +166,20 @@ impl ModelProvider for LocalProvider {
         })
     }
 
+    /// Renders the prompt and queues the request at once (this provider's
+    /// stream is not lazy); requests run one at a time, in the order they
+    /// were made. `request.model` is ignored.
+    ///
+    /// The stream has `PromptProgress` while the prompt is read; then the
+    /// text as it is generated, held back from where a tool call may begin;
+    /// then, once the reply is complete and parsed, the calls (each as
+    /// start, all its arguments in one delta, end, with a minted id), one
+    /// `Usage` and `Finish`. It never sends `Retry` and is never retried
+    /// here. A template or context error is the only item; a decode failure
+    /// ends the stream as a retryable [`ModelError::Stream`].
+    ///
+    /// Dropping the stream stops the request at its next token (or before
+    /// it starts, if it is still queued); nothing more is sent.
     fn stream(&self, request: ModelRequest) -> ModelStream {
         let (tx, rx) = unbounded_channel();
         let cancel = Arc::new(AtomicBool::new(false));

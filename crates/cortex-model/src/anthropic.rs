@@ -20,10 +20,13 @@ const API_VERSION: &str = "2023-06-01";
 /// `max_tokens` is required by the API; used when nothing better is known.
 pub const DEFAULT_MAX_TOKENS: u32 = 8192;
 
+/// How to reach the Anthropic API and what to ask of it.
 #[derive(Debug, Clone)]
 pub struct AnthropicConfig {
     /// e.g. `https://api.anthropic.com`; `/v1/messages` is appended.
     pub base_url: String,
+    /// Sent as `x-api-key`; required ([`AnthropicProvider::new`] refuses
+    /// `None`).
     pub api_key: Option<String>,
     /// Where `api_key` came from, named when the server rejects it.
     pub key_env: String,
@@ -37,7 +40,9 @@ pub struct AnthropicConfig {
     /// `false` for models that cannot call tools in parallel: the request
     /// then sets `disable_parallel_tool_use`.
     pub parallel_tool_calls: bool,
+    /// Retries before the first event of a response.
     pub retry: RetryPolicy,
+    /// Connect, first-byte and idle limits of each attempt.
     pub timeouts: Timeouts,
 }
 
@@ -80,6 +85,8 @@ pub(crate) fn default_body(
     request::build_body(model, request, &options)
 }
 
+/// The Anthropic Messages API as a [`ModelProvider`] (see the module doc for
+/// what is retried).
 pub struct AnthropicProvider {
     config: AnthropicConfig,
     model: String,
@@ -87,6 +94,9 @@ pub struct AnthropicProvider {
 }
 
 impl AnthropicProvider {
+    /// A provider for `model` (overridable per request). Fails with
+    /// [`ModelError::Config`] when the base URL is not http(s), there is no
+    /// API key, or the HTTP client cannot be built; nothing is sent yet.
     pub fn new(config: AnthropicConfig, model: impl Into<String>) -> Result<Self, ModelError> {
         check_url(&config.endpoint(), &config.base_url)?;
         if config.api_key.is_none() {

@@ -7,19 +7,24 @@ use std::collections::HashSet;
 /// A whole response, assembled.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Assembled {
+    /// The answer's text (all `TextDelta`s joined).
     pub text: String,
     /// In the order the model started them.
     pub tool_calls: Vec<ToolCallRequest>,
     /// The whole prompt, cached parts included.
     pub input_tokens: u64,
+    /// Answer tokens; 0 when the provider reported none.
     pub output_tokens: u64,
     /// Prompt tokens read from / written to the provider's cache.
     pub cache_read_tokens: u64,
+    /// Prompt tokens written to the provider's cache.
     pub cache_write_tokens: u64,
     /// Thinking / reasoning summary text, apart from `text`.
     pub thinking: String,
     /// To keep with the assistant message (see [`ModelEvent::ProviderItem`]).
     pub provider_items: Vec<ProviderItem>,
+    /// The `Finish` event's reason; `None` when the stream ended (or was
+    /// given up) without one.
     pub finish: Option<FinishReason>,
 }
 
@@ -40,6 +45,11 @@ pub struct Assembler {
 }
 
 impl Assembler {
+    /// Adds one event. Events of any kind, in any order, are accepted:
+    /// a delta for a call never started starts it (without id or name),
+    /// and `Retry` / `PromptProgress` / `ToolCallEnd` change nothing
+    /// (providers retry only before a response's first event, so there is
+    /// never a failed attempt's part to discard).
     pub fn push(&mut self, event: &ModelEvent) {
         match event {
             ModelEvent::TextDelta(text) => self.inner.text.push_str(text),
@@ -86,6 +96,8 @@ impl Assembler {
         }
     }
 
+    /// The response so far, with every call given a unique id. Also right
+    /// for an incomplete stream (what has arrived, `finish` `None`).
     pub fn finish(mut self) -> Assembled {
         let given: HashSet<String> = self
             .inner

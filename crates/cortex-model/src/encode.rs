@@ -8,18 +8,24 @@ use crate::{ModelError, ModelRequest};
 /// thinking off, `max_tokens` 8192).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WireFormat {
+    /// OpenAI Chat Completions (`/chat/completions`).
     OpenAiChat,
+    /// OpenAI Responses (`/responses`).
     OpenAiResponses,
+    /// Anthropic Messages (`/v1/messages`).
     Anthropic,
 }
 
 impl WireFormat {
+    /// Every format, in the order reports list them.
     pub const ALL: [WireFormat; 3] = [
         WireFormat::OpenAiChat,
         WireFormat::OpenAiResponses,
         WireFormat::Anthropic,
     ];
 
+    /// A label for reports, matching the `provider` prefix of
+    /// [`crate::ModelProvider::describe`] where there is one.
     pub fn name(self) -> &'static str {
         match self {
             WireFormat::OpenAiChat => "openai (chat)",

@@ -14,7 +14,9 @@ use serde::Deserialize;
 #[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Prices {
+    /// Prompt tokens neither read from nor written to the cache.
     pub input: f64,
+    /// Answer tokens (thinking included).
     pub output: f64,
     /// Prompt tokens read from the cache.
     pub cache_read: f64,
@@ -23,11 +25,22 @@ pub struct Prices {
     pub cache_write: f64,
 }
 
+/// What the harness knows of one model: from the built-in table
+/// ([`ModelInfo::built_in`]), the config's `[models."NAME"]`, or the
+/// provider itself ([`crate::ModelProvider::info`]).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ModelInfo {
+    /// Tokens of prompt and answer together the model accepts; compaction
+    /// keeps the history under it.
     pub context_window: u64,
+    /// The most tokens one answer may have (the provider's limit, or the
+    /// embedded model's configured one).
     pub max_output_tokens: u32,
+    /// Whether the model may call several tools in one response; `false`
+    /// makes the request ask for one call at a time.
     pub parallel_tool_calls: bool,
+    /// List prices, for cost estimates; `None` when unknown (the cost is
+    /// then reported as unknown, never as zero).
     pub prices: Option<Prices>,
     /// Ask the model once to check an answer it gave without calling any
     /// tool in the turn: small models answer from guesses (docs/BENCHMARKS.md,
@@ -40,10 +53,15 @@ pub struct ModelInfo {
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ModelOverride {
+    /// Replaces [`ModelInfo::context_window`].
     pub context_window: Option<u64>,
+    /// Replaces [`ModelInfo::max_output_tokens`].
     pub max_output_tokens: Option<u32>,
+    /// Replaces [`ModelInfo::parallel_tool_calls`].
     pub parallel_tool_calls: Option<bool>,
+    /// Replaces [`ModelInfo::prices`] (all four prices together).
     pub prices: Option<Prices>,
+    /// Replaces [`ModelInfo::verify_answers`].
     pub verify_answers: Option<bool>,
 }
 
@@ -52,8 +70,11 @@ pub struct ModelOverride {
 pub struct TokenCounts {
     /// The whole prompt, cached parts included.
     pub input: u64,
+    /// Answer tokens.
     pub output: u64,
+    /// The part of `input` read from the provider's prompt cache.
     pub cache_read: u64,
+    /// The part of `input` written to the provider's prompt cache.
     pub cache_write: u64,
 }
 

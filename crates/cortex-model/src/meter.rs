@@ -12,7 +12,10 @@ use std::sync::{Arc, Mutex};
 /// Totals so far.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct MeterTotals {
+    /// Responses that reported any usage (a stream dropped before its
+    /// usage, or failed without any, is not counted).
     pub requests: u64,
+    /// The responses' tokens, summed.
     pub tokens: TokenCounts,
     /// Estimated US dollars; `None` when the model's prices are unknown.
     pub cost_usd: Option<f64>,
@@ -25,6 +28,7 @@ pub struct Meter {
 }
 
 impl Meter {
+    /// A snapshot of the totals; zeros if a thread panicked while adding.
     pub fn totals(&self) -> MeterTotals {
         self.totals.lock().map(|t| *t).unwrap_or_default()
     }
@@ -58,6 +62,9 @@ pub struct Metered {
 }
 
 impl Metered {
+    /// Counts `inner`'s responses on `meter`, priced with `info` only: with
+    /// `None` the cost stays unknown even if `inner` knows its prices
+    /// (`info()` of the wrapper still falls back on `inner`'s).
     pub fn new(inner: Arc<dyn ModelProvider>, info: Option<ModelInfo>, meter: Meter) -> Self {
         Metered { inner, info, meter }
     }

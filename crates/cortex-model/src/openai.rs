@@ -35,19 +35,25 @@ pub enum OpenAiWire {
     Responses,
 }
 
+/// How to reach an OpenAI(-compatible) server and what to ask of it.
 #[derive(Debug, Clone)]
 pub struct OpenAiConfig {
     /// e.g. `https://api.openai.com/v1`; `/chat/completions` or
     /// `/responses` is appended.
     pub base_url: String,
+    /// Sent as a bearer token when set; `None` is allowed (local servers
+    /// such as llama.cpp and Ollama need none).
     pub api_key: Option<String>,
     /// Where `api_key` came from, named when the server rejects it.
     pub key_env: String,
+    /// Which API to speak.
     pub wire: OpenAiWire,
     /// `false` for models that cannot call tools in parallel (from the
     /// model metadata); the request then says `parallel_tool_calls: false`.
     pub parallel_tool_calls: bool,
+    /// Retries before the first event of a response.
     pub retry: RetryPolicy,
+    /// Connect, first-byte and idle limits of each attempt.
     pub timeouts: Timeouts,
 }
 
@@ -89,6 +95,8 @@ pub(crate) fn responses_body(
     responses::build_body(model, request, true)
 }
 
+/// An OpenAI(-compatible) server as a [`ModelProvider`] (see the module doc
+/// for what is retried).
 pub struct OpenAiProvider {
     config: OpenAiConfig,
     model: String,
@@ -96,6 +104,10 @@ pub struct OpenAiProvider {
 }
 
 impl OpenAiProvider {
+    /// A provider for `model` (overridable per request). Fails with
+    /// [`ModelError::Config`] when the base URL is not http(s) or the HTTP
+    /// client cannot be built; a missing key is not checked here (the
+    /// server answers 401, reported as [`ModelError::Auth`]).
     pub fn new(config: OpenAiConfig, model: impl Into<String>) -> Result<Self, ModelError> {
         check_url(&config.endpoint(), &config.base_url)?;
         let http = client(&config.timeouts)?;

@@ -5,7 +5,9 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 pub struct RetryPolicy {
     /// Retries after the first attempt.
     pub max_retries: u32,
+    /// The ceiling of the first retry's delay; doubled for each retry after.
     pub base_delay: Duration,
+    /// No delay is longer, whatever the backoff or a `Retry-After` says.
     pub max_delay: Duration,
 }
 

@@ -88,12 +88,19 @@ struct State {
     requests: Vec<ModelRequest>,
 }
 
+/// A provider that plays a script's responses in order (see the module doc
+/// for the format). Each `stream` call takes the next response, whether or
+/// not the previous stream was read to its end; cheap to share between
+/// tasks.
 pub struct ScriptedProvider {
     responses: Vec<ScriptResponse>,
     state: Mutex<State>,
 }
 
 impl ScriptedProvider {
+    /// Parses and checks a script. Fails with [`ModelError::Script`] on bad
+    /// JSON, an unknown field, or a response that combines what cannot be
+    /// combined (`error` with output, `hang` with `cut_after`).
     pub fn from_json(json: &str) -> Result<Self, ModelError> {
         let script: Script = serde_json::from_str(json)
             .map_err(|e| ModelError::Script(format!("bad script: {e}")))?;
@@ -108,6 +115,8 @@ impl ScriptedProvider {
         })
     }
 
+    /// [`ScriptedProvider::from_json`] of a file's contents; errors name the
+    /// file.
     pub fn from_file(path: &std::path::Path) -> Result<Self, ModelError> {
         let json = std::fs::read_to_string(path).map_err(|e| {
             ModelError::Script(format!("cannot read script {}: {e}", path.display()))

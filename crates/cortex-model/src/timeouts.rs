@@ -3,6 +3,9 @@
 
 use std::time::Duration;
 
+/// Per-attempt time limits of an HTTP provider. Each one that runs out fails
+/// the attempt with a retryable error: connect and first byte before any
+/// event (so the provider retries), idle as a cut stream.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Timeouts {
     /// Establishing the TCP (and TLS) connection.

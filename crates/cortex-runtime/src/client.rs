@@ -26,7 +26,11 @@ const EXIT_DRAIN: Duration = Duration::from_millis(500);
 /// so a missing answer means it is stopped, hung or gone.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Liveness {
+    /// The pause between the end of one ping and the next (2 s by default).
     pub interval: Duration,
+    /// How long a ping may go unanswered before the harness gives up on the
+    /// agent: the connection ends and its process is killed (10 s by
+    /// default).
     pub timeout: Duration,
 }
 
@@ -49,7 +53,29 @@ struct Link {
     next_id: AtomicU64,
 }
 
-/// A connected guest.
+/// A connected guest: the harness's client for one agent.
+///
+/// Cheap to share (`&Guest` from any task; every method takes `&self` but
+/// [`Guest::close`]): calls are multiplexed over the one connection, each
+/// with its own request id, and their replies are routed back by a reader
+/// task. The connection ends when the agent closes its output or exits, when
+/// it breaks the framing (see `channel`), when the heartbeat gives up on it,
+/// or on [`Guest::close`] / drop; from then on every open call ends without
+/// a result, new requests fail with [`RuntimeError::Exited`],
+/// [`Guest::is_alive`] is false and [`Guest::ended_because`] says why. A
+/// dead guest never comes back: the session starts a new one.
+///
+/// **Cancellation.** The request methods (`call`, `spawn`, `input`,
+/// `set_capabilities`, `stop`, `stop_call`, `ping`, `describe`) write one
+/// request line and then wait. Dropping their future while the line is
+/// being written (only possible when the agent has stopped reading and the
+/// pipe is full) can leave half a line on the connection, which the agent
+/// then refuses together with the next request as malformed; dropping it
+/// after the write only stops the waiting, the agent still does the work.
+/// To cancel work in the guest, use [`Guest::stop_call`] or [`Guest::stop`].
+///
+/// Dropping a `Guest` ends the connection and kills a child agent at once;
+/// [`Guest::close`] is the orderly way.
 pub struct Guest {
     link: Arc<Link>,
     reader: Option<JoinHandle<()>>,
@@ -64,6 +90,12 @@ pub struct Guest {
 /// Replies to one call: zero or more `Delta`, then one `Result`. `None`
 /// before a `Result` means the connection ended mid-call
 /// ([`CallHandle::ended_because`] says why).
+///
+/// Dropping the handle stops nothing in the guest: the call runs on, its
+/// replies are discarded as they arrive (still counted against the call's
+/// budget), and the harness forgets the call when its result comes or the
+/// connection ends. Use [`Guest::stop_call`] with [`CallHandle::id`] first
+/// to end a command.
 pub struct CallHandle {
     rx: mpsc::UnboundedReceiver<GuestReply>,
     id: u64,
@@ -73,7 +105,10 @@ pub struct CallHandle {
 impl CallHandle {
     /// The next reply: deltas in the order the guest sent them (within the
     /// harness's budget for the call), then the result. `None` after the
-    /// result, or when the connection ended without one.
+    /// result, or when the connection ended without one. There is no
+    /// timeout: a call whose command never ends waits until it is stopped
+    /// or the connection ends. Cancel-safe: dropping the future loses no
+    /// reply.
     pub async fn next(&mut self) -> Option<GuestReply> {
         self.rx.recv().await
     }
@@ -148,8 +183,17 @@ impl Guest {
         self.pid
     }
 
-    /// Run a tool in the guest. Its streamed output and result are capped by
-    /// the harness (see [`crate::channel`]).
+    /// Run a tool in the guest. Returns once the request is written (not
+    /// when the tool is done): the handle yields its output and result. The
+    /// streamed output is kept up to `MAX_STREAMED_BYTES` (the rest counted
+    /// and noted in a last stderr delta), and the result's output and diff
+    /// are capped to the tool caps, whatever the guest sent.
+    ///
+    /// `args` were parsed and checked by the caller (the dispatcher); the
+    /// guest still refuses what its capabilities do not allow, as an
+    /// `ok: false` result, not an error here. Errors:
+    /// [`RuntimeError::Exited`] once the connection has ended,
+    /// [`RuntimeError::Io`] when the write fails on a live connection.
     pub async fn call(&self, args: ToolArgs) -> Result<CallHandle, RuntimeError> {
         self.link.open(GuestOp::Tool(args), Budget::Tool).await
     }
@@ -157,6 +201,8 @@ impl Guest {
     /// Start a long-lived process in the guest (see [`GuestOp::Spawn`]):
     /// its output lines arrive on the handle as deltas, its end as the
     /// result; [`Guest::input`] writes to it, [`Guest::stop_call`] kills it.
+    /// Unlike [`Guest::call`], nothing it streams is capped here (each frame
+    /// is still bounded by the frame limit); errors as for `call`.
     pub async fn spawn(
         &self,
         command: String,
@@ -169,6 +215,13 @@ impl Guest {
 
     /// Write one line to the standard input of the process a
     /// [`Guest::spawn`] started (`target` is its [`CallHandle::id`]).
+    ///
+    /// Like every protocol request (`set_capabilities`, `stop`,
+    /// `stop_call`, `ping`, `describe`), it waits up to 10 s for the guest's
+    /// answer: no answer is [`RuntimeError::Protocol`], a refusal
+    /// (`ok: false`) is [`RuntimeError::Protocol`]
+    /// with the guest's message, a connection that ends first is
+    /// [`RuntimeError::Exited`].
     pub async fn input(&self, target: u64, line: String) -> Result<(), RuntimeError> {
         self.link
             .request(GuestOp::Input { target, line }, REQUEST_TIMEOUT)
@@ -176,23 +229,34 @@ impl Guest {
             .map(drop)
     }
 
+    /// Allow the guest to change the workspace (`writable`) and to run
+    /// commands (`bash`). An agent starts read-only and refuses writes and
+    /// `bash` until this says otherwise; providers send it once from
+    /// [`crate::GuestProvider::start`]. Errors as for [`Guest::input`].
     pub async fn set_capabilities(&self, writable: bool, bash: bool) -> Result<(), RuntimeError> {
         let op = GuestOp::Capabilities { writable, bash };
         self.link.request(op, REQUEST_TIMEOUT).await.map(drop)
     }
 
-    /// Kill every running command's process group.
+    /// Kill every running command's process group (in the local sandbox,
+    /// also every process that escaped its group). Their calls then end
+    /// with whatever result the guest gives a killed command; success only
+    /// means the signal was sent. Errors as for [`Guest::input`].
     pub async fn stop(&self) -> Result<(), RuntimeError> {
         let op = GuestOp::Stop { target: None };
         self.link.request(op, REQUEST_TIMEOUT).await.map(drop)
     }
 
-    /// Kill the command started by one call (see [`CallHandle::id`]).
+    /// Kill the command started by one call (see [`CallHandle::id`]); an id
+    /// with no running command is not an error (nothing is signalled).
+    /// Errors as for [`Guest::input`].
     pub async fn stop_call(&self, id: u64) -> Result<(), RuntimeError> {
         let op = GuestOp::Stop { target: Some(id) };
         self.link.request(op, REQUEST_TIMEOUT).await.map(drop)
     }
 
+    /// Check that the agent answers (it answers pings inline, even while
+    /// tools run). Errors as for [`Guest::input`].
     pub async fn ping(&self) -> Result<(), RuntimeError> {
         self.link
             .request(GuestOp::Ping, REQUEST_TIMEOUT)
@@ -200,7 +264,9 @@ impl Guest {
             .map(drop)
     }
 
-    /// What the agent runs in: `None` outside a sandbox.
+    /// What the agent runs in: `None` outside a sandbox. Errors as for
+    /// [`Guest::input`], and [`RuntimeError::Protocol`] when the answer is
+    /// not a description.
     pub async fn describe(&self) -> Result<Option<cortex_sandbox::Report>, RuntimeError> {
         #[derive(serde::Deserialize)]
         struct Description {
@@ -226,7 +292,11 @@ impl Guest {
         self.link.shared.ended_because()
     }
 
-    /// Stop everything, close the connection, reap the process.
+    /// Stop everything, close the connection, reap the process. Never
+    /// fails and takes at most a few seconds: each step (stop the commands,
+    /// close the agent's input, wait for it to exit) gets 2 s, after which a
+    /// child is killed. An agent that is not a local child (docker, remote,
+    /// in-process) is not killed: closing its input is its signal to end.
     pub async fn close(mut self) {
         if let Some(heartbeat) = self.heartbeat.take() {
             heartbeat.abort();

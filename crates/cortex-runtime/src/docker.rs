@@ -22,11 +22,17 @@ use std::path::PathBuf;
 const AGENT_PATH: &str = "/opt/cortex/cortex";
 const WORKSPACE: &str = "/workspace";
 
+/// The `docker` provider (see the module doc for the container's shape).
 pub struct DockerProvider {
+    /// The image to run, which must already be pulled (a missing one is a
+    /// start error that says `docker pull`).
     pub image: String,
-    /// The agent binary on the host, and its arguments (`guest`).
+    /// The agent binary on the host, mounted into the container; it must
+    /// run there (a glibc as new as the host's).
     pub program: PathBuf,
+    /// The agent's arguments before `--root /workspace` (`guest`).
     pub args: Vec<String>,
+    /// The container's memory and process limits.
     pub limits: Limits,
 }
 

@@ -15,6 +15,8 @@
 //! one file; a new one (kubernetes: a pod per session) implements
 //! [`GuestProvider::start`] and nothing else.
 
+#![warn(missing_docs)]
+
 mod channel;
 mod client;
 mod docker;
@@ -52,14 +54,50 @@ pub struct GuestSpec {
     /// The session's sandbox policy; providers without isolation of their
     /// own (process, in-process) only honour it through `writable`.
     pub policy: SandboxPolicy,
+    /// Whether the guest may reach the network. Enforced by the providers
+    /// that isolate (`local` leaves the network namespace empty, `docker`
+    /// gives the container none); `process` and `in-process` cannot and
+    /// ignore it; a `remote` agent has whatever it was started with.
     pub network: NetworkPolicy,
 }
 
+/// A way to run the guest agent for a workspace: one implementation per
+/// place the agent can live (a sandbox, a plain child process, a container,
+/// another machine, a task of this process).
+///
+/// The harness holds one provider for its whole life and calls
+/// [`GuestProvider::start`] whenever a session needs a guest: before its
+/// turn first asks the model anything, and again after a guest died (the
+/// session then attaches a fresh one). Implementations keep no per-guest state;
+/// everything about one guest lives in the [`Guest`] they return, so
+/// several sessions may start guests concurrently.
 #[async_trait::async_trait]
 pub trait GuestProvider: Send + Sync {
-    /// Short name for `runtime.*` events, e.g. `process`.
+    /// Short constant name for `runtime.*` events and error messages, e.g.
+    /// `process`, `local`, `docker`.
     fn name(&self) -> &'static str;
-    /// Start a guest, connect, apply the spec's capabilities and check it
-    /// answers. Returns only when the guest is ready for calls.
+
+    /// Starts a guest for `spec`, connects to it, applies the spec's
+    /// capabilities (`writable`, `allow_bash`) and returns it once that
+    /// request has been answered: the guest is then ready for calls.
+    ///
+    /// May assume nothing of the workspace: every provider but `remote`
+    /// (whose workspace is the agent's own `--root`) checks it is an
+    /// existing folder. A failure to get a ready guest (no such folder,
+    /// cannot spawn, no Docker engine, the remote agent refuses the token,
+    /// the agent exits or does not answer the capabilities request) is
+    /// nearly always [`RuntimeError::Start`], naming what was started and,
+    /// for a local child, quoting its last lines on stderr. The exceptions:
+    /// a workspace path that cannot be canonicalised is
+    /// [`RuntimeError::Io`], and `in-process` passes the capabilities
+    /// request's own error on. Whatever was started for a failed guest has
+    /// been closed by the time the error returns.
+    ///
+    /// Cancellation: dropping the future part-way kills a child it had
+    /// spawned (the child is `kill_on_drop`, and a dropped [`Guest`] kills
+    /// its process) and closes a remote connection. `docker` is the rough
+    /// edge: a container that was created but not yet started (cancelled,
+    /// or `start` failed between the two) is left behind, since
+    /// `auto_remove` only removes a container that ran.
     async fn start(&self, spec: &GuestSpec) -> Result<Guest, RuntimeError>;
 }

@@ -9,7 +9,10 @@ use tokio::io::{AsyncBufReadExt, AsyncRead, BufReader};
 /// The guest agent as an ordinary child process in the workspace folder, with
 /// an environment built from the allow-list only. No isolation beyond that.
 pub struct ProcessProvider {
+    /// The agent's executable: a path, or a bare name looked up in `PATH`.
     pub program: PathBuf,
+    /// Arguments before the ones the provider adds (`--die-with PID --root
+    /// WORKSPACE`); for the CLI binary, `guest`.
     pub args: Vec<String>,
 }
 

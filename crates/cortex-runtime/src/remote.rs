@@ -19,9 +19,14 @@ use tokio_rustls::rustls::{ClientConfig, RootCertStore};
 
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// The `remote` provider: connects to an agent that is already listening
+/// (see the module doc). Each `start` opens a new connection; the agent on
+/// the other side outlives it.
 pub struct RemoteProvider {
     /// `host:port` of the listening agent.
     pub address: String,
+    /// The bearer token the agent was started with (`--token-file`), sent
+    /// first on every connection; a wrong one is refused by the agent.
     pub token: String,
     /// PEM file of the CA that signed the agent's certificate: TLS on.
     pub tls_ca: Option<PathBuf>,

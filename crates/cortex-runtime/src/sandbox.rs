@@ -12,8 +12,13 @@ use cortex_sandbox::{Limits, SandboxSpec, guest_home};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
+/// The `local` provider: the agent as a child process that enters the local
+/// sandbox itself (or, with policy `full-access`, an ordinary child process).
 pub struct SandboxProvider {
+    /// The agent's executable: a path, or a bare name looked up in `PATH`.
     pub program: PathBuf,
+    /// Arguments before the ones the provider adds (`--die-with PID --root
+    /// WORKSPACE --sandbox SPEC`); for the CLI binary, `guest`.
     pub args: Vec<String>,
     /// Where each repository's private home lives (`<homes>/<name>-<hash>`),
     /// so tool caches survive between sessions.
@@ -26,6 +31,7 @@ pub struct SandboxProvider {
     /// [`SandboxProvider::new`] adds the harness's own home, data and config
     /// folders wherever they are.
     pub hide: Vec<PathBuf>,
+    /// Memory and process limits of the sandbox.
     pub limits: Limits,
     /// `[sandbox] git_write`: the model may change the repository's
     /// metadata (commit, branch). Off: the git folder is read-only.
@@ -36,6 +42,10 @@ pub struct SandboxProvider {
 }
 
 impl SandboxProvider {
+    /// A provider with nothing extra visible or writable, default limits,
+    /// a read-only git folder, and the harness's own home, config, data,
+    /// cache and runtime folders (from `HOME` and `XDG_*`) hidden. `homes`
+    /// need not exist yet.
     pub fn new(program: PathBuf, args: Vec<String>, homes: PathBuf) -> SandboxProvider {
         // Wherever they are, and if an attached tree contains them: the
         // harness's home, config, data, cache and runtime folders.

@@ -16,11 +16,13 @@
 //! as the harness does on close, leaves nothing behind. The layers, outermost
 //! first: user, mount, pid, ipc, uts (and unless the network is on, net)
 //! namespaces; a read-only view of the host with secrets hidden
-//! ([`mounts`]); a cgroup or rlimits; Landlock; no new privileges, no
+//! (`mounts`); a cgroup or rlimits; Landlock; no new privileges, no
 //! capabilities; seccomp.
 //!
 //! This crate knows nothing of the guest protocol; it only builds the room
 //! the guest runs in.
+
+#![warn(missing_docs)]
 
 #[cfg(target_os = "linux")]
 mod confine;
@@ -41,15 +43,24 @@ pub use spec::{Limits, Report, SandboxSpec, guest_home};
 /// Why the sandbox could not be entered.
 #[derive(Debug, thiserror::Error)]
 pub enum SandboxError {
+    /// Creating or joining the namespaces failed (unshare, the id maps,
+    /// fork, the hostname, loopback): usually a system that forbids
+    /// unprivileged user namespaces.
     #[error(
         "cannot create the guest's namespaces ({0}); this system does not allow unprivileged \
          user namespaces: run with --sandbox full-access to use no isolation"
     )]
     Namespaces(std::io::Error),
+    /// Building the mount tree failed (reported by init on stderr, which
+    /// then exits 1; never returned to a caller).
     #[error("cannot build the guest's filesystem view: {0}")]
     Mounts(std::io::Error),
+    /// A confinement step of the guest process failed (workspace folder,
+    /// rlimits, no-new-privileges, capabilities, seccomp). Landlock is not
+    /// among them: a kernel without it is a warning in the [`Report`].
     #[error("cannot confine the guest: {0}")]
     Confine(std::io::Error),
+    /// Not Linux: there is no local sandbox.
     #[error("the local sandbox needs Linux")]
     Unsupported,
 }
@@ -97,6 +108,19 @@ pub fn close_inherited_fds() -> std::io::Result<()> {
 /// Enter the sandbox. Returns only in the process that serves (see the
 /// crate docs); the outer and init processes exit with the guest's exit
 /// code.
+///
+/// `Ok` carries the [`Report`] of what is in force: the layers applied and
+/// a warning for each that could not be (Landlock missing, rlimits in place
+/// of a cgroup). It is returned in the guest process (pid 2), confined,
+/// with the workspace as its current folder.
+///
+/// An `Err` is not a clean refusal: it may be returned before anything
+/// changed ([`SandboxError::Unsupported`], a first `unshare` that fails),
+/// or in a process that is already part-way in (new namespaces entered, or
+/// the guest process with only some layers applied). The caller must not
+/// carry on unconfined: report the error and exit. Failures inside init
+/// are never returned; init prints them on stderr and exits 1, which the
+/// outer process passes on as its exit code.
 ///
 /// # Safety
 /// The process must be single-threaded: it forks twice and unshares its

@@ -43,6 +43,8 @@ pub struct SandboxSpec {
     /// Share the host's network; otherwise only a private loopback.
     #[serde(default)]
     pub network: bool,
+    /// Memory and process bounds: a cgroup when one can be made, else
+    /// per-process rlimits (see [`Report::warnings`]).
     #[serde(default)]
     pub limits: Limits,
 }

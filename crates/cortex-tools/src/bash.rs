@@ -35,7 +35,10 @@ const NOTE_ROOM: usize = 512;
 pub struct BashOutcome {
     /// Combined output for the model, capped by cutting the middle.
     pub output: String,
+    /// bash's exit code; `None` when it was killed by a signal (the output
+    /// then names the signal).
     pub exit_code: Option<i32>,
+    /// Killed because the timeout ran out.
     pub timed_out: bool,
     /// Killed because `cancel` fired.
     pub stopped: bool,
@@ -45,6 +48,25 @@ pub struct BashOutcome {
 /// new process group. Output is streamed through `on_output` (itself capped so
 /// a flood cannot flood the caller). On timeout or `cancel` the whole process
 /// group is killed.
+///
+/// - `cwd` is used as given: the caller has confined it (the guest passes
+///   the workspace root). The command itself is not confined by this
+///   function; isolation is the sandbox's job.
+/// - The timeout is `args.timeout_ms`, or [`DEFAULT_TIMEOUT_MS`], clamped
+///   to 1 ms..=[`MAX_TIMEOUT_MS`].
+/// - `on_output` gets stdout and stderr chunks as they arrive, as valid
+///   UTF-8 (a character split across reads is held back), up to
+///   [`MAX_STREAMED_BYTES`] in all; it is called from this future, so it
+///   must not block.
+/// - The command is done when bash has exited *and* both pipes are closed:
+///   a background job that keeps a pipe open keeps the call running until
+///   it closes it or the timeout. After a normal exit the group is not
+///   killed, so background jobs that let go of the pipes live on.
+/// - `Ok` for every command that ran, whatever its exit (see
+///   [`BashOutcome`]; the output ends with a `[exit code N]`-style line).
+///   `Err` only when bash could not be started or waited for.
+/// - Cancellation: dropping the future before the command ended kills the
+///   process group, as `cancel` does, but returns nothing.
 pub async fn run_bash(
     cwd: &Path,
     args: &BashArgs,

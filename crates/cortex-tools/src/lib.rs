@@ -5,6 +5,8 @@
 //! through [`Workspace::resolve`], which confines it to the root after
 //! resolving `..` and symlinks. Every result is capped ([`cap_middle`]).
 
+#![warn(missing_docs)]
+
 pub mod bash;
 mod cap;
 mod edit;

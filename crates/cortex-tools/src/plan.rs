@@ -32,10 +32,15 @@ const EXAMPLE: &str = "```mermaid\nflowchart TD\n  A-->B\n```";
 /// What a plan lacks; its message is written for the model to act on.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PlanError {
+    /// No fenced block with the info string `mermaid`.
     #[error("the plan has no ```mermaid block; add one with a diagram, e.g. {EXAMPLE}")]
     NoDiagram,
+    /// The mermaid block has nothing but blank lines, front matter and `%%`
+    /// comments.
     #[error("the mermaid block is empty; put a diagram in it, e.g. {EXAMPLE}")]
     EmptyDiagram,
+    /// The first line after front matter and `%%` comments does not start with a
+    /// known diagram type; the field is that whole line.
     #[error(
         "the mermaid block does not declare a diagram type on its first line (found `{0}`); \
          start it with flowchart TD, sequenceDiagram, classDiagram, stateDiagram-v2, erDiagram, \

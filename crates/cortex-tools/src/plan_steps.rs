@@ -7,6 +7,7 @@ use crate::plan::{closes, opening_fence};
 /// One step of a plan, as written.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PlanStep {
+    /// The item's text after its marker (`1.`, `- [ ]`), trimmed.
     pub title: String,
     /// A checklist item written as done (`- [x] …`).
     pub done: bool,

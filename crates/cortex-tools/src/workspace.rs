@@ -21,6 +21,32 @@ pub const PROTECTED_PATHS: &[&str] = &[".git/hooks", ".git/config", ".cortex"];
 const MAX_SYMLINK_HOPS: usize = 40;
 
 /// A folder the tools operate in. Holds the canonical root.
+///
+/// The tools are its methods (`read_file`, `write_file`, `edit_file`,
+/// `glob`, `grep`; `bash` is [`crate::run_bash`]), and they share one
+/// contract:
+///
+/// - **Input.** Typed arguments, already parsed from the model's JSON by
+///   the caller; paths are the model's, unchecked, and every one goes
+///   through [`Workspace::resolve`] (writes through
+///   [`Workspace::resolve_for_write`]) before the filesystem is touched.
+/// - **Success** is the text the model reads (for writes, a [`Written`]
+///   with a summary and a diff), already capped ([`crate::MAX_OUTPUT_BYTES`],
+///   [`crate::MAX_DIFF_BYTES`]), with paths shown relative to the root.
+/// - **Failure** is a [`ToolError`] whose `Display` is written for the
+///   model: what was wrong and what to do instead. It is a result to pass
+///   back, not a fault of the harness. A failed read or search changes
+///   nothing; a write that fails part-way may leave parent folders created
+///   or the file partly written (`std::fs::write`, not a rename).
+/// - **Blocking.** The methods do synchronous filesystem I/O and may take
+///   long on big trees (`grep`, `glob`): async callers run them on a
+///   blocking thread (the guest uses `spawn_blocking`). They have no
+///   cancellation of their own; a dropped caller leaves a running method to
+///   finish.
+/// - **Confinement** is checked when a path is resolved, not held while it
+///   is used: a process in the workspace that swaps a folder for a symlink
+///   between the two can redirect the access. The local sandbox's mounts
+///   and Landlock bound where such a race can land.
 #[derive(Debug, Clone)]
 pub struct Workspace {
     root: PathBuf,
@@ -61,6 +87,8 @@ impl Workspace {
         Ok(Workspace { root })
     }
 
+    /// The canonical root (symlinks resolved), which every resolved path
+    /// starts with.
     pub fn root(&self) -> &Path {
         &self.root
     }
