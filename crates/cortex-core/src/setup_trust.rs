@@ -38,7 +38,7 @@ pub fn check(repository: &Path, workspace: &Path) -> Setup {
     let content = match read_script(workspace) {
         Ok(Some(content)) => content,
         Ok(None) => return Setup::Absent,
-        Err(reason) => return Setup::Skipped(reason),
+        Err(reason) => return Setup::Skipped(reason.to_string()),
     };
     let committed = match Repo::open(repository) {
         Ok(Some(repo)) => git::command(Some(&repo)).and_then(|c| {
@@ -76,16 +76,36 @@ pub fn command(content: &str) -> String {
     format!("bash -c '{}' .cortex/setup", content.replace('\'', r"'\''"))
 }
 
+/// Why the workspace's `.cortex/setup` cannot be used; the message is the
+/// reason `env.setup_skipped` gives.
+#[derive(Debug, thiserror::Error)]
+enum Unusable {
+    #[error("the workspace cannot be opened: {0}")]
+    Workspace(std::io::Error),
+    #[error("`.cortex` is not a folder")]
+    NotAFolder,
+    #[error("`.cortex`: {0}")]
+    Folder(rustix::io::Errno),
+    #[error("it is a symbolic link")]
+    Link,
+    #[error("it is not a regular file")]
+    NotRegular,
+    #[error("it is larger than {} KiB", SETUP_MAX_BYTES / 1024)]
+    TooLarge,
+    #[error("{0}")]
+    Read(std::io::Error),
+}
+
 /// The workspace's `.cortex/setup`, read without following any link:
 /// `Ok(None)` when absent, `Err` with the reason it cannot be used.
-fn read_script(workspace: &Path) -> Result<Option<Vec<u8>>, String> {
+fn read_script(workspace: &Path) -> Result<Option<Vec<u8>>, Unusable> {
     use rustix::io::Errno;
-    let root = open_root(workspace).map_err(|e| e.to_string())?;
+    let root = open_root(workspace).map_err(Unusable::Workspace)?;
     let dir = match open_dir(root.as_fd(), OsStr::new(".cortex")) {
         Ok(dir) => dir,
         Err(Errno::NOENT) => return Ok(None),
-        Err(Errno::LOOP | Errno::NOTDIR) => return Err("`.cortex` is not a folder".into()),
-        Err(e) => return Err(format!("`.cortex`: {e}")),
+        Err(Errno::LOOP | Errno::NOTDIR) => return Err(Unusable::NotAFolder),
+        Err(e) => return Err(Unusable::Folder(e)),
     };
     let file = match rustix::fs::openat(
         &dir,
@@ -95,20 +115,20 @@ fn read_script(workspace: &Path) -> Result<Option<Vec<u8>>, String> {
     ) {
         Ok(file) => file,
         Err(Errno::NOENT) => return Ok(None),
-        Err(Errno::LOOP) => return Err("it is a symbolic link".into()),
-        Err(e) => return Err(e.to_string()),
+        Err(Errno::LOOP) => return Err(Unusable::Link),
+        Err(e) => return Err(Unusable::Read(e.into())),
     };
-    let stat = rustix::fs::fstat(&file).map_err(|e| e.to_string())?;
+    let stat = rustix::fs::fstat(&file).map_err(|e| Unusable::Read(e.into()))?;
     if FileType::from_raw_mode(stat.st_mode) != FileType::RegularFile {
-        return Err("it is not a regular file".into());
+        return Err(Unusable::NotRegular);
     }
     let mut content = Vec::new();
     std::fs::File::from(file)
         .take(SETUP_MAX_BYTES + 1)
         .read_to_end(&mut content)
-        .map_err(|e| e.to_string())?;
+        .map_err(Unusable::Read)?;
     if content.len() as u64 > SETUP_MAX_BYTES {
-        return Err(format!("it is larger than {} KiB", SETUP_MAX_BYTES / 1024));
+        return Err(Unusable::TooLarge);
     }
     Ok(Some(content))
 }

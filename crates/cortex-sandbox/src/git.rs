@@ -53,18 +53,39 @@ pub(crate) fn metadata(workspace: &Path) -> Metadata {
     found
 }
 
+/// Why a `.git` file's folder is not mounted; the message is the warning.
+#[derive(Debug, thiserror::Error)]
+enum Unlinked {
+    #[error("unreadable ({0})")]
+    Unreadable(std::io::Error),
+    #[error("not a `gitdir:` file")]
+    NotGitdir,
+    #[error("names {target}, which does not resolve ({error})")]
+    Unresolved {
+        target: String,
+        error: std::io::Error,
+    },
+    #[error("a worktree folder without a common folder")]
+    NoCommonFolder,
+    #[error("names {}, outside the workspace and not a worktree or submodule folder of it", .0.display())]
+    Outside(PathBuf),
+}
+
 /// The folders a `.git` file leads to, checked as the module docs say.
-fn linked_git_dir(workspace: &Path, dot_git: &Path) -> Result<Vec<PathBuf>, String> {
-    let text = std::fs::read_to_string(dot_git).map_err(|e| format!("unreadable ({e})"))?;
+fn linked_git_dir(workspace: &Path, dot_git: &Path) -> Result<Vec<PathBuf>, Unlinked> {
+    let text = std::fs::read_to_string(dot_git).map_err(Unlinked::Unreadable)?;
     let target = text
         .strip_prefix("gitdir:")
         .map(str::trim)
         .filter(|t| !t.is_empty())
-        .ok_or("not a `gitdir:` file")?;
+        .ok_or(Unlinked::NotGitdir)?;
     let git_dir = workspace
         .join(target)
         .canonicalize()
-        .map_err(|e| format!("names {target}, which does not resolve ({e})"))?;
+        .map_err(|error| Unlinked::Unresolved {
+            target: target.to_owned(),
+            error,
+        })?;
     if git_dir.starts_with(workspace) {
         return Ok(vec![git_dir]);
     }
@@ -73,16 +94,13 @@ fn linked_git_dir(workspace: &Path, dot_git: &Path) -> Result<Vec<PathBuf>, Stri
             .parent()
             .and_then(Path::parent)
             .map(Path::to_path_buf)
-            .ok_or("a worktree folder without a common folder")?;
+            .ok_or(Unlinked::NoCommonFolder)?;
         return Ok(vec![git_dir, common]);
     }
     if is_module_of(&git_dir, workspace) {
         return Ok(vec![git_dir]);
     }
-    Err(format!(
-        "names {}, outside the workspace and not a worktree or submodule folder of it",
-        git_dir.display()
-    ))
+    Err(Unlinked::Outside(git_dir))
 }
 
 /// `C/worktrees/NAME` with `gitdir` naming `dot_git` and `commondir` = `C`.
