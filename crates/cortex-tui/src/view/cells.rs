@@ -65,7 +65,12 @@ pub fn render(kind: &CellKind, ctx: &Ctx) -> Vec<Para> {
             version,
             title,
             markdown,
-        } => plan(*version, title, markdown, ctx),
+        } => proposal(format!("plan v{version}: "), title, markdown, ctx),
+        CellKind::Spec {
+            phase,
+            version,
+            markdown,
+        } => proposal(format!("spec {phase} v{version}"), "", markdown, ctx),
         CellKind::Todos(todos) => checklist("todo", todos, ctx),
         CellKind::GoalSteps(steps) => checklist("goal", steps, ctx),
     }
@@ -150,10 +155,12 @@ fn turn_end(end: &TurnEnd, ctx: &Ctx) -> Para {
     Para::hanging(Line::from(Span::styled(line, style)), vec![Span::raw("  ")])
 }
 
-fn plan(version: u32, name: &str, markdown: &str, ctx: &Ctx) -> Vec<Para> {
+/// A proposed plan or spec phase: `label` (`plan v2: `), its title, then
+/// its Markdown folded to [`FOLDED_PLAN`] rows.
+fn proposal(label: String, name: &str, markdown: &str, ctx: &Ctx) -> Vec<Para> {
     let theme = ctx.theme;
     let mut out = vec![Para::prose(Line::from(vec![
-        Span::styled(format!("plan v{version}: "), theme.mode(Mode::Plan)),
+        Span::styled(label, theme.mode(Mode::Plan)),
         Span::styled(name.to_owned(), theme.bold()),
     ]))];
     let body = markdown::render(markdown, theme);
