@@ -252,7 +252,9 @@ fn kind(tool: &str) -> ToolKind {
         Ok(ToolName::WriteFile | ToolName::EditFile) => ToolKind::Edit,
         Ok(ToolName::Glob | ToolName::Grep) => ToolKind::Search,
         Ok(ToolName::Bash) => ToolKind::Execute,
-        Ok(ToolName::Plan | ToolName::TodoWrite | ToolName::Goal) => ToolKind::Think,
+        Ok(ToolName::Plan | ToolName::Spec | ToolName::TodoWrite | ToolName::Goal) => {
+            ToolKind::Think
+        }
         Err(_) => ToolKind::Other,
     }
 }

@@ -9,7 +9,7 @@ use crate::session_args::{SessionArgs, api_error, open};
 use anyhow::{Context, bail};
 use clap::Args;
 use cortex_client::Client;
-use cortex_protocol::{Event, EventKind, SessionId, TurnId};
+use cortex_protocol::{Event, EventKind, SessionId, SpecPhase, TurnId};
 use std::process::ExitCode;
 
 #[derive(Args)]
@@ -94,8 +94,8 @@ async fn run_turn(
         let _ = client.close(&id).await;
     }
     let end = end?;
-    if let Some(version) = end.plan {
-        plan_hint(&id, version, args.json);
+    if let Some(proposed) = end.proposed {
+        proposal_hint(&id, proposed, args.json);
     }
     Ok(exit_code(&end.kind))
 }
@@ -109,12 +109,24 @@ pub(crate) fn exit_code(end: &EventKind) -> ExitCode {
     }
 }
 
-/// After a turn that proposed a plan: the commands that accept or reject
-/// it (on stderr with `--json`, whose stdout is JSON lines only).
-fn plan_hint(id: &SessionId, version: u32, json: bool) {
+/// What a turn proposed for the user's verdict (the last proposal).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Proposed {
+    Plan { version: u32 },
+    Spec { phase: SpecPhase, version: u32 },
+}
+
+/// After a turn that proposed a plan or a spec phase: the commands that
+/// accept or reject it (on stderr with `--json`, whose stdout is JSON lines
+/// only).
+pub(crate) fn proposal_hint(id: &SessionId, proposed: Proposed, json: bool) {
+    let (what, command) = match proposed {
+        Proposed::Plan { version } => (format!("plan v{version}"), "plan"),
+        Proposed::Spec { phase, version } => (format!("spec {phase} v{version}"), "spec"),
+    };
     let hint = format!(
-        "plan v{version} proposed. Accept it:  cortex plan accept {id}\n\
-         Reject it:  cortex plan reject {id} \"FEEDBACK\""
+        "{what} proposed. Accept it:  cortex {command} accept {id}\n\
+         Reject it:  cortex {command} reject {id} \"FEEDBACK\""
     );
     if json {
         eprintln!("{hint}");
@@ -154,8 +166,8 @@ const SAME_INTERRUPT: std::time::Duration = std::time::Duration::from_millis(100
 pub(crate) struct TurnEnd {
     /// Its `turn.*` end event.
     pub kind: EventKind,
-    /// The version of the last plan it proposed, if it proposed one.
-    pub plan: Option<u32>,
+    /// The last plan or spec phase it proposed, if any.
+    pub proposed: Option<Proposed>,
 }
 
 /// Print events after `after` until the end of `turn`; returns that end.
@@ -169,20 +181,29 @@ pub(crate) async fn follow_turn(
     turn: &TurnId,
     renderer: Box<dyn Render>,
 ) -> anyhow::Result<TurnEnd> {
-    let mut plan = None;
+    let mut proposed = None;
     let end = follow(client, id, after, events, renderer, |event| {
         if event.turn_id.as_ref() != Some(turn) {
             return false;
         }
-        if let EventKind::PlanProposed { version, .. } = &event.kind {
-            plan = Some(*version);
+        match &event.kind {
+            EventKind::PlanProposed { version, .. } => {
+                proposed = Some(Proposed::Plan { version: *version });
+            }
+            EventKind::SpecProposed { phase, version, .. } => {
+                proposed = Some(Proposed::Spec {
+                    phase: *phase,
+                    version: *version,
+                });
+            }
+            _ => {}
         }
         event.kind.ends_turn()
     })
     .await?;
     Ok(TurnEnd {
         kind: end.kind,
-        plan,
+        proposed,
     })
 }
 

@@ -86,6 +86,14 @@ enum Command {
         #[command(subcommand)]
         command: plan_cmd::PlanCommand,
     },
+    /// Accept or reject a session's proposed spec phase (either starts a
+    /// turn; accepting the tasks writes `specs/<slug>/` and implements them).
+    #[command(after_help = "Examples:\n  cortex spec accept 0193…\n  \
+        cortex spec reject 0193… \"add a story for errors\"")]
+    Spec {
+        #[command(subcommand)]
+        command: plan_cmd::SpecCommand,
+    },
     /// List or remove approval rules (added by answering Always).
     #[command(after_help = "Examples:\n  cortex rules list\n  cortex rules rm 0193…")]
     Rules {
@@ -199,7 +207,12 @@ fn run(command: Option<Command>, ui: session_args::SessionArgs) -> ExitCode {
             Some(Command::Acp(args)) => acp::run(args).await,
             Some(Command::Attach(args)) => tui::attach(args).await,
             Some(Command::Sessions { command }) => sessions::run(command).await,
-            Some(Command::Plan { command }) => plan_cmd::run(command).await,
+            Some(Command::Plan { command }) => {
+                plan_cmd::run(plan_cmd::Subject::Plan, command).await
+            }
+            Some(Command::Spec { command }) => {
+                plan_cmd::run(plan_cmd::Subject::Spec, command.into()).await
+            }
             Some(Command::Rules { command }) => rules_cmd::run(command).await,
             Some(Command::Mcp { command }) => mcp_cmd::run(command).await,
             Some(Command::Serve(args)) => serve::run(args).await,

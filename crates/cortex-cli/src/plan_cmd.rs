@@ -1,8 +1,11 @@
-//! `cortex plan accept|reject SESSION_ID`: the user's verdict on a session's
-//! proposed plan, through the session API (in-process unless `--server`).
-//! Either starts a turn, which is streamed as `cortex exec` streams one.
+//! `cortex plan accept|reject SESSION_ID` and `cortex spec accept|reject
+//! SESSION_ID`: the user's verdict on a session's proposed plan or spec
+//! phase, through the session API (in-process unless `--server`). Either
+//! starts a turn, which is streamed as `cortex exec` streams one; when that
+//! turn proposes again (the spec's next phase), the commands to answer it
+//! follow.
 
-use crate::exec::{exit_code, follow_turn};
+use crate::exec::{exit_code, follow_turn, proposal_hint};
 use crate::guests::GuestChoice;
 use crate::local_server;
 use crate::render::{Human, JsonLines, Render};
@@ -11,6 +14,40 @@ use clap::{Args, Subcommand};
 use cortex_client::Client;
 use cortex_protocol::SessionId;
 use std::process::ExitCode;
+
+/// What the verdict is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Subject {
+    Plan,
+    Spec,
+}
+
+#[derive(Subcommand)]
+pub enum SpecCommand {
+    /// Accept the proposed spec phase: a turn asking for the next phase;
+    /// after the tasks, Agent mode, `specs/<slug>/` written, the todo list
+    /// seeded and a turn that implements the tasks (streamed).
+    #[command(after_help = "Example:\n  cortex spec accept 0193…")]
+    Accept(PlanTarget),
+    /// Reject the proposed spec phase: a new turn, still in Spec mode, with
+    /// the feedback as its message (streamed). Nothing is written.
+    #[command(after_help = "Example:\n  cortex spec reject 0193… \"add a story for errors\"")]
+    Reject {
+        #[command(flatten)]
+        target: PlanTarget,
+        /// What the phase should change.
+        feedback: String,
+    },
+}
+
+impl From<SpecCommand> for PlanCommand {
+    fn from(command: SpecCommand) -> PlanCommand {
+        match command {
+            SpecCommand::Accept(target) => PlanCommand::Accept(target),
+            SpecCommand::Reject { target, feedback } => PlanCommand::Reject { target, feedback },
+        }
+    }
+}
 
 #[derive(Subcommand)]
 pub enum PlanCommand {
@@ -33,7 +70,7 @@ pub enum PlanCommand {
 
 #[derive(Args)]
 pub struct PlanTarget {
-    /// The session whose plan this is.
+    /// The session whose plan or spec this is.
     session_id: String,
     /// Every timeline event as one JSON line.
     #[arg(long)]
@@ -51,7 +88,7 @@ pub struct PlanTarget {
 }
 
 /// Exit codes as `exec`: 0 completed, 1 failed, 130 stopped.
-pub async fn run(command: PlanCommand) -> anyhow::Result<ExitCode> {
+pub async fn run(subject: Subject, command: PlanCommand) -> anyhow::Result<ExitCode> {
     let (target, feedback) = match &command {
         PlanCommand::Accept(target) => (target, None),
         PlanCommand::Reject { target, feedback } => (target, Some(feedback.as_str())),
@@ -62,7 +99,7 @@ pub async fn run(command: PlanCommand) -> anyhow::Result<ExitCode> {
         &target.guest,
     )
     .await?;
-    let result = verdict(&client, target, feedback).await;
+    let result = verdict(&client, subject, target, feedback).await;
     if let Some(local) = local {
         let _ = client.close(&SessionId(target.session_id.clone())).await;
         local.stop().await;
@@ -72,6 +109,7 @@ pub async fn run(command: PlanCommand) -> anyhow::Result<ExitCode> {
 
 async fn verdict(
     client: &Client,
+    subject: Subject,
     target: &PlanTarget,
     feedback: Option<&str>,
 ) -> anyhow::Result<ExitCode> {
@@ -79,9 +117,11 @@ async fn verdict(
     let after = client.session(&id).await.map_err(api_error)?.last_seq;
     // Subscribed before the turn starts: nothing of it can be missed.
     let events = client.events(&id, after).await?;
-    let created = match feedback {
-        None => client.accept_plan(&id).await,
-        Some(feedback) => client.reject_plan(&id, feedback).await,
+    let created = match (subject, feedback) {
+        (Subject::Plan, None) => client.accept_plan(&id).await,
+        (Subject::Plan, Some(feedback)) => client.reject_plan(&id, feedback).await,
+        (Subject::Spec, None) => client.accept_spec(&id).await,
+        (Subject::Spec, Some(feedback)) => client.reject_spec(&id, feedback).await,
     }
     .map_err(api_error)?;
     let renderer: Box<dyn Render> = if target.json {
@@ -90,5 +130,8 @@ async fn verdict(
         Box::new(Human::new())
     };
     let end = follow_turn(client, &id, after, events, &created.turn_id, renderer).await?;
+    if let Some(proposed) = end.proposed {
+        proposal_hint(&id, proposed, target.json);
+    }
     Ok(exit_code(&end.kind))
 }

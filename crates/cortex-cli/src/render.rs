@@ -199,6 +199,22 @@ impl Render for Human {
                     sanitize(markdown)
                 );
             }
+            EventKind::SpecProposed {
+                phase,
+                version,
+                markdown,
+            } => {
+                self.end_text(&mut out);
+                let _ = writeln!(
+                    out,
+                    "── spec {phase} v{version} ──\n{}\n──",
+                    sanitize(markdown)
+                );
+            }
+            EventKind::SpecWritten { paths } => {
+                self.end_text(&mut out);
+                let _ = writeln!(out, "spec written: {}", sanitize_line(&paths.join(", ")));
+            }
             EventKind::TodoUpdated { todos } => {
                 self.end_text(&mut out);
                 let _ = writeln!(out, "{}", sanitize(&cortex_tools::render_todos(todos)));

@@ -390,3 +390,49 @@ fn without_a_terminal_it_points_to_exec() {
     // Drawing nothing: no escape sequence reached stdout.
     assert!(out.stdout.is_empty());
 }
+
+/// The plan view's verdict keys against the real API: Ctrl+R with
+/// feedback asks again in Plan mode, Ctrl+Y accepts and the plan runs in
+/// Agent mode.
+#[test]
+fn ctrl_r_rejects_with_feedback_and_ctrl_y_accepts_the_plan() {
+    let env = bug_repo();
+    let plan = |steps: &str| {
+        call(
+            "plan",
+            json!({"title": "Fix add", "markdown": format!("{steps}\n```mermaid\nflowchart TD\n  A[calc.py] --> B[tests]\n```\n")}),
+        )
+    };
+    let server = Server::start(vec![
+        plan("1. edit calc.py"),
+        text("Proposed."),
+        plan("1. edit calc.py\n2. run the tests"),
+        text("Proposed again."),
+        call(
+            "edit_file",
+            json!({"path": "calc.py", "old_string": "a - b", "new_string": "a + b"}),
+        ),
+        text("Fixed."),
+    ]);
+    let Some(pane) = start(&env, &server, "--mode plan") else {
+        return;
+    };
+    pane.type_text("plan the fix");
+    pane.press(&["Enter"]);
+    let screen = pane.wait_text("plan v1 · ^Y accept");
+    assert!(screen.contains("│ tests │"), "the chart is drawn: {screen}");
+    pane.press(&["C-r"]);
+    pane.type_text("run the tests too");
+    pane.press(&["Enter"]);
+    pane.wait_text("plan v2 · ^Y accept");
+    pane.press(&["C-y"]);
+    let screen = pane.wait_text("Fixed.");
+    assert!(screen.contains("Agent"), "{screen}");
+    let fixed = std::fs::read_to_string(env.repo.path().join("calc.py")).expect("calc.py");
+    assert!(fixed.contains("return a + b"), "{fixed}");
+    let requests = server.requests();
+    assert!(
+        requests[2].to_string().contains("run the tests too"),
+        "the feedback is the next message"
+    );
+}

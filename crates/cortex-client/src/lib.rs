@@ -222,12 +222,7 @@ impl Client {
     /// Accept the proposed plan: Agent mode, todos seeded, and a turn that
     /// implements it (its id). 409 when no plan waits or a turn runs.
     pub async fn accept_plan(&self, id: &SessionId) -> Result<TurnCreated, ClientError> {
-        self.call(
-            Method::POST,
-            &format!("/v1/sessions/{id}/plan/accept"),
-            NO_BODY,
-        )
-        .await
+        self.verdict(id, "plan", None).await
     }
 
     /// Reject the proposed plan; a turn starts with `feedback` as its
@@ -237,14 +232,53 @@ impl Client {
         id: &SessionId,
         feedback: &str,
     ) -> Result<TurnCreated, ClientError> {
-        self.call(
-            Method::POST,
-            &format!("/v1/sessions/{id}/plan/reject"),
-            Some(&RejectPlan {
-                feedback: feedback.to_owned(),
-            }),
-        )
-        .await
+        self.verdict(id, "plan", Some(feedback)).await
+    }
+
+    /// Accept the proposed spec phase: a turn asking for the next phase,
+    /// or (tasks) Agent mode, the spec's files written, todos seeded and a
+    /// turn implementing them. 409 when no phase waits or a turn runs.
+    pub async fn accept_spec(&self, id: &SessionId) -> Result<TurnCreated, ClientError> {
+        self.verdict(id, "spec", None).await
+    }
+
+    /// Reject the proposed spec phase; a turn starts with `feedback` as its
+    /// message, still in Spec mode. 409 when no phase waits or a turn runs.
+    pub async fn reject_spec(
+        &self,
+        id: &SessionId,
+        feedback: &str,
+    ) -> Result<TurnCreated, ClientError> {
+        self.verdict(id, "spec", Some(feedback)).await
+    }
+
+    /// `POST …/{subject}/accept`, or `…/reject` with the feedback.
+    async fn verdict(
+        &self,
+        id: &SessionId,
+        subject: &str,
+        feedback: Option<&str>,
+    ) -> Result<TurnCreated, ClientError> {
+        match feedback {
+            None => {
+                self.call(
+                    Method::POST,
+                    &format!("/v1/sessions/{id}/{subject}/accept"),
+                    NO_BODY,
+                )
+                .await
+            }
+            Some(feedback) => {
+                self.call(
+                    Method::POST,
+                    &format!("/v1/sessions/{id}/{subject}/reject"),
+                    Some(&RejectPlan {
+                        feedback: feedback.to_owned(),
+                    }),
+                )
+                .await
+            }
+        }
     }
 
     /// `DELETE`: stop the turn, close the guest.

@@ -168,6 +168,12 @@ impl Session {
                     self.answer(turn, call, answer, ms(started), &mut answers[index])
                         .await?;
                 }
+                ToolArgs::Spec(a) => {
+                    let started = Instant::now();
+                    let answer = self.spec_tool(turn, a).await?;
+                    self.answer(turn, call, answer, ms(started), &mut answers[index])
+                        .await?;
+                }
                 ToolArgs::Goal(a) => {
                     let started = Instant::now();
                     let answer = self.goal_tool(turn, a).await?;

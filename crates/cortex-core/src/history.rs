@@ -23,6 +23,8 @@ pub struct Rebuilt {
     pub todos: Vec<Todo>,
     /// Every plan version with the user's verdict on it, oldest first.
     pub plans: Vec<PlanVersion>,
+    /// The spec in progress.
+    pub spec: crate::specs::SpecState,
     /// Every call id ever dispatched, so none runs twice.
     pub call_ids: HashSet<String>,
     /// The sandbox the session was created with.
@@ -41,6 +43,7 @@ impl Rebuilt {
         let mut goal = GoalFold::default();
         for event in events {
             goal.apply(event);
+            crate::specs::apply(&mut state.spec, &event.kind);
             match &event.kind {
                 EventKind::SessionCreated { mode, sandbox, .. } => {
                     state.mode = Some(*mode);

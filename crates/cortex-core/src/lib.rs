@@ -32,6 +32,7 @@ mod prompt;
 mod session;
 mod session_tools;
 pub mod setup_trust;
+mod specs;
 mod stop_rule;
 #[cfg(test)]
 mod test_support;
@@ -52,6 +53,7 @@ pub use mcp_guest::GuestLauncher;
 pub use plans::{PlanError, PlanStatus, PlanVersion};
 pub use prompt::system_prompt;
 pub use session::{Session, SessionConfig, TurnOutcome};
+pub use specs::{SpecError, SpecProposal, SpecState};
 pub use stop_rule::StopRuleState;
 pub use timeline::{Published, Timeline};
 pub use workspace::{

@@ -10,7 +10,7 @@
 
 use crate::{CoreError, Session};
 use cortex_protocol::{EventKind, Mode, Todo, TodoStatus, TurnId};
-use cortex_tools::plan_steps;
+use cortex_tools::{PlanStep, plan_steps};
 
 /// Where a plan version stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -87,6 +87,12 @@ pub(crate) fn seed_todos(plan: &PlanVersion) -> Vec<Todo> {
             status: TodoStatus::Pending,
         }];
     }
+    step_todos(steps)
+}
+
+/// One todo per step, completed where the step is checked: a plan's steps,
+/// a spec's tasks.
+pub(crate) fn step_todos(steps: Vec<PlanStep>) -> Vec<Todo> {
     steps
         .into_iter()
         .map(|s| Todo {

@@ -17,7 +17,7 @@ pub fn system_prompt(mode: Mode, repository: &str) -> String {
             "Mode: Plan (read-only). Investigate, then call the plan tool once: goal, numbered steps naming files, risks, and a ```mermaid diagram (flowchart TD). Do not change anything."
         }
         Mode::Spec => {
-            "Mode: Spec (read-only). Investigate and describe requirements, design and tasks. Do not change anything."
+            "Mode: Spec (read-only). Investigate, then propose one phase with the spec tool: requirements first (a # title, user stories, WHEN … THE SYSTEM SHALL … criteria), then design (with a ```mermaid diagram), then tasks (- [ ] items). After each proposal end your turn: the user accepts it before the next phase. Do not change anything."
         }
         Mode::Agent => {
             "Mode: Agent. You can read, search, edit files and run commands. Make the smallest change that solves the task, then verify it (build or tests) with bash. For multi-step work keep a todo list with todo_write."

@@ -66,6 +66,8 @@ pub struct Session {
     pub(crate) history: Vec<Message>,
     pub(crate) todos: Vec<Todo>,
     pub(crate) plans: Vec<PlanVersion>,
+    /// The spec in progress (a fold of its events).
+    pub(crate) spec: crate::specs::SpecState,
     pub(crate) call_ids: HashSet<String>,
     pub(crate) compaction: CompactionConfig,
     /// The provider's token count for the last request, the base of the
@@ -167,6 +169,7 @@ impl Session {
             history: Vec::new(),
             todos: Vec::new(),
             plans: Vec::new(),
+            spec: Default::default(),
             call_ids: HashSet::new(),
             compaction: config.compaction,
             usage_anchor: None,
@@ -229,6 +232,7 @@ impl Session {
             history: rebuilt.messages,
             todos: rebuilt.todos,
             plans: rebuilt.plans,
+            spec: rebuilt.spec,
             call_ids: rebuilt.call_ids,
             compaction: config.compaction,
             usage_anchor: None,
@@ -319,9 +323,10 @@ impl Session {
             tracing::warn!("guest did not take new capabilities: {e}");
             self.guest = None;
         }
-        self.timeline
-            .emit(None, EventKind::ModeChanged { from, to: mode })
-            .await?;
+        let changed = EventKind::ModeChanged { from, to: mode };
+        // Leaving Spec discards the spec in progress.
+        crate::specs::apply(&mut self.spec, &changed);
+        self.timeline.emit(None, changed).await?;
         Ok(())
     }
 

@@ -118,6 +118,9 @@ impl Session {
             }
             return Ok(TurnOutcome::Failed { error });
         }
+        if let Some(error) = self.write_accepted_spec(turn).await? {
+            return Ok(TurnOutcome::Failed { error });
+        }
         self.add_turn_context(turn, cancel).await?;
         let mut stop_rule = StopRuleState::new(self.stop_rule);
         let mut round = 0;

@@ -110,6 +110,20 @@ impl Harness {
             .collect()
     }
 
+    /// The session as a restarted process reopens it from the store.
+    pub async fn resumed(&self) -> Session {
+        let config = config(
+            self.repo.path(),
+            self.store.clone(),
+            self.model.clone(),
+            Mode::Agent,
+            Default::default(),
+        );
+        Session::resume(self.session.id(), config)
+            .await
+            .expect("resume")
+    }
+
     pub async fn types(&self) -> Vec<&'static str> {
         self.events()
             .await

@@ -10,6 +10,7 @@ use crate::goal::{GoalBudget, GoalStep, PauseReason};
 use crate::ids::{CallId, SessionId, TurnId};
 use crate::mode::Mode;
 use crate::sandbox::Sandbox;
+use crate::spec::SpecPhase;
 use crate::tools::Todo;
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -306,6 +307,31 @@ pub enum EventKind {
     /// message and the session stays in Plan mode.
     #[serde(rename = "plan.rejected")]
     PlanRejected { version: u32, feedback: String },
+    /// The spec tool proposed `phase` (spec versions count every proposal
+    /// of the session); it waits for the user's accept or reject.
+    #[serde(rename = "spec.proposed")]
+    SpecProposed {
+        phase: SpecPhase,
+        version: u32,
+        markdown: String,
+    },
+    /// The user accepted the proposal `version` of `phase`: the model is
+    /// asked for the next phase, or (tasks) the session is in Agent mode and
+    /// the spec's files are written.
+    #[serde(rename = "spec.accepted")]
+    SpecAccepted { phase: SpecPhase, version: u32 },
+    /// The user rejected the proposal `version`; the feedback is the next
+    /// turn's message and the session stays in Spec mode.
+    #[serde(rename = "spec.rejected")]
+    SpecRejected {
+        phase: SpecPhase,
+        version: u32,
+        feedback: String,
+    },
+    /// The accepted spec's files, written into the workspace by the guest
+    /// (paths relative to the workspace root).
+    #[serde(rename = "spec.written")]
+    SpecWritten { paths: Vec<String> },
     #[serde(rename = "todo.updated")]
     TodoUpdated { todos: Vec<Todo> },
     /// The session's approval policy, set at creation or changed by the
@@ -449,6 +475,10 @@ impl EventKind {
             EventKind::PlanProposed { .. } => "plan.proposed",
             EventKind::PlanAccepted { .. } => "plan.accepted",
             EventKind::PlanRejected { .. } => "plan.rejected",
+            EventKind::SpecProposed { .. } => "spec.proposed",
+            EventKind::SpecAccepted { .. } => "spec.accepted",
+            EventKind::SpecRejected { .. } => "spec.rejected",
+            EventKind::SpecWritten { .. } => "spec.written",
             EventKind::TodoUpdated { .. } => "todo.updated",
             EventKind::ApprovalPolicySet { .. } => "approval.policy",
             EventKind::ApprovalRequested { .. } => "approval.requested",
@@ -532,6 +562,23 @@ mod tests {
             },
             EventKind::EnvReady { ms: 1.0 },
             EventKind::PlanAccepted { version: 2 },
+            EventKind::SpecProposed {
+                phase: SpecPhase::Design,
+                version: 2,
+                markdown: "m".into(),
+            },
+            EventKind::SpecAccepted {
+                phase: SpecPhase::Tasks,
+                version: 3,
+            },
+            EventKind::SpecRejected {
+                phase: SpecPhase::Requirements,
+                version: 1,
+                feedback: "f".into(),
+            },
+            EventKind::SpecWritten {
+                paths: vec!["specs/x/tasks.md".into()],
+            },
             EventKind::ApprovalPolicySet {
                 policy: ApprovalPolicy::Ask,
             },

@@ -19,6 +19,7 @@ mod ids;
 mod message;
 mod mode;
 mod sandbox;
+mod spec;
 mod tools;
 
 pub use approval::{ApprovalDecision, ApprovalPolicy, ApprovalResolution, Rule, RuleMatch};
@@ -35,6 +36,7 @@ pub use ids::{CallId, SessionId, TurnId};
 pub use message::{Message, ProviderItem, Role, ToolCallRequest};
 pub use mode::{Mode, ToolName, UnknownMode, UnknownTool};
 pub use sandbox::{NetworkPolicy, Sandbox, SandboxPolicy, UnknownSetting, WorkspaceMode};
+pub use spec::{SpecArgs, SpecPhase};
 pub use tools::{
     ArgError, BashArgs, EditFileArgs, GlobArgs, GrepArgs, GrepMode, MAX_ARGUMENT_BYTES, PlanArgs,
     ReadFileArgs, Todo, TodoReadArgs, TodoStatus, TodoWriteArgs, ToolArgs, ToolSpec, WriteFileArgs,

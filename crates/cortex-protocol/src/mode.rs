@@ -17,7 +17,8 @@ pub enum Mode {
     Ask,
     /// Ask plus the plan tool; the plan lives in the session, not the repo.
     Plan,
-    /// Ask plus the spec tool (the spec tool arrives with the Plan/Spec work).
+    /// Ask plus the spec tool; the spec lives in the session until its
+    /// tasks are accepted.
     Spec,
     /// The full catalog.
     #[default]
@@ -41,8 +42,9 @@ impl Mode {
     pub fn tools(self) -> &'static [ToolName] {
         use ToolName::*;
         match self {
-            Mode::Ask | Mode::Spec => &[ReadFile, Glob, Grep],
+            Mode::Ask => &[ReadFile, Glob, Grep],
             Mode::Plan => &[ReadFile, Glob, Grep, Plan],
+            Mode::Spec => &[ReadFile, Glob, Grep, Spec],
             Mode::Agent => &[
                 ReadFile, WriteFile, EditFile, Glob, Grep, Bash, TodoRead, TodoWrite,
             ],
@@ -115,13 +117,15 @@ pub enum ToolName {
     TodoRead,
     TodoWrite,
     Plan,
+    /// Spec mode's own: proposes one phase of the spec.
+    Spec,
     /// Offered in Agent mode only while the session has an active goal
     /// (the session adds it; no mode's table lists it).
     Goal,
 }
 
 impl ToolName {
-    pub const ALL: [ToolName; 10] = [
+    pub const ALL: [ToolName; 11] = [
         ToolName::ReadFile,
         ToolName::WriteFile,
         ToolName::EditFile,
@@ -131,6 +135,7 @@ impl ToolName {
         ToolName::TodoRead,
         ToolName::TodoWrite,
         ToolName::Plan,
+        ToolName::Spec,
         ToolName::Goal,
     ];
 
@@ -145,6 +150,7 @@ impl ToolName {
             ToolName::TodoRead => "todo_read",
             ToolName::TodoWrite => "todo_write",
             ToolName::Plan => "plan",
+            ToolName::Spec => "spec",
             ToolName::Goal => "goal",
         }
     }
@@ -167,7 +173,7 @@ impl ToolName {
     }
 
     /// Tools executed by the guest; the others act on session state held by
-    /// the harness (the todo list, the plan).
+    /// the harness (the todo list, the plan, the spec).
     pub fn runs_in_guest(self) -> bool {
         matches!(
             self,
@@ -213,6 +219,7 @@ mod tests {
         }
         assert!(Mode::Agent.may_mutate_workspace());
         assert!(!Mode::Agent.offers(ToolName::Plan));
+        assert!(Mode::Spec.offers(ToolName::Spec) && !Mode::Plan.offers(ToolName::Spec));
     }
 
     #[test]

@@ -6,6 +6,7 @@
 
 use crate::goal::GoalArgs;
 use crate::mode::ToolName;
+use crate::spec::SpecArgs;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -162,6 +163,7 @@ pub enum ToolArgs {
     TodoRead(TodoReadArgs),
     TodoWrite(TodoWriteArgs),
     Plan(PlanArgs),
+    Spec(SpecArgs),
     Goal(GoalArgs),
 }
 
@@ -208,6 +210,7 @@ impl ToolArgs {
             ToolName::TodoRead => ToolArgs::TodoRead(de(raw).map_err(invalid)?),
             ToolName::TodoWrite => ToolArgs::TodoWrite(de(raw).map_err(invalid)?),
             ToolName::Plan => ToolArgs::Plan(de(raw).map_err(invalid)?),
+            ToolName::Spec => ToolArgs::Spec(de(raw).map_err(invalid)?),
             ToolName::Goal => ToolArgs::Goal(de(raw).map_err(invalid)?),
         })
     }
@@ -223,6 +226,7 @@ impl ToolArgs {
             ToolArgs::TodoRead(_) => ToolName::TodoRead,
             ToolArgs::TodoWrite(_) => ToolName::TodoWrite,
             ToolArgs::Plan(_) => ToolName::Plan,
+            ToolArgs::Spec(_) => ToolName::Spec,
             ToolArgs::Goal(_) => ToolName::Goal,
         }
     }
@@ -291,6 +295,10 @@ impl ToolName {
             ToolName::Plan => (
                 "Propose the plan: Markdown with numbered steps and a ```mermaid diagram (e.g. flowchart TD).",
                 schema_of::<PlanArgs>(),
+            ),
+            ToolName::Spec => (
+                "Propose the current spec phase for the user's accept: requirements (user stories, WHEN … THE SYSTEM SHALL … criteria), design (with a ```mermaid diagram), tasks (- [ ] list).",
+                schema_of::<SpecArgs>(),
             ),
             ToolName::Goal => (
                 "Record the goal's steps (the whole list each time, done true/false). complete: true only when every step is done, with evidence.",

@@ -15,8 +15,8 @@ use crate::error::ApiError;
 use crate::goal_driver::{self, GoalOp, GoalOpDone, NextTurn};
 use axum::http::StatusCode;
 use cortex_core::{
-    Approvals, CompactError, CompactionReport, CoreError, PlanError, Published, Session, Timeline,
-    TurnOutcome,
+    Approvals, CompactError, CompactionReport, CoreError, PlanError, Published, Session, SpecError,
+    Timeline, TurnOutcome,
 };
 use cortex_protocol::{Goal, Mode, SessionId, TurnId};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -36,8 +36,10 @@ enum Command {
     Stop {
         reply: oneshot::Sender<Result<TurnId, ApiError>>,
     },
-    /// The user's verdict on the proposed plan; either starts a turn.
-    Plan {
+    /// The user's verdict on the proposed plan or spec phase; either
+    /// starts a turn.
+    Verdict {
+        on: Proposal,
         verdict: PlanVerdict,
         reply: oneshot::Sender<Result<TurnId, ApiError>>,
     },
@@ -99,7 +101,14 @@ struct Running {
     task: JobTask,
 }
 
-/// What the user said of the proposed plan.
+/// What a verdict is about.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Proposal {
+    Plan,
+    Spec,
+}
+
+/// What the user said of the proposed plan or spec phase.
 pub(crate) enum PlanVerdict {
     Accept,
     Reject { feedback: String },
@@ -148,22 +157,35 @@ fn spawn_next(mut session: Session, next: NextTurn) -> (TurnId, Running) {
 }
 
 /// Record the verdict; the message of the turn that follows.
-async fn plan_verdict(session: &mut Session, verdict: PlanVerdict) -> Result<String, ApiError> {
-    let result = match verdict {
-        PlanVerdict::Accept => session.accept_plan().await,
-        PlanVerdict::Reject { feedback } => session.reject_plan(&feedback).await,
-    };
-    result.map_err(|e| match e {
-        PlanError::NoProposedPlan => {
-            ApiError::new(StatusCode::CONFLICT, "no_proposed_plan", e.to_string())
+async fn record_verdict(
+    session: &mut Session,
+    on: Proposal,
+    verdict: PlanVerdict,
+) -> Result<String, ApiError> {
+    let none =
+        |code: &'static str, message: String| ApiError::new(StatusCode::CONFLICT, code, message);
+    let empty =
+        |message: String| ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "invalid_body", message);
+    match on {
+        Proposal::Plan => match verdict {
+            PlanVerdict::Accept => session.accept_plan().await,
+            PlanVerdict::Reject { feedback } => session.reject_plan(&feedback).await,
         }
-        PlanError::EmptyFeedback => ApiError::new(
-            StatusCode::UNPROCESSABLE_ENTITY,
-            "invalid_body",
-            e.to_string(),
-        ),
-        PlanError::Core(e) => e.into(),
-    })
+        .map_err(|e| match e {
+            PlanError::NoProposedPlan => none("no_proposed_plan", e.to_string()),
+            PlanError::EmptyFeedback => empty(e.to_string()),
+            PlanError::Core(e) => e.into(),
+        }),
+        Proposal::Spec => match verdict {
+            PlanVerdict::Accept => session.accept_spec().await,
+            PlanVerdict::Reject { feedback } => session.reject_spec(&feedback).await,
+        }
+        .map_err(|e| match e {
+            SpecError::NoProposedSpec => none("no_proposed_spec", e.to_string()),
+            SpecError::EmptyFeedback => empty(e.to_string()),
+            SpecError::Core(e) => e.into(),
+        }),
+    }
 }
 
 impl Running {
@@ -233,9 +255,15 @@ impl ActorHandle {
             .await?
     }
 
-    /// Accept or reject the proposed plan; the id of the turn it starts.
-    pub(crate) async fn plan(&self, verdict: PlanVerdict) -> Result<TurnId, ApiError> {
-        self.ask(|reply| Command::Plan { verdict, reply }).await?
+    /// Accept or reject the proposed plan or spec phase; the id of the
+    /// turn it starts.
+    pub(crate) async fn verdict(
+        &self,
+        on: Proposal,
+        verdict: PlanVerdict,
+    ) -> Result<TurnId, ApiError> {
+        self.ask(|reply| Command::Verdict { on, verdict, reply })
+            .await?
     }
 
     pub(crate) async fn stop(&self) -> Result<TurnId, ApiError> {
@@ -307,13 +335,13 @@ async fn run(session: Session, mut rx: mpsc::Receiver<Command>, shown: Arc<Mutex
                         running = Some(r);
                         let _ = reply.send(Ok(turn));
                     }
-                    Command::Plan { verdict, reply } => {
+                    Command::Verdict { on, verdict, reply } => {
                         if let Some(r) = &running {
                             let _ = reply.send(Err(r.busy()));
                             continue;
                         }
                         let Some(mut session) = idle.take() else { break };
-                        match plan_verdict(&mut session, verdict).await {
+                        match record_verdict(&mut session, on, verdict).await {
                             Ok(message) => {
                                 let (turn, r) = spawn_turn(session, message);
                                 set_shown(Some(turn.clone()));

@@ -117,6 +117,20 @@ const ROUTES: &[Route] = &[
         response: Some(name::<TurnCreated>),
     },
     Route {
+        method: "post",
+        path: "/v1/sessions/{id}/spec/accept",
+        request: None,
+        success: "202",
+        response: Some(name::<TurnCreated>),
+    },
+    Route {
+        method: "post",
+        path: "/v1/sessions/{id}/spec/reject",
+        request: Some(name::<RejectPlan>),
+        success: "202",
+        response: Some(name::<TurnCreated>),
+    },
+    Route {
         method: "put",
         path: "/v1/sessions/{id}/goal",
         request: Some(name::<SetGoal>),

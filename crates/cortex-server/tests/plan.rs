@@ -19,52 +19,13 @@ fn plan_md(steps: &[&str]) -> String {
     format!("# Plan\n{list}\n```mermaid\nflowchart TD\n  A-->B\n```\n")
 }
 
-async fn plan_session(server: &Server, script: serde_json::Value) -> String {
-    let model = server.script(script);
-    let (status, body) = server
-        .send(
-            Method::POST,
-            "/v1/sessions",
-            Some(ALICE),
-            Some(json!({"repository": server.repo.path(), "mode": "plan", "model": model})),
-        )
-        .await;
-    assert_eq!(status, 201, "{body}");
-    body["id"].as_str().expect("id").to_owned()
-}
-
-/// `POST …/plan/{what}`, once the actor has the session back after a turn's
-/// end event (until then it answers `conflict`).
 async fn verdict(
     server: &Server,
     id: &str,
     what: &str,
     body: Option<serde_json::Value>,
 ) -> (u16, serde_json::Value) {
-    for _ in 0..100 {
-        let answer = verdict_now(server, id, what, body.clone()).await;
-        if answer.1["error"]["code"] != "conflict" {
-            return answer;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
-    panic!("the session stayed busy");
-}
-
-async fn verdict_now(
-    server: &Server,
-    id: &str,
-    what: &str,
-    body: Option<serde_json::Value>,
-) -> (u16, serde_json::Value) {
-    server
-        .send(
-            Method::POST,
-            &format!("/v1/sessions/{id}/plan/{what}"),
-            Some(ALICE),
-            body,
-        )
-        .await
+    server.verdict(id, &format!("plan/{what}"), body).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -72,8 +33,8 @@ async fn reject_then_accept_runs_the_plan_in_agent_mode_with_seeded_todos() {
     let server = start().await;
     let v1 = plan_md(&["Read a.txt", "Rewrite it"]);
     let v2 = plan_md(&["Read a.txt", "Write `done` into a.txt", "Check it"]);
-    let id = plan_session(
-        &server,
+    let id = server.session_in(
+        "plan",
         json!({"responses": [
             {"tool_calls": [{"name": "plan", "arguments": {"title": "First", "markdown": v1}}]},
             {"text": "Proposed v1."},
@@ -190,15 +151,16 @@ async fn reject_then_accept_runs_the_plan_in_agent_mode_with_seeded_todos() {
 async fn a_verdict_while_a_turn_runs_is_a_conflict() {
     let server = start().await;
     let md = plan_md(&["One"]);
-    let id = plan_session(
-        &server,
-        json!({"responses": [
-            {"tool_calls": [{"name": "plan", "arguments": {"title": "P", "markdown": md}}]},
-            {"text": "Proposed."},
-            {"text": "still thinking", "hang": true}
-        ]}),
-    )
-    .await;
+    let id = server
+        .session_in(
+            "plan",
+            json!({"responses": [
+                {"tool_calls": [{"name": "plan", "arguments": {"title": "P", "markdown": md}}]},
+                {"text": "Proposed."},
+                {"text": "still thinking", "hang": true}
+            ]}),
+        )
+        .await;
     let mut sse = server.events(&id, ALICE, None).await;
     server.turn(&id, "plan").await;
     Server::turn_kinds(&mut sse).await;
@@ -216,11 +178,15 @@ async fn a_verdict_while_a_turn_runs_is_a_conflict() {
             break;
         }
     }
+    // The spec's verdicts too: a running turn is a conflict before any
+    // question of what waits.
     for (what, body) in [
-        ("accept", None),
-        ("reject", Some(json!({"feedback": "no"}))),
+        ("plan/accept", None),
+        ("plan/reject", Some(json!({"feedback": "no"}))),
+        ("spec/accept", None),
+        ("spec/reject", Some(json!({"feedback": "no"}))),
     ] {
-        let (status, answer) = verdict_now(&server, &id, what, body).await;
+        let (status, answer) = server.verdict_now(&id, what, body).await;
         assert_eq!(status, 409, "{answer}");
         assert_eq!(answer["error"]["code"], "conflict");
     }

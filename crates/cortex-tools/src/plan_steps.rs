@@ -23,8 +23,17 @@ pub fn plan_steps(markdown: &str) -> Vec<PlanStep> {
     lines.iter().filter_map(|l| checklist_item(l)).collect()
 }
 
+/// The top-level checklist items (`- [ ] …`, `* [x] …`) alone, in order:
+/// a spec's tasks.
+pub fn checklist(markdown: &str) -> Vec<PlanStep> {
+    outside_code_blocks(markdown)
+        .iter()
+        .filter_map(|l| checklist_item(l))
+        .collect()
+}
+
 /// The lines that are not inside a fenced code block.
-fn outside_code_blocks(markdown: &str) -> Vec<&str> {
+pub(crate) fn outside_code_blocks(markdown: &str) -> Vec<&str> {
     let mut out = Vec::new();
     let mut lines = markdown.lines();
     while let Some(line) = lines.next() {

@@ -266,3 +266,61 @@ fn approval_prompt() {
     app.on_event(s.events.last().expect("event"));
     assert!(app.state.approval.is_none());
 }
+
+/// A plan proposed and waiting: its steps, its flowchart drawn as boxes and
+/// arrows with the source folded under it, and the verdict keys.
+fn plan_review() -> Script {
+    use cortex_protocol::EventKind;
+    let mut s = Script::new("openai:gpt-4o");
+    s.turn("plan the fix").request(1);
+    s.push(EventKind::PlanProposed {
+        version: 2,
+        title: "Fix add".into(),
+        markdown: "## Steps\n1. Fix `add` in calc.py\n2. Run the tests\n\n```mermaid\nflowchart TD\n  A[calc.py] --> B[add]\n  A --> C[tests]\n```\n"
+            .into(),
+    });
+    s.completed(1);
+    s
+}
+
+#[test]
+fn plan_review_with_a_flowchart() {
+    let mut app = app(&plan_review(), Theme::colored());
+    let terminal = draw(&mut app, 60, 24);
+    insta::assert_snapshot!(terminal.backend());
+}
+
+/// 40×12: the chart still fits; Ctrl+O shows its source instead.
+#[test]
+fn plan_review_on_a_small_terminal_40x12() {
+    let mut app = app(&plan_review(), Theme::colored());
+    let folded = draw(&mut app, 40, 12);
+    insta::assert_snapshot!("plan_review_40x12", folded.backend());
+    app.on_key(KeyEvent::new(KeyCode::Char('o'), KeyModifiers::CONTROL));
+    let source = draw(&mut app, 40, 12);
+    insta::assert_snapshot!("plan_review_40x12_expanded", source.backend());
+}
+
+/// A spec's design whose chart is too wide is folded to its source line;
+/// Ctrl+R turns the composer into the rejection's feedback. A hostile
+/// escape in the model's text never reaches the screen.
+#[test]
+fn spec_phase_rejecting_with_a_wide_chart() {
+    use cortex_protocol::{EventKind, SpecPhase};
+    let mut s = Script::new("openai:gpt-4o");
+    s.turn("spec the export").request(1);
+    s.push(EventKind::SpecProposed {
+        phase: SpecPhase::Design,
+        version: 3,
+        markdown: "# Design \u{1b}[31mred\u{1b}[0m\n```mermaid\nflowchart LR\n  A[a very long component name] --> B[another very long component name]\n  A --> C[and a third long one]\n```\n"
+            .into(),
+    });
+    s.completed(1);
+    let mut app = app(&s, Theme::colored());
+    app.on_key(KeyEvent::new(KeyCode::Char('r'), KeyModifiers::CONTROL));
+    type_text(&mut app, "split the exporter");
+    let terminal = draw(&mut app, 48, 14);
+    let screen = format!("{:?}", terminal.backend());
+    assert!(!screen.contains('\u{1b}'));
+    insta::assert_snapshot!(terminal.backend());
+}

@@ -9,6 +9,7 @@ pub(crate) mod meta;
 pub(crate) mod plan;
 pub(crate) mod rules;
 pub(crate) mod sessions;
+pub(crate) mod spec;
 pub(crate) mod turns;
 
 use crate::state::AppState;
@@ -23,6 +24,7 @@ pub(crate) fn v1() -> Router<Arc<AppState>> {
         .merge(turns::routes())
         .merge(control::routes())
         .merge(plan::routes())
+        .merge(spec::routes())
         .merge(goal::routes())
         .merge(approvals::routes())
         .merge(rules::routes())

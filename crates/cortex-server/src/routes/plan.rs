@@ -1,7 +1,7 @@
 //! The user's verdict on the proposed plan: `POST …/plan/accept` and
 //! `POST …/plan/reject`. Either starts a turn (202 with its id).
 
-use crate::actor::PlanVerdict;
+use crate::actor::{PlanVerdict, Proposal};
 use crate::auth::Principal;
 use crate::error::ApiError;
 use crate::extract::{Json, Path};
@@ -36,9 +36,7 @@ pub(crate) async fn accept(
     principal: Principal,
     Path(id): Path<SessionId>,
 ) -> Result<(StatusCode, axum::Json<TurnCreated>), ApiError> {
-    let actor = state.owned_actor(&principal, &id).await?;
-    let turn_id = actor.plan(PlanVerdict::Accept).await?;
-    Ok((StatusCode::ACCEPTED, axum::Json(TurnCreated { turn_id })))
+    decide(&state, &principal, &id, Proposal::Plan, PlanVerdict::Accept).await
 }
 
 /// Reject the proposed plan: `plan.rejected` is recorded, the session stays
@@ -60,10 +58,22 @@ pub(crate) async fn reject(
     Path(id): Path<SessionId>,
     Json(body): Json<RejectPlan>,
 ) -> Result<(StatusCode, axum::Json<TurnCreated>), ApiError> {
-    let actor = state.owned_actor(&principal, &id).await?;
     let verdict = PlanVerdict::Reject {
         feedback: body.feedback,
     };
-    let turn_id = actor.plan(verdict).await?;
+    decide(&state, &principal, &id, Proposal::Plan, verdict).await
+}
+
+/// Hand the user's verdict on a plan or spec phase to the session's actor:
+/// 202 with the turn it starts.
+pub(crate) async fn decide(
+    state: &Arc<AppState>,
+    principal: &Principal,
+    id: &SessionId,
+    on: Proposal,
+    verdict: PlanVerdict,
+) -> Result<(StatusCode, axum::Json<TurnCreated>), ApiError> {
+    let actor = state.owned_actor(principal, id).await?;
+    let turn_id = actor.verdict(on, verdict).await?;
     Ok((StatusCode::ACCEPTED, axum::Json(TurnCreated { turn_id })))
 }

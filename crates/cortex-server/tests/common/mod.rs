@@ -152,6 +152,25 @@ impl Server {
         (status, json)
     }
 
+    /// A new session of alice's in `mode`, its model scripted by `script`.
+    pub async fn session_in(&self, mode: &str, script: serde_json::Value) -> String {
+        let model = self.script(script);
+        let (status, body) = self
+            .send(
+                reqwest::Method::POST,
+                "/v1/sessions",
+                Some(ALICE),
+                Some(serde_json::json!({
+                    "repository": self.repo.path(),
+                    "mode": mode,
+                    "model": model,
+                })),
+            )
+            .await;
+        assert_eq!(status, 201, "{body}");
+        body["id"].as_str().expect("id").to_owned()
+    }
+
     /// A new session of alice's with `model` (a `scripted:` spec).
     pub async fn session(&self, model: &str) -> String {
         let (status, body) = self
@@ -186,6 +205,41 @@ impl Server {
             &format!("/v1/sessions/{id}/stop"),
             Some(token),
             None,
+        )
+        .await
+    }
+
+    /// `POST …/{what}` (`plan/accept`, `spec/reject`, …) once the actor
+    /// has the session back after a turn's end event (until then it
+    /// answers `conflict`).
+    pub async fn verdict(
+        &self,
+        id: &str,
+        what: &str,
+        body: Option<serde_json::Value>,
+    ) -> (u16, serde_json::Value) {
+        for _ in 0..100 {
+            let answer = self.verdict_now(id, what, body.clone()).await;
+            if answer.1["error"]["code"] != "conflict" {
+                return answer;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        panic!("the session stayed busy");
+    }
+
+    /// `POST …/{what}` at once.
+    pub async fn verdict_now(
+        &self,
+        id: &str,
+        what: &str,
+        body: Option<serde_json::Value>,
+    ) -> (u16, serde_json::Value) {
+        self.send(
+            reqwest::Method::POST,
+            &format!("/v1/sessions/{id}/{what}"),
+            Some(ALICE),
+            body,
         )
         .await
     }

@@ -89,9 +89,13 @@ pub fn variant_index(kind: &EventKind) -> usize {
         EventKind::ApprovalPolicySet { .. } => 43,
         EventKind::ApprovalRequested { .. } => 44,
         EventKind::ApprovalResolved { .. } => 45,
+        EventKind::SpecProposed { .. } => 46,
+        EventKind::SpecAccepted { .. } => 47,
+        EventKind::SpecRejected { .. } => 48,
+        EventKind::SpecWritten { .. } => 49,
     }
 }
-pub const VARIANTS: usize = 46;
+pub const VARIANTS: usize = 50;
 
 /// Every variant, in an order the store accepts, with the turn each belongs to.
 pub fn every_kind() -> Vec<(Option<&'static str>, EventKind)> {
@@ -337,6 +341,35 @@ pub fn every_kind() -> Vec<(Option<&'static str>, EventKind)> {
             EventKind::PlanRejected {
                 version: 1,
                 feedback: "smaller steps".into(),
+            },
+        ),
+        (
+            Some("t1"),
+            EventKind::SpecProposed {
+                phase: cortex_protocol::SpecPhase::Requirements,
+                version: 1,
+                markdown: "# Export\nWHEN asked THE SYSTEM SHALL export".into(),
+            },
+        ),
+        (
+            None,
+            EventKind::SpecRejected {
+                phase: cortex_protocol::SpecPhase::Requirements,
+                version: 1,
+                feedback: "more stories".into(),
+            },
+        ),
+        (
+            None,
+            EventKind::SpecAccepted {
+                phase: cortex_protocol::SpecPhase::Tasks,
+                version: 3,
+            },
+        ),
+        (
+            Some("t1"),
+            EventKind::SpecWritten {
+                paths: vec!["specs/export/tasks.md".into()],
             },
         ),
         (

@@ -4,7 +4,9 @@
 //! Ctrl+J start a new line; Shift+Tab cycles the mode; Esc stops the turn;
 //! Ctrl+C clears the composer and quits when pressed twice in a row. While
 //! a call waits for approval and the composer is empty, `y` allows it once,
-//! `n` denies it and `a` allows it always.
+//! `n` denies it and `a` allows it always. Between turns, while a plan or
+//! spec phase waits, Ctrl+Y accepts it and Ctrl+R rejects it: the next
+//! message is the feedback (Esc cancels).
 
 use crate::app::overlay::Outcome as ModalOutcome;
 use crate::app::{App, Command};
@@ -88,6 +90,8 @@ impl App {
                 self.transcript.scroll_down(self.transcript.page());
                 Vec::new()
             }
+            KeyCode::Char('y') if ctrl && self.state.review.is_some() => self.decide(None, false),
+            KeyCode::Char('r') if ctrl && self.state.review.is_some() => self.decide(None, true),
             KeyCode::Char('o') if ctrl => {
                 self.expanded = !self.expanded;
                 Vec::new()
@@ -192,6 +196,10 @@ impl App {
     fn escape(&mut self) -> Vec<Command> {
         if self.completion_shown().is_some() {
             self.completion_closed = true;
+            return Vec::new();
+        }
+        if self.cancel_reject() {
+            self.flash("not rejected");
             return Vec::new();
         }
         if self.state.running() {

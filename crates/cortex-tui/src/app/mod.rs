@@ -50,6 +50,12 @@ pub enum Command {
     ListFiles,
     /// `/goal …` against the API.
     Goal(GoalCommand),
+    /// The user's verdict on the proposed plan or spec phase: accept, or
+    /// reject with the feedback.
+    Verdict {
+        subject: crate::state::Subject,
+        feedback: Option<String>,
+    },
     /// Answer the approval request of `call_id`.
     AnswerApproval {
         call_id: String,
@@ -109,6 +115,8 @@ pub struct App {
     files_requested: bool,
     /// Messages sent while a turn ran, sent when it ends.
     queued: VecDeque<String>,
+    /// Ctrl+R: the composer's next message is the feedback rejecting this.
+    rejecting: Option<crate::state::Subject>,
 }
 
 impl App {
@@ -135,6 +143,7 @@ impl App {
             files: None,
             files_requested: false,
             queued: VecDeque::new(),
+            rejecting: None,
         }
     }
 
@@ -171,6 +180,7 @@ impl App {
         self.history_pos = None;
         self.files = None;
         self.files_requested = false;
+        self.rejecting = None;
     }
 
     /// A timeline event; returns what to do next (a queued message when a
@@ -277,6 +287,17 @@ impl App {
             return slash::run(self, &message);
         }
         self.transcript.to_bottom();
+        // A verdict another client gave meanwhile makes it a plain message.
+        if let Some(subject) = self
+            .rejecting
+            .take()
+            .filter(|_| self.state.review.is_some())
+        {
+            return vec![Command::Verdict {
+                subject,
+                feedback: Some(message),
+            }];
+        }
         if self.state.running() {
             self.queued.push_back(message);
             self.flash(&format!(
@@ -315,6 +336,48 @@ impl App {
     /// Messages waiting for the running turn to end.
     pub fn queued(&self) -> usize {
         self.queued.len()
+    }
+
+    /// What the composer's next message rejects, after Ctrl+R.
+    pub fn rejecting(&self) -> Option<&crate::state::Review> {
+        self.rejecting.and(self.state.review.as_ref())
+    }
+
+    /// Accept (`feedback` `None`) or start rejecting the proposal that
+    /// waits: Ctrl+Y / Ctrl+R and `/accept`, `/reject [FEEDBACK]`.
+    pub fn decide(&mut self, feedback: Option<&str>, reject: bool) -> Vec<Command> {
+        let Some(review) = self.state.review.clone() else {
+            self.flash("no plan or spec phase waits for a verdict");
+            return Vec::new();
+        };
+        if self.state.running() {
+            self.flash("the verdict waits until the turn ends (Esc stops it)");
+            return Vec::new();
+        }
+        let subject = review.subject;
+        match (reject, feedback.filter(|f| !f.trim().is_empty())) {
+            (false, _) => vec![Command::Verdict {
+                subject,
+                feedback: None,
+            }],
+            (true, Some(feedback)) => vec![Command::Verdict {
+                subject,
+                feedback: Some(feedback.to_owned()),
+            }],
+            (true, None) => {
+                self.rejecting = Some(subject);
+                self.flash(&format!(
+                    "why reject {}? Enter sends · Esc cancels",
+                    review.label
+                ));
+                Vec::new()
+            }
+        }
+    }
+
+    /// Esc while writing a rejection's feedback: back to a plain composer.
+    fn cancel_reject(&mut self) -> bool {
+        self.rejecting.take().is_some()
     }
 }
 

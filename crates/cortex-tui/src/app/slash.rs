@@ -1,6 +1,6 @@
 //! Slash commands: one registry, which the composer completes from, `/help`
 //! lists and Enter runs. A feature adds its command with one entry here
-//! (the goals work adds `/goal`, the plan work its accept and reject).
+//! (`/goal`; `/accept` and `/reject` for the plan or spec phase that waits).
 
 use crate::app::{App, Command};
 use cortex_protocol::Mode;
@@ -33,6 +33,18 @@ pub const COMMANDS: &[SlashCommand] = &[
         args: "[OBJECTIVE|pause|resume|clear]",
         help: "work toward a goal across turns; alone, show it",
         run: crate::app::goal::run,
+    },
+    SlashCommand {
+        name: "accept",
+        args: "",
+        help: "accept the proposed plan or spec phase (Ctrl+Y)",
+        run: |app, _| app.decide(None, false),
+    },
+    SlashCommand {
+        name: "reject",
+        args: "[FEEDBACK]",
+        help: "reject it with feedback (Ctrl+R)",
+        run: |app, feedback| app.decide(Some(feedback), true),
     },
     SlashCommand {
         name: "sessions",

@@ -264,3 +264,65 @@ fn goal_slash_commands() {
         assert_eq!(app.on_key(key(KeyCode::Enter)), [Command::Goal(command)]);
     }
 }
+
+fn proposed_plan() -> Script {
+    let mut s = Script::new("m");
+    s.turn("plan it").request(1);
+    s.push(cortex_protocol::EventKind::PlanProposed {
+        version: 1,
+        title: "Fix add".into(),
+        markdown: "1. edit calc.py".into(),
+    });
+    s.completed(1);
+    s
+}
+
+#[test]
+fn ctrl_y_accepts_and_ctrl_r_makes_the_next_message_the_feedback() {
+    use crate::state::Subject;
+    let mut app = app_with(&proposed_plan());
+    let accept = Command::Verdict {
+        subject: Subject::Plan,
+        feedback: None,
+    };
+    assert_eq!(app.on_key(ctrl('y')), std::slice::from_ref(&accept));
+    assert!(app.on_key(ctrl('r')).is_empty());
+    assert_eq!(app.rejecting().map(|r| r.label.as_str()), Some("plan v1"));
+    typed(&mut app, "smaller steps");
+    assert_eq!(
+        app.on_key(key(KeyCode::Enter)),
+        [Command::Verdict {
+            subject: Subject::Plan,
+            feedback: Some("smaller steps".into())
+        }]
+    );
+    // Esc gives up the rejection: the next message is a message.
+    app.on_key(ctrl('r'));
+    app.on_key(key(KeyCode::Esc));
+    assert!(app.rejecting().is_none());
+    typed(&mut app, "hi");
+    assert!(matches!(
+        app.on_key(key(KeyCode::Enter)).as_slice(),
+        [Command::StartTurn { .. }]
+    ));
+    typed(&mut app, "/accept");
+    assert_eq!(app.on_key(key(KeyCode::Enter)), [accept]);
+
+    // Once decided, the keys are plain keys again.
+    let mut s = proposed_plan();
+    s.push(cortex_protocol::EventKind::PlanAccepted { version: 1 });
+    let mut app = app_with(&s);
+    assert!(app.on_key(ctrl('y')).is_empty());
+    assert!(app.on_key(ctrl('r')).is_empty());
+    assert!(app.rejecting().is_none());
+}
+
+#[test]
+fn no_verdict_while_a_turn_runs() {
+    let mut s = proposed_plan();
+    s.turn("more").request(1);
+    let mut app = app_with(&s);
+    assert!(app.on_key(ctrl('y')).is_empty());
+    assert!(app.on_key(ctrl('r')).is_empty());
+    assert!(app.rejecting().is_none());
+}

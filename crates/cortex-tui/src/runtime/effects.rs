@@ -8,6 +8,7 @@
 
 use crate::app::{Command, Outcome};
 use crate::runtime::Input;
+use crate::state::Subject;
 use crate::view::picker::Entry;
 use cortex_client::{Client, ClientError, SessionView};
 use cortex_protocol::{Mode, SessionId};
@@ -131,6 +132,7 @@ impl Worker {
             },
             Command::NewSession { model } => self.new_session(&id, model).await,
             Command::Goal(command) => super::goal::run(&self.client, &id, command).await,
+            Command::Verdict { subject, feedback } => self.verdict(&id, subject, feedback).await,
             Command::AnswerApproval { call_id, decision } => {
                 match self.client.answer_approval(&id, &call_id, decision).await {
                     Ok(_) => None,
@@ -165,6 +167,28 @@ impl Worker {
                 error: self::message(&e),
             }),
         }
+    }
+
+    /// Accept or reject the proposal that waits; the turn it starts
+    /// arrives on the event stream. A refused rejection gives its feedback
+    /// back to the composer.
+    async fn verdict(
+        &self,
+        id: &SessionId,
+        subject: Subject,
+        feedback: Option<String>,
+    ) -> Option<Outcome> {
+        let c = &self.client;
+        let answer = match (subject, &feedback) {
+            (Subject::Plan, None) => c.accept_plan(id).await,
+            (Subject::Plan, Some(f)) => c.reject_plan(id, f).await,
+            (Subject::Spec, None) => c.accept_spec(id).await,
+            (Subject::Spec, Some(f)) => c.reject_spec(id, f).await,
+        };
+        answer.err().map(|e| Outcome::TurnRejected {
+            message: feedback.unwrap_or_default(),
+            error: self::message(&e),
+        })
     }
 
     async fn new_session(&self, id: &SessionId, model: Option<String>) -> Option<Outcome> {

@@ -48,6 +48,12 @@ pub enum CellKind {
         title: String,
         markdown: String,
     },
+    /// A spec phase the `spec` tool proposed.
+    Spec {
+        phase: cortex_protocol::SpecPhase,
+        version: u32,
+        markdown: String,
+    },
     /// The todo list as `todo_write` left it.
     Todos(Vec<Todo>),
     /// The goal's steps as the `goal` tool left them (done = completed).

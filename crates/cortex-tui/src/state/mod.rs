@@ -9,10 +9,12 @@
 
 mod cell;
 mod goal;
+mod review;
 mod summary;
 
 pub use cell::{Cell, CellKind, Level, ToolCell, ToolState, TurnEnd, TurnOutcome};
 pub use goal::GoalState;
+pub use review::{Review, Subject};
 pub use summary::summarize;
 
 use crate::text::{self, clean, clean_line};
@@ -46,6 +48,8 @@ pub struct SessionState {
     pub todos: Vec<Todo>,
     /// The latest proposed plan: `(version, title, markdown)`.
     pub plan: Option<(u32, String, String)>,
+    /// The plan or spec phase waiting for the user's Accept / Reject.
+    pub review: Option<Review>,
     /// The session's goal (`goal.*` events).
     pub goal: Option<GoalState>,
     /// The call waiting for the user's approval, if any.
@@ -304,26 +308,14 @@ impl SessionState {
                 Level::Info,
                 "answered without using a tool; asked to check it".into(),
             ),
+            kind if self.apply_review(kind) => {}
             EventKind::ModeChanged { from, to } => {
                 self.mode = *to;
+                self.review_mode_changed(*from, *to);
                 self.notice(
                     Level::Info,
                     format!("mode {} → {}", title(*from), title(*to)),
                 );
-            }
-            EventKind::PlanProposed {
-                version,
-                title,
-                markdown,
-            } => {
-                self.close_open();
-                let (title, markdown) = (clean_line(title), clean(markdown));
-                self.plan = Some((*version, title.clone(), markdown.clone()));
-                self.push(CellKind::Plan {
-                    version: *version,
-                    title,
-                    markdown,
-                });
             }
             EventKind::ApprovalRequested {
                 call_id,

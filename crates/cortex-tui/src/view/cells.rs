@@ -5,12 +5,13 @@ use crate::state::{CellKind, Level, TurnEnd, TurnOutcome, title};
 use crate::text;
 use crate::view::context::Ctx;
 use crate::view::wrap::Para;
-use crate::view::{markdown, tool_row};
+use crate::view::{flowchart, markdown, tool_row};
 use cortex_protocol::{Mode, Todo, TodoStatus};
 use ratatui::text::{Line, Span};
 
-/// Plan rows shown before `… N more lines` (Ctrl+O shows all).
-const FOLDED_PLAN: usize = 12;
+/// Plan rows shown before `… N more lines` (Ctrl+O shows all): room for
+/// a small flowchart beside the steps.
+const FOLDED_PLAN: usize = 30;
 
 /// The logical lines of a cell.
 pub fn render(kind: &CellKind, ctx: &Ctx) -> Vec<Para> {
@@ -65,7 +66,12 @@ pub fn render(kind: &CellKind, ctx: &Ctx) -> Vec<Para> {
             version,
             title,
             markdown,
-        } => plan(*version, title, markdown, ctx),
+        } => proposal(format!("plan v{version}: "), title, markdown, ctx),
+        CellKind::Spec {
+            phase,
+            version,
+            markdown,
+        } => proposal(format!("spec {phase} v{version}"), "", markdown, ctx),
         CellKind::Todos(todos) => checklist("todo", todos, ctx),
         CellKind::GoalSteps(steps) => checklist("goal", steps, ctx),
     }
@@ -150,13 +156,15 @@ fn turn_end(end: &TurnEnd, ctx: &Ctx) -> Para {
     Para::hanging(Line::from(Span::styled(line, style)), vec![Span::raw("  ")])
 }
 
-fn plan(version: u32, name: &str, markdown: &str, ctx: &Ctx) -> Vec<Para> {
+/// A proposed plan or spec phase: `label` (`plan v2: `), its title, then
+/// its Markdown folded to [`FOLDED_PLAN`] rows.
+fn proposal(label: String, name: &str, markdown: &str, ctx: &Ctx) -> Vec<Para> {
     let theme = ctx.theme;
     let mut out = vec![Para::prose(Line::from(vec![
-        Span::styled(format!("plan v{version}: "), theme.mode(Mode::Plan)),
+        Span::styled(label, theme.mode(Mode::Plan)),
         Span::styled(name.to_owned(), theme.bold()),
     ]))];
-    let body = markdown::render(markdown, theme);
+    let body = proposal_body(markdown, ctx);
     let shown = if ctx.expanded {
         body.len()
     } else {
@@ -170,6 +178,69 @@ fn plan(version: u32, name: &str, markdown: &str, ctx: &Ctx) -> Vec<Para> {
             theme.dim(),
         ))));
     }
+    out
+}
+
+/// A proposal's Markdown as the transcript renders it, except that each
+/// ```` ```mermaid ```` block is folded to one line under its flowchart
+/// (drawn where it fits). Ctrl+O shows the sources instead.
+fn proposal_body(markdown: &str, ctx: &Ctx) -> Vec<Para> {
+    if ctx.expanded {
+        return markdown::render(markdown, ctx.theme);
+    }
+    let mut out = Vec::new();
+    let mut prose = String::new();
+    let mut lines = markdown.lines();
+    while let Some(line) = lines.next() {
+        if line.trim_start().starts_with("```mermaid") {
+            let source: Vec<&str> = lines
+                .by_ref()
+                .take_while(|l| !l.trim_start().starts_with("```"))
+                .collect();
+            out.extend(markdown::render(&std::mem::take(&mut prose), ctx.theme));
+            out.extend(diagram(&source.join("\n"), ctx));
+        } else {
+            prose.push_str(line);
+            prose.push('\n');
+        }
+    }
+    out.extend(markdown::render(&prose, ctx.theme));
+    out
+}
+
+/// A mermaid block: the flowchart when it can be drawn in the width, then
+/// the source folded to one line.
+fn diagram(source: &str, ctx: &Ctx) -> Vec<Para> {
+    let theme = ctx.theme;
+    let mut out: Vec<Para> = flowchart::draw(source, ctx.width.saturating_sub(2))
+        .unwrap_or_default()
+        .into_iter()
+        .map(|row| {
+            Para::hard(
+                Line::from(Span::styled(format!("  {row}"), theme.accent())),
+                Vec::new(),
+            )
+        })
+        .collect();
+    let kind = source
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("empty");
+    let lines = source.lines().count();
+    let folded = format!(
+        "▸ mermaid {} · {} (Ctrl+O)",
+        text::truncate(kind, 24),
+        if lines == 1 {
+            "1 line".to_owned()
+        } else {
+            format!("{lines} lines")
+        }
+    );
+    out.push(Para::hanging(
+        Line::from(Span::styled(folded, theme.dim())),
+        vec![Span::raw("  ")],
+    ));
     out
 }
 

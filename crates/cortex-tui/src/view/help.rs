@@ -18,6 +18,8 @@ pub const KEYS: &[(&str, &str)] = &[
     ("Up/Down", "earlier messages"),
     ("Tab", "complete / and @"),
     ("PgUp/PgDn", "scroll (wheel too)"),
+    ("Ctrl+Y", "accept the plan/spec"),
+    ("Ctrl+R", "reject it (type why)"),
     ("Ctrl+O", "expand output"),
     ("Ctrl+L", "redraw"),
     ("Ctrl+C", "clear; twice quits"),

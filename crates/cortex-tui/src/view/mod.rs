@@ -5,6 +5,7 @@ pub mod cells;
 pub mod composer;
 pub mod context;
 pub mod diff;
+pub mod flowchart;
 pub mod help;
 pub mod highlight;
 pub mod markdown;

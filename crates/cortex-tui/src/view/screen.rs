@@ -93,6 +93,7 @@ pub fn render(app: &mut App, area: Rect, buf: &mut Buffer) -> Option<(u16, u16)>
         theme,
         context_hint: app.context_hint,
         flash: app.flash_text().or(queued_note.as_deref()),
+        rejecting: app.rejecting().is_some(),
     }
     .render(areas.status, buf);
     completion(app, areas.transcript, buf);

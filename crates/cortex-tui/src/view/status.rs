@@ -1,6 +1,7 @@
 //! The status line above the composer: what the turn is waiting for (the
 //! guest attaching, the setup script, the model processing its prompt,
-//! with elapsed time and progress), the context window's fill, the model,
+//! with elapsed time and progress), the plan or spec phase that waits for
+//! a verdict and its keys, the context window's fill, the model,
 //! and the sandbox policy. Segments that do not fit are dropped, least
 //! important first.
 
@@ -24,6 +25,8 @@ pub struct Status<'a> {
     pub context_hint: Option<u64>,
     /// A passing message (an unknown command, an API error) shown instead.
     pub flash: Option<&'a str>,
+    /// The composer holds the feedback of a rejection (Ctrl+R).
+    pub rejecting: bool,
 }
 
 impl Status<'_> {
@@ -55,6 +58,14 @@ impl Status<'_> {
                 ),
                 theme.warning(),
             ));
+        }
+        if let Some(review) = state.review.as_ref().filter(|_| !state.running()) {
+            let text = if self.rejecting {
+                format!("feedback rejects {} · Esc cancels", review.label)
+            } else {
+                format!("{} · ^Y accept · ^R reject", review.label)
+            };
+            out.push((text, theme.accent()));
         }
         if let Some(activity) = self.activity() {
             let spinner = SPINNER[self.spinner % SPINNER.len()];
