@@ -16,7 +16,9 @@
 use crate::dispatch::Answer;
 use crate::plans::step_todos;
 use crate::{CoreError, Session};
-use cortex_protocol::{EventKind, GuestReply, Mode, SpecArgs, SpecPhase, ToolName, TurnId};
+use cortex_protocol::{
+    EventKind, GuestReply, Mode, SpecArgs, SpecPhase, ToolArgs, TurnId, WriteFileArgs,
+};
 use cortex_tools::{checklist, spec_slug, validate_spec};
 
 /// One proposal waiting for the user's verdict.
@@ -319,8 +321,11 @@ impl Session {
         let Some(guest) = self.guest.as_ref() else {
             return Some("the guest is not attached".to_owned());
         };
-        let args = serde_json::json!({ "path": path, "content": content });
-        let mut handle = match guest.call(ToolName::WriteFile, args).await {
+        let args = ToolArgs::WriteFile(WriteFileArgs {
+            path: path.to_owned(),
+            content: content.to_owned(),
+        });
+        let mut handle = match guest.call(args).await {
             Ok(handle) => handle,
             Err(e) => return Some(e.to_string()),
         };
