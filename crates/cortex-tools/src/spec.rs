@@ -16,18 +16,22 @@ const MAX_SLUG: usize = 60;
 /// What a spec phase lacks; its message is written for the model to act on.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SpecError {
+    /// Requirements without a `WHEN … THE SYSTEM SHALL …` line.
     #[error(
         "the requirements have no acceptance criterion; write user stories, each with criteria \
          of the form `WHEN <event> THE SYSTEM SHALL <response>` (on one line)"
     )]
     NoCriterion,
+    /// Requirements without a first heading to name the spec's folder.
     #[error(
         "the requirements need a first heading naming the feature in letters or digits \
          (e.g. `# CSV export`); it names the spec's folder"
     )]
     NoTitle,
+    /// The design's mermaid diagram does not validate.
     #[error("the design's diagram: {0}")]
     Design(PlanError),
+    /// Tasks without a `- [ ]` item.
     #[error("the tasks have no checkbox item; list them as `- [ ] <task>`, one per line")]
     NoTasks,
 }
