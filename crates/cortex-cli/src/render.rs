@@ -114,6 +114,11 @@ impl Render for Human {
             EventKind::EnvSetupSkipped { reason } => {
                 eprintln!("setup skipped: {}", sanitize(reason))
             }
+            EventKind::McpServerFailed { name, reason } => eprintln!(
+                "MCP server `{}` failed: {}",
+                sanitize_line(name),
+                sanitize(reason)
+            ),
             EventKind::RuntimeFailed { error } | EventKind::EnvFailed { error } => {
                 eprintln!("guest: {}", sanitize(error))
             }

@@ -85,6 +85,8 @@ pub struct Session {
     pub(crate) turn_progress: bool,
     /// The approval policy and the calls waiting for the user's answer.
     pub(crate) approvals: crate::approvals::Approvals,
+    /// MCP servers: added, then started with the next turn.
+    pub(crate) mcp: crate::mcp_session::SessionMcp,
 }
 
 /// The guest's folder for a session: the repository itself, or its copy.
@@ -176,6 +178,7 @@ impl Session {
             continuations: 0,
             turn_progress: false,
             approvals: crate::approvals::Approvals::new(timeline, Default::default()),
+            mcp: Default::default(),
         })
     }
 
@@ -238,6 +241,7 @@ impl Session {
             continuations: 0,
             turn_progress: false,
             approvals,
+            mcp: Default::default(),
         };
         session.pause_orphaned_goal().await?;
         Ok(session)
@@ -325,8 +329,10 @@ impl Session {
         Ok(())
     }
 
-    /// Close the guest (kills whatever still runs in it).
+    /// Close the guest (kills whatever still runs in it) and end the MCP
+    /// servers.
     pub async fn close(&mut self) {
+        self.close_mcp().await;
         if let Some(guest) = self.guest.take() {
             guest.close().await;
         }

@@ -119,6 +119,7 @@ impl Session {
             return Ok(TurnOutcome::Failed { error });
         }
         self.add_turn_context(turn, cancel).await?;
+        self.start_mcp(turn).await?;
         let mut stop_rule = StopRuleState::new(self.stop_rule);
         let mut round = 0;
         let mut verify = self.verifies_answers();
@@ -131,6 +132,7 @@ impl Session {
             if let Some(end) = self.compact_if_needed(turn, cancel).await? {
                 return Ok(end);
             }
+            self.check_mcp(turn).await?;
             round += 1;
             let assembled = match self.model_round(turn, round, cancel).await? {
                 RoundEnd::Done(assembled) => assembled,
@@ -162,7 +164,12 @@ impl Session {
             model: crate::prompt::request_model_name(self.model.as_ref()),
             system: system_prompt(self.mode, &self.repository.display().to_string()),
             messages: self.history.clone(),
-            tools: self.offered_tools().iter().map(|t| t.spec()).collect(),
+            tools: self
+                .offered_tools()
+                .iter()
+                .map(|t| t.spec())
+                .chain(self.mcp_offered())
+                .collect(),
             tool_choice: crate::verify::tool_choice(&self.history),
         }
     }
@@ -183,11 +190,7 @@ impl Session {
                     round,
                     model: self.model.describe(),
                     messages: request.messages.len(),
-                    tools: self
-                        .offered_tools()
-                        .iter()
-                        .map(|t: &ToolName| t.as_str().to_owned())
-                        .collect(),
+                    tools: request.tools.iter().map(|t| t.name.clone()).collect(),
                     bytes: crate::compaction::request_bytes(&request),
                 },
             )

@@ -220,6 +220,21 @@ pub enum EventKind {
     /// tree, by a model or anyone, never runs by itself).
     #[serde(rename = "env.setup_skipped")]
     EnvSetupSkipped { reason: String },
+    /// An MCP server of the session started: the tools it offers (as
+    /// `mcp__NAME__TOOL`), one line per tool it offered that was dropped
+    /// (an invalid name or schema) and its start time.
+    #[serde(rename = "mcp.server_ready")]
+    McpServerReady {
+        name: String,
+        tools: Vec<String>,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        rejected: Vec<String>,
+        ms: f64,
+    },
+    /// An MCP server failed to start, hung or died: its tools are gone for
+    /// the rest of the session, and the turn goes on without them.
+    #[serde(rename = "mcp.server_failed")]
+    McpServerFailed { name: String, reason: String },
     #[serde(rename = "turn.started")]
     TurnStarted { message: String, mode: Mode },
     /// What the harness told the model about the workspace with this turn's
@@ -433,6 +448,8 @@ impl EventKind {
             EventKind::EnvReady { .. } => "env.ready",
             EventKind::EnvFailed { .. } => "env.failed",
             EventKind::EnvSetupSkipped { .. } => "env.setup_skipped",
+            EventKind::McpServerReady { .. } => "mcp.server_ready",
+            EventKind::McpServerFailed { .. } => "mcp.server_failed",
             EventKind::TurnStarted { .. } => "turn.started",
             EventKind::TurnContext { .. } => "turn.context",
             EventKind::TurnReminder { .. } => "turn.reminder",
@@ -569,6 +586,16 @@ mod tests {
             },
             EventKind::EnvSetupSkipped {
                 reason: "not committed".into(),
+            },
+            EventKind::McpServerReady {
+                name: "docs".into(),
+                tools: vec!["mcp__docs__search".into()],
+                rejected: Vec::new(),
+                ms: 1.0,
+            },
+            EventKind::McpServerFailed {
+                name: "docs".into(),
+                reason: "it exited".into(),
             },
             EventKind::CompactionStarted {
                 trigger: CompactionTrigger::Threshold,

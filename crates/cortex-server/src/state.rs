@@ -37,6 +37,9 @@ pub struct ServerConfig {
     /// `full-access` sessions (no sandbox) are refused unless the operator
     /// started the server with `--allow-full-access` (403).
     pub allow_full_access: bool,
+    /// MCP servers every session gets (the `[mcp_servers]` of the config
+    /// file); they start with a session's first turn.
+    pub mcp_servers: Vec<cortex_core::McpServerSpec>,
 }
 
 impl Default for ServerConfig {
@@ -48,6 +51,7 @@ impl Default for ServerConfig {
             default_workspace: WorkspaceMode::InPlace,
             harness_dirs: HarnessDirs::new(),
             allow_full_access: false,
+            mcp_servers: Vec::new(),
         }
     }
 }
@@ -260,10 +264,11 @@ impl AppState {
         model: Option<&str>,
         sandbox: Sandbox,
         stop_rule: StopRule,
+        client_mcp: Vec<cortex_core::McpServerSpec>,
     ) -> Result<SessionView, ApiError> {
         let repository = self.local_repository(repository).await?;
         let providers = self.providers(ModelChoice::New(model)).await?;
-        let session = Session::create(SessionConfig {
+        let mut session = Session::create(SessionConfig {
             repository,
             mode,
             stop_rule,
@@ -277,6 +282,15 @@ impl AppState {
             harness_dirs: self.config.harness_dirs.clone(),
         })
         .await?;
+        session.add_mcp_servers(self.config.mcp_servers.iter().cloned());
+        // The configured servers keep their names.
+        session.add_mcp_servers(client_mcp.into_iter().filter(|client| {
+            !self
+                .config
+                .mcp_servers
+                .iter()
+                .any(|c| c.name == client.name)
+        }));
         let id = session.id().clone();
         self.store.set_owner(&id, &principal.0).await?;
         self.insert(session, principal);
@@ -304,7 +318,7 @@ impl AppState {
             return Ok(handle);
         }
         let providers = self.providers(ModelChoice::Resume(&record.model)).await?;
-        let session = Session::resume(
+        let mut session = Session::resume(
             &record.id,
             SessionConfig {
                 repository: PathBuf::from(&record.repository),
@@ -322,6 +336,7 @@ impl AppState {
             },
         )
         .await?;
+        session.add_mcp_servers(self.config.mcp_servers.iter().cloned());
         Ok(self.insert(session, owner))
     }
 

@@ -89,9 +89,11 @@ pub fn variant_index(kind: &EventKind) -> usize {
         EventKind::ApprovalPolicySet { .. } => 43,
         EventKind::ApprovalRequested { .. } => 44,
         EventKind::ApprovalResolved { .. } => 45,
+        EventKind::McpServerReady { .. } => 46,
+        EventKind::McpServerFailed { .. } => 47,
     }
 }
-pub const VARIANTS: usize = 46;
+pub const VARIANTS: usize = 48;
 
 /// Every variant, in an order the store accepts, with the turn each belongs to.
 pub fn every_kind() -> Vec<(Option<&'static str>, EventKind)> {
@@ -153,6 +155,22 @@ pub fn every_kind() -> Vec<(Option<&'static str>, EventKind)> {
             },
         ),
         (None, EventKind::EnvReady { ms: 0.25 }),
+        (
+            None,
+            EventKind::McpServerReady {
+                name: "docs".into(),
+                tools: vec!["mcp__docs__search".into()],
+                rejected: vec!["bad name: invalid".into()],
+                ms: 40.5,
+            },
+        ),
+        (
+            None,
+            EventKind::McpServerFailed {
+                name: "tracker".into(),
+                reason: "it exited".into(),
+            },
+        ),
         (
             None,
             EventKind::EnvFailed {
