@@ -267,8 +267,11 @@ impl Render for Human {
                 self.end_text(&mut out);
                 eprintln!("compaction failed (history unchanged): {}", sanitize(error));
             }
-            EventKind::TurnCompleted { rounds } => {
+            EventKind::TurnCompleted { rounds, finish } => {
                 self.end_text(&mut out);
+                if *finish == Some(cortex_protocol::TurnFinish::MaxTokens) {
+                    eprintln!("· the answer was cut at the provider's output token limit");
+                }
                 eprintln!(
                     "turn completed · {rounds} rounds · {}",
                     self.usage_summary()
@@ -282,7 +285,7 @@ impl Render for Human {
                     self.usage_summary()
                 );
             }
-            EventKind::TurnFailed { error } => {
+            EventKind::TurnFailed { error, .. } => {
                 self.end_text(&mut out);
                 eprintln!(
                     "turn failed: {} · {}",

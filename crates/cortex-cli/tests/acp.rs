@@ -521,6 +521,42 @@ async fn the_editors_mcp_servers_are_tools_of_the_new_session() {
     .await;
 }
 
+#[tokio::test]
+async fn the_providers_length_limit_and_refusal_are_stop_reasons() {
+    let env = Env::new(&[]);
+    let repo = env.repo.path().canonicalize().expect("repo");
+    let script = json!({"responses": [
+        {"text": "The answer is cut", "finish": "length"},
+        {"refusal": "I can't help with that."},
+        {"text": "Fine."}
+    ]});
+    with_agent(&env, script, async move |cx, _updates| {
+        let session = cx
+            .send_request(NewSessionRequest::new(repo))
+            .block_task()
+            .await?;
+        let id = session.session_id;
+        let mut reasons = Vec::new();
+        for prompt in ["long", "forbidden", "plain"] {
+            let answer = cx
+                .send_request(PromptRequest::new(id.clone(), text(prompt)))
+                .block_task()
+                .await?;
+            reasons.push(answer.stop_reason);
+        }
+        assert_eq!(
+            reasons,
+            [
+                StopReason::MaxTokens,
+                StopReason::Refusal,
+                StopReason::EndTurn
+            ]
+        );
+        Ok(())
+    })
+    .await;
+}
+
 /// Send one raw line, read the next frame the agent writes.
 async fn exchange(
     stdin: &mut tokio::process::ChildStdin,

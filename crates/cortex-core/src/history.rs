@@ -235,7 +235,10 @@ mod tests {
             EventKind::MessageDone {
                 text: "done".into(),
             },
-            EventKind::TurnCompleted { rounds: 2 },
+            EventKind::TurnCompleted {
+                rounds: 2,
+                finish: None,
+            },
         ];
         let events: Vec<Event> = events
             .into_iter()
@@ -314,7 +317,10 @@ mod tests {
             EventKind::MessageDone {
                 text: "done".into(),
             },
-            EventKind::TurnCompleted { rounds: 3 },
+            EventKind::TurnCompleted {
+                rounds: 3,
+                finish: None,
+            },
         ]
         .into_iter()
         .enumerate()

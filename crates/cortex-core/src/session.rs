@@ -87,6 +87,9 @@ pub struct Session {
     pub(crate) approvals: crate::approvals::Approvals,
     /// MCP servers: added, then started with the next turn.
     pub(crate) mcp: crate::mcp_session::SessionMcp,
+    /// How the provider said the last model response ended, when that was
+    /// not the model's own choice; set by each round, read by the turn's end.
+    pub(crate) turn_finish: Option<cortex_protocol::TurnFinish>,
 }
 
 /// The guest's folder for a session: the repository itself, or its copy.
@@ -179,6 +182,7 @@ impl Session {
             turn_progress: false,
             approvals: crate::approvals::Approvals::new(timeline, Default::default()),
             mcp: Default::default(),
+            turn_finish: None,
         })
     }
 
@@ -202,6 +206,7 @@ impl Session {
                         Some(&turn.id),
                         EventKind::TurnFailed {
                             error: "interrupted: the process running this turn exited".into(),
+                            finish: None,
                         },
                     )
                     .await?;
@@ -242,6 +247,7 @@ impl Session {
             turn_progress: false,
             approvals,
             mcp: Default::default(),
+            turn_finish: None,
         };
         session.pause_orphaned_goal().await?;
         Ok(session)

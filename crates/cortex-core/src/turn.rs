@@ -5,8 +5,8 @@ use crate::attach::Readiness;
 use crate::dispatch::{DispatchEnd, STOPPED_BY_USER};
 use crate::verify::VERIFY_ANSWER;
 use crate::{CoreError, Session, StopRuleState, TurnOutcome, new_id, system_prompt};
-use cortex_model::{Assembled, Assembler, ModelError, ModelEvent, ModelRequest};
-use cortex_protocol::{EventKind, Message, ToolName, TurnId};
+use cortex_model::{Assembled, Assembler, FinishReason, ModelError, ModelEvent, ModelRequest};
+use cortex_protocol::{EventKind, Message, ToolName, TurnFinish, TurnId};
 use futures::StreamExt;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
@@ -87,13 +87,18 @@ impl Session {
                 Err(_) => tracing::warn!("the guest did not confirm the stop in time"),
             }
         }
+        let finish = self.turn_finish.take();
         let end = match &outcome {
-            TurnOutcome::Completed { rounds } => EventKind::TurnCompleted { rounds: *rounds },
+            TurnOutcome::Completed { rounds } => EventKind::TurnCompleted {
+                rounds: *rounds,
+                finish,
+            },
             TurnOutcome::Stopped { reason } => EventKind::TurnStopped {
                 reason: reason.clone(),
             },
             TurnOutcome::Failed { error } => EventKind::TurnFailed {
                 error: error.clone(),
+                finish,
             },
         };
         self.timeline.emit(Some(&turn), end).await?;
@@ -133,6 +138,8 @@ impl Session {
                 return Ok(end);
             }
             self.check_mcp(turn).await?;
+            // Only the round that ends the turn says how it ended.
+            self.turn_finish = None;
             round += 1;
             let assembled = match self.model_round(turn, round, cancel).await? {
                 RoundEnd::Done(assembled) => assembled,
@@ -277,6 +284,8 @@ impl Session {
             match result {
                 Ok(()) => {
                     let assembled = assembler.finish();
+                    self.turn_finish = (assembled.finish == Some(FinishReason::Length))
+                        .then_some(TurnFinish::MaxTokens);
                     self.emit_usage(Some(turn), &assembled).await?;
                     if assembled.input_tokens > 0 {
                         self.usage_anchor = Some(crate::compaction::UsageAnchor {
@@ -313,6 +322,8 @@ impl Session {
                     }
                 }
                 Err(e) => {
+                    self.turn_finish =
+                        matches!(e, ModelError::ContentFiltered(_)).then_some(TurnFinish::Refusal);
                     return Ok(RoundEnd::Failed(format!(
                         "model {} failed: {e}",
                         self.model.describe()

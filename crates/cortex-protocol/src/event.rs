@@ -424,14 +424,39 @@ pub enum EventKind {
         trigger: CompactionTrigger,
         error: String,
     },
+    /// `finish`: how the model's last response ended when that was not
+    /// its own choice (`max_tokens`: cut at the provider's output limit).
     #[serde(rename = "turn.completed")]
-    TurnCompleted { rounds: u32 },
+    TurnCompleted {
+        rounds: u32,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        finish: Option<TurnFinish>,
+    },
     #[serde(rename = "turn.stopped")]
     TurnStopped { reason: String },
+    /// `finish`: `refusal` when the provider refused to answer (a content
+    /// filter, a safety stop).
     #[serde(rename = "turn.failed")]
-    TurnFailed { error: String },
+    TurnFailed {
+        error: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        finish: Option<TurnFinish>,
+    },
     #[serde(rename = "error")]
     Error { message: String },
+}
+
+/// How a provider reported that the model's last response ended, when
+/// that is not an ordinary end (the reason an editor's `stopReason` is
+/// `max_tokens` or `refusal`).
+#[cfg_attr(feature = "utoipa", derive(utoipa::ToSchema))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TurnFinish {
+    /// The response was cut at the provider's output token limit.
+    MaxTokens,
+    /// The provider refused to answer.
+    Refusal,
 }
 
 impl EventKind {
@@ -533,7 +558,10 @@ mod tests {
     #[test]
     fn type_name_matches_serde_name() {
         let kinds = [
-            EventKind::TurnCompleted { rounds: 1 },
+            EventKind::TurnCompleted {
+                rounds: 1,
+                finish: None,
+            },
             EventKind::Usage {
                 input_tokens: 1,
                 output_tokens: 2,

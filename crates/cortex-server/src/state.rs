@@ -110,6 +110,7 @@ impl AppState {
                     Some(&turn.id),
                     EventKind::TurnFailed {
                         error: "interrupted: the server running this turn exited".into(),
+                        finish: None,
                     },
                 )
                 .await?;

@@ -150,7 +150,7 @@ macro_rules! store_suite {
             let ends = [
                 (
                     "t1",
-                    EventKind::TurnCompleted { rounds: 1 },
+                    EventKind::TurnCompleted { rounds: 1, finish: None },
                     TurnStatus::Completed,
                 ),
                 (
@@ -164,6 +164,7 @@ macro_rules! store_suite {
                     "t3",
                     EventKind::TurnFailed {
                         error: "boom".into(),
+                        finish: None,
                     },
                     TurnStatus::Failed,
                 ),
@@ -212,7 +213,7 @@ macro_rules! store_suite {
             assert!(invalid(store.append(&s, None, started("hi")).await));
             assert!(invalid(
                 store
-                    .append(&s, None, EventKind::TurnCompleted { rounds: 0 })
+                    .append(&s, None, EventKind::TurnCompleted { rounds: 0, finish: None })
                     .await
             ));
             assert!(invalid(
@@ -220,7 +221,7 @@ macro_rules! store_suite {
                     .append(
                         &s,
                         Some(&tid("ghost")),
-                        EventKind::TurnCompleted { rounds: 0 }
+                        EventKind::TurnCompleted { rounds: 0, finish: None }
                     )
                     .await
             ));
@@ -237,12 +238,12 @@ macro_rules! store_suite {
                     .append(
                         &sid("other"),
                         Some(&tid("t1")),
-                        EventKind::TurnCompleted { rounds: 1 }
+                        EventKind::TurnCompleted { rounds: 1, finish: None }
                     )
                     .await
             ));
             store
-                .append(&s, Some(&tid("t1")), EventKind::TurnCompleted { rounds: 1 })
+                .append(&s, Some(&tid("t1")), EventKind::TurnCompleted { rounds: 1, finish: None })
                 .await
                 .expect("complete");
             assert!(invalid(
@@ -250,7 +251,7 @@ macro_rules! store_suite {
                     .append(
                         &s,
                         Some(&tid("t1")),
-                        EventKind::TurnFailed { error: "x".into() }
+                        EventKind::TurnFailed { error: "x".into(), finish: None }
                     )
                     .await
             ));
@@ -302,7 +303,7 @@ macro_rules! store_suite {
                 .append(
                     &sid("s"),
                     Some(&tid("t1")),
-                    EventKind::TurnCompleted { rounds: 1 },
+                    EventKind::TurnCompleted { rounds: 1, finish: None },
                 )
                 .await
                 .expect("end");
@@ -519,7 +520,7 @@ macro_rules! store_suite {
                 .append(
                     &sid("b"),
                     Some(&tid("tb")),
-                    EventKind::TurnCompleted { rounds: 1 },
+                    EventKind::TurnCompleted { rounds: 1, finish: None },
                 )
                 .await
                 .expect("end b");

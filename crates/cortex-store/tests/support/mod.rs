@@ -432,7 +432,13 @@ pub fn every_kind() -> Vec<(Option<&'static str>, EventKind)> {
                 message: "something".into(),
             },
         ),
-        (Some("t1"), EventKind::TurnCompleted { rounds: 2 }),
+        (
+            Some("t1"),
+            EventKind::TurnCompleted {
+                rounds: 2,
+                finish: None,
+            },
+        ),
         (Some("t2"), started("second")),
         (
             Some("t2"),
@@ -445,6 +451,7 @@ pub fn every_kind() -> Vec<(Option<&'static str>, EventKind)> {
             Some("t3"),
             EventKind::TurnFailed {
                 error: "compaction failed".into(),
+                finish: None,
             },
         ),
     ]
