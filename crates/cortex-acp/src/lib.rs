@@ -19,12 +19,16 @@
 //!   or `max_turn_requests` (the session's stop rule ended the turn); a
 //!   failed turn is a JSON-RPC error with its message;
 //! - `session/cancel` (Stop) and `session/set_mode` (Ask, Plan, Spec,
-//!   Agent; the server applies the same locks as for every client).
+//!   Agent; the server applies the same locks as for every client);
+//! - approvals ([`permission`]): in `ask` policy a call waiting for the
+//!   user is a `session/request_permission` (allow once, allow always,
+//!   reject once) and the editor's choice goes back through the API.
 //!
-//! Not yet: permission requests (the approvals of the session API are
-//! another piece of work; [`prompt`] marks where they plug in), the
-//! editor's MCP servers (logged and ignored: the session API takes none
-//! yet), images and binary resources in prompts.
+//! - the editor's stdio `mcpServers` of `session/new` are the session's
+//!   (`CreateSession::mcp_servers`), besides the server's configured ones.
+//!
+//! Not yet: the editor's MCP servers at `session/load` (the loaded session
+//! keeps its own), images and binary resources in prompts.
 //!
 //! Each request that waits on the API runs in a task of its own, so the
 //! connection keeps reading (a `session/cancel` arrives while a prompt runs).
@@ -32,6 +36,7 @@
 //! `tracing` (the CLI sends them to standard error).
 
 pub mod map;
+mod permission;
 mod prompt;
 mod sessions;
 

@@ -16,6 +16,7 @@ use agent_client_protocol::v1::schema::{
 };
 use cortex_protocol::{
     CallId, EventKind, GoalStep, Mode, STOPPED_BY_USER, Todo, TodoStatus, ToolName, ToolStatus,
+    TurnFinish,
 };
 use serde_json::Value;
 use std::collections::HashMap;
@@ -273,15 +274,24 @@ fn update(call_id: &CallId, fields: ToolCallUpdateFields) -> SessionUpdate {
 
 /// How a turn that ended with `event` answers `session/prompt`; `None` for
 /// an event that does not end a turn. A turn stopped by anything but the
-/// user was ended by the session's stop rule (`max_turn_requests`).
+/// user was ended by the session's stop rule (`max_turn_requests`); the
+/// provider's own end (`max_tokens`, `refusal`) comes with the end event.
 pub fn turn_end(event: &EventKind) -> Option<TurnEnd> {
     match event {
+        EventKind::TurnCompleted {
+            finish: Some(TurnFinish::MaxTokens),
+            ..
+        } => Some(TurnEnd::Stop(StopReason::MaxTokens)),
         EventKind::TurnCompleted { .. } => Some(TurnEnd::Stop(StopReason::EndTurn)),
+        EventKind::TurnFailed {
+            finish: Some(TurnFinish::Refusal),
+            ..
+        } => Some(TurnEnd::Stop(StopReason::Refusal)),
         EventKind::TurnStopped { reason } if reason == STOPPED_BY_USER => {
             Some(TurnEnd::Stop(StopReason::Cancelled))
         }
         EventKind::TurnStopped { .. } => Some(TurnEnd::Stop(StopReason::MaxTurnRequests)),
-        EventKind::TurnFailed { error } => Some(TurnEnd::Failed(error.clone())),
+        EventKind::TurnFailed { error, .. } => Some(TurnEnd::Failed(error.clone())),
         _ => None,
     }
 }

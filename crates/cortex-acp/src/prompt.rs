@@ -3,6 +3,7 @@
 //! until the turn ends, and Stop.
 
 use crate::map::{self, TurnEnd};
+use crate::permission::{self, Ask};
 use crate::sessions::{Tracked, acp_id};
 use crate::{AcpAgent, api_error, internal, invalid_params};
 use agent_client_protocol::Client as Editor;
@@ -12,7 +13,7 @@ use agent_client_protocol::v1::schema::{
     SessionNotification, StopReason,
 };
 use cortex_client::EventStream;
-use cortex_protocol::{SessionId, TurnId};
+use cortex_protocol::{EventKind, SessionId, TurnId};
 use std::sync::atomic::Ordering;
 
 impl AcpAgent {
@@ -45,9 +46,15 @@ impl AcpAgent {
         if live.cancel.load(Ordering::SeqCst) {
             self.stop(&id).await;
         }
-        let end = stream_turn(&mut tracked, &mut events, &turn, |update| {
-            cx.send_notification(SessionNotification::new(request.session_id.clone(), update))
-        })
+        let end = stream_turn(
+            &mut tracked,
+            &mut events,
+            &turn,
+            |update| {
+                cx.send_notification(SessionNotification::new(request.session_id.clone(), update))
+            },
+            |ask| permission::ask_editor(cx, &self.api, &id, ask),
+        )
         .await?;
         // The turn could have been stopped by its stop rule at the same
         // moment the editor cancelled: the editor's cancel wins, as the
@@ -85,12 +92,9 @@ impl AcpAgent {
 }
 
 /// Send the updates of every event after `tracked.seen` until `turn` ends
-/// (events of an earlier turn the editor has not seen come first).
-///
-/// Approvals plug in here: when the session API reports that a call waits
-/// for the user, this is where a `session/request_permission` (allow once,
-/// allow always, reject once) goes to the editor and its answer back to the
-/// API, without holding the event stream.
+/// (events of an earlier turn the editor has not seen come first). A call
+/// of `turn` that waits for the user's approval goes to `ask`, which must
+/// not wait for the answer: the stream goes on meanwhile.
 async fn stream_turn(
     tracked: &mut Tracked,
     events: &mut EventStream,
@@ -98,6 +102,7 @@ async fn stream_turn(
     mut send: impl FnMut(
         agent_client_protocol::v1::schema::SessionUpdate,
     ) -> Result<(), agent_client_protocol::Error>,
+    mut ask: impl FnMut(Ask),
 ) -> Result<TurnEnd, agent_client_protocol::Error> {
     loop {
         let event = match events.next().await {
@@ -111,6 +116,20 @@ async fn stream_turn(
         tracked.seen = event.seq;
         for update in tracked.mapper.map(&event.kind, false) {
             send(update)?;
+        }
+        if let EventKind::ApprovalRequested {
+            call_id,
+            summary,
+            reason,
+            ..
+        } = &event.kind
+            && event.turn_id.as_ref() == Some(turn)
+        {
+            ask(Ask {
+                call_id: call_id.clone(),
+                summary: summary.clone(),
+                reason: reason.clone(),
+            });
         }
         if event.turn_id.as_ref() == Some(turn)
             && let Some(end) = map::turn_end(&event.kind)

@@ -10,6 +10,7 @@ use agent_client_protocol::v1::schema::{
     LoadSessionRequest, LoadSessionResponse, McpServer, NewSessionRequest, NewSessionResponse,
     SessionNotification, SetSessionModeRequest, SetSessionModeResponse,
 };
+use cortex_api::McpServerRequest;
 use cortex_protocol::{Mode, SessionId};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -73,12 +74,37 @@ fn repository(cwd: &Path) -> Result<String, agent_client_protocol::Error> {
     Ok(cwd.display().to_string())
 }
 
-/// The session API takes no MCP servers from a client yet: say so once
-/// per session rather than failing an editor that always sends its own.
+/// The editor's stdio MCP servers for a new session; others (HTTP, SSE)
+/// were not advertised and are left out with a warning rather than failing
+/// an editor that sends them anyway.
+fn mcp_servers(servers: &[McpServer]) -> Vec<McpServerRequest> {
+    servers
+        .iter()
+        .filter_map(|server| match server {
+            McpServer::Stdio(stdio) => Some(McpServerRequest {
+                name: stdio.name.clone(),
+                command: stdio.command.display().to_string(),
+                args: stdio.args.clone(),
+                env: stdio
+                    .env
+                    .iter()
+                    .map(|v| (v.name.clone(), v.value.clone()))
+                    .collect(),
+            }),
+            _ => {
+                tracing::warn!("an MCP server that is not stdio is left out");
+                None
+            }
+        })
+        .collect()
+}
+
+/// A loaded session keeps the servers it was created with (while it stays
+/// live in the server); the editor's are not added to it.
 fn ignore_mcp_servers(servers: &[McpServer]) {
     if !servers.is_empty() {
         tracing::warn!(
-            "the editor's {} MCP server(s) are not supported yet and are ignored",
+            "the editor's {} MCP server(s) are not added to a loaded session",
             servers.len()
         );
     }
@@ -95,7 +121,7 @@ impl AcpAgent {
     ) -> Result<NewSessionResponse, agent_client_protocol::Error> {
         let mut body = self.template.clone();
         body.repository = repository(&request.cwd)?;
-        ignore_mcp_servers(&request.mcp_servers);
+        body.mcp_servers = mcp_servers(&request.mcp_servers);
         let view = self.api.create_session(&body).await.map_err(api_error)?;
         let mapper = Mapper::new(PathBuf::from(&view.repository));
         self.sessions.insert(

@@ -34,5 +34,7 @@ pub use events::EventsQuery;
 pub use goals::{GoalAnswer, GoalSummary, GoalView, SetGoal};
 pub use meta::Health;
 pub use plan::RejectPlan;
-pub use sessions::{CreateSession, ListQuery, SandboxRequest, SessionPage, SessionView};
+pub use sessions::{
+    CreateSession, ListQuery, McpServerRequest, SandboxRequest, SessionPage, SessionView,
+};
 pub use turns::{CreateTurn, StopAnswer, TurnCreated};

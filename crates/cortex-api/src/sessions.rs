@@ -28,6 +28,30 @@ pub struct CreateSession {
     /// The approval policy; `auto` when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub approval: Option<cortex_protocol::ApprovalPolicy>,
+    /// MCP servers the client hands over (an editor's `mcpServers`), besides
+    /// the server's configured ones; they start with the first turn and
+    /// last as long as the session stays live.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub mcp_servers: Vec<McpServerRequest>,
+}
+
+/// A stdio MCP server a client hands over: it runs in a guest of its own
+/// under the session's sandbox policy (never on the host), is never
+/// read-only (its tools are offered in Agent mode only) and its tools are
+/// `mcp__NAME__TOOL`. A name with characters other than letters, digits,
+/// `-` and `_` has them replaced by `_`; a name the configuration already
+/// uses keeps the configured server.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct McpServerRequest {
+    pub name: String,
+    /// The program, found on the guest's `PATH` or absolute.
+    pub command: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub args: Vec<String>,
+    /// Variables the server's process gets besides the guest's allow-list.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub env: std::collections::BTreeMap<String, String>,
 }
 
 /// The session's sandbox; each field defaults to the safe setting.

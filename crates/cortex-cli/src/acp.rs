@@ -8,7 +8,9 @@ use crate::local_server;
 use clap::Args;
 use cortex_acp::AcpAgent;
 use cortex_api::{CreateSession, SandboxRequest};
-use cortex_protocol::{Mode, NetworkPolicy, SandboxPolicy, StopRule, WorkspaceMode};
+use cortex_protocol::{
+    ApprovalPolicy, Mode, NetworkPolicy, SandboxPolicy, StopRule, WorkspaceMode,
+};
 use std::process::ExitCode;
 
 #[derive(Args)]
@@ -38,6 +40,10 @@ pub struct AcpArgs {
     /// in-place (the editor's folder itself) or copy.
     #[arg(long, default_value = "in-place")]
     workspace: WorkspaceMode,
+    /// ask (the editor's permission request for each call no rule covers),
+    /// auto (run everything the sandbox allows) or deny.
+    #[arg(long, default_value = "ask")]
+    approval: ApprovalPolicy,
 }
 
 pub async fn run(args: AcpArgs) -> anyhow::Result<ExitCode> {
@@ -54,9 +60,9 @@ pub async fn run(args: AcpArgs) -> anyhow::Result<ExitCode> {
             workspace: Some(args.workspace),
         }),
         stop_rule: Some(args.stop_rule),
-        // The server's default (`auto`) until approvals map onto the
-        // editor's permission requests.
-        approval: None,
+        approval: Some(args.approval),
+        // Each session's are the editor's `mcpServers`.
+        mcp_servers: Vec::new(),
     };
     let result = AcpAgent::new(client, template).serve_stdio().await;
     if let Some(local) = local {

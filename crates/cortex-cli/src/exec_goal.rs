@@ -143,7 +143,12 @@ mod tests {
                 mode: Mode::Agent,
             })
         };
-        let completed = || event(EventKind::TurnCompleted { rounds: 1 });
+        let completed = || {
+            event(EventKind::TurnCompleted {
+                rounds: 1,
+                finish: None,
+            })
+        };
         let paused = |reason| event(EventKind::GoalPaused { reason });
 
         let mut end = GoalEnd::default();

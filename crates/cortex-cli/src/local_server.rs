@@ -38,6 +38,7 @@ impl LocalServer {
     pub async fn start(model: Option<String>, guest: &GuestChoice) -> anyhow::Result<LocalServer> {
         let config = Config::load()?;
         let store = config::open_store().await?;
+        let mcp_servers = cortex_mcp::specs_from_config(&config.mcp_servers)?;
         let providers = CliProviders::new(config, model, guest)?;
         let token = new_token().context("cannot make a token")?;
         let state = AppState::new(
@@ -51,6 +52,7 @@ impl LocalServer {
                 harness_dirs: config::harness_dirs()?,
                 // The user at this terminal chose `--sandbox full-access`.
                 allow_full_access: true,
+                mcp_servers,
                 ..ServerConfig::default()
             },
         );

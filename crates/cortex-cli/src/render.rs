@@ -114,6 +114,11 @@ impl Render for Human {
             EventKind::EnvSetupSkipped { reason } => {
                 eprintln!("setup skipped: {}", sanitize(reason))
             }
+            EventKind::McpServerFailed { name, reason } => eprintln!(
+                "MCP server `{}` failed: {}",
+                sanitize_line(name),
+                sanitize(reason)
+            ),
             EventKind::RuntimeFailed { error } | EventKind::EnvFailed { error } => {
                 eprintln!("guest: {}", sanitize(error))
             }
@@ -278,8 +283,11 @@ impl Render for Human {
                 self.end_text(&mut out);
                 eprintln!("compaction failed (history unchanged): {}", sanitize(error));
             }
-            EventKind::TurnCompleted { rounds } => {
+            EventKind::TurnCompleted { rounds, finish } => {
                 self.end_text(&mut out);
+                if *finish == Some(cortex_protocol::TurnFinish::MaxTokens) {
+                    eprintln!("· the answer was cut at the provider's output token limit");
+                }
                 eprintln!(
                     "turn completed · {rounds} rounds · {}",
                     self.usage_summary()
@@ -293,7 +301,7 @@ impl Render for Human {
                     self.usage_summary()
                 );
             }
-            EventKind::TurnFailed { error } => {
+            EventKind::TurnFailed { error, .. } => {
                 self.end_text(&mut out);
                 eprintln!(
                     "turn failed: {} · {}",

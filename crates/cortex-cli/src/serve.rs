@@ -120,6 +120,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let (token, _given) = token(loopback)?;
     let config = Config::load()?;
     let store = config::open_store_url(&args.store).await?;
+    let mcp_servers = cortex_mcp::specs_from_config(&config.mcp_servers)?;
     let providers = CliProviders::new(config, args.model, &args.guest)?;
     let state = AppState::new(
         store,
@@ -134,6 +135,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
             default_workspace: cortex_protocol::WorkspaceMode::Copy,
             harness_dirs: config::harness_dirs()?,
             allow_full_access: args.allow_full_access,
+            mcp_servers,
             ..ServerConfig::default()
         },
     );

@@ -7,14 +7,23 @@ mod common;
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
-    CancelNotification, ContentBlock, InitializeRequest, LoadSessionRequest, NewSessionRequest,
-    PromptRequest, SessionId, SessionNotification, SetSessionModeRequest, StopReason,
+    CancelNotification, ContentBlock, InitializeRequest, LoadSessionRequest, McpServer,
+    McpServerStdio, NewSessionRequest, PromptRequest, RequestPermissionOutcome,
+    RequestPermissionRequest, RequestPermissionResponse, SelectedPermissionOutcome, SessionId,
+    SessionNotification, SetSessionModeRequest, StopReason,
 };
-use agent_client_protocol::{Agent, ByteStreams, Client, on_receive_notification};
+use agent_client_protocol::{
+    Agent, ByteStreams, Client, on_receive_notification, on_receive_request,
+};
 use common::Env;
+
+#[path = "../../cortex-mcp/tests/support/mod.rs"]
+mod support;
 use serde_json::{Value, json};
+use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
+use std::sync::{Arc, Mutex};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 use tokio_util::compat::{TokioAsyncReadCompatExt, TokioAsyncWriteCompatExt};
@@ -22,11 +31,13 @@ use tokio_util::compat::{TokioAsyncReadCompatExt, TokioAsyncWriteCompatExt};
 /// Each update as its wire JSON, in the order received.
 type Updates = mpsc::UnboundedReceiver<Value>;
 
-fn acp(env: &Env, script: &Path) -> tokio::process::Child {
+/// `cortex acp` with the scripted model; `extra` arguments after it.
+fn acp(env: &Env, script: &Path, extra: &[&str]) -> tokio::process::Child {
     let mut cmd = env.command();
     cmd.arg("acp")
         .arg("--model")
         .arg(format!("scripted:{}", script.display()))
+        .args(extra)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit());
@@ -35,22 +46,82 @@ fn acp(env: &Env, script: &Path) -> tokio::process::Child {
     cmd.spawn().expect("spawn cortex acp")
 }
 
-/// Drive a fresh `cortex acp` with `body` on a connected, initialized
-/// client; then close its stdin and check that it exits cleanly.
+/// Drive a fresh `cortex acp --approval auto` with `body` on a connected,
+/// initialized client; then close its stdin and check that it exits
+/// cleanly.
 async fn with_agent<F>(env: &Env, script: Value, body: F)
 where
     F: AsyncFnOnce(ConnectionTo<Agent>, Updates) -> agent_client_protocol::Result<()>
         + Send
         + 'static,
 {
+    with_agent_answering(
+        env,
+        script,
+        &["--approval", "auto"],
+        Permissions::default(),
+        body,
+    )
+    .await
+}
+
+/// The editor's side of permission requests: the option ids it answers
+/// with, in order (cancelled once they run out), and each request it got
+/// as its wire JSON.
+#[derive(Clone, Default)]
+struct Permissions {
+    answers: Arc<Mutex<VecDeque<&'static str>>>,
+    asked: Arc<Mutex<Vec<Value>>>,
+}
+
+impl Permissions {
+    fn answering(answers: &[&'static str]) -> Permissions {
+        Permissions {
+            answers: Arc::new(Mutex::new(answers.iter().copied().collect())),
+            asked: Arc::default(),
+        }
+    }
+
+    fn answer(&self, request: &RequestPermissionRequest) -> RequestPermissionResponse {
+        self.asked
+            .lock()
+            .expect("lock")
+            .push(serde_json::to_value(request).expect("request json"));
+        let outcome = match self.answers.lock().expect("lock").pop_front() {
+            Some(id) => RequestPermissionOutcome::Selected(SelectedPermissionOutcome::new(id)),
+            None => RequestPermissionOutcome::Cancelled,
+        };
+        RequestPermissionResponse::new(outcome)
+    }
+}
+
+/// [`with_agent`] with `extra` arguments for `cortex acp`, answering its
+/// permission requests from `permissions`.
+async fn with_agent_answering<F>(
+    env: &Env,
+    script: Value,
+    extra: &[&str],
+    permissions: Permissions,
+    body: F,
+) where
+    F: AsyncFnOnce(ConnectionTo<Agent>, Updates) -> agent_client_protocol::Result<()>
+        + Send
+        + 'static,
+{
     let script = env.script(script);
-    let mut child = acp(env, &script);
+    let mut child = acp(env, &script, extra);
     let stdin = child.stdin.take().expect("stdin").compat_write();
     let stdout = child.stdout.take().expect("stdout").compat();
     let (tx, rx) = mpsc::unbounded_channel();
     Client
         .v1()
         .name("test-editor")
+        .on_receive_request(
+            async move |request: RequestPermissionRequest, responder, _cx| {
+                responder.respond(permissions.answer(&request))
+            },
+            on_receive_request!(),
+        )
         .on_receive_notification(
             async move |note: SessionNotification, _cx| {
                 let update = serde_json::to_value(&note.update).expect("update json");
@@ -333,6 +404,159 @@ async fn cancel_mid_bash_answers_cancelled_and_ask_mode_refuses_an_edit() {
     assert_eq!(notes, "alpha\n", "nothing written in ask mode");
 }
 
+#[tokio::test]
+async fn approvals_in_ask_policy_are_the_editors_permission_requests() {
+    let env = Env::new(&[]);
+    let repo = env.repo.path().canonicalize().expect("repo");
+    let script = json!({"responses": [
+        {"tool_calls": [{"name": "bash", "arguments": {"command": "echo yes > allowed.txt"}}]},
+        {"text": "Wrote it."},
+        {"tool_calls": [{"name": "bash", "arguments": {"command": "echo no > rejected.txt"}}]},
+        {"text": "Could not."}
+    ]});
+    let permissions = Permissions::answering(&["allow-once", "reject-once"]);
+    let asked = permissions.asked.clone();
+    // No `--approval`: `ask` is the default.
+    with_agent_answering(
+        &env,
+        script,
+        &[],
+        permissions,
+        async move |cx, mut updates| {
+            let session = cx
+                .send_request(NewSessionRequest::new(repo))
+                .block_task()
+                .await?;
+            let id = session.session_id.clone();
+            for prompt in ["write allowed.txt", "write rejected.txt"] {
+                let answer = cx
+                    .send_request(PromptRequest::new(id.clone(), text(prompt)))
+                    .block_task()
+                    .await?;
+                assert_eq!(answer.stop_reason, StopReason::EndTurn);
+            }
+            let updates = drain(&mut updates);
+            let runs: Vec<&Value> = updates
+                .iter()
+                .filter(|u| u["sessionUpdate"] == "tool_call_update" && u.get("status").is_some())
+                .map(|u| &u["status"])
+                .collect();
+            assert_eq!(runs.last(), Some(&&json!("failed")), "{updates:?}");
+            Ok(())
+        },
+    )
+    .await;
+    let asked = asked.lock().expect("lock").clone();
+    assert_eq!(asked.len(), 2, "{asked:?}");
+    let options: Vec<(&str, &str)> = asked[0]["options"]
+        .as_array()
+        .expect("options")
+        .iter()
+        .map(|o| {
+            (
+                o["optionId"].as_str().unwrap_or_default(),
+                o["kind"].as_str().unwrap_or_default(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        options,
+        [
+            ("allow-once", "allow_once"),
+            ("allow-always", "allow_always"),
+            ("reject-once", "reject_once")
+        ]
+    );
+    let title = asked[0]["toolCall"]["title"].as_str().unwrap_or_default();
+    assert!(title.contains("allowed.txt"), "{title}");
+    let written = std::fs::read_to_string(env.repo.path().join("allowed.txt")).expect("allowed");
+    assert_eq!(written, "yes\n");
+    assert!(
+        !env.repo.path().join("rejected.txt").exists(),
+        "the rejected command did not run"
+    );
+}
+
+#[tokio::test]
+async fn the_editors_mcp_servers_are_tools_of_the_new_session() {
+    let Some(python) = support::python() else {
+        return;
+    };
+    let env = Env::new(&[]);
+    std::fs::copy(support::fixture(), env.repo.path().join("server.py")).expect("copy the server");
+    let repo = env.repo.path().canonicalize().expect("repo");
+    let script = json!({"responses": [
+        {"tool_calls": [{"name": "mcp__editor_calc__add", "arguments": {"a": 2, "b": 40}}]},
+        {"text": "42"}
+    ]});
+    with_agent(&env, script, async move |cx, mut updates| {
+        // The editor's name has a space: it is made a valid server name.
+        let server = McpServerStdio::new("editor calc", python).args(vec!["server.py".into()]);
+        let session = cx
+            .send_request(NewSessionRequest::new(repo).mcp_servers(vec![McpServer::Stdio(server)]))
+            .block_task()
+            .await?;
+        let answer = cx
+            .send_request(PromptRequest::new(session.session_id, text("add")))
+            .block_task()
+            .await?;
+        assert_eq!(answer.stop_reason, StopReason::EndTurn);
+        let updates = drain(&mut updates);
+        let done = updates
+            .iter()
+            .find(|u| u["sessionUpdate"] == "tool_call_update" && u.get("status").is_some())
+            .expect("the call's result");
+        if done["status"] == "failed"
+            && done
+                .to_string()
+                .contains("cannot create the guest's namespaces")
+        {
+            eprintln!("SKIPPED: user namespaces are not available here");
+            return Ok(());
+        }
+        assert_eq!(done["status"], "completed", "{updates:?}");
+        assert_eq!(done["content"][0]["content"]["text"], "42", "{done}");
+        Ok(())
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn the_providers_length_limit_and_refusal_are_stop_reasons() {
+    let env = Env::new(&[]);
+    let repo = env.repo.path().canonicalize().expect("repo");
+    let script = json!({"responses": [
+        {"text": "The answer is cut", "finish": "length"},
+        {"refusal": "I can't help with that."},
+        {"text": "Fine."}
+    ]});
+    with_agent(&env, script, async move |cx, _updates| {
+        let session = cx
+            .send_request(NewSessionRequest::new(repo))
+            .block_task()
+            .await?;
+        let id = session.session_id;
+        let mut reasons = Vec::new();
+        for prompt in ["long", "forbidden", "plain"] {
+            let answer = cx
+                .send_request(PromptRequest::new(id.clone(), text(prompt)))
+                .block_task()
+                .await?;
+            reasons.push(answer.stop_reason);
+        }
+        assert_eq!(
+            reasons,
+            [
+                StopReason::MaxTokens,
+                StopReason::Refusal,
+                StopReason::EndTurn
+            ]
+        );
+        Ok(())
+    })
+    .await;
+}
+
 /// Send one raw line, read the next frame the agent writes.
 async fn exchange(
     stdin: &mut tokio::process::ChildStdin,
@@ -349,7 +573,7 @@ async fn exchange(
 async fn raw_frames_negotiate_v1_and_bad_requests_are_json_rpc_errors() {
     let env = Env::new(&[]);
     let script = env.script(json!({"responses": [{"text": "unused"}]}));
-    let mut child = acp(&env, &script);
+    let mut child = acp(&env, &script, &[]);
     let mut stdin = child.stdin.take().expect("stdin");
     let mut stdout = BufReader::new(child.stdout.take().expect("stdout")).lines();
 

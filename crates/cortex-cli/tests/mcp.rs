@@ -1,6 +1,7 @@
-//! `cortex mcp list` with the `mcp`-package test server of `cortex-mcp`:
-//! started inside the local sandbox of the repository, and a server that
-//! fails to start. Skips with a printed reason where the Python server is
+//! `cortex mcp list` and `cortex exec` sessions with the `mcp`-package test
+//! server of `cortex-mcp`: started inside the local sandbox of the
+//! repository (a write outside the workspace fails there), and a server
+//! that fails to start. Skips with a printed reason where the Python server is
 //! not installed (`scripts/install-deps`).
 
 mod common;
@@ -11,22 +12,33 @@ use common::{Env, json_lines};
 mod support;
 use support::{fixture, python};
 
-#[test]
-fn mcp_list_shows_each_server_its_state_and_tools() {
-    let Some(python) = python() else { return };
+/// A repository holding the test server, and a config with two servers:
+/// `name` (its table ending with `extra`) and `broken`, which fails to
+/// start; and the interpreter. `None` where the Python server is not
+/// installed.
+fn with_servers(name: &str, extra: &str) -> Option<(Env, std::path::PathBuf)> {
+    let python = python()?;
     let env = Env::new(&[]);
     std::fs::copy(fixture(), env.repo.path().join("server.py")).expect("copy the server");
     let config = env.home.path().join("config/cortex");
     std::fs::create_dir_all(&config).expect("config dir");
-    let python = python.display();
+    let shown = python.display();
     std::fs::write(
         config.join("config.toml"),
         format!(
-            "[mcp_servers.docs]\ncommand = \"{python}\"\nargs = [\"server.py\"]\nread_only = true\n\n\
-             [mcp_servers.broken]\ncommand = \"{python}\"\nargs = [\"server.py\", \"crash\"]\n"
+            "[mcp_servers.{name}]\ncommand = \"{shown}\"\nargs = [\"server.py\"]\n{extra}\n\
+             [mcp_servers.broken]\ncommand = \"{shown}\"\nargs = [\"server.py\", \"crash\"]\n"
         ),
     )
     .expect("config");
+    Some((env, python))
+}
+
+#[test]
+fn mcp_list_shows_each_server_its_state_and_tools() {
+    let Some((env, python)) = with_servers("docs", "read_only = true\n") else {
+        return;
+    };
     let output = env
         .command()
         .args(["mcp", "list", "--json", "--repo"])
@@ -54,7 +66,7 @@ fn mcp_list_shows_each_server_its_state_and_tools() {
     assert_eq!(docs["read_only"], true);
     assert_eq!(
         docs["transport"],
-        format!("stdio (guest): {python} server.py")
+        format!("stdio (guest): {} server.py", python.display())
     );
     let tools: Vec<&str> = docs["tools"]
         .as_array()
@@ -74,4 +86,62 @@ fn mcp_list_shows_each_server_its_state_and_tools() {
     assert!(text.contains("docs  stdio (guest)"), "{text}");
     assert!(text.contains("    mcp__docs__echo"), "{text}");
     assert!(text.contains("failed: "), "{text}");
+}
+
+#[test]
+fn exec_sessions_call_the_configured_servers_tools_in_the_sandbox() {
+    let Some((env, _)) = with_servers("calc", "") else {
+        return;
+    };
+    // Outside the workspace: the guest's sandbox must stop the server.
+    let escape = env.home.path().join("escape.txt");
+    let script = env.script(serde_json::json!({"responses": [
+        {"tool_calls": [{"name": "mcp__calc__add", "arguments": {"a": 20, "b": 22}}]},
+        {"tool_calls": [
+            {"name": "mcp__calc__write_file",
+             "arguments": {"path": escape.display().to_string(), "text": "out"}},
+            {"name": "mcp__calc__write_file", "arguments": {"path": "inside.txt", "text": "in"}}
+        ]},
+        {"text": "42"}
+    ]}));
+    let output = env
+        .exec(&script, &["--json"], "add 20 and 22")
+        .output()
+        .expect("run");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    if stderr.contains("cannot create the guest's namespaces") {
+        eprintln!("SKIPPED: user namespaces are not available here");
+        return;
+    }
+    assert!(output.status.success(), "{stderr}");
+    let events = json_lines(&output.stdout);
+    let failed: Vec<&serde_json::Value> = events
+        .iter()
+        .filter(|e| e["type"] == "mcp.server_failed")
+        .collect();
+    assert_eq!(failed.len(), 1, "{failed:?}");
+    assert_eq!(failed[0]["payload"]["name"], "broken");
+    let ready = events
+        .iter()
+        .find(|e| e["type"] == "mcp.server_ready")
+        .expect("mcp.server_ready");
+    assert_eq!(ready["payload"]["name"], "calc");
+    let results: Vec<&serde_json::Value> = events
+        .iter()
+        .filter(|e| e["type"] == "tool.result")
+        .map(|e| &e["payload"])
+        .collect();
+    assert_eq!(results[0]["name"], "mcp__calc__add");
+    assert_eq!(results[0]["status"], "ok", "{}", results[0]);
+    assert_eq!(results[0]["output"], "42");
+    // The write outside the workspace failed in the guest; the one inside
+    // went through.
+    assert_eq!(results[1]["status"], "error", "{}", results[1]);
+    assert!(
+        !escape.exists(),
+        "nothing was written outside the workspace"
+    );
+    assert_eq!(results[2]["status"], "ok", "{}", results[2]);
+    let inside = std::fs::read_to_string(env.repo.path().join("inside.txt")).expect("inside");
+    assert_eq!(inside, "in");
 }

@@ -10,6 +10,7 @@
 //! answers every unfinished call "stopped by user".
 
 use crate::approvals::Approval;
+use crate::mcp_session::McpGate;
 use crate::stop_rule::CallCheck;
 use crate::{CoreError, Session, StopRuleState};
 use cortex_protocol::{
@@ -50,6 +51,11 @@ impl Answer {
         }
     }
 
+    /// A call Stop ended.
+    pub fn stopped() -> Self {
+        Self::with_status(ToolStatus::Stopped, STOPPED_BY_USER)
+    }
+
     fn with_status(status: ToolStatus, output: impl Into<String>) -> Self {
         Answer {
             status,
@@ -59,9 +65,25 @@ impl Answer {
     }
 }
 
+/// A call that passed the gates.
+enum Job {
+    Tool(ToolArgs),
+    /// A tool of an MCP server, with arguments its schema accepted.
+    Mcp {
+        tool: Box<cortex_mcp::McpTool>,
+        arguments: serde_json::Map<String, serde_json::Value>,
+    },
+}
+
+impl Job {
+    fn runs_in_guest(&self) -> bool {
+        matches!(self, Job::Tool(args) if args.tool().runs_in_guest())
+    }
+}
+
 /// What the gates decided for one call.
 enum Gated {
-    Run(ToolArgs),
+    Run(Job),
     Answered,
     /// The stop rule fired: the call is answered and the turn ends after
     /// this round.
@@ -89,7 +111,7 @@ impl Session {
         cancel: &CancellationToken,
     ) -> Result<DispatchEnd, CoreError> {
         let mut answers: Vec<Option<Answer>> = vec![None; calls.len()];
-        let mut runnable: Vec<(usize, ToolArgs)> = Vec::new();
+        let mut runnable: Vec<(usize, Job)> = Vec::new();
         // A round budget (Chat) or deadline (Bot) refuses the whole round.
         let mut stop_reason: Option<String> = stop_rule.on_tool_round();
 
@@ -128,7 +150,7 @@ impl Session {
             }
         }
 
-        let needs_guest = runnable.iter().any(|(_, a)| a.tool().runs_in_guest());
+        let needs_guest = runnable.iter().any(|(_, job)| job.runs_in_guest());
         let attach_error = if needs_guest {
             match self.ensure_attached(turn, cancel).await? {
                 crate::attach::Readiness::Ready => None,
@@ -140,7 +162,7 @@ impl Session {
 
         let mut stopped = false;
         let mut pending = runnable.into_iter().peekable();
-        while let Some((index, args)) = pending.next() {
+        while let Some((index, job)) = pending.next() {
             let call = &calls[index];
             if stopped || cancel.is_cancelled() {
                 stopped = true;
@@ -149,12 +171,23 @@ impl Session {
                     .await?;
                 continue;
             }
-            if let (Some(error), true) = (&attach_error, args.tool().runs_in_guest()) {
+            if let (Some(error), true) = (&attach_error, job.runs_in_guest()) {
                 let answer = Answer::error(format!("the guest is unavailable: {error}"));
                 self.answer(turn, call, answer, 0.0, &mut answers[index])
                     .await?;
                 continue;
             }
+            let args = match job {
+                Job::Tool(args) => args,
+                Job::Mcp { tool, arguments } => {
+                    let started = Instant::now();
+                    let answer = self.run_mcp(turn, &tool, arguments, cancel).await?;
+                    stopped |= answer.status == ToolStatus::Stopped;
+                    self.answer(turn, call, answer, ms(started), &mut answers[index])
+                        .await?;
+                    continue;
+                }
+            };
             match args {
                 ToolArgs::TodoWrite(a) => {
                     let started = Instant::now();
@@ -185,12 +218,12 @@ impl Session {
                     // it when it is read-only itself.
                     let mut group = vec![(index, args)];
                     while group[0].1.tool().is_read_only()
-                        && pending
-                            .peek()
-                            .is_some_and(|(_, next)| next.tool().is_read_only())
+                        && let Some((next, Job::Tool(next_args))) = pending.peek()
+                        && next_args.tool().is_read_only()
                     {
-                        if let Some(next) = pending.next() {
-                            group.push(next);
+                        let next = *next;
+                        if let Some((_, Job::Tool(next_args))) = pending.next() {
+                            group.push((next, next_args));
                         }
                     }
                     stopped = self
@@ -232,31 +265,32 @@ impl Session {
         slot: &mut Option<Answer>,
     ) -> Result<Gated, CoreError> {
         let tools = self.offered_tools();
-        let offered = || {
-            tools
-                .iter()
-                .map(|t| t.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
+        // Named in every refusal, so the model can pick another.
+        let offered = tools
+            .iter()
+            .map(|t| t.as_str().to_owned())
+            .chain(self.mcp_offered().into_iter().map(|t| t.name))
+            .collect::<Vec<_>>()
+            .join(", ");
         let parsed = call.name.parse::<ToolName>();
         let refusal = if !self.call_ids.insert(call.id.0.clone()) {
             Some(format!(
                 "call id `{}` was already used; a call runs at most once",
                 call.id
             ))
+        } else if parsed.is_err() && call.name.starts_with("mcp__") {
+            return self
+                .gate_mcp_call(turn, call, &offered, stop_rule, cancel, slot)
+                .await;
         } else {
             match &parsed {
                 Err(_) => Some(format!(
                     "unknown tool `{}`; the tools available in {} mode are: {}",
-                    call.name,
-                    self.mode,
-                    offered()
+                    call.name, self.mode, offered
                 )),
                 Ok(tool) if !tools.contains(tool) => Some(format!(
                     "tool `{tool}` is not available in {} mode; the tools available are: {}",
-                    self.mode,
-                    offered()
+                    self.mode, offered
                 )),
                 Ok(_) => None,
             }
@@ -278,6 +312,63 @@ impl Session {
             }
         };
         let idempotent = tool.is_read_only() || tool == ToolName::EditFile;
+        self.gate_rest(
+            turn,
+            call,
+            idempotent,
+            Job::Tool(args),
+            stop_rule,
+            cancel,
+            slot,
+        )
+        .await
+    }
+
+    /// The MCP gates (offered in this mode, arguments against the server's
+    /// schema), then the stop rule and approval like any call.
+    async fn gate_mcp_call(
+        &mut self,
+        turn: &TurnId,
+        call: &ToolCallRequest,
+        offered: &str,
+        stop_rule: &mut StopRuleState,
+        cancel: &CancellationToken,
+        slot: &mut Option<Answer>,
+    ) -> Result<Gated, CoreError> {
+        match self.gate_mcp(call, offered) {
+            McpGate::Refuse(reason) => {
+                self.refuse(turn, call, reason, slot).await?;
+                Ok(Gated::Answered)
+            }
+            McpGate::Error(message) => {
+                self.answer(turn, call, Answer::error(message), 0.0, slot)
+                    .await?;
+                Ok(Gated::Answered)
+            }
+            McpGate::Run {
+                tool,
+                arguments,
+                read_only,
+            } => {
+                let job = Job::Mcp { tool, arguments };
+                self.gate_rest(turn, call, read_only, job, stop_rule, cancel, slot)
+                    .await
+            }
+        }
+    }
+
+    /// The last gates of every call: the stop rule, then approval.
+    #[allow(clippy::too_many_arguments)]
+    async fn gate_rest(
+        &mut self,
+        turn: &TurnId,
+        call: &ToolCallRequest,
+        idempotent: bool,
+        job: Job,
+        stop_rule: &mut StopRuleState,
+        cancel: &CancellationToken,
+        slot: &mut Option<Answer>,
+    ) -> Result<Gated, CoreError> {
         match stop_rule.check_call(&call.name, &call.arguments, idempotent) {
             CallCheck::Run => {}
             CallCheck::Refuse(reason) => {
@@ -289,8 +380,12 @@ impl Session {
                 return Ok(Gated::StopRule(reason));
             }
         }
-        match self.approve(turn, call, Some(&args), cancel).await? {
-            Approval::Run => Ok(Gated::Run(args)),
+        let args = match &job {
+            Job::Tool(args) => Some(args),
+            Job::Mcp { .. } => None,
+        };
+        match self.approve(turn, call, args, cancel).await? {
+            Approval::Run => Ok(Gated::Run(job)),
             Approval::Refuse(reason) => {
                 self.refuse(turn, call, reason, slot).await?;
                 Ok(Gated::Answered)

@@ -375,7 +375,10 @@ mod tests {
             ev(
                 2,
                 "2026-12-02T10:00:01.000Z",
-                EventKind::TurnCompleted { rounds: 1 },
+                EventKind::TurnCompleted {
+                    rounds: 1,
+                    finish: None,
+                },
             ),
             ev(
                 3,
@@ -400,7 +403,10 @@ mod tests {
             ev(
                 6,
                 "2026-12-02T10:00:05.500Z",
-                EventKind::TurnCompleted { rounds: 1 },
+                EventKind::TurnCompleted {
+                    rounds: 1,
+                    finish: None,
+                },
             ),
             ev(
                 7,

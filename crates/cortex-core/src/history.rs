@@ -238,7 +238,10 @@ mod tests {
             EventKind::MessageDone {
                 text: "done".into(),
             },
-            EventKind::TurnCompleted { rounds: 2 },
+            EventKind::TurnCompleted {
+                rounds: 2,
+                finish: None,
+            },
         ];
         let events: Vec<Event> = events
             .into_iter()
@@ -317,7 +320,10 @@ mod tests {
             EventKind::MessageDone {
                 text: "done".into(),
             },
-            EventKind::TurnCompleted { rounds: 3 },
+            EventKind::TurnCompleted {
+                rounds: 3,
+                finish: None,
+            },
         ]
         .into_iter()
         .enumerate()

@@ -27,6 +27,7 @@ mod goal;
 mod harness_dirs;
 mod history;
 pub mod mcp_guest;
+mod mcp_session;
 mod plans;
 mod prompt;
 mod session;
@@ -45,6 +46,8 @@ pub use approvals::{ApprovalError, Approvals, LOCAL_PRINCIPAL, resolve_interrupt
 pub use attach::{SETUP_SCRIPT, SETUP_TIMEOUT};
 pub use compaction::{CompactError, CompactionConfig, CompactionReport};
 pub use continuation::STALL_TURNS;
+pub use cortex_mcp::ServerSpec as McpServerSpec;
+pub use cortex_mcp::config::sanitize_server_name as mcp_server_name;
 pub use error::CoreError;
 pub use goal::{GoalError, pause_interrupted_goal, stored_goal};
 pub use harness_dirs::{HarnessDirs, HarnessFolderError};

@@ -87,6 +87,11 @@ pub struct Session {
     pub(crate) turn_progress: bool,
     /// The approval policy and the calls waiting for the user's answer.
     pub(crate) approvals: crate::approvals::Approvals,
+    /// MCP servers: added, then started with the next turn.
+    pub(crate) mcp: crate::mcp_session::SessionMcp,
+    /// How the provider said the last model response ended, when that was
+    /// not the model's own choice; set by each round, read by the turn's end.
+    pub(crate) turn_finish: Option<cortex_protocol::TurnFinish>,
 }
 
 /// The guest's folder for a session: the repository itself, or its copy.
@@ -179,6 +184,8 @@ impl Session {
             continuations: 0,
             turn_progress: false,
             approvals: crate::approvals::Approvals::new(timeline, Default::default()),
+            mcp: Default::default(),
+            turn_finish: None,
         })
     }
 
@@ -202,6 +209,7 @@ impl Session {
                         Some(&turn.id),
                         EventKind::TurnFailed {
                             error: "interrupted: the process running this turn exited".into(),
+                            finish: None,
                         },
                     )
                     .await?;
@@ -242,6 +250,8 @@ impl Session {
             continuations: 0,
             turn_progress: false,
             approvals,
+            mcp: Default::default(),
+            turn_finish: None,
         };
         session.pause_orphaned_goal().await?;
         Ok(session)
@@ -330,8 +340,10 @@ impl Session {
         Ok(())
     }
 
-    /// Close the guest (kills whatever still runs in it).
+    /// Close the guest (kills whatever still runs in it) and end the MCP
+    /// servers.
     pub async fn close(&mut self) {
+        self.close_mcp().await;
         if let Some(guest) = self.guest.take() {
             guest.close().await;
         }

@@ -5,8 +5,8 @@ use crate::attach::Readiness;
 use crate::dispatch::{DispatchEnd, STOPPED_BY_USER};
 use crate::verify::VERIFY_ANSWER;
 use crate::{CoreError, Session, StopRuleState, TurnOutcome, new_id, system_prompt};
-use cortex_model::{Assembled, Assembler, ModelError, ModelEvent, ModelRequest};
-use cortex_protocol::{EventKind, Message, ToolName, TurnId};
+use cortex_model::{Assembled, Assembler, FinishReason, ModelError, ModelEvent, ModelRequest};
+use cortex_protocol::{EventKind, Message, ToolName, TurnFinish, TurnId};
 use futures::StreamExt;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
@@ -87,13 +87,18 @@ impl Session {
                 Err(_) => tracing::warn!("the guest did not confirm the stop in time"),
             }
         }
+        let finish = self.turn_finish.take();
         let end = match &outcome {
-            TurnOutcome::Completed { rounds } => EventKind::TurnCompleted { rounds: *rounds },
+            TurnOutcome::Completed { rounds } => EventKind::TurnCompleted {
+                rounds: *rounds,
+                finish,
+            },
             TurnOutcome::Stopped { reason } => EventKind::TurnStopped {
                 reason: reason.clone(),
             },
             TurnOutcome::Failed { error } => EventKind::TurnFailed {
                 error: error.clone(),
+                finish,
             },
         };
         self.timeline.emit(Some(&turn), end).await?;
@@ -122,6 +127,7 @@ impl Session {
             return Ok(TurnOutcome::Failed { error });
         }
         self.add_turn_context(turn, cancel).await?;
+        self.start_mcp(turn).await?;
         let mut stop_rule = StopRuleState::new(self.stop_rule);
         let mut round = 0;
         let mut verify = self.verifies_answers();
@@ -134,6 +140,9 @@ impl Session {
             if let Some(end) = self.compact_if_needed(turn, cancel).await? {
                 return Ok(end);
             }
+            self.check_mcp(turn).await?;
+            // Only the round that ends the turn says how it ended.
+            self.turn_finish = None;
             round += 1;
             let assembled = match self.model_round(turn, round, cancel).await? {
                 RoundEnd::Done(assembled) => assembled,
@@ -165,7 +174,12 @@ impl Session {
             model: crate::prompt::request_model_name(self.model.as_ref()),
             system: system_prompt(self.mode, &self.repository.display().to_string()),
             messages: self.history.clone(),
-            tools: self.offered_tools().iter().map(|t| t.spec()).collect(),
+            tools: self
+                .offered_tools()
+                .iter()
+                .map(|t| t.spec())
+                .chain(self.mcp_offered())
+                .collect(),
             tool_choice: crate::verify::tool_choice(&self.history),
         }
     }
@@ -186,11 +200,7 @@ impl Session {
                     round,
                     model: self.model.describe(),
                     messages: request.messages.len(),
-                    tools: self
-                        .offered_tools()
-                        .iter()
-                        .map(|t: &ToolName| t.as_str().to_owned())
-                        .collect(),
+                    tools: request.tools.iter().map(|t| t.name.clone()).collect(),
                     bytes: crate::compaction::request_bytes(&request),
                 },
             )
@@ -277,6 +287,8 @@ impl Session {
             match result {
                 Ok(()) => {
                     let assembled = assembler.finish();
+                    self.turn_finish = (assembled.finish == Some(FinishReason::Length))
+                        .then_some(TurnFinish::MaxTokens);
                     self.emit_usage(Some(turn), &assembled).await?;
                     if assembled.input_tokens > 0 {
                         self.usage_anchor = Some(crate::compaction::UsageAnchor {
@@ -313,6 +325,8 @@ impl Session {
                     }
                 }
                 Err(e) => {
+                    self.turn_finish =
+                        matches!(e, ModelError::ContentFiltered(_)).then_some(TurnFinish::Refusal);
                     return Ok(RoundEnd::Failed(format!(
                         "model {} failed: {e}",
                         self.model.describe()

@@ -5,7 +5,7 @@ mod common;
 
 use common::*;
 use cortex_core::{Session, TurnOutcome};
-use cortex_protocol::{EventKind, Mode, Role, StopRule, ToolStatus};
+use cortex_protocol::{EventKind, Mode, Role, StopRule, ToolStatus, TurnFinish};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
@@ -430,4 +430,51 @@ async fn a_third_identical_read_in_a_row_is_refused_and_the_turn_goes_on() {
         statuses,
         [ToolStatus::Ok, ToolStatus::Ok, ToolStatus::Refused]
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_turns_end_says_when_the_provider_cut_or_refused_the_answer() {
+    let script = json!({"responses": [
+        {"text": "cut", "finish": "length"},
+        {"refusal": "I can't help with that."},
+        {"tool_calls": [{"name": "read_file", "arguments": {"path": "a.txt"}}], "finish": "length"},
+        {"text": "a"}
+    ]});
+    let mut h = harness(&[("a.txt", "a")], Mode::Agent, script).await;
+    for prompt in ["long", "forbidden", "read"] {
+        h.session
+            .run_turn(prompt, CancellationToken::new())
+            .await
+            .expect("turn");
+    }
+    let ends: Vec<EventKind> = h
+        .events()
+        .await
+        .into_iter()
+        .map(|e| e.kind)
+        .filter(EventKind::ends_turn)
+        .collect();
+    assert!(matches!(
+        ends[0],
+        EventKind::TurnCompleted {
+            finish: Some(TurnFinish::MaxTokens),
+            ..
+        }
+    ));
+    assert!(
+        matches!(
+            &ends[1],
+            EventKind::TurnFailed { finish: Some(TurnFinish::Refusal), error } if error.contains("can't help")
+        ),
+        "{:?}",
+        ends[1]
+    );
+    // A cut round that went on to call tools is not how the turn ended.
+    assert!(matches!(
+        ends[2],
+        EventKind::TurnCompleted {
+            rounds: 2,
+            finish: None
+        }
+    ));
 }

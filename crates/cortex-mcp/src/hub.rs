@@ -162,6 +162,11 @@ impl McpHub {
         (McpHub { servers }, notices)
     }
 
+    /// The specs of every server, in configuration order.
+    pub fn specs(&self) -> Vec<ServerSpec> {
+        self.servers.iter().map(|s| s.spec.clone()).collect()
+    }
+
     pub fn is_empty(&self) -> bool {
         self.servers.is_empty()
     }

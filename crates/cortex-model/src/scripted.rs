@@ -26,6 +26,10 @@
 //!   response). Without `arguments` a call gets `{}`.
 //! - `error` answers `ModelError::Http {status, body}` (after `delay_ms`);
 //!   it cannot be combined with `text`, `tool_calls`, `hang` or `cut_after`.
+//!   `refusal: "TEXT"` answers `ModelError::ContentFiltered(TEXT)` (a
+//!   provider's refusal), with the same restrictions.
+//! - `finish: "length"` ends the response with `FinishReason::Length`, as a
+//!   provider does when the output token limit cut it.
 //! - `hang` sends the text and calls, then never finishes (no `Usage`, no
 //!   `Finish`); the caller has to drop the stream.
 //! - `cut_after: N` sends the first N events (never the `Finish`), then
@@ -61,6 +65,18 @@ struct ScriptResponse {
     hang: bool,
     #[serde(default)]
     cut_after: Option<usize>,
+    /// `length`: the response ends as if cut at the output token limit.
+    #[serde(default)]
+    finish: Option<ScriptFinish>,
+    /// The provider refuses: `ModelError::ContentFiltered` with this text.
+    #[serde(default)]
+    refusal: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum ScriptFinish {
+    Length,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -196,7 +212,7 @@ enum End {
 /// "bad script: response N: ".
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 enum InvalidResponse {
-    #[error("`error` cannot be combined with text, tool_calls, hang or cut_after")]
+    #[error("`error` and `refusal` cannot be combined with text, tool_calls, hang or cut_after")]
     ErrorWithOutput,
     #[error("`hang` and `cut_after` cannot be combined")]
     HangWithCut,
@@ -208,7 +224,7 @@ enum InvalidResponse {
 }
 
 fn validate(response: &ScriptResponse) -> Result<(), InvalidResponse> {
-    if response.error.is_some()
+    if (response.error.is_some() || response.refusal.is_some())
         && (!response.text.is_empty()
             || !response.tool_calls.is_empty()
             || response.hang
@@ -235,6 +251,12 @@ fn validate(response: &ScriptResponse) -> Result<(), InvalidResponse> {
 
 /// `number` counts responses from 1.
 fn plan(response: &ScriptResponse, number: usize, input_bytes: usize) -> Plan {
+    if let Some(refusal) = &response.refusal {
+        return Plan {
+            events: Vec::new(),
+            end: End::Fail(ModelError::ContentFiltered(refusal.clone())),
+        };
+    }
     if let Some(error) = &response.error {
         return Plan {
             events: Vec::new(),
@@ -282,10 +304,10 @@ fn plan(response: &ScriptResponse, number: usize, input_bytes: usize) -> Plan {
         input_tokens: tokens(input_bytes),
         output_tokens: tokens(output_bytes),
     });
-    events.push(ModelEvent::Finish(if response.tool_calls.is_empty() {
-        FinishReason::Stop
-    } else {
-        FinishReason::ToolCalls
+    events.push(ModelEvent::Finish(match response.finish {
+        Some(ScriptFinish::Length) => FinishReason::Length,
+        None if response.tool_calls.is_empty() => FinishReason::Stop,
+        None => FinishReason::ToolCalls,
     }));
     match response.cut_after {
         Some(n) => {

@@ -221,6 +221,21 @@ pub enum EventKind {
     /// tree, by a model or anyone, never runs by itself).
     #[serde(rename = "env.setup_skipped")]
     EnvSetupSkipped { reason: String },
+    /// An MCP server of the session started: the tools it offers (as
+    /// `mcp__NAME__TOOL`), one line per tool it offered that was dropped
+    /// (an invalid name or schema) and its start time.
+    #[serde(rename = "mcp.server_ready")]
+    McpServerReady {
+        name: String,
+        tools: Vec<String>,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        rejected: Vec<String>,
+        ms: f64,
+    },
+    /// An MCP server failed to start, hung or died: its tools are gone for
+    /// the rest of the session, and the turn goes on without them.
+    #[serde(rename = "mcp.server_failed")]
+    McpServerFailed { name: String, reason: String },
     #[serde(rename = "turn.started")]
     TurnStarted { message: String, mode: Mode },
     /// What the harness told the model about the workspace with this turn's
@@ -435,14 +450,39 @@ pub enum EventKind {
         trigger: CompactionTrigger,
         error: String,
     },
+    /// `finish`: how the model's last response ended when that was not
+    /// its own choice (`max_tokens`: cut at the provider's output limit).
     #[serde(rename = "turn.completed")]
-    TurnCompleted { rounds: u32 },
+    TurnCompleted {
+        rounds: u32,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        finish: Option<TurnFinish>,
+    },
     #[serde(rename = "turn.stopped")]
     TurnStopped { reason: String },
+    /// `finish`: `refusal` when the provider refused to answer (a content
+    /// filter, a safety stop).
     #[serde(rename = "turn.failed")]
-    TurnFailed { error: String },
+    TurnFailed {
+        error: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        finish: Option<TurnFinish>,
+    },
     #[serde(rename = "error")]
     Error { message: String },
+}
+
+/// How a provider reported that the model's last response ended, when
+/// that is not an ordinary end (the reason an editor's `stopReason` is
+/// `max_tokens` or `refusal`).
+#[cfg_attr(feature = "utoipa", derive(utoipa::ToSchema))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TurnFinish {
+    /// The response was cut at the provider's output token limit.
+    MaxTokens,
+    /// The provider refused to answer.
+    Refusal,
 }
 
 impl EventKind {
@@ -459,6 +499,8 @@ impl EventKind {
             EventKind::EnvReady { .. } => "env.ready",
             EventKind::EnvFailed { .. } => "env.failed",
             EventKind::EnvSetupSkipped { .. } => "env.setup_skipped",
+            EventKind::McpServerReady { .. } => "mcp.server_ready",
+            EventKind::McpServerFailed { .. } => "mcp.server_failed",
             EventKind::TurnStarted { .. } => "turn.started",
             EventKind::TurnContext { .. } => "turn.context",
             EventKind::TurnReminder { .. } => "turn.reminder",
@@ -546,7 +588,10 @@ mod tests {
     #[test]
     fn type_name_matches_serde_name() {
         let kinds = [
-            EventKind::TurnCompleted { rounds: 1 },
+            EventKind::TurnCompleted {
+                rounds: 1,
+                finish: None,
+            },
             EventKind::Usage {
                 input_tokens: 1,
                 output_tokens: 2,
@@ -616,6 +661,16 @@ mod tests {
             },
             EventKind::EnvSetupSkipped {
                 reason: "not committed".into(),
+            },
+            EventKind::McpServerReady {
+                name: "docs".into(),
+                tools: vec!["mcp__docs__search".into()],
+                rejected: Vec::new(),
+                ms: 1.0,
+            },
+            EventKind::McpServerFailed {
+                name: "docs".into(),
+                reason: "it exited".into(),
             },
             EventKind::CompactionStarted {
                 trigger: CompactionTrigger::Threshold,

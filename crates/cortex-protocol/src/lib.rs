@@ -25,7 +25,7 @@ mod tools;
 pub use approval::{ApprovalDecision, ApprovalPolicy, ApprovalResolution, Rule, RuleMatch};
 pub use compaction::{CompactionKept, CompactionTrigger};
 pub use event::{
-    Event, EventKind, OutputStream, STOPPED_BY_USER, StopRule, ToolStatus, now_rfc3339,
+    Event, EventKind, OutputStream, STOPPED_BY_USER, StopRule, ToolStatus, TurnFinish, now_rfc3339,
     parse_rfc3339_ms,
 };
 pub use goal::{

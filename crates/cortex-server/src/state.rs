@@ -39,6 +39,9 @@ pub struct ServerConfig {
     pub allow_full_access: bool,
     /// Connection caps and read timeouts against hostile clients.
     pub connections: crate::ConnectionLimits,
+    /// MCP servers every session gets (the `[mcp_servers]` of the config
+    /// file); they start with a session's first turn.
+    pub mcp_servers: Vec<cortex_core::McpServerSpec>,
 }
 
 impl Default for ServerConfig {
@@ -51,6 +54,7 @@ impl Default for ServerConfig {
             harness_dirs: HarnessDirs::new(),
             allow_full_access: false,
             connections: crate::ConnectionLimits::default(),
+            mcp_servers: Vec::new(),
         }
     }
 }
@@ -109,6 +113,7 @@ impl AppState {
                     Some(&turn.id),
                     EventKind::TurnFailed {
                         error: "interrupted: the server running this turn exited".into(),
+                        finish: None,
                     },
                 )
                 .await?;
@@ -261,10 +266,11 @@ impl AppState {
         model: Option<&str>,
         sandbox: Sandbox,
         stop_rule: StopRule,
+        client_mcp: Vec<cortex_core::McpServerSpec>,
     ) -> Result<SessionView, ApiError> {
         let repository = self.local_repository(repository).await?;
         let providers = self.providers(ModelChoice::New(model)).await?;
-        let session = Session::create(SessionConfig {
+        let mut session = Session::create(SessionConfig {
             repository,
             mode,
             stop_rule,
@@ -278,6 +284,15 @@ impl AppState {
             harness_dirs: self.config.harness_dirs.clone(),
         })
         .await?;
+        session.add_mcp_servers(self.config.mcp_servers.iter().cloned());
+        // The configured servers keep their names.
+        session.add_mcp_servers(client_mcp.into_iter().filter(|client| {
+            !self
+                .config
+                .mcp_servers
+                .iter()
+                .any(|c| c.name == client.name)
+        }));
         let id = session.id().clone();
         self.store.set_owner(&id, &principal.0).await?;
         self.insert(session, principal);
@@ -305,7 +320,7 @@ impl AppState {
             return Ok(handle);
         }
         let providers = self.providers(ModelChoice::Resume(&record.model)).await?;
-        let session = Session::resume(
+        let mut session = Session::resume(
             &record.id,
             SessionConfig {
                 repository: PathBuf::from(&record.repository),
@@ -323,6 +338,7 @@ impl AppState {
             },
         )
         .await?;
+        session.add_mcp_servers(self.config.mcp_servers.iter().cloned());
         Ok(self.insert(session, owner))
     }
 

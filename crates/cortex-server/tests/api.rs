@@ -138,7 +138,10 @@ async fn a_turn_runs_with_tools_and_streams_every_event() {
     let last = messages.last().expect("events");
     assert!(matches!(
         last.event.kind,
-        EventKind::TurnCompleted { rounds: 2 }
+        EventKind::TurnCompleted {
+            rounds: 2,
+            finish: None
+        }
     ));
     assert_eq!(
         last.event.turn_id.as_ref().map(|t| t.0.as_str()),

@@ -332,6 +332,12 @@ async fn each_schema_describes_what_serde_writes() {
                 }),
                 stop_rule: Some(StopRule::Bot),
                 approval: Some(ApprovalPolicy::Ask),
+                mcp_servers: vec![cortex_api::McpServerRequest {
+                    name: "docs".into(),
+                    command: "python3".into(),
+                    args: vec!["-m".into(), "docs".into()],
+                    env: [("INDEX".to_owned(), "/srv".to_owned())].into(),
+                }],
             }),
         ),
         (name::<SessionView>(), json!(view.clone())),
@@ -513,7 +519,10 @@ fn conforms(doc: &Value, schema: &Value, value: &Value, at: &str) -> Result<(), 
         Value::Object(fields) => {
             let properties = schema["properties"].as_object();
             for (key, field) in fields {
-                let property = properties.and_then(|p| p.get(key));
+                // A map (`env`) documents its values, not its keys.
+                let property = properties
+                    .and_then(|p| p.get(key))
+                    .or_else(|| schema.get("additionalProperties").filter(|a| a.is_object()));
                 let Some(property) = property else {
                     return Err(format!("{at}: `{key}` is not documented"));
                 };

@@ -148,7 +148,10 @@ mod tests {
 
     fn kinds() -> Vec<EventKind> {
         vec![
-            EventKind::TurnCompleted { rounds: 3 },
+            EventKind::TurnCompleted {
+                rounds: 3,
+                finish: None,
+            },
             EventKind::MessageDelta {
                 text: "a \"quoted\"\nline é }".into(),
             },

@@ -200,7 +200,7 @@ impl TurnStatus {
         match kind {
             EventKind::TurnCompleted { .. } => Some((TurnStatus::Completed, None)),
             EventKind::TurnStopped { .. } => Some((TurnStatus::Stopped, None)),
-            EventKind::TurnFailed { error } => Some((TurnStatus::Failed, Some(error.as_str()))),
+            EventKind::TurnFailed { error, .. } => Some((TurnStatus::Failed, Some(error.as_str()))),
             _ => None,
         }
     }
@@ -276,7 +276,10 @@ mod tests {
 
     #[test]
     fn kind_encoding_strips_the_tag() {
-        let kind = EventKind::TurnCompleted { rounds: 3 };
+        let kind = EventKind::TurnCompleted {
+            rounds: 3,
+            finish: None,
+        };
         let encoded = crate::EncodedKind::new(kind.clone()).expect("encode");
         assert_eq!(encoded.type_name(), "turn.completed");
         assert_eq!(encoded.payload(), r#"{"rounds":3}"#);

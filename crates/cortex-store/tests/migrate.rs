@@ -31,7 +31,14 @@ fn old_rows() -> String {
     let events: [(u64, Option<&str>, EventKind); 5] = [
         (1, Some("t9"), started("fix the build")),
         (2, None, delta("looking")),
-        (3, Some("t9"), EventKind::TurnCompleted { rounds: 1 }),
+        (
+            3,
+            Some("t9"),
+            EventKind::TurnCompleted {
+                rounds: 1,
+                finish: None,
+            },
+        ),
         (4, Some("t1"), started("again")),
         (5, None, delta("still")),
     ];
@@ -97,7 +104,13 @@ async fn check_old_rows(store: &dyn Store) {
         [1, 2, 3, 4, 5]
     );
     assert_eq!(events[0].kind, started("fix the build"));
-    assert_eq!(events[2].kind, EventKind::TurnCompleted { rounds: 1 });
+    assert_eq!(
+        events[2].kind,
+        EventKind::TurnCompleted {
+            rounds: 1,
+            finish: None
+        }
+    );
     assert_eq!(events[3].turn_id, Some(tid("t1")));
     let session = store.get_session(&sid("s")).await.expect("get");
     let session = session.expect("session s");
@@ -129,7 +142,10 @@ async fn check_old_rows(store: &dyn Store) {
         .append(
             &sid("s"),
             Some(&tid("t1")),
-            EventKind::TurnCompleted { rounds: 2 },
+            EventKind::TurnCompleted {
+                rounds: 2,
+                finish: None,
+            },
         )
         .await
         .expect("close the old running turn");

@@ -19,7 +19,13 @@ async fn a_failed_turn_keeps_its_error_in_the_turns_table() {
         .expect("create");
     let s = sid("s");
     for (turn, end) in [
-        ("t1", EventKind::TurnCompleted { rounds: 1 }),
+        (
+            "t1",
+            EventKind::TurnCompleted {
+                rounds: 1,
+                finish: None,
+            },
+        ),
         (
             "t2",
             EventKind::TurnStopped {
@@ -30,6 +36,7 @@ async fn a_failed_turn_keeps_its_error_in_the_turns_table() {
             "t3",
             EventKind::TurnFailed {
                 error: "boom".into(),
+                finish: None,
             },
         ),
     ] {
@@ -109,7 +116,10 @@ async fn reopened_file_store_sees_everything() {
         .append(
             &sid("s"),
             Some(&tid("t1")),
-            EventKind::TurnCompleted { rounds: 1 },
+            EventKind::TurnCompleted {
+                rounds: 1,
+                finish: None,
+            },
         )
         .await
         .expect("append");

@@ -154,7 +154,7 @@ macro_rules! store_suite {
             let ends = [
                 (
                     "t1",
-                    EventKind::TurnCompleted { rounds: 1 },
+                    EventKind::TurnCompleted { rounds: 1, finish: None },
                     TurnStatus::Completed,
                 ),
                 (
@@ -168,6 +168,7 @@ macro_rules! store_suite {
                     "t3",
                     EventKind::TurnFailed {
                         error: "boom".into(),
+                        finish: None,
                     },
                     TurnStatus::Failed,
                 ),
@@ -216,7 +217,7 @@ macro_rules! store_suite {
             assert!(invalid(store.append(&s, None, started("hi")).await));
             assert!(invalid(
                 store
-                    .append(&s, None, EventKind::TurnCompleted { rounds: 0 })
+                    .append(&s, None, EventKind::TurnCompleted { rounds: 0, finish: None })
                     .await
             ));
             assert!(invalid(
@@ -224,7 +225,7 @@ macro_rules! store_suite {
                     .append(
                         &s,
                         Some(&tid("ghost")),
-                        EventKind::TurnCompleted { rounds: 0 }
+                        EventKind::TurnCompleted { rounds: 0, finish: None }
                     )
                     .await
             ));
@@ -241,12 +242,12 @@ macro_rules! store_suite {
                     .append(
                         &sid("other"),
                         Some(&tid("t1")),
-                        EventKind::TurnCompleted { rounds: 1 }
+                        EventKind::TurnCompleted { rounds: 1, finish: None }
                     )
                     .await
             ));
             store
-                .append(&s, Some(&tid("t1")), EventKind::TurnCompleted { rounds: 1 })
+                .append(&s, Some(&tid("t1")), EventKind::TurnCompleted { rounds: 1, finish: None })
                 .await
                 .expect("complete");
             assert!(invalid(
@@ -254,7 +255,7 @@ macro_rules! store_suite {
                     .append(
                         &s,
                         Some(&tid("t1")),
-                        EventKind::TurnFailed { error: "x".into() }
+                        EventKind::TurnFailed { error: "x".into(), finish: None }
                     )
                     .await
             ));
@@ -306,7 +307,7 @@ macro_rules! store_suite {
                 .append(
                     &sid("s"),
                     Some(&tid("t1")),
-                    EventKind::TurnCompleted { rounds: 1 },
+                    EventKind::TurnCompleted { rounds: 1, finish: None },
                 )
                 .await
                 .expect("end");
@@ -467,7 +468,7 @@ macro_rules! store_suite {
                 .append(
                     &sid("b"),
                     Some(&tid("tb")),
-                    EventKind::TurnCompleted { rounds: 1 },
+                    EventKind::TurnCompleted { rounds: 1, finish: None },
                 )
                 .await
                 .expect("end b");

@@ -139,7 +139,10 @@ impl Script {
     }
 
     pub fn completed(&mut self, rounds: u32) -> &mut Script {
-        self.push(EventKind::TurnCompleted { rounds });
+        self.push(EventKind::TurnCompleted {
+            rounds,
+            finish: None,
+        });
         self.turn = None;
         self
     }

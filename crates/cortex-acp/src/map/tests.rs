@@ -197,7 +197,10 @@ fn bookkeeping_events_send_nothing() {
     let mut mapper = mapper();
     for kind in [
         EventKind::EnvReady { ms: 1.0 },
-        EventKind::TurnCompleted { rounds: 1 },
+        EventKind::TurnCompleted {
+            rounds: 1,
+            finish: None,
+        },
         EventKind::Usage {
             input_tokens: 1,
             output_tokens: 1,
@@ -213,8 +216,25 @@ fn bookkeeping_events_send_nothing() {
 #[test]
 fn turn_ends_answer_the_prompt() {
     assert_eq!(
-        turn_end(&EventKind::TurnCompleted { rounds: 2 }),
+        turn_end(&EventKind::TurnCompleted {
+            rounds: 2,
+            finish: None
+        }),
         Some(TurnEnd::Stop(StopReason::EndTurn))
+    );
+    assert_eq!(
+        turn_end(&EventKind::TurnCompleted {
+            rounds: 1,
+            finish: Some(cortex_protocol::TurnFinish::MaxTokens)
+        }),
+        Some(TurnEnd::Stop(StopReason::MaxTokens))
+    );
+    assert_eq!(
+        turn_end(&EventKind::TurnFailed {
+            error: "model failed: refused".into(),
+            finish: Some(cortex_protocol::TurnFinish::Refusal)
+        }),
+        Some(TurnEnd::Stop(StopReason::Refusal))
     );
     assert_eq!(
         turn_end(&EventKind::TurnStopped {
@@ -231,7 +251,8 @@ fn turn_ends_answer_the_prompt() {
     );
     assert_eq!(
         turn_end(&EventKind::TurnFailed {
-            error: "model down".into()
+            error: "model down".into(),
+            finish: None,
         }),
         Some(TurnEnd::Failed("model down".into()))
     );

@@ -28,7 +28,7 @@ pub(crate) fn routes() -> Router<Arc<AppState>> {
         (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody, description = "full-access without the server's --allow-full-access"),
         (status = 413, body = ErrorBody), (status = 415, body = ErrorBody),
-        (status = 422, body = ErrorBody, description = "unknown field, wrong type, missing repository, a repository holding the server's own folders, or unknown model")),
+        (status = 422, body = ErrorBody, description = "unknown field, wrong type, missing repository, a repository holding the server's own folders, unknown model, or an invalid MCP server")),
     security(("bearer" = [])))]
 pub(crate) async fn create(
     State(state): State<Arc<AppState>>,
@@ -48,6 +48,7 @@ pub(crate) async fn create(
                 .to_owned(),
         ));
     }
+    let mcp_servers = client_mcp_servers(&body.mcp_servers)?;
     let view = state
         .create(
             &principal,
@@ -56,6 +57,7 @@ pub(crate) async fn create(
             body.model.as_deref(),
             sandbox,
             body.stop_rule.unwrap_or_default(),
+            mcp_servers,
         )
         .await?;
     if let Some(policy) = body.approval {
@@ -63,6 +65,31 @@ pub(crate) async fn create(
         actor.approvals().set_policy(policy).await?;
     }
     Ok((StatusCode::CREATED, axum::Json(view)))
+}
+
+/// The client's MCP servers as specs (a name made valid first); an
+/// invalid one is a 422 that names it.
+fn client_mcp_servers(
+    servers: &[cortex_api::McpServerRequest],
+) -> Result<Vec<cortex_core::McpServerSpec>, ApiError> {
+    servers
+        .iter()
+        .map(|server| {
+            cortex_core::McpServerSpec::from_client(
+                &cortex_core::mcp_server_name(&server.name),
+                &server.command,
+                server.args.clone(),
+                server.env.clone(),
+            )
+            .map_err(|e| {
+                ApiError::new(
+                    StatusCode::UNPROCESSABLE_ENTITY,
+                    "bad_mcp_server",
+                    e.to_string(),
+                )
+            })
+        })
+        .collect()
 }
 
 /// The caller's sessions, newest first.

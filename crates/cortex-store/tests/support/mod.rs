@@ -93,9 +93,11 @@ pub fn variant_index(kind: &EventKind) -> usize {
         EventKind::SpecAccepted { .. } => 47,
         EventKind::SpecRejected { .. } => 48,
         EventKind::SpecWritten { .. } => 49,
+        EventKind::McpServerReady { .. } => 50,
+        EventKind::McpServerFailed { .. } => 51,
     }
 }
-pub const VARIANTS: usize = 50;
+pub const VARIANTS: usize = 52;
 
 /// Every variant, in an order the store accepts, with the turn each belongs to.
 pub fn every_kind() -> Vec<(Option<&'static str>, EventKind)> {
@@ -157,6 +159,22 @@ pub fn every_kind() -> Vec<(Option<&'static str>, EventKind)> {
             },
         ),
         (None, EventKind::EnvReady { ms: 0.25 }),
+        (
+            None,
+            EventKind::McpServerReady {
+                name: "docs".into(),
+                tools: vec!["mcp__docs__search".into()],
+                rejected: vec!["bad name: invalid".into()],
+                ms: 40.5,
+            },
+        ),
+        (
+            None,
+            EventKind::McpServerFailed {
+                name: "tracker".into(),
+                reason: "it exited".into(),
+            },
+        ),
         (
             None,
             EventKind::EnvFailed {
@@ -447,7 +465,13 @@ pub fn every_kind() -> Vec<(Option<&'static str>, EventKind)> {
                 message: "something".into(),
             },
         ),
-        (Some("t1"), EventKind::TurnCompleted { rounds: 2 }),
+        (
+            Some("t1"),
+            EventKind::TurnCompleted {
+                rounds: 2,
+                finish: None,
+            },
+        ),
         (Some("t2"), started("second")),
         (
             Some("t2"),
@@ -460,6 +484,7 @@ pub fn every_kind() -> Vec<(Option<&'static str>, EventKind)> {
             Some("t3"),
             EventKind::TurnFailed {
                 error: "compaction failed".into(),
+                finish: None,
             },
         ),
     ]

@@ -182,7 +182,7 @@ impl SessionState {
                     usage_at_start: (self.usage.input, self.usage.output),
                 });
             }
-            EventKind::TurnCompleted { rounds } => {
+            EventKind::TurnCompleted { rounds, .. } => {
                 self.end_turn(TurnOutcome::Completed { rounds: *rounds }, at)
             }
             EventKind::TurnStopped { reason } => self.end_turn(
@@ -191,7 +191,7 @@ impl SessionState {
                 },
                 at,
             ),
-            EventKind::TurnFailed { error } => self.end_turn(
+            EventKind::TurnFailed { error, .. } => self.end_turn(
                 TurnOutcome::Failed {
                     error: clean(error),
                 },

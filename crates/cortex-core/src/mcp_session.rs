@@ -1,0 +1,212 @@
+//! A session's MCP servers: started before the first model request of its
+//! first turn (stdio servers each in a guest of their own under the
+//! session's sandbox policy, through [`GuestLauncher`]; `sandbox = "host"`
+//! ones on the host), their tools offered as `mcp__NAME__TOOL` by
+//! [`cortex_protocol::Mode::offers_mcp`], and calls to them gated like any
+//! other (mode, arguments, stop rule, approval) and answered with what the
+//! server returned.
+//!
+//! A server that fails to start, hangs (a call passes its timeout) or dies
+//! becomes `mcp.server_failed {name, reason}` on the timeline; its tools
+//! are no longer offered and calls to them are refused, while the turn goes
+//! on.
+
+use crate::dispatch::Answer;
+use crate::{CoreError, GuestLauncher, Session};
+use cortex_mcp::{Called, HostLauncher, Launchers, Lookup, McpHub, McpTool, Notice, ServerSpec};
+use cortex_protocol::{EventKind, SandboxPolicy, ToolCallRequest, ToolSpec, TurnId};
+use cortex_runtime::GuestSpec;
+use serde_json::{Map, Value};
+use tokio_util::sync::CancellationToken;
+
+/// The MCP part of a session: servers not started yet, then the hub.
+#[derive(Default)]
+pub(crate) struct SessionMcp {
+    /// Servers to start with the next turn.
+    pending: Vec<ServerSpec>,
+    hub: Option<McpHub>,
+}
+
+/// What the MCP gate decided for a call named `mcp__…`.
+pub(crate) enum McpGate {
+    /// Offered in this mode, arguments checked against the server's schema;
+    /// `read_only` is the server's own claim.
+    Run {
+        /// Boxed: a compiled schema is large beside the other answers.
+        tool: Box<McpTool>,
+        arguments: Map<String, Value>,
+        read_only: bool,
+    },
+    /// Refused before anything ran (`tool.refused`).
+    Refuse(String),
+    /// Answered with an error the model reads (bad arguments).
+    Error(String),
+}
+
+impl Session {
+    /// Add MCP servers to this session (from the user's config or a client
+    /// such as an editor). They start with the next turn, before its first
+    /// model request; servers added after that start with the turn after.
+    pub fn add_mcp_servers(&mut self, specs: impl IntoIterator<Item = ServerSpec>) {
+        self.mcp.pending.extend(specs);
+    }
+
+    /// Start the servers added since the last turn; each becomes
+    /// `mcp.server_ready` or `mcp.server_failed`. Never fails the turn.
+    pub(crate) async fn start_mcp(&mut self, turn: &TurnId) -> Result<(), CoreError> {
+        if self.mcp.pending.is_empty() {
+            return Ok(());
+        }
+        let mut specs = match self.mcp.hub.take() {
+            // The hub is built in one go: restart what ran with the new ones.
+            Some(hub) => {
+                let running = hub.specs();
+                hub.close().await;
+                running
+            }
+            None => Vec::new(),
+        };
+        specs.append(&mut self.mcp.pending);
+        let launcher = GuestLauncher::new(self.guests.clone(), self.mcp_guest_spec());
+        let host = HostLauncher {
+            cwd: self.workspace.clone(),
+        };
+        let launchers = Launchers {
+            guest: Some(&launcher),
+            host: &host,
+        };
+        let (hub, notices) = McpHub::start(&specs, launchers).await;
+        self.mcp.hub = Some(hub);
+        self.record_mcp(turn, notices).await
+    }
+
+    /// Servers' guests get the session's sandbox policy, network and
+    /// environment; whether a tool of theirs may run in a mode is the
+    /// dispatcher's decision, not the mount's.
+    fn mcp_guest_spec(&self) -> GuestSpec {
+        GuestSpec {
+            workspace: self.workspace.clone(),
+            writable: self.sandbox.policy != SandboxPolicy::ReadOnly,
+            allow_bash: true,
+            env: self.guest_env.clone(),
+            policy: self.sandbox.policy,
+            network: self.sandbox.network,
+        }
+    }
+
+    /// Record servers found gone since the last look.
+    pub(crate) async fn check_mcp(&self, turn: &TurnId) -> Result<(), CoreError> {
+        let notices = match &self.mcp.hub {
+            Some(hub) => hub.check(),
+            None => return Ok(()),
+        };
+        self.record_mcp(turn, notices).await
+    }
+
+    async fn record_mcp(&self, turn: &TurnId, notices: Vec<Notice>) -> Result<(), CoreError> {
+        for notice in notices {
+            let kind = match notice {
+                Notice::Ready {
+                    name,
+                    tools,
+                    rejected,
+                    ms,
+                } => EventKind::McpServerReady {
+                    name,
+                    tools,
+                    rejected,
+                    ms,
+                },
+                Notice::Failed { name, reason } => EventKind::McpServerFailed { name, reason },
+            };
+            self.timeline.emit(Some(turn), kind).await?;
+        }
+        Ok(())
+    }
+
+    /// The MCP tools the model is offered in the current mode.
+    pub(crate) fn mcp_offered(&self) -> Vec<ToolSpec> {
+        self.mcp
+            .hub
+            .as_ref()
+            .map(|hub| hub.offered(self.mode))
+            .unwrap_or_default()
+    }
+
+    /// The mode and argument gates for a call named `mcp__…`.
+    pub(crate) fn gate_mcp(&self, call: &ToolCallRequest, offered: &str) -> McpGate {
+        let lookup = match &self.mcp.hub {
+            Some(hub) => hub.lookup(&call.name),
+            None => Lookup::Unknown,
+        };
+        match lookup {
+            Lookup::Unknown => McpGate::Refuse(format!(
+                "unknown tool `{}`; the tools available in {} mode are: {offered}",
+                call.name, self.mode
+            )),
+            Lookup::Unavailable { server, reason } => McpGate::Refuse(format!(
+                "the MCP server `{server}` is not available ({reason}); its tools are gone \
+                 for this session"
+            )),
+            Lookup::Tool { read_only, .. } if !self.mode.offers_mcp(read_only) => {
+                McpGate::Refuse(format!(
+                    "tool `{}` is not available in {} mode; the tools available are: {offered}",
+                    call.name, self.mode
+                ))
+            }
+            Lookup::Tool { tool, read_only } => match tool.parse_args(&call.arguments) {
+                Ok(arguments) => McpGate::Run {
+                    tool: Box::new(tool),
+                    arguments,
+                    read_only,
+                },
+                Err(e) => McpGate::Error(e.to_string()),
+            },
+        }
+    }
+
+    /// Run one gated MCP call. A server that hangs or dies is recorded as
+    /// failed and the call answered with an error the model reads.
+    pub(crate) async fn run_mcp(
+        &self,
+        turn: &TurnId,
+        tool: &McpTool,
+        arguments: Map<String, Value>,
+        cancel: &CancellationToken,
+    ) -> Result<Answer, CoreError> {
+        let Some(hub) = &self.mcp.hub else {
+            return Ok(Answer::error("no MCP server is running in this session"));
+        };
+        Ok(match hub.call(tool, arguments, cancel).await {
+            Called::Output(output) if output.is_error => Answer::error(model_text(output)),
+            Called::Output(output) => Answer::ok(model_text(output)),
+            Called::Error(message) => Answer::error(message),
+            Called::Failed { message, notice } => {
+                self.record_mcp(turn, vec![notice]).await?;
+                Answer::error(message)
+            }
+            Called::Cancelled => Answer::stopped(),
+        })
+    }
+
+    /// End every MCP server (and its guest).
+    pub(crate) async fn close_mcp(&mut self) {
+        if let Some(hub) = self.mcp.hub.take() {
+            hub.close().await;
+        }
+    }
+}
+
+/// What the model reads of a result. No provider of ours takes images in a
+/// tool result yet, so the `[image N: TYPE]` placeholders get a note saying
+/// the model cannot see them (rather than letting it guess at them).
+fn model_text(output: cortex_mcp::McpOutput) -> String {
+    match output.images.len() {
+        0 => output.text,
+        n => format!(
+            "{}\n(note: {n} image(s) above are not shown to you: this session's model is not \
+             given images from tools)",
+            output.text
+        ),
+    }
+}
