@@ -64,27 +64,6 @@ fn count(kinds: &[EventKind], name: &str) -> usize {
     kinds.iter().filter(|k| k.type_name() == name).count()
 }
 
-/// Wait until the actor has the session back (a continuation may have
-/// started right after the last event read).
-async fn idle(server: &Server, id: &str) -> Value {
-    for _ in 0..200 {
-        let (status, view) = server
-            .send(
-                Method::GET,
-                &format!("/v1/sessions/{id}"),
-                Some(ALICE),
-                None,
-            )
-            .await;
-        assert_eq!(status, 200, "{view}");
-        if view["running_turn"].is_null() {
-            return view;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
-    panic!("the session stayed busy");
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_three_step_goal_completes_across_turns_without_a_user_message() {
     let server = start().await;
@@ -123,7 +102,7 @@ async fn a_three_step_goal_completes_across_turns_without_a_user_message() {
     assert_eq!(count(&kinds, "goal.paused"), 0);
     assert!(server.repo.path().join("c.txt").is_file());
 
-    let view = idle(&server, &id).await;
+    let view = server.idle(&id).await;
     assert_eq!(
         view["goal"],
         json!({"objective": "write b.txt and c.txt", "done": 3, "total": 3, "status": "complete"})
@@ -194,7 +173,7 @@ async fn stop_pauses_the_goal_and_resume_continues_from_its_steps() {
             reason: PauseReason::Stopped
         })
     ));
-    idle(&server, &id).await;
+    server.idle(&id).await;
     let (_, shown) = goal(&server, Method::GET, &id, "").await;
     assert_eq!(
         (&shown["status"], &shown["paused"]),
@@ -217,7 +196,7 @@ async fn stop_pauses_the_goal_and_resume_continues_from_its_steps() {
     let prompt = prompt.expect("a continuation turn");
     assert!(prompt.contains("[ ] write b.txt"), "{prompt}");
     assert!(kinds.iter().any(|k| k.type_name() == "goal.completed"));
-    let view = idle(&server, &id).await;
+    let view = server.idle(&id).await;
     assert_eq!(view["goal"]["status"], "complete");
 }
 
@@ -245,7 +224,7 @@ async fn a_turn_budget_pauses_the_goal() {
             reason: PauseReason::Budget
         })
     ));
-    let view = idle(&server, &id).await;
+    let view = server.idle(&id).await;
     assert_eq!(
         view["goal"],
         json!({"objective": "write both", "done": 1, "total": 3, "status": "paused"})
@@ -322,7 +301,7 @@ async fn pause_and_clear_wait_for_a_running_turn_and_stop_the_goal() {
         1,
         "no continuation after a pause"
     );
-    idle(&server, &id).await;
+    server.idle(&id).await;
     let (status, body) = goal(&server, Method::POST, &id, "/pause").await;
     assert_eq!(
         (status, &body["error"]["code"]),

@@ -180,6 +180,7 @@ async fn leaving_spec_mode_writes_nothing_and_ends_the_spec() {
     let (status, body) = verdict(&server, &id, "accept", None).await;
     assert_eq!(status, 202, "{body}");
     Server::turn_kinds(&mut sse).await;
+    server.idle(&id).await;
 
     let (status, body) = server
         .send(

@@ -365,6 +365,28 @@ impl Server {
     }
 
     /// The kinds of the events until the end of a turn (inclusive).
+    /// Wait until the actor has the session back: the last event of a turn
+    /// can reach a subscriber before the session is free for the next
+    /// request (and a goal's continuation may have started meanwhile).
+    pub async fn idle(&self, id: &str) -> serde_json::Value {
+        for _ in 0..200 {
+            let (status, view) = self
+                .send(
+                    reqwest::Method::GET,
+                    &format!("/v1/sessions/{id}"),
+                    Some(ALICE),
+                    None,
+                )
+                .await;
+            assert_eq!(status, 200, "{view}");
+            if view["running_turn"].is_null() {
+                return view;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        panic!("the session stayed busy");
+    }
+
     pub async fn turn_kinds(sse: &mut Sse) -> Vec<cortex_protocol::EventKind> {
         sse.until_turn_end()
             .await
