@@ -89,3 +89,29 @@ fn exec_prints_each_phase_and_the_commands_and_the_last_accept_writes_the_spec()
         assert_eq!(std::fs::read_to_string(dir.join(file)).expect(file), want);
     }
 }
+
+#[test]
+fn exec_in_plan_mode_prints_the_plan_and_the_commands_that_decide_it() {
+    let env = Env::new(&[("notes.txt", "alpha\n")]);
+    let markdown = "# Count words\n1. Read notes.txt\n2. Print the count\n\n```mermaid\nflowchart TD\n  Read-->Print\n```\n";
+    let script = env.script(json!({"responses": [
+        {"tool_calls": [{
+            "id": format!("call_{}", common::rand_suffix()),
+            "name": "plan",
+            "arguments": {"title": "Count words", "markdown": markdown}
+        }]},
+        {"text": "Proposed."}
+    ]}));
+    let out = stdout(&run_ok(env.exec(&script, &["--mode", "plan"], "plan wc")));
+    assert!(out.contains("Read notes.txt"), "{out}");
+    let id = out
+        .split("cortex plan accept ")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no accept command: {out}"))
+        .to_owned();
+    assert!(
+        out.contains(&format!("cortex plan reject {id} \"FEEDBACK\"")),
+        "{out}"
+    );
+}
