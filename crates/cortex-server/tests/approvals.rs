@@ -159,6 +159,7 @@ async fn allow_deny_always_and_rules_that_survive_a_restart() {
 
     // Always: a rule; the same command and a longer one run without asking;
     // a compound command with an uncovered part still asks.
+    server.idle(&id).await;
     let (status, _) = server.turn(&id, "git").await;
     assert_eq!(status, 202);
     let (call, summary) = next_request(&mut sse).await;

@@ -28,6 +28,7 @@ async fn compact_answers_with_figures_and_records_the_compaction() {
     let (status, body) = server.turn(&id, "what does a.txt say?").await;
     assert_eq!(status, 202, "{body}");
     sse.until_turn_end().await;
+    server.idle(&id).await;
 
     // Someone else's session, or none: the same 404, nothing written.
     let (status, body) = server
@@ -115,6 +116,7 @@ async fn a_failing_summariser_is_a_502_and_the_history_stays() {
     let (status, _) = server.turn(&id, "hi").await;
     assert_eq!(status, 202);
     sse.until_turn_end().await;
+    server.idle(&id).await;
 
     let (status, body) = server
         .send(Method::POST, &compact_path(&id), Some(ALICE), None)
