@@ -155,33 +155,28 @@ impl Server {
     /// A new session of alice's in `mode`, its model scripted by `script`.
     pub async fn session_in(&self, mode: &str, script: serde_json::Value) -> String {
         let model = self.script(script);
-        let (status, body) = self
-            .send(
-                reqwest::Method::POST,
-                "/v1/sessions",
-                Some(ALICE),
-                Some(serde_json::json!({
-                    "repository": self.repo.path(),
-                    "mode": mode,
-                    "model": model,
-                })),
-            )
-            .await;
-        assert_eq!(status, 201, "{body}");
-        body["id"].as_str().expect("id").to_owned()
+        self.create_session(&model, Some(mode)).await
     }
 
     /// A new session of alice's with `model` (a `scripted:` spec).
     pub async fn session(&self, model: &str) -> String {
+        self.create_session(model, None).await
+    }
+
+    async fn create_session(&self, model: &str, mode: Option<&str>) -> String {
+        let mut body = serde_json::json!({
+            "repository": self.repo.path(),
+            "model": model,
+        });
+        if let Some(mode) = mode {
+            body["mode"] = serde_json::json!(mode);
+        }
         let (status, body) = self
             .send(
                 reqwest::Method::POST,
                 "/v1/sessions",
                 Some(ALICE),
-                Some(serde_json::json!({
-                    "repository": self.repo.path(),
-                    "model": model,
-                })),
+                Some(body),
             )
             .await;
         assert_eq!(status, 201, "{body}");
