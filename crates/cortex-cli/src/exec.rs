@@ -3,13 +3,13 @@
 //! socket by default, or `--server URL`; the output is the same either way.
 
 use crate::approve;
+use crate::follow::{follow, watch_interrupts};
 use crate::local_server;
 use crate::render::{Human, JsonLines, Render};
 use crate::session_args::{SessionArgs, api_error, open};
-use anyhow::{Context, bail};
 use clap::Args;
 use cortex_client::Client;
-use cortex_protocol::{Event, EventKind, SessionId, SpecPhase, TurnId};
+use cortex_protocol::{EventKind, SessionId, SpecPhase, TurnId};
 use std::process::ExitCode;
 
 #[derive(Args)]
@@ -26,9 +26,6 @@ pub struct ExecArgs {
     prompt: Option<String>,
 }
 
-/// How many times a dropped event stream is reopened before giving up.
-const RECONNECTS: u32 = 5;
-
 /// Exit codes: 0 completed, 1 failed, 130 stopped (for a goal, see
 /// `exec_goal`).
 pub async fn run(args: ExecArgs) -> anyhow::Result<ExitCode> {
@@ -41,7 +38,16 @@ pub async fn run(args: ExecArgs) -> anyhow::Result<ExitCode> {
     .await?;
     let result = match &args.prompt {
         Some(prompt) => run_turn(&client, &args, prompt, local.is_some()).await,
-        None => crate::exec_goal::run(&client, &args, local.is_some()).await,
+        None => {
+            crate::exec_goal::run(
+                &client,
+                &args.session,
+                args.json,
+                &args.goal_flags,
+                local.is_some(),
+            )
+            .await
+        }
     };
     if let Some(local) = local {
         local.stop().await;
@@ -135,33 +141,6 @@ pub(crate) fn proposal_hint(id: &SessionId, proposed: Proposed, json: bool) {
     }
 }
 
-/// First Ctrl-C stops the turn cleanly; a second exits at once. A SIGINT
-/// within [`SAME_INTERRUPT`] of the first is that one delivered again: GNU
-/// `timeout` signals the command and then its whole process group.
-pub(crate) async fn watch_interrupts(client: Client, id: SessionId) {
-    if tokio::signal::ctrl_c().await.is_err() {
-        return;
-    }
-    let first = std::time::Instant::now();
-    eprintln!("\nstopping… (Ctrl-C again to quit now)");
-    // Listening again at once, not after the stop request: a Ctrl-C while
-    // it is under way still quits.
-    tokio::spawn(async move {
-        if let Err(e) = client.stop(&id).await {
-            tracing::warn!("stop: {e}");
-        }
-    });
-    while tokio::signal::ctrl_c().await.is_ok() {
-        if first.elapsed() >= SAME_INTERRUPT {
-            std::process::exit(130);
-        }
-    }
-}
-
-/// Far shorter than two presses of a key, far longer than two signals sent
-/// back to back.
-const SAME_INTERRUPT: std::time::Duration = std::time::Duration::from_millis(100);
-
 /// How a followed turn ended.
 pub(crate) struct TurnEnd {
     /// Its `turn.*` end event.
@@ -205,40 +184,4 @@ pub(crate) async fn follow_turn(
         kind: end.kind,
         proposed,
     })
-}
-
-/// Print events after `after` until `until` says one is the last; returns
-/// that one. A dropped stream is reopened where it stopped, so nothing is
-/// missed or printed twice.
-pub(crate) async fn follow(
-    client: &Client,
-    id: &SessionId,
-    mut after: u64,
-    mut events: cortex_client::EventStream,
-    mut renderer: Box<dyn Render>,
-    mut until: impl FnMut(&Event) -> bool,
-) -> anyhow::Result<Event> {
-    let mut reconnects = 0;
-    loop {
-        match events.next().await {
-            Some(Ok(event)) => {
-                if event.seq <= after {
-                    continue;
-                }
-                after = event.seq;
-                renderer.event(&event);
-                if until(&event) {
-                    return Ok(event);
-                }
-            }
-            Some(Err(e)) if reconnects >= RECONNECTS => {
-                return Err(e).context("the event stream failed");
-            }
-            None if reconnects >= RECONNECTS => bail!("the server closed the event stream"),
-            Some(Err(_)) | None => {
-                reconnects += 1;
-                events = client.events(id, after).await?;
-            }
-        }
-    }
 }

@@ -9,10 +9,10 @@
 //! `failed`), 3 its budget is spent, 4 it stalled, 5 it was paused or
 //! cleared otherwise, 130 stopped (Ctrl-C).
 
-use crate::exec::{ExecArgs, follow, watch_interrupts};
+use crate::follow::{follow, watch_interrupts};
 use crate::render::{Human, JsonLines, Render};
 use crate::render_goal::GoalLines;
-use crate::session_args::{api_error, open};
+use crate::session_args::{SessionArgs, api_error, open};
 use clap::Args;
 use cortex_client::Client;
 use cortex_protocol::{Event, EventKind, GoalBudget, PauseReason};
@@ -36,10 +36,16 @@ pub struct GoalFlags {
 
 /// Set or resume the goal, follow it to its end; the exit code says how it
 /// ended.
-pub async fn run(client: &Client, args: &ExecArgs, local: bool) -> anyhow::Result<ExitCode> {
-    let opened = open(client, &args.session, local).await?;
+pub async fn run(
+    client: &Client,
+    session: &SessionArgs,
+    json: bool,
+    flags: &GoalFlags,
+    local: bool,
+) -> anyhow::Result<ExitCode> {
+    let opened = open(client, session, local).await?;
     let (id, after) = (opened.id, opened.last_seq);
-    let renderer: Box<dyn Render> = if args.json {
+    let renderer: Box<dyn Render> = if json {
         Box::new(JsonLines)
     } else {
         // A resumed session's goal is not in the events printed from now.
@@ -48,7 +54,6 @@ pub async fn run(client: &Client, args: &ExecArgs, local: bool) -> anyhow::Resul
     };
     // Subscribed before the goal starts: nothing of it can be missed.
     let events = client.events(&id, after).await?;
-    let flags = &args.goal_flags;
     match &flags.goal {
         Some(objective) => {
             let budget = flags.goal_turns.map(|turns| GoalBudget {

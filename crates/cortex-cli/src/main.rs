@@ -13,6 +13,7 @@ mod completions;
 mod config;
 mod exec;
 mod exec_goal;
+mod follow;
 mod guests;
 mod json_out;
 mod local_server;

@@ -83,6 +83,24 @@ impl Render for Human {
             let _ = out.flush();
             eprintln!("{line}");
         }
+        let kind = &event.kind;
+        // Each family says whether the event was one of its own.
+        let _ = self.notes(event, &mut out)
+            || self.text(kind, &mut out)
+            || self.tools(kind, &mut out)
+            || self.proposals(kind, &mut out)
+            || self.usage(kind)
+            || self.compaction(kind, &mut out)
+            || self.turn_end(kind, &mut out);
+        let _ = out.flush();
+    }
+}
+
+/// One method per family of events; each returns whether `kind` was one of
+/// its family (and so was rendered).
+impl Human {
+    /// Session, guest and model notes, on stderr.
+    fn notes(&mut self, event: &Event, out: &mut impl Write) -> bool {
         match &event.kind {
             EventKind::SessionCreated {
                 repository,
@@ -128,19 +146,43 @@ impl Render for Human {
                 reason,
                 ..
             } => {
-                self.end_text(&mut out);
+                self.end_text(out);
                 eprintln!(
                     "retrying the model request (attempt {attempt}, in {delay_ms} ms): {}",
                     sanitize(reason)
                 );
             }
+            EventKind::Error { message } => eprintln!("error: {}", sanitize(message)),
+            _ => return false,
+        }
+        true
+    }
+
+    /// The model's answer, streamed; thinking as one marker per stretch.
+    fn text(&mut self, kind: &EventKind, out: &mut impl Write) -> bool {
+        match kind {
             EventKind::MessageDelta { text } => {
                 self.thinking = false;
                 let _ = write!(out, "{}", sanitize(text));
                 self.in_text = true;
                 self.at_line_start = text.ends_with('\n');
             }
-            EventKind::MessageDone { .. } => self.end_text(&mut out),
+            EventKind::MessageDone { .. } => self.end_text(out),
+            // Collapsed: one marker per stretch of thinking (the text is in
+            // the timeline and in --json).
+            EventKind::ThinkingDelta { .. } if !self.thinking => {
+                self.end_text(out);
+                eprintln!("· thinking…");
+                self.thinking = true;
+            }
+            _ => return false,
+        }
+        true
+    }
+
+    /// A tool call's row, its streamed output, and its approval.
+    fn tools(&mut self, kind: &EventKind, out: &mut impl Write) -> bool {
+        match kind {
             EventKind::ToolCall {
                 call_id,
                 name,
@@ -167,7 +209,7 @@ impl Render for Human {
                 ms,
                 ..
             } => {
-                self.end_text(&mut out);
+                self.end_text(out);
                 let args = self.calls.remove(call_id.as_str()).unwrap_or_default();
                 let mark = match status {
                     ToolStatus::Ok => "✓",
@@ -191,12 +233,35 @@ impl Render for Human {
                 }
                 let _ = writeln!(out, "{row}");
             }
+            EventKind::ApprovalRequested {
+                summary, reason, ..
+            } => {
+                self.end_text(out);
+                let _ = writeln!(
+                    out,
+                    "? approval needed: {} · {}",
+                    sanitize_line(&truncate(summary, 200)),
+                    sanitize_line(&truncate(reason, 200))
+                );
+            }
+            EventKind::ApprovalResolved { decision, .. } => {
+                let _ = writeln!(out, "  approval: {}", decision.as_str());
+            }
+
+            _ => return false,
+        }
+        true
+    }
+
+    /// Plans, spec phases and the todo list, in full.
+    fn proposals(&mut self, kind: &EventKind, out: &mut impl Write) -> bool {
+        match kind {
             EventKind::PlanProposed {
                 version,
                 title,
                 markdown,
             } => {
-                self.end_text(&mut out);
+                self.end_text(out);
                 let _ = writeln!(
                     out,
                     "── plan v{version}: {} ──\n{}\n──",
@@ -209,7 +274,7 @@ impl Render for Human {
                 version,
                 markdown,
             } => {
-                self.end_text(&mut out);
+                self.end_text(out);
                 let _ = writeln!(
                     out,
                     "── spec {phase} v{version} ──\n{}\n──",
@@ -217,20 +282,94 @@ impl Render for Human {
                 );
             }
             EventKind::SpecWritten { paths } => {
-                self.end_text(&mut out);
+                self.end_text(out);
                 let _ = writeln!(out, "spec written: {}", sanitize_line(&paths.join(", ")));
             }
             EventKind::TodoUpdated { todos } => {
-                self.end_text(&mut out);
+                self.end_text(out);
                 let _ = writeln!(out, "{}", sanitize(&cortex_tools::render_todos(todos)));
             }
-            // Collapsed: one marker per stretch of thinking (the text is in
-            // the timeline and in --json).
-            EventKind::ThinkingDelta { .. } if !self.thinking => {
-                self.end_text(&mut out);
-                eprintln!("· thinking…");
-                self.thinking = true;
+            _ => return false,
+        }
+        true
+    }
+
+    /// Compaction's start, result or failure, on stderr.
+    fn compaction(&mut self, kind: &EventKind, out: &mut impl Write) -> bool {
+        match kind {
+            EventKind::CompactionStarted {
+                trigger,
+                tokens_before,
+                ..
+            } => {
+                self.end_text(out);
+                eprintln!(
+                    "· compacting the history ({}, ~{tokens_before} tokens)…",
+                    trigger.as_str()
+                );
             }
+            EventKind::CompactionDone {
+                tokens_before,
+                tokens_after,
+                summarised,
+                kept,
+                ..
+            } => eprintln!(
+                "· compacted: ~{tokens_before} → ~{tokens_after} tokens, {summarised} messages \
+                 summarised, {} kept, {} open files",
+                kept.recent_messages,
+                kept.open_files.len()
+            ),
+            EventKind::CompactionFailed { error, .. } => {
+                self.end_text(out);
+                eprintln!("compaction failed (history unchanged): {}", sanitize(error));
+            }
+            _ => return false,
+        }
+        true
+    }
+
+    /// A turn's reminder and its end, with the usage summary.
+    fn turn_end(&mut self, kind: &EventKind, out: &mut impl Write) -> bool {
+        match kind {
+            EventKind::TurnReminder { .. } => {
+                self.end_text(out);
+                eprintln!("· answered without using a tool; asked to check it");
+            }
+            EventKind::TurnCompleted { rounds, finish } => {
+                self.end_text(out);
+                if *finish == Some(cortex_protocol::TurnFinish::MaxTokens) {
+                    eprintln!("· the answer was cut at the provider's output token limit");
+                }
+                eprintln!(
+                    "turn completed · {rounds} rounds · {}",
+                    self.usage_summary()
+                );
+            }
+            EventKind::TurnStopped { reason } => {
+                self.end_text(out);
+                eprintln!(
+                    "turn stopped: {} · {}",
+                    sanitize(reason),
+                    self.usage_summary()
+                );
+            }
+            EventKind::TurnFailed { error, .. } => {
+                self.end_text(out);
+                eprintln!(
+                    "turn failed: {} · {}",
+                    sanitize(error),
+                    self.usage_summary()
+                );
+            }
+            _ => return false,
+        }
+        true
+    }
+
+    /// The `usage` events' totals, for the summary at the turn's end.
+    fn usage(&mut self, kind: &EventKind) -> bool {
+        match kind {
             EventKind::Usage {
                 input_tokens,
                 output_tokens,
@@ -252,81 +391,9 @@ impl Render for Human {
                     _ => None,
                 };
             }
-            EventKind::CompactionStarted {
-                trigger,
-                tokens_before,
-                ..
-            } => {
-                self.end_text(&mut out);
-                eprintln!(
-                    "· compacting the history ({}, ~{tokens_before} tokens)…",
-                    trigger.as_str()
-                );
-            }
-            EventKind::CompactionDone {
-                tokens_before,
-                tokens_after,
-                summarised,
-                kept,
-                ..
-            } => eprintln!(
-                "· compacted: ~{tokens_before} → ~{tokens_after} tokens, {summarised} messages \
-                 summarised, {} kept, {} open files",
-                kept.recent_messages,
-                kept.open_files.len()
-            ),
-            EventKind::TurnReminder { .. } => {
-                self.end_text(&mut out);
-                eprintln!("· answered without using a tool; asked to check it");
-            }
-            EventKind::CompactionFailed { error, .. } => {
-                self.end_text(&mut out);
-                eprintln!("compaction failed (history unchanged): {}", sanitize(error));
-            }
-            EventKind::TurnCompleted { rounds, finish } => {
-                self.end_text(&mut out);
-                if *finish == Some(cortex_protocol::TurnFinish::MaxTokens) {
-                    eprintln!("· the answer was cut at the provider's output token limit");
-                }
-                eprintln!(
-                    "turn completed · {rounds} rounds · {}",
-                    self.usage_summary()
-                );
-            }
-            EventKind::TurnStopped { reason } => {
-                self.end_text(&mut out);
-                eprintln!(
-                    "turn stopped: {} · {}",
-                    sanitize(reason),
-                    self.usage_summary()
-                );
-            }
-            EventKind::TurnFailed { error, .. } => {
-                self.end_text(&mut out);
-                eprintln!(
-                    "turn failed: {} · {}",
-                    sanitize(error),
-                    self.usage_summary()
-                );
-            }
-            EventKind::Error { message } => eprintln!("error: {}", sanitize(message)),
-            EventKind::ApprovalRequested {
-                summary, reason, ..
-            } => {
-                self.end_text(&mut out);
-                let _ = writeln!(
-                    out,
-                    "? approval needed: {} · {}",
-                    sanitize_line(&truncate(summary, 200)),
-                    sanitize_line(&truncate(reason, 200))
-                );
-            }
-            EventKind::ApprovalResolved { decision, .. } => {
-                let _ = writeln!(out, "  approval: {}", decision.as_str());
-            }
-            _ => {}
+            _ => return false,
         }
-        let _ = out.flush();
+        true
     }
 }
 

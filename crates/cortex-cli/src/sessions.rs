@@ -6,6 +6,7 @@ use crate::local_server;
 use crate::render::{Human, JsonLines, Render};
 use anyhow::bail;
 use clap::Subcommand;
+use cortex_client::Client;
 use cortex_protocol::SessionId;
 use cortex_term::sanitize_line;
 use std::process::ExitCode;
@@ -63,85 +64,91 @@ pub async fn run(command: SessionsCommand) -> anyhow::Result<ExitCode> {
     };
     let (client, local) =
         local_server::connect(server.as_deref(), model, &crate::guests::GuestChoice::Local).await?;
-    let result = async {
-        match command {
-            SessionsCommand::List { json, .. } => {
-                for s in client.all_sessions().await? {
-                    if json {
-                        let line = serde_json::json!({
-                            "id": s.id, "repository": s.repository, "mode": s.mode,
-                            "model": s.model, "created_at": s.created_at,
-                            "title": s.title, "events": s.last_seq,
-                        });
-                        println!("{}", json_out::to_line(&line)?);
-                    } else {
-                        // Titles are the first message, repositories any
-                        // path: one line each, whatever they hold.
-                        println!(
-                            "{}  {}  {:<5}  {}  {}",
-                            sanitize_line(s.id.as_str()),
-                            sanitize_line(&s.created_at),
-                            s.mode,
-                            sanitize_line(&s.repository),
-                            sanitize_line(s.title.as_deref().unwrap_or_default())
-                        );
-                    }
-                }
-            }
-            SessionsCommand::Show { id, json, .. } => {
-                let id = SessionId(id);
-                let view = match client.session(&id).await {
-                    Err(e) if e.status() == Some(404) => {
-                        bail!("no session `{}`", sanitize_line(id.as_str()))
-                    }
-                    other => other?,
-                };
-                let mut renderer: Box<dyn Render> = if json {
-                    Box::new(JsonLines)
-                } else {
-                    Box::new(Human::new())
-                };
-                if view.last_seq > 0 {
-                    // The stream goes on live; stop at what was stored.
-                    let mut events = client.events(&id, 0).await?;
-                    while let Some(event) = events.next().await {
-                        let event = event?;
-                        renderer.event(&event);
-                        if event.seq >= view.last_seq {
-                            break;
-                        }
-                    }
-                }
-            }
-            SessionsCommand::Compact { id, json, .. } => {
-                let id = SessionId(id);
-                let done = match client.compact(&id).await {
-                    Err(e) if e.status() == Some(404) => {
-                        bail!("no session `{}`", sanitize_line(id.as_str()))
-                    }
-                    other => other?,
-                };
-                if json {
-                    println!("{}", json_out::to_line(&done)?);
-                } else {
-                    println!(
-                        "compacted {}: ~{} → ~{} tokens, {} → {} messages ({} summarised, {} kept)",
-                        sanitize_line(id.as_str()),
-                        done.tokens_before,
-                        done.tokens_after,
-                        done.messages_before,
-                        done.messages_after,
-                        done.summarised,
-                        done.kept.recent_messages
-                    );
-                }
-            }
-        }
-        Ok(ExitCode::SUCCESS)
-    }
-    .await;
+    let result = match command {
+        SessionsCommand::List { json, .. } => list(&client, json).await,
+        SessionsCommand::Show { id, json, .. } => show(&client, SessionId(id), json).await,
+        SessionsCommand::Compact { id, json, .. } => compact(&client, SessionId(id), json).await,
+    };
     if let Some(local) = local {
         local.stop().await;
     }
-    result
+    result.map(|()| ExitCode::SUCCESS)
+}
+
+/// `sessions list`: one line (or JSON object) per stored session.
+async fn list(client: &Client, json: bool) -> anyhow::Result<()> {
+    for s in client.all_sessions().await? {
+        if json {
+            let line = serde_json::json!({
+                "id": s.id, "repository": s.repository, "mode": s.mode,
+                "model": s.model, "created_at": s.created_at,
+                "title": s.title, "events": s.last_seq,
+            });
+            println!("{}", json_out::to_line(&line)?);
+        } else {
+            // Titles are the first message, repositories any
+            // path: one line each, whatever they hold.
+            println!(
+                "{}  {}  {:<5}  {}  {}",
+                sanitize_line(s.id.as_str()),
+                sanitize_line(&s.created_at),
+                s.mode,
+                sanitize_line(&s.repository),
+                sanitize_line(s.title.as_deref().unwrap_or_default())
+            );
+        }
+    }
+    Ok(())
+}
+
+/// `sessions show`: the stored events up to the session's newest, rendered.
+async fn show(client: &Client, id: SessionId, json: bool) -> anyhow::Result<()> {
+    let view = match client.session(&id).await {
+        Err(e) if e.status() == Some(404) => {
+            bail!("no session `{}`", sanitize_line(id.as_str()))
+        }
+        other => other?,
+    };
+    let mut renderer: Box<dyn Render> = if json {
+        Box::new(JsonLines)
+    } else {
+        Box::new(Human::new())
+    };
+    if view.last_seq > 0 {
+        // The stream goes on live; stop at what was stored.
+        let mut events = client.events(&id, 0).await?;
+        while let Some(event) = events.next().await {
+            let event = event?;
+            renderer.event(&event);
+            if event.seq >= view.last_seq {
+                break;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `sessions compact`: compact now and print the figures.
+async fn compact(client: &Client, id: SessionId, json: bool) -> anyhow::Result<()> {
+    let done = match client.compact(&id).await {
+        Err(e) if e.status() == Some(404) => {
+            bail!("no session `{}`", sanitize_line(id.as_str()))
+        }
+        other => other?,
+    };
+    if json {
+        println!("{}", json_out::to_line(&done)?);
+    } else {
+        println!(
+            "compacted {}: ~{} → ~{} tokens, {} → {} messages ({} summarised, {} kept)",
+            sanitize_line(id.as_str()),
+            done.tokens_before,
+            done.tokens_after,
+            done.messages_before,
+            done.messages_after,
+            done.summarised,
+            done.kept.recent_messages
+        );
+    }
+    Ok(())
 }
