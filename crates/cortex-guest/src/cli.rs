@@ -157,67 +157,90 @@ pub(crate) fn main_entry(args: impl IntoIterator<Item = String>) -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    // SAFETY: no thread has been started yet (the async runtime is built
+    // below, logging starts none).
+    let sandbox = match unsafe { isolate(&options) } {
+        Ok(report) => report,
+        Err(code) => return code,
+    };
+    init_logging();
+    match configure(options, sandbox) {
+        Ok((config, listen)) => run(config, listen),
+        Err(code) => code,
+    }
+}
+
+/// Die with the parent (`--die-with`), then enter the sandbox (`--sandbox`);
+/// what the sandbox enforces, or the exit code after the message.
+///
+/// # Safety
+/// The process must be single-threaded: namespaces need it (see
+/// [`cortex_sandbox::enter`]).
+unsafe fn isolate(options: &Options) -> Result<Option<cortex_sandbox::Report>, ExitCode> {
     if let Some(parent) = options.die_with.as_deref()
         && let Err(message) = die_with(parent)
     {
         eprintln!("cortex-guest: {message}");
-        return ExitCode::from(3);
+        return Err(ExitCode::from(3));
     }
     // Before anything else: namespaces need a single-threaded process.
-    // SAFETY: no thread has been started yet (the async runtime is built
-    // below, logging starts none).
-    let sandbox = match options
+    // SAFETY: forwarded from this function's own contract.
+    options
         .sandbox
         .as_deref()
         .map(|spec| unsafe { enter_sandbox(spec) })
         .transpose()
-    {
-        Ok(report) => report,
-        Err(message) => {
+        .map_err(|message| {
             eprintln!("cortex-guest: {message}");
-            return ExitCode::from(3);
-        }
-    };
-    init_logging();
+            ExitCode::from(3)
+        })
+}
+
+/// Where a listening agent serves: `--listen ADDR` with its token and TLS.
+struct Listen {
+    addr: String,
+    token: String,
+    tls: Option<tokio_rustls::TlsAcceptor>,
+}
+
+/// The workspace, the listener's token and TLS, and the environment
+/// commands get; or the exit code after the message.
+fn configure(
+    options: Options,
+    sandbox: Option<cortex_sandbox::Report>,
+) -> Result<(GuestConfig, Option<Listen>), ExitCode> {
     let root = match options.root {
         Some(root) => root,
-        None => match std::env::current_dir() {
-            Ok(dir) => dir,
-            Err(e) => {
-                eprintln!("cortex-guest: cannot read the current folder: {e}");
-                return ExitCode::FAILURE;
-            }
-        },
+        None => std::env::current_dir().map_err(|e| {
+            eprintln!("cortex-guest: cannot read the current folder: {e}");
+            ExitCode::FAILURE
+        })?,
     };
     if !root.is_dir() {
         eprintln!(
             "cortex-guest: the workspace `{}` is not an existing folder\n{USAGE}",
             root.display()
         );
-        return ExitCode::from(2);
+        return Err(ExitCode::from(2));
     }
     let token = match &options.listen {
-        Some(_) => match read_token(options.token_file.as_deref()) {
-            Ok(token) => Some(token),
-            Err(message) => {
+        Some(_) => Some(
+            read_token(options.token_file.as_deref()).map_err(|message| {
                 eprintln!("cortex-guest: {message}");
-                return ExitCode::from(2);
-            }
-        },
+                ExitCode::from(2)
+            })?,
+        ),
         None => None,
     };
     let tls = match (&options.tls_cert, &options.tls_key) {
-        (Some(cert), Some(key)) => match crate::tls_acceptor(cert, key) {
-            Ok(acceptor) => Some(acceptor),
-            Err(message) => {
-                eprintln!("cortex-guest: {message}");
-                return ExitCode::from(2);
-            }
-        },
+        (Some(cert), Some(key)) => Some(crate::tls_acceptor(cert, key).map_err(|message| {
+            eprintln!("cortex-guest: {message}");
+            ExitCode::from(2)
+        })?),
         (None, None) => None,
         _ => {
             eprintln!("cortex-guest: --tls-cert and --tls-key go together");
-            return ExitCode::from(2);
+            return Err(ExitCode::from(2));
         }
     };
     // The parent built our environment from an allow-list; commands get it as
@@ -231,7 +254,15 @@ pub(crate) fn main_entry(args: impl IntoIterator<Item = String>) -> ExitCode {
         bash_env,
         sandbox,
     };
+    let listen = options
+        .listen
+        .zip(token)
+        .map(|(addr, token)| Listen { addr, token, tls });
+    Ok((config, listen))
+}
 
+/// Serve stdin/stdout, or every connection of `listen`, until the end.
+fn run(config: GuestConfig, listen: Option<Listen>) -> ExitCode {
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -244,15 +275,15 @@ pub(crate) fn main_entry(args: impl IntoIterator<Item = String>) -> ExitCode {
         }
     };
     let result = runtime.block_on(async move {
-        match (options.listen, token) {
-            (Some(addr), Some(token)) => {
+        match listen {
+            Some(Listen { addr, token, tls }) => {
                 let listener = tokio::net::TcpListener::bind(&addr).await?;
                 // The address is printed so that a caller that asked for port
                 // 0 learns the real one.
                 println!("listening on {}", listener.local_addr()?);
                 crate::listen(listener, token, tls, config).await
             }
-            _ => serve(tokio::io::stdin(), tokio::io::stdout(), config).await,
+            None => serve(tokio::io::stdin(), tokio::io::stdout(), config).await,
         }
     });
     // A stdin read may still be parked on a blocking thread; do not wait for it.

@@ -17,10 +17,12 @@ pub mod lines;
 mod listen;
 mod process;
 mod serve;
+mod state;
 mod tool;
 
 pub use listen::{TlsSetupError, listen, tls_acceptor};
-pub use serve::{GuestConfig, MAX_REQUEST_BYTES, serve};
+pub use serve::{MAX_REQUEST_BYTES, serve};
+pub use state::GuestConfig;
 
 /// This agent's build identity: the crate version and a hash of every
 /// source it is made of (see `build.rs`). `cortex-guest --build-id` prints

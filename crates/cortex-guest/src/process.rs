@@ -6,11 +6,11 @@
 //! to its stdin; `stop` (every command, or this request's) kills the group.
 
 use crate::lines::{Line, read_bounded_line};
-use crate::serve::{Responses, State};
+use crate::state::{Responses, State};
 use cortex_protocol::{GuestReply, GuestResponse, OutputStream, ToolOutcome};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::process::Stdio;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 use tokio::io::{AsyncRead, AsyncWriteExt, BufReader};
 use tokio::process::Command;
 use tokio::sync::mpsc;
@@ -19,36 +19,6 @@ use tokio_util::sync::CancellationToken;
 /// A line longer than this is dropped (with a note on stderr's channel):
 /// an MCP message that big breaks the framing anyway.
 pub const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
-
-/// The stdin of each running process, by the id of the request that
-/// spawned it.
-#[derive(Default)]
-pub(crate) struct Inputs(Mutex<HashMap<u64, mpsc::UnboundedSender<String>>>);
-
-impl Inputs {
-    fn map(&self) -> std::sync::MutexGuard<'_, HashMap<u64, mpsc::UnboundedSender<String>>> {
-        self.0.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    /// The input of request `id`'s process, registered before it starts so
-    /// that no line sent right after the `spawn` request is refused.
-    pub(crate) fn open(&self, id: u64) -> mpsc::UnboundedReceiver<String> {
-        let (tx, rx) = mpsc::unbounded_channel();
-        self.map().insert(id, tx);
-        rx
-    }
-
-    /// Queue `line` for the process request `target` spawned.
-    pub(crate) fn send(&self, target: u64, line: String) -> ToolOutcome {
-        match self.map().get(&target).map(|tx| tx.send(line)) {
-            Some(Ok(())) => ToolOutcome::ok(""),
-            Some(Err(_)) => ToolOutcome::error(format!(
-                "the process of request {target} no longer reads its input"
-            )),
-            None => ToolOutcome::error(format!("no process was spawned by request {target}")),
-        }
-    }
-}
 
 /// What a `spawn` request asks for.
 pub(crate) struct Spawn {
@@ -82,7 +52,7 @@ pub(crate) async fn run(
     tx: Responses,
 ) -> ToolOutcome {
     let outcome = run_child(&state, id, spawn, input, cancel, tx).await;
-    state.inputs.map().remove(&id);
+    state.inputs.close(id);
     outcome
 }
 

@@ -3,13 +3,10 @@
 
 use crate::lines::{Line, read_bounded_line};
 use crate::process;
-use crate::tool::{self, Capabilities};
-use cortex_protocol::{
-    GuestOp, GuestReply, GuestRequest, GuestResponse, MAX_ARGUMENT_BYTES, ToolOutcome,
-};
-use std::collections::HashMap;
-use std::path::PathBuf;
-use std::sync::{Arc, Mutex, PoisonError};
+use crate::state::{Capabilities, GuestConfig, Responses, State, respond};
+use crate::tool;
+use cortex_protocol::{GuestOp, GuestRequest, GuestResponse, MAX_ARGUMENT_BYTES, ToolOutcome};
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
 use tokio::sync::mpsc;
@@ -24,84 +21,6 @@ pub const MAX_REQUEST_BYTES: usize = 2 * MAX_ARGUMENT_BYTES + 64 * 1024;
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 /// How long the last responses get to be written after that.
 const FLUSH_GRACE: Duration = Duration::from_secs(5);
-
-/// What one agent serves, fixed for its life (capabilities are not here:
-/// they start read-only and change only by request).
-#[derive(Debug, Clone)]
-pub struct GuestConfig {
-    /// The workspace root.
-    pub root: PathBuf,
-    /// Exactly the environment `bash` commands get.
-    pub bash_env: Vec<(String, String)>,
-    /// What the local sandbox enforced, when the agent runs in one.
-    pub sandbox: Option<cortex_sandbox::Report>,
-}
-
-/// Where responses go; every task holds a clone.
-pub(crate) type Responses = mpsc::UnboundedSender<GuestResponse>;
-
-pub(crate) fn respond(tx: &Responses, id: u64, outcome: ToolOutcome) {
-    // The receiver only goes away when the writer failed; serve is ending then.
-    let _ = tx.send(GuestResponse {
-        id,
-        reply: GuestReply::Result(outcome),
-    });
-}
-
-/// The cancellation tokens of running commands, keyed by a private sequence
-/// number (request ids are the harness's and might repeat).
-#[derive(Default)]
-pub(crate) struct Running {
-    next: u64,
-    commands: HashMap<u64, (u64, CancellationToken)>,
-}
-
-impl Running {
-    fn register(&mut self, id: u64) -> (u64, CancellationToken) {
-        self.next += 1;
-        let token = CancellationToken::new();
-        self.commands.insert(self.next, (id, token.clone()));
-        (self.next, token)
-    }
-
-    /// Cancel every command (or only request `target`'s); how many.
-    fn cancel(&mut self, target: Option<u64>) -> usize {
-        let mut count = 0;
-        for (id, token) in self.commands.values() {
-            if target.is_none_or(|t| t == *id) {
-                token.cancel();
-                count += 1;
-            }
-        }
-        count
-    }
-}
-
-pub(crate) struct State {
-    pub(crate) config: GuestConfig,
-    caps: Mutex<Capabilities>,
-    running: Mutex<Running>,
-    pub(crate) inputs: process::Inputs,
-}
-
-impl State {
-    fn caps(&self) -> Capabilities {
-        *self.caps.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    fn set_caps(&self, caps: Capabilities) {
-        *self.caps.lock().unwrap_or_else(PoisonError::into_inner) = caps;
-    }
-
-    fn running(&self) -> std::sync::MutexGuard<'_, Running> {
-        self.running.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    /// A command ended: forget its token.
-    pub(crate) fn finished(&self, seq: u64) {
-        self.running().commands.remove(&seq);
-    }
-}
 
 /// Serve requests from `reader` until it closes; then kill whatever still
 /// runs and return.
@@ -130,12 +49,7 @@ where
     let (tx, rx) = mpsc::unbounded_channel();
     let writer_failed = CancellationToken::new();
     let writer_task = tokio::spawn(write_responses(writer, rx, writer_failed.clone()));
-    let state = Arc::new(State {
-        config,
-        caps: Mutex::new(Capabilities::default()),
-        running: Mutex::new(Running::default()),
-        inputs: process::Inputs::default(),
-    });
+    let state = Arc::new(State::new(config));
     let mut tasks = JoinSet::new();
     let mut reader = BufReader::new(reader);
 

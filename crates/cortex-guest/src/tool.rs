@@ -1,6 +1,6 @@
 //! Admitting and running one tool request.
 
-use crate::serve::{Responses, State};
+use crate::state::{Capabilities, Responses, State};
 use cortex_protocol::{
     BashArgs, GuestReply, GuestResponse, OutputStream, ToolArgs, ToolName, ToolOutcome,
 };
@@ -8,13 +8,6 @@ use cortex_tools::{MAX_OUTPUT_BYTES, ToolError, Workspace, Written, cap_middle, 
 use std::sync::Arc;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
-
-/// What this guest may do. The default is the safe one: read-only, no bash.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(crate) struct Capabilities {
-    pub(crate) writable: bool,
-    pub(crate) bash: bool,
-}
 
 /// Why the guest refused a tool request; the message is what the model
 /// reads.

@@ -1,0 +1,141 @@
+//! What every request of one connection shares: the agent's configuration,
+//! its capabilities, the running commands that `stop` reaches, the inputs of
+//! spawned processes, and where responses go. The request loop (`serve`),
+//! the tools (`tool`) and spawned processes (`process`) all use it.
+
+use cortex_protocol::{GuestReply, GuestResponse, ToolOutcome};
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Mutex, PoisonError};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+/// What one agent serves, fixed for its life (capabilities are not here:
+/// they start read-only and change only by request).
+#[derive(Debug, Clone)]
+pub struct GuestConfig {
+    /// The workspace root.
+    pub root: PathBuf,
+    /// Exactly the environment `bash` commands get.
+    pub bash_env: Vec<(String, String)>,
+    /// What the local sandbox enforced, when the agent runs in one.
+    pub sandbox: Option<cortex_sandbox::Report>,
+}
+
+/// Where responses go; every task holds a clone.
+pub(crate) type Responses = mpsc::UnboundedSender<GuestResponse>;
+
+pub(crate) fn respond(tx: &Responses, id: u64, outcome: ToolOutcome) {
+    // The receiver only goes away when the writer failed; serve is ending then.
+    let _ = tx.send(GuestResponse {
+        id,
+        reply: GuestReply::Result(outcome),
+    });
+}
+
+/// The cancellation tokens of running commands, keyed by a private sequence
+/// number (request ids are the harness's and might repeat).
+#[derive(Default)]
+pub(crate) struct Running {
+    next: u64,
+    commands: HashMap<u64, (u64, CancellationToken)>,
+}
+
+impl Running {
+    pub(crate) fn register(&mut self, id: u64) -> (u64, CancellationToken) {
+        self.next += 1;
+        let token = CancellationToken::new();
+        self.commands.insert(self.next, (id, token.clone()));
+        (self.next, token)
+    }
+
+    /// Cancel every command (or only request `target`'s); how many.
+    pub(crate) fn cancel(&mut self, target: Option<u64>) -> usize {
+        let mut count = 0;
+        for (id, token) in self.commands.values() {
+            if target.is_none_or(|t| t == *id) {
+                token.cancel();
+                count += 1;
+            }
+        }
+        count
+    }
+}
+
+pub(crate) struct State {
+    pub(crate) config: GuestConfig,
+    caps: Mutex<Capabilities>,
+    running: Mutex<Running>,
+    pub(crate) inputs: Inputs,
+}
+
+impl State {
+    /// A connection's state at its start: read-only, nothing running.
+    pub(crate) fn new(config: GuestConfig) -> State {
+        State {
+            config,
+            caps: Mutex::new(Capabilities::default()),
+            running: Mutex::new(Running::default()),
+            inputs: Inputs::default(),
+        }
+    }
+
+    pub(crate) fn caps(&self) -> Capabilities {
+        *self.caps.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    pub(crate) fn set_caps(&self, caps: Capabilities) {
+        *self.caps.lock().unwrap_or_else(PoisonError::into_inner) = caps;
+    }
+
+    pub(crate) fn running(&self) -> std::sync::MutexGuard<'_, Running> {
+        self.running.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// A command ended: forget its token.
+    pub(crate) fn finished(&self, seq: u64) {
+        self.running().commands.remove(&seq);
+    }
+}
+
+/// What this guest may do. The default is the safe one: read-only, no bash.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Capabilities {
+    pub(crate) writable: bool,
+    pub(crate) bash: bool,
+}
+
+/// The stdin of each running process, by the id of the request that
+/// spawned it.
+#[derive(Default)]
+pub(crate) struct Inputs(Mutex<HashMap<u64, mpsc::UnboundedSender<String>>>);
+
+impl Inputs {
+    fn map(&self) -> std::sync::MutexGuard<'_, HashMap<u64, mpsc::UnboundedSender<String>>> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The input of request `id`'s process, registered before it starts so
+    /// that no line sent right after the `spawn` request is refused.
+    pub(crate) fn open(&self, id: u64) -> mpsc::UnboundedReceiver<String> {
+        let (tx, rx) = mpsc::unbounded_channel();
+        self.map().insert(id, tx);
+        rx
+    }
+
+    /// Queue `line` for the process request `target` spawned.
+    pub(crate) fn send(&self, target: u64, line: String) -> ToolOutcome {
+        match self.map().get(&target).map(|tx| tx.send(line)) {
+            Some(Ok(())) => ToolOutcome::ok(""),
+            Some(Err(_)) => ToolOutcome::error(format!(
+                "the process of request {target} no longer reads its input"
+            )),
+            None => ToolOutcome::error(format!("no process was spawned by request {target}")),
+        }
+    }
+
+    /// Request `id`'s process has ended: its input goes.
+    pub(crate) fn close(&self, id: u64) {
+        self.map().remove(&id);
+    }
+}
