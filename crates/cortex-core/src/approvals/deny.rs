@@ -8,8 +8,8 @@
 //!   they make git run a program;
 //! - writing into `.git/hooks`.
 
+use super::analysis::{Analysis, SimpleCommand, Word};
 use super::paths::{Place, in_git_hooks, is_harmless_device, is_scratch, place};
-use super::shell::{Analysis, SimpleCommand, Word};
 use super::wrappers::program;
 use std::path::Path;
 

@@ -7,8 +7,9 @@
 //! `git status && rm -rf x`. A file write is covered by a glob over its
 //! workspace-relative path, an MCP call by a rule naming its server and tool.
 
+use super::analysis::{Analysis, SimpleCommand, Word};
 use super::paths::{Place, is_harmless_device, is_scratch, place};
-use super::shell::{Analysis, SimpleCommand, Word, analyse};
+use super::shell::analyse;
 use cortex_protocol::{RuleMatch, ToolArgs};
 use std::path::Path;
 

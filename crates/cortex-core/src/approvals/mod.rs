@@ -16,6 +16,7 @@
 //! ([`resolve_interrupted_approvals`]), before its turn is failed, so no
 //! call is left half-approved. Answering never changes the mode.
 
+mod analysis;
 mod deny;
 mod gate;
 mod matcher;

@@ -9,7 +9,8 @@
 //! equals it. Anything that cannot be read this way makes the script
 //! *opaque* (with the reason): no rule can approve it, so it is asked.
 
-use super::wrappers::unwrap;
+use super::analysis::{Analysis, SimpleCommand, Word};
+use super::wrappers::{Inner, unwrap};
 use brush_parser::ParserOptions;
 use brush_parser::ast::{
     self, AndOrList, Command as AstCommand, CommandPrefixOrSuffixItem, CompoundCommand,
@@ -19,55 +20,6 @@ use brush_parser::word::{self, WordPiece, WordPieceWithSource};
 
 /// Nesting beyond this (`$(…$(…))`, `bash -c` in `bash -c`) is opaque.
 const MAX_DEPTH: usize = 8;
-
-/// One word of a command line after quote removal.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Word {
-    /// Known before it runs.
-    Static(String),
-    /// Only known when it runs; the source text, for messages.
-    Dynamic(String),
-}
-
-impl Word {
-    pub(crate) fn text(&self) -> &str {
-        match self {
-            Word::Static(s) | Word::Dynamic(s) => s,
-        }
-    }
-
-    pub(crate) fn as_static(&self) -> Option<&str> {
-        match self {
-            Word::Static(s) => Some(s),
-            Word::Dynamic(_) => None,
-        }
-    }
-}
-
-/// One simple command.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub(crate) struct SimpleCommand {
-    pub argv: Vec<Word>,
-    /// Files its output is redirected to (`>`, `>>`, `&>`, `<>`, `>|`).
-    pub writes: Vec<Word>,
-}
-
-/// Everything a script would run.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct Analysis {
-    pub commands: Vec<SimpleCommand>,
-    /// Why no rule can cover the script (empty: rules may).
-    pub opaque: Vec<String>,
-}
-
-impl Analysis {
-    pub(crate) fn opaque(&mut self, reason: impl Into<String>) {
-        let reason = reason.into();
-        if !self.opaque.contains(&reason) {
-            self.opaque.push(reason);
-        }
-    }
-}
 
 /// Read `script` (the `bash` tool's command).
 pub(crate) fn analyse(script: &str) -> Analysis {
@@ -273,11 +225,9 @@ impl Walker<'_> {
         let writes = command.writes.clone();
         let inner = unwrap(&command.argv, self.out);
         match inner {
-            super::wrappers::Inner::None => self.out.commands.push(command),
-            super::wrappers::Inner::Command(argv) => {
-                self.push_unwrapped(SimpleCommand { argv, writes }, depth)
-            }
-            super::wrappers::Inner::Script(script) => {
+            Inner::None => self.out.commands.push(command),
+            Inner::Command(argv) => self.push_unwrapped(SimpleCommand { argv, writes }, depth),
+            Inner::Script(script) => {
                 if !writes.is_empty() {
                     self.out.commands.push(SimpleCommand {
                         argv: Vec::new(),

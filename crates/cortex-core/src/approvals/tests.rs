@@ -1,8 +1,9 @@
 //! The rule matcher and the deny list over a table of tricky commands.
 
+use super::analysis::Word;
 use super::deny::{DenyContext, check_bash, check_write};
 use super::matcher::{Subject, mcp_name};
-use super::shell::{Word, analyse};
+use super::shell::analyse;
 use cortex_protocol::{BashArgs, RuleMatch, ToolArgs};
 use std::path::Path;
 

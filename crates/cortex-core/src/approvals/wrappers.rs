@@ -5,7 +5,7 @@
 //! opaque (no rule approves running as another user); `eval`, `source` and
 //! a shell reading its script from standard input are opaque.
 
-use super::shell::{Analysis, Word};
+use super::analysis::{Analysis, Word};
 
 /// What a command runs in its stead.
 pub(crate) enum Inner {
