@@ -55,19 +55,7 @@ impl StreamParser for EventParser {
                     str_of(&event, "delta").to_owned(),
                 ));
             }
-            "response.output_item.added" => {
-                let item = event.get("item").unwrap_or(&Value::Null);
-                if str_of(item, "type") == "function_call" {
-                    let index = index_of(&event);
-                    self.calls.insert(index, false);
-                    self.any_call = true;
-                    out.push(ModelEvent::ToolCallStart {
-                        index,
-                        id: str_of(item, "call_id").to_owned(),
-                        name: str_of(item, "name").to_owned(),
-                    });
-                }
-            }
+            "response.output_item.added" => self.item_added(&event, &mut out),
             "response.function_call_arguments.delta" => {
                 let index = index_of(&event);
                 let delta = str_of(&event, "delta");
@@ -86,26 +74,7 @@ impl StreamParser for EventParser {
                 let response = event.get("response").unwrap_or(&Value::Null);
                 self.finish(response, &mut out)?;
             }
-            "response.incomplete" => {
-                let response = event.get("response").unwrap_or(&Value::Null);
-                let reason = response
-                    .pointer("/incomplete_details/reason")
-                    .and_then(Value::as_str)
-                    .unwrap_or("unknown");
-                if reason == "content_filter" {
-                    return Err(ModelError::ContentFiltered(
-                        "the response is incomplete (content_filter)".into(),
-                    ));
-                }
-                self.finish(response, &mut out)?;
-                if let Some(ModelEvent::Finish(r)) = out.last_mut() {
-                    *r = if reason == "max_output_tokens" {
-                        FinishReason::Length
-                    } else {
-                        FinishReason::Other(reason.to_owned())
-                    };
-                }
-            }
+            "response.incomplete" => self.incomplete(&event, &mut out)?,
             "response.failed" => {
                 let error = event.pointer("/response/error").unwrap_or(&Value::Null);
                 return Err(stream_error(error));
@@ -131,6 +100,46 @@ impl StreamParser for EventParser {
 }
 
 impl EventParser {
+    /// `response.output_item.added`: a function call starts (other items
+    /// are read when done).
+    fn item_added(&mut self, event: &Value, out: &mut Vec<ModelEvent>) {
+        let item = event.get("item").unwrap_or(&Value::Null);
+        if str_of(item, "type") == "function_call" {
+            let index = index_of(event);
+            self.calls.insert(index, false);
+            self.any_call = true;
+            out.push(ModelEvent::ToolCallStart {
+                index,
+                id: str_of(item, "call_id").to_owned(),
+                name: str_of(item, "name").to_owned(),
+            });
+        }
+    }
+
+    /// `response.incomplete`: finished, with the reason as the finish
+    /// reason; a content filter is an error.
+    fn incomplete(&mut self, event: &Value, out: &mut Vec<ModelEvent>) -> Result<(), ModelError> {
+        let response = event.get("response").unwrap_or(&Value::Null);
+        let reason = response
+            .pointer("/incomplete_details/reason")
+            .and_then(Value::as_str)
+            .unwrap_or("unknown");
+        if reason == "content_filter" {
+            return Err(ModelError::ContentFiltered(
+                "the response is incomplete (content_filter)".into(),
+            ));
+        }
+        self.finish(response, out)?;
+        if let Some(ModelEvent::Finish(r)) = out.last_mut() {
+            *r = if reason == "max_output_tokens" {
+                FinishReason::Length
+            } else {
+                FinishReason::Other(reason.to_owned())
+            };
+        }
+        Ok(())
+    }
+
     fn item_done(&mut self, event: &Value, out: &mut Vec<ModelEvent>) {
         let item = event.get("item").unwrap_or(&Value::Null);
         match str_of(item, "type") {
