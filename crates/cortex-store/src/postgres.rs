@@ -137,6 +137,38 @@ async fn append_in(
     turn: Option<&TurnId>,
     encoded: &EncodedKind,
 ) -> Result<Stamp, StoreError> {
+    let stamp = insert_event(tx, session, turn, encoded).await?;
+    let kind = encoded.kind();
+    let needs_turn = || turn_rules::require_turn(turn, kind);
+    match kind {
+        EventKind::TurnStarted { message, .. } => {
+            start_turn(tx, session, needs_turn()?, message, &stamp).await?;
+        }
+        EventKind::ModeChanged { to, .. } => {
+            tx.execute(
+                "UPDATE sessions SET mode = $2 WHERE id = $1",
+                &[&session.as_str(), &to.as_str()],
+            )
+            .await
+            .map_err(pg)?;
+        }
+        _ => {
+            if let Some((status, error)) = TurnStatus::after(kind) {
+                close_turn(tx, session, needs_turn()?, status, error, &stamp.ts).await?;
+            }
+        }
+    }
+    Ok(stamp)
+}
+
+/// The event's row, at the session's next seq (its row locked until the
+/// transaction ends, so writers in other processes wait).
+async fn insert_event(
+    tx: &Transaction<'_>,
+    session: &SessionId,
+    turn: Option<&TurnId>,
+    encoded: &EncodedKind,
+) -> Result<Stamp, StoreError> {
     let last: i64 = tx
         .query_opt(
             "SELECT last_seq FROM sessions WHERE id = $1 FOR UPDATE",
@@ -169,70 +201,75 @@ async fn append_in(
     )
     .await
     .map_err(pg)?;
-    let kind = encoded.kind();
-    let needs_turn = || turn_rules::require_turn(turn, kind);
-    match kind {
-        EventKind::TurnStarted { message, .. } => {
-            let turn = needs_turn()?;
-            let inserted = tx
-                .execute(
-                    "INSERT INTO turns (id, session_id, status, started_at, started_seq)
-                     VALUES ($1, $2, $3, $4, $5)",
-                    &[
-                        &turn.as_str(),
-                        &session.as_str(),
-                        &TurnStatus::Running.as_str(),
-                        &ts,
-                        &rows::seq_to_db(seq),
-                    ],
-                )
-                .await;
-            match inserted {
-                Ok(_) => {}
-                Err(e) if is_unique_violation(&e) => {
-                    return Err(turn_rules::already_started(turn));
-                }
-                Err(e) => return Err(pg(e)),
-            }
-            if let Some(title) = rows::title_from_message(message) {
-                tx.execute(
-                    "UPDATE sessions SET title = $2 WHERE id = $1 AND title IS NULL",
-                    &[&session.as_str(), &title],
-                )
-                .await
-                .map_err(pg)?;
-            }
-        }
-        EventKind::ModeChanged { to, .. } => {
-            tx.execute(
-                "UPDATE sessions SET mode = $2 WHERE id = $1",
-                &[&session.as_str(), &to.as_str()],
-            )
-            .await
-            .map_err(pg)?;
-        }
-        _ => {
-            if let Some((status, error)) = TurnStatus::after(kind) {
-                let turn = needs_turn()?;
-                let current: Option<String> = tx
-                    .query_opt(
-                        "SELECT status FROM turns WHERE id = $1 AND session_id = $2",
-                        &[&turn.as_str(), &session.as_str()],
-                    )
-                    .await
-                    .map_err(pg)?
-                    .map(|row| row.get(0));
-                turn_rules::check_may_end(session, turn, current.as_deref())?;
-                tx.execute(
-                    "UPDATE turns SET status = $2, ended_at = $3, error = $4 WHERE id = $1",
-                    &[&turn.as_str(), &status.as_str(), &ts, &error],
-                )
-                .await
-                .map_err(pg)?;
-            }
-        }
-    }
     Ok(Stamp { seq, ts })
+}
+
+/// `turn.started`: the turn's row (a second start of the same turn is
+/// refused), and the session's title from its first message.
+async fn start_turn(
+    tx: &Transaction<'_>,
+    session: &SessionId,
+    turn: &TurnId,
+    message: &str,
+    stamp: &Stamp,
+) -> Result<(), StoreError> {
+    let inserted = tx
+        .execute(
+            "INSERT INTO turns (id, session_id, status, started_at, started_seq)
+             VALUES ($1, $2, $3, $4, $5)",
+            &[
+                &turn.as_str(),
+                &session.as_str(),
+                &TurnStatus::Running.as_str(),
+                &stamp.ts,
+                &rows::seq_to_db(stamp.seq),
+            ],
+        )
+        .await;
+    match inserted {
+        Ok(_) => {}
+        Err(e) if is_unique_violation(&e) => {
+            return Err(turn_rules::already_started(turn));
+        }
+        Err(e) => return Err(pg(e)),
+    }
+    if let Some(title) = rows::title_from_message(message) {
+        tx.execute(
+            "UPDATE sessions SET title = $2 WHERE id = $1 AND title IS NULL",
+            &[&session.as_str(), &title],
+        )
+        .await
+        .map_err(pg)?;
+    }
+    Ok(())
+}
+
+/// A `turn.completed|stopped|failed`: the turn, which must be running,
+/// ends with `status` (and `error`).
+async fn close_turn(
+    tx: &Transaction<'_>,
+    session: &SessionId,
+    turn: &TurnId,
+    status: TurnStatus,
+    error: Option<&str>,
+    ts: &str,
+) -> Result<(), StoreError> {
+    let current: Option<String> = tx
+        .query_opt(
+            "SELECT status FROM turns WHERE id = $1 AND session_id = $2",
+            &[&turn.as_str(), &session.as_str()],
+        )
+        .await
+        .map_err(pg)?
+        .map(|row| row.get(0));
+    turn_rules::check_may_end(session, turn, current.as_deref())?;
+    tx.execute(
+        "UPDATE turns SET status = $2, ended_at = $3, error = $4 WHERE id = $1",
+        &[&turn.as_str(), &status.as_str(), &ts, &error],
+    )
+    .await
+    .map_err(pg)?;
+    Ok(())
 }
 
 #[async_trait::async_trait]
