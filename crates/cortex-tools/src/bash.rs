@@ -78,17 +78,7 @@ pub async fn run_bash(
         .timeout_ms
         .unwrap_or(DEFAULT_TIMEOUT_MS)
         .clamp(1, MAX_TIMEOUT_MS);
-    let mut child = Command::new(bash_path())
-        .arg("-c")
-        .arg(&args.command)
-        .current_dir(cwd)
-        .env_clear()
-        .envs(env.iter().map(|(k, v)| (k, v)))
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .spawn()?;
+    let mut child = spawn(cwd, &args.command, env)?;
     let pgid = child
         .id()
         .and_then(|id| libc::pid_t::try_from(id).ok())
@@ -125,21 +115,13 @@ pub async fn run_bash(
         if status.is_none() {
             status = Some(child.wait().await?);
         }
-        // Whatever was written before the kill, but no waiting on a process
-        // that escaped the group and still holds a pipe.
-        let drain = tokio::time::sleep(POST_KILL_DRAIN);
-        tokio::pin!(drain);
-        while stdout.is_some() || stderr.is_some() {
-            tokio::select! {
-                n = read_some(&mut stdout, &mut out_buf) => {
-                    collected.pipe_read(&mut stdout, OutputStream::Stdout, &out_buf, n);
-                }
-                n = read_some(&mut stderr, &mut err_buf) => {
-                    collected.pipe_read(&mut stderr, OutputStream::Stderr, &err_buf, n);
-                }
-                () = &mut drain => break,
-            }
-        }
+        drain(
+            &mut stdout,
+            &mut stderr,
+            [&mut out_buf, &mut err_buf],
+            &mut collected,
+        )
+        .await;
     }
     guard.disarm();
     collected.flush_stream();
@@ -157,20 +139,68 @@ pub async fn run_bash(
     if stopped {
         output.push_str("[stopped by the user; the process group was killed]\n");
     }
-    match (exit_code, status.and_then(|s| s.signal())) {
-        (Some(code), _) => output.push_str(&format!("[exit code {code}]")),
-        (None, Some(signal)) => output.push_str(&format!(
-            "[killed by signal {signal} ({})]",
-            signal_name(signal)
-        )),
-        (None, None) => output.push_str("[no exit status]"),
-    }
+    output.push_str(&status_note(status));
     Ok(BashOutcome {
         output,
         exit_code,
         timed_out,
         stopped,
     })
+}
+
+/// `bash -c COMMAND` in `cwd` with exactly `env`, in a process group of its
+/// own, its output on pipes.
+fn spawn(
+    cwd: &Path,
+    command: &str,
+    env: &[(String, String)],
+) -> std::io::Result<tokio::process::Child> {
+    Command::new(bash_path())
+        .arg("-c")
+        .arg(command)
+        .current_dir(cwd)
+        .env_clear()
+        .envs(env.iter().map(|(k, v)| (k, v)))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .spawn()
+}
+
+/// After a kill: whatever was written before it, but no waiting on a
+/// process that escaped the group and still holds a pipe.
+async fn drain<O: AsyncRead + Unpin, E: AsyncRead + Unpin>(
+    stdout: &mut Option<O>,
+    stderr: &mut Option<E>,
+    [out_buf, err_buf]: [&mut [u8]; 2],
+    collected: &mut Collected<'_>,
+) {
+    let drain = tokio::time::sleep(POST_KILL_DRAIN);
+    tokio::pin!(drain);
+    while stdout.is_some() || stderr.is_some() {
+        tokio::select! {
+            n = read_some(stdout, out_buf) => {
+                collected.pipe_read(stdout, OutputStream::Stdout, out_buf, n);
+            }
+            n = read_some(stderr, err_buf) => {
+                collected.pipe_read(stderr, OutputStream::Stderr, err_buf, n);
+            }
+            () = &mut drain => break,
+        }
+    }
+}
+
+/// The output's last line: how the command ended.
+fn status_note(status: Option<ExitStatus>) -> String {
+    match (
+        status.and_then(|s| s.code()),
+        status.and_then(|s| s.signal()),
+    ) {
+        (Some(code), _) => format!("[exit code {code}]"),
+        (None, Some(signal)) => format!("[killed by signal {signal} ({})]", signal_name(signal)),
+        (None, None) => "[no exit status]".to_owned(),
+    }
 }
 
 /// Read from a pipe that may already be closed (then never ready).
