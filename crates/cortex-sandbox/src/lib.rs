@@ -131,11 +131,39 @@ pub fn close_inherited_fds() -> std::io::Result<()> {
 pub unsafe fn enter(spec: &SandboxSpec) -> Result<Report, SandboxError> {
     use std::time::Instant;
     let started = Instant::now();
-    let mut warnings = Vec::new();
-    let mut layers = Vec::new();
-
     let (host_uid, host_gid) = unsafe_ids();
     let cgroup = limits::Cgroup::create(&spec.limits);
+    // SAFETY: `enter`'s caller guarantees a single-threaded process.
+    let namespaces = unsafe { enter_namespaces(spec, host_uid, host_gid) }?;
+    // SAFETY: as above; only the process that goes on returns.
+    let cgroup = unsafe { fork_outer(cgroup) }?;
+    // SAFETY: still single-threaded (init has started no thread); only the
+    // guest returns.
+    let mut warnings = unsafe { fork_init(spec) };
+    let mut layers = vec![namespaces];
+    // SAFETY: the guest (pid 2) has started no thread either.
+    unsafe { confine_guest(spec, cgroup.as_ref(), host_uid, &mut layers, &mut warnings) }?;
+    IN_OWN_PID_NAMESPACE.store(true, std::sync::atomic::Ordering::SeqCst);
+    Ok(Report {
+        layers: layers.join(" "),
+        warnings,
+        setup_ms: started.elapsed().as_secs_f64() * 1000.0,
+    })
+}
+
+/// Step 1 of [`enter`]: new user, mount, pid, IPC, UTS (and, without
+/// network, net) namespaces, with this user mapped to [`GUEST_ID`]; the
+/// layer as the report names it.
+///
+/// # Safety
+/// The process must be single-threaded, as for [`enter`]: the kernel
+/// refuses to unshare a user namespace with other threads alive.
+#[cfg(target_os = "linux")]
+unsafe fn enter_namespaces(
+    spec: &SandboxSpec,
+    host_uid: libc::uid_t,
+    host_gid: libc::gid_t,
+) -> Result<&'static str, SandboxError> {
     let mut flags = libc::CLONE_NEWUSER
         | libc::CLONE_NEWNS
         | libc::CLONE_NEWPID
@@ -153,13 +181,24 @@ pub unsafe fn enter(spec: &SandboxSpec) -> Result<Report, SandboxError> {
         .map_err(SandboxError::Namespaces)?;
     sys::write_file("/proc/self/gid_map", &format!("{GUEST_ID} {host_gid} 1"))
         .map_err(SandboxError::Namespaces)?;
-    layers.push(if spec.network {
+    Ok(if spec.network {
         "namespaces(user,mnt,pid,ipc,uts; host network)"
     } else {
         "namespaces(user,mnt,pid,ipc,uts,net)"
-    });
+    })
+}
 
-    // SAFETY: `enter`'s caller guarantees a single-threaded process.
+/// Step 2 of [`enter`]: fork. The outer process (host pid namespace) waits
+/// for init, removes the cgroup and exits with init's code; it never
+/// returns. The child, pid 1 of the new namespace, returns the cgroup.
+///
+/// # Safety
+/// The process must be single-threaded (see [`sys::fork`]).
+#[cfg(target_os = "linux")]
+unsafe fn fork_outer(
+    cgroup: Option<limits::Cgroup>,
+) -> Result<Option<limits::Cgroup>, SandboxError> {
+    // SAFETY: forwarded from this function's own contract.
     match unsafe { sys::fork() }.map_err(SandboxError::Namespaces)? {
         sys::Fork::Parent(init) => {
             let code = sys::wait(init)
@@ -170,9 +209,19 @@ pub unsafe fn enter(spec: &SandboxSpec) -> Result<Report, SandboxError> {
             }
             std::process::exit(code);
         }
-        sys::Fork::Child => {}
+        sys::Fork::Child => Ok(cgroup),
     }
-    // init: pid 1 of the new namespace.
+}
+
+/// Step 3 of [`enter`], in init (pid 1): its own session, the mounts, the
+/// host name and loopback; then fork the guest. init stays behind reaping
+/// children and never returns; the guest (pid 2) returns the mounts'
+/// warnings. A failure here is printed and exits 1, never returned.
+///
+/// # Safety
+/// The process must be single-threaded (see [`sys::fork`]).
+#[cfg(target_os = "linux")]
+unsafe fn fork_init(spec: &SandboxSpec) -> Vec<String> {
     let init_setup = (|| -> Result<Vec<String>, SandboxError> {
         // The outer process lives in the parent pid namespace: pid 0 here.
         sys::die_with_parent(0).map_err(SandboxError::Namespaces)?;
@@ -188,14 +237,15 @@ pub unsafe fn enter(spec: &SandboxSpec) -> Result<Report, SandboxError> {
         }
         Ok(warnings)
     })();
-    match init_setup {
-        Ok(mount_warnings) => warnings.extend(mount_warnings),
+    let warnings = match init_setup {
+        Ok(mount_warnings) => mount_warnings,
         Err(e) => {
             eprintln!("cortex-guest: {e}");
             std::process::exit(1);
         }
-    }
-    // SAFETY: still single-threaded (init has started no thread).
+    };
+    // SAFETY: forwarded from this function's own contract (init has
+    // started no thread).
     match unsafe { sys::fork() } {
         Ok(sys::Fork::Parent(guest)) => {
             // init holds copies of the agent's pipes; a command of the guest
@@ -206,17 +256,35 @@ pub unsafe fn enter(spec: &SandboxSpec) -> Result<Report, SandboxError> {
             }
             reap_until(guest)
         }
-        Ok(sys::Fork::Child) => {}
+        Ok(sys::Fork::Child) => warnings,
         Err(e) => {
             eprintln!("cortex-guest: {}", SandboxError::Namespaces(e));
             std::process::exit(1);
         }
     }
-    // The guest: pid 2.
+}
+
+/// Step 4 of [`enter`], in the guest (pid 2): the workspace as its folder,
+/// the cgroup or rlimits, Landlock, no new privileges and seccomp; each
+/// layer applied is added to `layers`, each that could not be to
+/// `warnings`.
+///
+/// # Safety
+/// The process must be single-threaded: Landlock, no-new-privs and the
+/// seccomp filter bind the calling thread only, so a thread started
+/// before would stay unconfined.
+#[cfg(target_os = "linux")]
+unsafe fn confine_guest(
+    spec: &SandboxSpec,
+    cgroup: Option<&limits::Cgroup>,
+    host_uid: libc::uid_t,
+    layers: &mut Vec<&'static str>,
+    warnings: &mut Vec<String>,
+) -> Result<(), SandboxError> {
     sys::die_with_parent(1).map_err(SandboxError::Confine)?;
     std::env::set_current_dir(&spec.workspace).map_err(SandboxError::Confine)?;
     layers.push("mounts");
-    match &cgroup {
+    match cgroup {
         Some(cgroup) => layers.push(cgroup.kind),
         None => {
             if let Some(warning) =
@@ -240,12 +308,7 @@ pub unsafe fn enter(spec: &SandboxSpec) -> Result<Report, SandboxError> {
     // (same uid) may not open them through /proc/2/fd.
     sys::not_dumpable().map_err(SandboxError::Confine)?;
     layers.push("own-session");
-    IN_OWN_PID_NAMESPACE.store(true, std::sync::atomic::Ordering::SeqCst);
-    Ok(Report {
-        layers: layers.join(" "),
-        warnings,
-        setup_ms: started.elapsed().as_secs_f64() * 1000.0,
-    })
+    Ok(())
 }
 
 /// Enter the sandbox: unsupported here.
