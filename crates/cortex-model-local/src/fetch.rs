@@ -232,10 +232,37 @@ pub async fn download(
         tokio::fs::create_dir_all(dir).await.map_err(io_err(dir))?;
     }
     let part = part_path(&job.dest);
-    let mut have = match tokio::fs::metadata(&part).await {
+    let have = match tokio::fs::metadata(&part).await {
         Ok(m) if m.is_file() => m.len(),
         _ => 0,
     };
+    let (response, resumed_from) = request(client, job, have).await?;
+    let (done, hasher) = stream_to_part(job, &part, response, resumed_from, progress).await?;
+    let sha256 = hex(&hasher.finalize());
+    if let Err(e) = verify(job, &part, done, &sha256) {
+        // A wrong file is not worth resuming: the next fetch starts clean.
+        let _ = tokio::fs::remove_file(&part).await;
+        return Err(e);
+    }
+    tokio::fs::rename(&part, &job.dest)
+        .await
+        .map_err(io_err(&job.dest))?;
+    Ok(Fetched {
+        path: job.dest.clone(),
+        size: done,
+        sha256,
+        resumed_from,
+    })
+}
+
+/// Ask for the file, from byte `have` when a part file holds that much; the
+/// successful response and the bytes it resumes after (0 when it starts
+/// over).
+async fn request(
+    client: &reqwest::Client,
+    job: &Download,
+    mut have: u64,
+) -> Result<(reqwest::Response, u64), FetchError> {
     // At most two requests: a resume the server cannot satisfy (416: the part
     // is as long as the file or longer) is retried from the start.
     let mut response = None;
@@ -272,30 +299,38 @@ pub async fn download(
     let resuming = have > 0
         && status == reqwest::StatusCode::PARTIAL_CONTENT
         && content_range_start(&response) == Some(have);
-    if !resuming {
-        have = 0;
-    }
-    let total = response.content_length().map(|n| n + have);
+    Ok((response, if resuming { have } else { 0 }))
+}
 
+/// Write the response's body into the part file (appended after `have`
+/// bytes, else from its start), hashing all of it; the file's length and
+/// hash. A cut stream keeps what arrived, so the next fetch resumes.
+async fn stream_to_part(
+    job: &Download,
+    part: &Path,
+    response: reqwest::Response,
+    have: u64,
+    progress: &mut dyn FetchProgress,
+) -> Result<(u64, Sha256), FetchError> {
+    let total = response.content_length().map(|n| n + have);
     let mut hasher = Sha256::new();
-    let file = if resuming {
-        let path = part.clone();
+    let file = if have > 0 {
+        let path = part.to_path_buf();
         hasher = tokio::task::spawn_blocking(move || hash_file(&path, hasher))
             .await
             .map_err(|e| FetchError::Io {
-                path: part.clone(),
+                path: part.to_path_buf(),
                 source: std::io::Error::other(e.to_string()),
             })?
-            .map_err(io_err(&part))?;
-        tokio::fs::OpenOptions::new().append(true).open(&part).await
+            .map_err(io_err(part))?;
+        tokio::fs::OpenOptions::new().append(true).open(part).await
     } else {
-        tokio::fs::File::create(&part).await
+        tokio::fs::File::create(part).await
     }
-    .map_err(io_err(&part))?;
+    .map_err(io_err(part))?;
     let mut out = tokio::io::BufWriter::with_capacity(1 << 20, file);
 
     progress.begin(total, have);
-    let resumed_from = have;
     let mut done = have;
     let mut body = response.bytes_stream();
     let streamed = async {
@@ -314,7 +349,7 @@ pub async fn download(
     if let Err(reason) = streamed {
         // Keep what arrived so the next fetch resumes after it.
         let _ = out.flush().await;
-        let kept = tokio::fs::metadata(&part).await.map_or(0, |m| m.len());
+        let kept = tokio::fs::metadata(part).await.map_or(0, |m| m.len());
         return Err(FetchError::Interrupted {
             url: job.url.clone(),
             kept,
@@ -331,22 +366,7 @@ pub async fn download(
             reason: format!("the server closed the connection before byte {total}"),
         });
     }
-
-    let sha256 = hex(&hasher.finalize());
-    if let Err(e) = verify(job, &part, done, &sha256) {
-        // A wrong file is not worth resuming: the next fetch starts clean.
-        let _ = tokio::fs::remove_file(&part).await;
-        return Err(e);
-    }
-    tokio::fs::rename(&part, &job.dest)
-        .await
-        .map_err(io_err(&job.dest))?;
-    Ok(Fetched {
-        path: job.dest.clone(),
-        size: done,
-        sha256,
-        resumed_from,
-    })
+    Ok((done, hasher))
 }
 
 /// Whether the file at `path` already passes `check` (a previous fetch, or
