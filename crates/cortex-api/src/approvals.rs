@@ -11,6 +11,7 @@ use utoipa::ToSchema;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SetApproval {
+    /// The session's new approval policy: `auto` runs every call, `ask` asks before calls no rule covers, `deny` refuses them.
     pub approval: ApprovalPolicy,
 }
 
@@ -18,6 +19,7 @@ pub struct SetApproval {
 /// answer.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct ApprovalState {
+    /// The session's approval policy.
     pub approval: ApprovalPolicy,
     /// Call ids waiting for `POST …/approvals/{call_id}`.
     pub pending: Vec<String>,
@@ -27,19 +29,23 @@ pub struct ApprovalState {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AnswerApproval {
+    /// `allow` (this call), `always` (this call, and a rule for calls like it) or `deny`.
     pub decision: ApprovalDecision,
 }
 
 /// The answer was delivered; `approval.resolved` follows on the timeline.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct ApprovalAnswered {
+    /// The call that was answered.
     pub call_id: String,
+    /// The answer given.
     pub decision: ApprovalDecision,
 }
 
 /// `GET /v1/rules`: the caller's rules, oldest first.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct RuleList {
+    /// The rules, each with its id (for `DELETE /v1/rules/{id}`).
     pub rules: Vec<Rule>,
 }
 

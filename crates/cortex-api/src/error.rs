@@ -7,6 +7,7 @@ use utoipa::ToSchema;
 /// The body of every error answer.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct ErrorBody {
+    /// What went wrong.
     pub error: ErrorDetail,
 }
 

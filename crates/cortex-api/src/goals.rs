@@ -22,13 +22,16 @@ pub struct SetGoal {
 /// The goal resource: `GET …/goal`, and the goal in the other answers.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct GoalView {
+    /// What the agent works toward.
     pub objective: String,
     /// The model's breakdown, as its last `goal` call left it.
     pub steps: Vec<GoalStep>,
+    /// `active`, `paused` or `complete`.
     pub status: GoalStatus,
     /// Why it is paused, while it is.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub paused: Option<PauseReason>,
+    /// The limits after which the goal pauses.
     pub budget: GoalBudget,
     /// What the model gave as proof when it completed the goal.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -65,7 +68,9 @@ impl From<&Goal> for GoalView {
 /// goal continues after it).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct GoalAnswer {
+    /// The goal as it is now.
     pub goal: GoalView,
+    /// The turn that started for the goal.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<String>)]
     pub turn_id: Option<TurnId>,
@@ -74,9 +79,13 @@ pub struct GoalAnswer {
 /// The goal in the session resource (`GET /v1/sessions/{id}`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct GoalSummary {
+    /// What the agent works toward.
     pub objective: String,
+    /// Steps done.
     pub done: usize,
+    /// Steps in all.
     pub total: usize,
+    /// `active`, `paused` or `complete`.
     pub status: GoalStatus,
 }
 

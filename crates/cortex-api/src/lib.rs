@@ -17,6 +17,8 @@
 //! ignored setting. A new resource (approvals, plans, goals) adds a module
 //! here and a route file in the server.
 
+#![warn(missing_docs)]
+
 pub mod approvals;
 pub mod control;
 pub mod error;

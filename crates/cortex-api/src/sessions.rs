@@ -20,6 +20,7 @@ pub struct CreateSession {
     /// `PROVIDER:NAME`; the server's default when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
+    /// The sandbox the session's guest runs in; every setting at its safe default when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sandbox: Option<SandboxRequest>,
     /// `code` when absent.
@@ -44,9 +45,11 @@ pub struct CreateSession {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct McpServerRequest {
+    /// The server's name, in its tools' names (`mcp__NAME__TOOL`).
     pub name: String,
     /// The program, found on the guest's `PATH` or absolute.
     pub command: String,
+    /// The program's arguments.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub args: Vec<String>,
     /// Variables the server's process gets besides the guest's allow-list.
@@ -58,8 +61,10 @@ pub struct McpServerRequest {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SandboxRequest {
+    /// What the guest may change: `read-only`, `workspace-write` (the default) or `full-access` (only on a server that allows it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub policy: Option<SandboxPolicy>,
+    /// Whether commands in the guest reach the network; off by default.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub network: Option<NetworkPolicy>,
     /// The server's default when absent: an isolated copy on a server with a
@@ -85,13 +90,18 @@ impl SandboxRequest {
 /// A session as the API shows it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct SessionView {
+    /// The session's id, in every `/v1/sessions/{id}` path.
     #[schema(value_type = String)]
     pub id: SessionId,
+    /// The repository the session works on (a folder on the server's machine).
     pub repository: String,
+    /// The mode the next turn runs in.
     pub mode: Mode,
     /// `provider:name`.
     pub model: String,
+    /// When a turn stops on its own: `code` (never), `chat` or `bot`.
     pub stop_rule: StopRule,
+    /// When the session was created (RFC 3339).
     pub created_at: String,
     /// The first user message.
     pub title: Option<String>,
@@ -110,6 +120,7 @@ pub struct SessionView {
 /// `GET /v1/sessions`: one page of the caller's sessions, newest first.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct SessionPage {
+    /// The sessions of this page, newest first.
     pub sessions: Vec<SessionView>,
     /// Pass as `cursor` for the next page; absent on the last page.
     pub next_cursor: Option<String>,

@@ -15,6 +15,7 @@ pub struct CreateTurn {
 /// The answer to `POST …/turns`: the turn runs in the background.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct TurnCreated {
+    /// The new turn's id; its events carry it.
     #[schema(value_type = String)]
     pub turn_id: TurnId,
 }
