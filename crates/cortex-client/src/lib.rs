@@ -8,6 +8,8 @@
 //! uses too, so client and server cannot drift apart; this crate does not
 //! depend on the server.
 
+#![warn(missing_docs)]
+
 mod approvals;
 mod conn;
 mod error;
@@ -39,6 +41,7 @@ const NO_BODY: Option<&()> = None;
 pub enum Endpoint {
     /// `host:port`.
     Tcp(String),
+    /// A Unix socket's path.
     Unix(PathBuf),
 }
 
@@ -60,6 +63,9 @@ impl Endpoint {
     }
 }
 
+/// A client of one server, holding its bearer token. Cheap to clone: clones
+/// share the idle connections. Every call is a request of its own; dropping
+/// its future abandons it (the server may still have acted on it).
 #[derive(Debug, Clone)]
 pub struct Client {
     endpoint: Endpoint,
@@ -69,6 +75,8 @@ pub struct Client {
 }
 
 impl Client {
+    /// A client of `endpoint` that authenticates with `token`. Connects on
+    /// the first call, not here.
     pub fn new(endpoint: Endpoint, token: impl Into<String>) -> Client {
         Client {
             endpoint,
@@ -149,6 +157,8 @@ impl Client {
         self.call(Method::POST, "/v1/sessions", Some(&body)).await
     }
 
+    /// `GET /v1/sessions/{id}`: the session resource. A 404 when it does
+    /// not exist or belongs to another principal.
     pub async fn session(&self, id: &SessionId) -> Result<SessionView, ClientError> {
         self.call(Method::GET, &format!("/v1/sessions/{id}"), NO_BODY)
             .await
@@ -182,6 +192,9 @@ impl Client {
         }
     }
 
+    /// `POST …/turns`: start a turn with the user's `message`; it runs in
+    /// the background (follow it on [`Client::events`]). A 409 while a turn
+    /// runs.
     pub async fn start_turn(
         &self,
         id: &SessionId,
@@ -197,11 +210,14 @@ impl Client {
         .await
     }
 
+    /// `POST …/stop`: tell the running turn to stop; its `turn.stopped`
+    /// event follows on the timeline. A 409 when no turn runs.
     pub async fn stop(&self, id: &SessionId) -> Result<StopAnswer, ClientError> {
         self.call(Method::POST, &format!("/v1/sessions/{id}/stop"), NO_BODY)
             .await
     }
 
+    /// `PUT …/mode`: the mode the next turn runs in. A 409 while a turn runs.
     pub async fn set_mode(&self, id: &SessionId, mode: Mode) -> Result<SessionView, ClientError> {
         self.call(
             Method::PUT,

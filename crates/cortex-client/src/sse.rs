@@ -7,6 +7,8 @@ use cortex_protocol::Event;
 use http_body_util::BodyExt;
 use hyper::body::Incoming;
 
+/// A session's timeline events as the server streams them (SSE), in seq
+/// order. Dropping it closes the stream's connection.
 pub struct EventStream {
     body: Incoming,
     buffer: Vec<u8>,
