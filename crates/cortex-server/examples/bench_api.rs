@@ -313,30 +313,7 @@ fn cpu_micros(who: libc::c_int) -> u64 {
 }
 
 fn main() {
-    let mut args = std::env::args().skip(1);
-    let mut ns = Vec::new();
-    let mut rounds = 5;
-    let mut only = None;
-    let mut guest = String::from("local");
-    let mut guest_bin = std::env::current_exe()
-        .ok()
-        .and_then(|exe| Some(exe.parent()?.parent()?.join("cortex-guest")));
-    while let Some(arg) = args.next() {
-        if arg == "--guest" {
-            guest = args.next().unwrap_or_default();
-        } else if arg == "--guest-bin" {
-            guest_bin = args.next().map(std::path::PathBuf::from);
-        } else if arg == "--only" {
-            only = args.next();
-        } else if arg == "--rounds" {
-            rounds = args.next().and_then(|r| r.parse().ok()).unwrap_or(rounds);
-        } else if let Ok(n) = arg.parse() {
-            ns.push(n);
-        }
-    }
-    if ns.is_empty() {
-        ns = vec![10, 100, 500];
-    }
+    let options = Options::parse();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -348,9 +325,83 @@ fn main() {
     }
     let socket = repo.path().join("bench.sock");
     let homes = tempfile::tempdir().expect("homes");
-    let local = match guest.as_str() {
-        "local" => match guest_bin.filter(|bin| bin.is_file()) {
-            Some(bin) => Some((bin, homes.path().to_path_buf())),
+    let local = local_guest(&options, homes.path());
+    println!("guest: {}", options.guest);
+    let _ = GUEST.set(local);
+    println!(
+        "| N | direct sessions/s | API sessions/s | API/direct wall | API/direct CPU \
+         | CPU ratio, rounds' range | CPU µs/session direct | API | API adds \
+         | tool.result→SSE p50 ms | p99 ms |"
+    );
+    println!("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |");
+    runtime.block_on(async {
+        for &n in &options.ns {
+            match options.only.as_deref() {
+                Some(path) => {
+                    for _ in 0..options.rounds {
+                        profile(path, n, repo.path(), &socket).await;
+                    }
+                }
+                None => row(n, options.rounds, repo.path(), &socket).await,
+            }
+        }
+    });
+}
+
+/// The command line: session counts, `--rounds`, `--only PATH`, `--guest`,
+/// `--guest-bin`.
+struct Options {
+    ns: Vec<usize>,
+    rounds: usize,
+    only: Option<String>,
+    guest: String,
+    guest_bin: Option<std::path::PathBuf>,
+}
+
+impl Options {
+    fn parse() -> Options {
+        let mut args = std::env::args().skip(1);
+        let mut options = Options {
+            ns: Vec::new(),
+            rounds: 5,
+            only: None,
+            guest: String::from("local"),
+            guest_bin: std::env::current_exe()
+                .ok()
+                .and_then(|exe| Some(exe.parent()?.parent()?.join("cortex-guest"))),
+        };
+        while let Some(arg) = args.next() {
+            if arg == "--guest" {
+                options.guest = args.next().unwrap_or_default();
+            } else if arg == "--guest-bin" {
+                options.guest_bin = args.next().map(std::path::PathBuf::from);
+            } else if arg == "--only" {
+                options.only = args.next();
+            } else if arg == "--rounds" {
+                options.rounds = args
+                    .next()
+                    .and_then(|r| r.parse().ok())
+                    .unwrap_or(options.rounds);
+            } else if let Ok(n) = arg.parse() {
+                options.ns.push(n);
+            }
+        }
+        if options.ns.is_empty() {
+            options.ns = vec![10, 100, 500];
+        }
+        options
+    }
+}
+
+/// The local guest's binary and homes folder, `None` for in-process guests;
+/// exits on a bad choice.
+fn local_guest(
+    options: &Options,
+    homes: &std::path::Path,
+) -> Option<(std::path::PathBuf, std::path::PathBuf)> {
+    match options.guest.as_str() {
+        "local" => match options.guest_bin.clone().filter(|bin| bin.is_file()) {
+            Some(bin) => Some((bin, homes.to_path_buf())),
             None => {
                 eprintln!(
                     "no cortex-guest binary beside this example: \
@@ -364,69 +415,63 @@ fn main() {
             eprintln!("--guest is local or in-process, not {other:?}");
             std::process::exit(2);
         }
+    }
+}
+
+/// `--only PATH`: one path's CPU time per session, nothing else.
+async fn profile(path: &str, n: usize, repo: &std::path::Path, socket: &std::path::Path) {
+    let guests = cpu_micros(libc::RUSAGE_CHILDREN);
+    let cpu = if path == "requests" || path == "connections" {
+        requests(n, repo, socket, path == "connections").await
+    } else if path == "api" {
+        api(n, repo, socket).await.1
+    } else {
+        direct(n, repo).await.1
     };
-    println!("guest: {guest}");
-    let _ = GUEST.set(local);
+    let guests = cpu_micros(libc::RUSAGE_CHILDREN) - guests;
     println!(
-        "| N | direct sessions/s | API sessions/s | API/direct wall | API/direct CPU \
-         | CPU ratio, rounds' range | CPU µs/session direct | API | API adds \
-         | tool.result→SSE p50 ms | p99 ms |"
+        "{path} {n}: {:.0} µs CPU each (session or request), {:.0} of it in guests",
+        cpu.as_secs_f64() * 1e6 / n as f64,
+        guests as f64 / n as f64
     );
-    println!("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |");
-    runtime.block_on(async {
-        for n in ns {
-            let (mut direct_rate, mut api_rate, mut wall_ratio, mut cpu_ratio) =
-                (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-            let (mut direct_cpu, mut api_cpu, mut latencies) = (Vec::new(), Vec::new(), Vec::new());
-            for _ in 0..rounds {
-                if let Some(path) = only.as_deref() {
-                    // Profiling one path: its CPU time per session, nothing else.
-                    let guests = cpu_micros(libc::RUSAGE_CHILDREN);
-                    let cpu = if path == "requests" || path == "connections" {
-                        requests(n, repo.path(), &socket, path == "connections").await
-                    } else if path == "api" {
-                        api(n, repo.path(), &socket).await.1
-                    } else {
-                        direct(n, repo.path()).await.1
-                    };
-                    let guests = cpu_micros(libc::RUSAGE_CHILDREN) - guests;
-                    println!(
-                        "{path} {n}: {:.0} µs CPU each (session or request), {:.0} of it in guests",
-                        cpu.as_secs_f64() * 1e6 / n as f64,
-                        guests as f64 / n as f64
-                    );
-                    continue;
-                }
-                let (d_wall, d_cpu) = direct(n, repo.path()).await;
-                let (a_wall, a_cpu, lat) = api(n, repo.path(), &socket).await;
-                direct_rate.push(n as f64 / d_wall.as_secs_f64());
-                api_rate.push(n as f64 / a_wall.as_secs_f64());
-                wall_ratio.push(a_wall.as_secs_f64() / d_wall.as_secs_f64());
-                cpu_ratio.push(a_cpu.as_secs_f64() / d_cpu.as_secs_f64().max(1e-9));
-                direct_cpu.push(d_cpu.as_secs_f64() * 1e6 / n as f64);
-                api_cpu.push(a_cpu.as_secs_f64() * 1e6 / n as f64);
-                latencies.extend(lat);
-            }
-            if only.is_some() {
-                continue;
-            }
-            latencies.sort_by(|x, y| x.total_cmp(y));
-            let added = direct_cpu.iter().zip(&api_cpu).map(|(d, a)| a - d).collect();
-            let (low, high) = cpu_ratio
-                .iter()
-                .fold((f64::MAX, f64::MIN), |(lo, hi), r| (lo.min(*r), hi.max(*r)));
-            println!(
-                "| {n} | {:.0} | {:.0} | {:.2} | {:.2} | {low:.2}–{high:.2} | {:.0} | {:.0} | {:.0} | {:.1} | {:.1} |",
-                median(direct_rate),
-                median(api_rate),
-                median(wall_ratio),
-                median(cpu_ratio),
-                median(direct_cpu),
-                median(api_cpu),
-                median(added),
-                percentile(&latencies, 0.5),
-                percentile(&latencies, 0.99),
-            );
-        }
-    });
+}
+
+/// One table row: N sessions direct and through the API, `rounds` times;
+/// the medians.
+async fn row(n: usize, rounds: usize, repo: &std::path::Path, socket: &std::path::Path) {
+    let (mut direct_rate, mut api_rate, mut wall_ratio, mut cpu_ratio) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let (mut direct_cpu, mut api_cpu, mut latencies) = (Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..rounds {
+        let (d_wall, d_cpu) = direct(n, repo).await;
+        let (a_wall, a_cpu, lat) = api(n, repo, socket).await;
+        direct_rate.push(n as f64 / d_wall.as_secs_f64());
+        api_rate.push(n as f64 / a_wall.as_secs_f64());
+        wall_ratio.push(a_wall.as_secs_f64() / d_wall.as_secs_f64());
+        cpu_ratio.push(a_cpu.as_secs_f64() / d_cpu.as_secs_f64().max(1e-9));
+        direct_cpu.push(d_cpu.as_secs_f64() * 1e6 / n as f64);
+        api_cpu.push(a_cpu.as_secs_f64() * 1e6 / n as f64);
+        latencies.extend(lat);
+    }
+    latencies.sort_by(|x, y| x.total_cmp(y));
+    let added = direct_cpu
+        .iter()
+        .zip(&api_cpu)
+        .map(|(d, a)| a - d)
+        .collect();
+    let (low, high) = cpu_ratio
+        .iter()
+        .fold((f64::MAX, f64::MIN), |(lo, hi), r| (lo.min(*r), hi.max(*r)));
+    println!(
+        "| {n} | {:.0} | {:.0} | {:.2} | {:.2} | {low:.2}–{high:.2} | {:.0} | {:.0} | {:.0} | {:.1} | {:.1} |",
+        median(direct_rate),
+        median(api_rate),
+        median(wall_ratio),
+        median(cpu_ratio),
+        median(direct_cpu),
+        median(api_cpu),
+        median(added),
+        percentile(&latencies, 0.5),
+        percentile(&latencies, 0.99),
+    );
 }

@@ -13,12 +13,16 @@ use cortex_store::StoreError;
 /// An error answer.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ApiError {
+    /// The HTTP status (4xx or 5xx).
     pub status: StatusCode,
+    /// The error body's machine-readable code (`bad_request`, `not_found`, …).
     pub code: &'static str,
+    /// The error body's message, for humans.
     pub message: String,
 }
 
 impl ApiError {
+    /// An answer with `status`, `code` and `message`.
     pub fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> Self {
         ApiError {
             status,
@@ -27,6 +31,7 @@ impl ApiError {
         }
     }
 
+    /// 400 `bad_request`: the request itself is wrong.
     pub fn bad_request(message: impl Into<String>) -> Self {
         Self::new(StatusCode::BAD_REQUEST, "bad_request", message)
     }
@@ -41,10 +46,13 @@ impl ApiError {
         )
     }
 
+    /// 409 `conflict`: the request does not fit the session's state now (a
+    /// turn runs, nothing waits for a verdict).
     pub fn conflict(message: impl Into<String>) -> Self {
         Self::new(StatusCode::CONFLICT, "conflict", message)
     }
 
+    /// 401 `unauthorized`: no bearer token, or one the server does not know.
     pub fn unauthorized() -> Self {
         Self::new(
             StatusCode::UNAUTHORIZED,
@@ -53,6 +61,7 @@ impl ApiError {
         )
     }
 
+    /// 500 `internal`: the server failed (a store error); not the client's doing.
     pub fn internal(message: impl Into<String>) -> Self {
         Self::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", message)
     }

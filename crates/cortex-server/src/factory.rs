@@ -12,7 +12,9 @@ use std::sync::Arc;
 /// What a session runs with.
 #[derive(Clone)]
 pub struct Providers {
+    /// The session's model.
     pub model: Arc<dyn ModelProvider>,
+    /// Starts the session's guests.
     pub guests: Arc<dyn GuestProvider>,
     /// The guest's whole environment, already built from the allow-list.
     pub guest_env: Vec<(String, String)>,
@@ -77,9 +79,25 @@ impl From<&str> for ProviderError {
 /// Builds providers. May block (loading a model file); the server calls it
 /// on a blocking thread.
 pub trait ProviderFactory: Send + Sync + 'static {
-    /// Called once per session created or reopened, on a blocking thread.
-    /// `Ok` is what the session runs with; `Err` fails the request with 422
-    /// and the error's message.
+    /// The providers a session runs with.
+    ///
+    /// **When:** once per session created (`ModelChoice::New`) or reopened
+    /// from the store (`ModelChoice::Resume`, with the description the
+    /// session's model recorded), on a blocking thread, before the session
+    /// goes live; calls for different sessions may run at the same time.
+    ///
+    /// **May assume:** nothing about `model`: a `New` name comes from a
+    /// client as it was sent, and a `Resume` description from the store.
+    ///
+    /// **Guarantees:** `Ok` is what the session runs with for as long as it
+    /// stays live; the server keeps nothing else of this call.
+    ///
+    /// **Errors:** `Err` fails the request with 422 and the error's message
+    /// (shown to the client, so no secret belongs in it); the session is not
+    /// created or not reopened.
+    ///
+    /// **Cancellation:** none: a request dropped meanwhile (the client went
+    /// away) lets the call run to its end, and its result is dropped.
     fn providers(&self, model: ModelChoice<'_>) -> Result<Providers, ProviderError>;
 }
 

@@ -14,6 +14,8 @@
 //! - The bodies are `cortex-api`'s types, which the client uses too; the
 //!   OpenAPI document ([`ApiDoc`]) is generated from them and the handlers.
 
+#![warn(missing_docs)]
+
 mod actor;
 mod auth;
 mod error;

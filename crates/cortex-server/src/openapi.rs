@@ -12,6 +12,8 @@ use std::sync::Arc;
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 
+/// The OpenAPI document of the session API, generated from the handlers'
+/// annotations and `cortex-api`'s types (served at `GET /openapi.json`).
 #[derive(OpenApi)]
 #[openapi(
     info(title = "Cortex session API", description = "Sessions, turns and their event timelines. \

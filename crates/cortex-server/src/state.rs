@@ -59,6 +59,8 @@ impl Default for ServerConfig {
     }
 }
 
+/// What every request handler shares: the store, the accepted tokens, the
+/// provider factory, the configuration and the live sessions.
 pub struct AppState {
     pub(crate) store: Arc<dyn Store>,
     pub(crate) tokens: Tokens,
@@ -79,6 +81,8 @@ pub(crate) struct Registry {
 }
 
 impl AppState {
+    /// The state of a server that has no live session yet; sessions go live
+    /// when a request needs them.
     pub fn new(
         store: Arc<dyn Store>,
         tokens: Tokens,

@@ -52,31 +52,45 @@ struct FileStamp {
 /// A principal's entry in the token file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TokenEntry {
+    /// The principal the token names.
     pub name: String,
     /// When the token was made (RFC 3339).
     pub created: String,
     hash: Hash,
 }
 
+/// Why the token file could not be read, written or changed.
 #[derive(Debug, thiserror::Error)]
 pub enum TokenFileError {
+    /// Reading or writing the file failed.
     #[error("cannot read or write the token file {path}: {source}")]
     Io {
+        /// The token file.
         path: PathBuf,
+        /// What the system said.
         source: std::io::Error,
     },
+    /// A line is not `NAME SHA256-HEX CREATED`.
     #[error("the token file {path} is damaged at line {line}: expected `NAME SHA256-HEX CREATED`")]
-    Malformed { path: PathBuf, line: usize },
+    Malformed {
+        /// The token file.
+        path: PathBuf,
+        /// The damaged line, from 1.
+        line: usize,
+    },
+    /// Not a principal name (or the reserved `local`).
     #[error(
         "`{0}` is not a principal name: use 1 to 64 letters, digits, `.`, `_` or `-` \
          (`local` is reserved for CORTEX_TOKEN)"
     )]
     BadName(String),
+    /// The principal has a token already.
     #[error("a token for `{0}` exists already; revoke it first")]
     Exists(String),
 }
 
 impl Tokens {
+    /// No token accepted.
     pub fn new() -> Self {
         Self::default()
     }
