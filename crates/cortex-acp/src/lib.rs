@@ -35,6 +35,8 @@
 //! Nothing but protocol frames is written to the transport; logs go through
 //! `tracing` (the CLI sends them to standard error).
 
+#![warn(missing_docs)]
+
 pub mod map;
 mod permission;
 mod prompt;
@@ -58,6 +60,7 @@ use tokio_util::compat::{TokioAsyncReadCompatExt, TokioAsyncWriteCompatExt};
 /// Why serving a connection ended other than by the editor closing it.
 #[derive(Debug, thiserror::Error)]
 pub enum AcpError {
+    /// The ACP connection failed (its transport or a frame the crate refused).
     #[error("ACP connection: {0}")]
     Protocol(#[from] agent_client_protocol::Error),
 }

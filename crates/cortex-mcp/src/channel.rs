@@ -22,32 +22,60 @@ use crate::config::StdioSpec;
 /// stderr line); dropping `kill` (or the whole channel) kills the process and
 /// everything it started.
 pub struct ProcessChannel {
+    /// Each line the process writes on stdout, newline stripped; ends when its
+    /// stdout closes.
     pub stdout: mpsc::Receiver<String>,
+    /// Lines for the process's stdin, each written followed by a newline.
     pub stdin: mpsc::Sender<String>,
+    /// Resolves once the process has exited, with a one-line reason.
     pub ended: oneshot::Receiver<String>,
+    /// Dropping it kills the process and everything it started.
     pub kill: DropGuard,
 }
 
 /// Why a process could not be started.
 #[derive(Debug, thiserror::Error)]
 pub enum LaunchError {
+    /// A host process could not be spawned.
     #[error("cannot start `{command}`: {source}")]
     Spawn {
+        /// The program that did not start.
         command: String,
+        /// What the system said.
         #[source]
         source: std::io::Error,
     },
     /// The guest refused or failed (its message).
     #[error("{0}")]
     Guest(String),
+    /// The server runs in the guest, and the session has none attached.
     #[error("there is no guest to run it in")]
     NoGuest,
 }
 
 /// Starts a stdio server's process somewhere (the guest, the host).
 pub trait Launcher: Send + Sync {
-    /// Start `spec` for the server `server`. The process must not outlive
-    /// the returned channel's `kill` guard.
+    /// Start `spec`'s process for the server named `server` (a name for
+    /// messages and logs; `spec` says what runs).
+    ///
+    /// **When:** once per start of a stdio server, when a session's servers
+    /// start (before the first model request of a turn) or one is started
+    /// again; calls for several servers may run at the same time.
+    ///
+    /// **May assume:** `spec` was validated by [`crate::config`] (a command,
+    /// environment names that are names); nothing about what the process
+    /// will write.
+    ///
+    /// **Guarantees:** `Ok` is a process already started, with the
+    /// [`ProcessChannel`] contract above; the process must not outlive the
+    /// channel's `kill` guard.
+    ///
+    /// **Errors:** `Err` means nothing runs (nothing to clean up); the hub
+    /// reports the server as failed with the error's message.
+    ///
+    /// **Cancellation:** dropping the future before it resolves must leave
+    /// no process running (a launcher that has started one by then kills
+    /// it).
     fn launch<'a>(
         &'a self,
         server: &'a str,
@@ -83,8 +111,10 @@ impl LineTransport {
 /// The process's stdin is closed (it exited or was killed).
 #[derive(Debug, thiserror::Error)]
 pub enum ChannelError {
+    /// The process's stdin is closed (it exited or was killed).
     #[error("the server's stdin is closed")]
     Closed,
+    /// A message could not be encoded as JSON.
     #[error("cannot encode a message: {0}")]
     Encode(#[source] serde_json::Error),
 }

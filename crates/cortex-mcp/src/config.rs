@@ -37,6 +37,7 @@ pub struct ServerConfig {
     /// The program of a stdio server.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub command: Option<String>,
+    /// The program's arguments.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub args: Vec<String>,
     /// Variables the server's process gets besides the guest's allow-list.
@@ -86,27 +87,41 @@ pub enum Placement {
 pub struct ServerSpec {
     /// `[A-Za-z0-9_-]`, at most [`MAX_SERVER_NAME`] characters, no `__`.
     pub name: String,
+    /// How the harness reaches it.
     pub transport: TransportSpec,
+    /// Its tools only read (`read_only = true`): offered in the read-only
+    /// modes too.
     pub read_only: bool,
+    /// How long starting it (process, handshake, tool list) may take.
     pub startup_timeout: Duration,
+    /// How long one tool call may take; a call that takes longer fails the
+    /// server.
     pub tool_timeout: Duration,
 }
 
 /// How the harness reaches a server.
 #[derive(Debug, Clone, PartialEq)]
 pub enum TransportSpec {
+    /// A process speaking JSON-RPC on its stdin and stdout.
     Stdio(StdioSpec),
+    /// A streamable-HTTP server at a URL.
     Http(HttpSpec),
 }
 
+/// A stdio server's process.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StdioSpec {
+    /// The program, found on the `PATH` where it runs, or absolute.
     pub command: String,
+    /// The program's arguments.
     pub args: Vec<String>,
+    /// Variables the process gets besides the allow-list.
     pub env: BTreeMap<String, String>,
+    /// Where the process runs: the session's guest or the host.
     pub placement: Placement,
 }
 
+/// A streamable-HTTP server.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HttpSpec {
     /// `http://` or `https://`.
@@ -118,26 +133,52 @@ pub struct HttpSpec {
 /// Why a server's configuration was refused; the message names the server.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ConfigError {
+    /// The name has other characters, a `__`, or is too long.
     #[error(
         "MCP server name `{0}` is not allowed: use letters, digits, `-` and `_` (no `__`), at most {MAX_SERVER_NAME} characters"
     )]
     BadName(String),
+    /// Neither `command` nor `url`.
     #[error("MCP server `{0}` needs either `command` (stdio) or `url` (streamable HTTP)")]
     NoTransport(String),
+    /// Both `command` and `url`.
     #[error("MCP server `{0}` has both `command` and `url`; give one")]
     BothTransports(String),
+    /// A setting of the other transport.
     #[error("MCP server `{name}`: `{field}` only applies to {applies_to} servers")]
     Misplaced {
+        /// The server.
         name: String,
+        /// The setting.
         field: &'static str,
+        /// The transport it belongs to.
         applies_to: &'static str,
     },
+    /// The url is not `http://` or `https://`.
     #[error("MCP server `{name}`: the url `{url}` is not http:// or https://")]
-    BadUrl { name: String, url: String },
+    BadUrl {
+        /// The server.
+        name: String,
+        /// The url as written.
+        url: String,
+    },
+    /// A timeout that is not a positive number of seconds.
     #[error("MCP server `{name}`: `{field}` must be a positive number of seconds")]
-    BadTimeout { name: String, field: &'static str },
+    BadTimeout {
+        /// The server.
+        name: String,
+        /// The timeout's setting.
+        field: &'static str,
+    },
+    /// An `env` key that is not a variable name.
     #[error("MCP server `{name}`: `{variable}` is not a valid environment variable name")]
-    BadEnvName { name: String, variable: String },
+    BadEnvName {
+        /// The server.
+        name: String,
+        /// The key as written.
+        variable: String,
+    },
+    /// Two servers with the same name.
     #[error("MCP server `{0}` is listed twice")]
     Duplicate(String),
 }

@@ -28,6 +28,7 @@ const STDERR_KEPT: usize = 8;
 /// Starts stdio servers as host processes, in `cwd`.
 #[derive(Debug, Clone)]
 pub struct HostLauncher {
+    /// The folder the processes start in.
     pub cwd: PathBuf,
 }
 

@@ -20,16 +20,22 @@ use tokio_util::sync::CancellationToken;
 /// Something the caller should record on the timeline.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Notice {
+    /// The server started; its tools are offered.
     Ready {
+        /// The server.
         name: String,
         /// Qualified names of the tools offered.
         tools: Vec<String>,
         /// One line per tool that is not offered, and why.
         rejected: Vec<String>,
+        /// How long it took to start, in milliseconds.
         ms: f64,
     },
+    /// The server did not start, or stopped; its tools are gone.
     Failed {
+        /// The server.
         name: String,
+        /// Why, in one line.
         reason: String,
     },
 }
@@ -38,24 +44,39 @@ pub enum Notice {
 /// attached) and the host (`sandbox = "host"`).
 #[derive(Clone, Copy)]
 pub struct Launchers<'a> {
+    /// The session's guest, when one is attached.
     pub guest: Option<&'a dyn Launcher>,
+    /// The host, for `sandbox = "host"` servers.
     pub host: &'a dyn Launcher,
 }
 
 /// A server's state, as `cortex mcp list` shows it.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ServerState {
-    Ready { tools: Vec<McpTool>, start_ms: f64 },
-    Failed { reason: String },
+    /// Started.
+    Ready {
+        /// Its tools.
+        tools: Vec<McpTool>,
+        /// How long it took to start, in milliseconds.
+        start_ms: f64,
+    },
+    /// Not running.
+    Failed {
+        /// Why, in one line.
+        reason: String,
+    },
 }
 
 /// One line of a listing.
 #[derive(Debug, Clone)]
 pub struct ServerStatus {
+    /// The server's name.
     pub name: String,
     /// `stdio (guest): …`, `http: …`.
     pub transport: String,
+    /// Its tools only read.
     pub read_only: bool,
+    /// Whether it runs.
     pub state: ServerState,
 }
 
@@ -85,18 +106,31 @@ pub enum Called {
     /// The server was marked failed by this call (hung or died); the
     /// message is for the model, the notice for the timeline.
     Failed {
+        /// What the model reads.
         message: String,
+        /// What the timeline records.
         notice: Notice,
     },
+    /// Stopped by the user before the server answered.
     Cancelled,
 }
 
 /// What a qualified name refers to.
 pub enum Lookup {
     /// A tool of a ready server.
-    Tool { tool: McpTool, read_only: bool },
+    Tool {
+        /// The tool.
+        tool: McpTool,
+        /// Its server's tools only read.
+        read_only: bool,
+    },
     /// A server of this session that is not ready: its tools are gone.
-    Unavailable { server: String, reason: String },
+    Unavailable {
+        /// The server.
+        server: String,
+        /// Why it is not ready.
+        reason: String,
+    },
     /// No server of this session has that name.
     Unknown,
 }
@@ -167,6 +201,7 @@ impl McpHub {
         self.servers.iter().map(|s| s.spec.clone()).collect()
     }
 
+    /// Whether the session has no MCP server at all.
     pub fn is_empty(&self) -> bool {
         self.servers.is_empty()
     }

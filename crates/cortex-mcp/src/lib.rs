@@ -19,6 +19,8 @@
 //! Layer: beside `cortex-tools`/`cortex-runtime`; depends only on
 //! `cortex-protocol` of ours. `cortex-core` provides the guest launcher.
 
+#![warn(missing_docs)]
+
 pub mod channel;
 pub mod config;
 pub mod host;

@@ -22,7 +22,9 @@ pub struct McpImage {
 pub struct McpOutput {
     /// The server said the call failed (`isError`); `text` says why.
     pub is_error: bool,
+    /// The text parts, joined.
     pub text: String,
+    /// The image parts.
     pub images: Vec<McpImage>,
     /// `structuredContent`, when the server sent it.
     pub structured: Option<serde_json::Value>,

@@ -21,18 +21,25 @@ use tokio_util::sync::{CancellationToken, DropGuard};
 /// `mcp.server_failed`.
 #[derive(Debug, thiserror::Error)]
 pub enum ServerError {
+    /// The process could not be started.
     #[error("{0}")]
     Launch(#[from] LaunchError),
+    /// Starting took longer than the server's start-up timeout.
     #[error("did not start within {0:?}")]
     StartTimeout(Duration),
+    /// The MCP handshake failed.
     #[error("the MCP handshake failed: {0}")]
     Handshake(String),
+    /// Listing the server's tools failed.
     #[error("listing its tools failed: {0}")]
     ListTools(#[source] ServiceError),
+    /// The bearer token's variable is not set.
     #[error("the bearer token variable `{0}` is not set")]
     MissingToken(String),
+    /// The HTTP client could not be built.
     #[error("cannot build an HTTP client: {0}")]
     HttpClient(String),
+    /// The process exited while starting (the reason).
     #[error("the process {0}")]
     Exited(String),
 }
@@ -57,7 +64,9 @@ pub enum CallError {
 
 /// A server that completed the handshake and listed its tools.
 pub struct Connection {
+    /// What was started.
     pub spec: ServerSpec,
+    /// The tools it lists.
     pub tools: Vec<McpTool>,
     /// Tools the server listed that are not offered, and why.
     pub rejected: Vec<ToolRejected>,

@@ -25,23 +25,49 @@ pub fn split_qualified(name: &str) -> Option<(&str, &str)> {
 /// Why a server's tool is not offered (the rest of the server's tools are).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ToolRejected {
+    /// The tool's name has characters other than letters, digits, `-`, `_`.
     #[error("tool `{tool}`: its name has characters other than letters, digits, `-` and `_`")]
-    BadName { tool: String },
+    BadName {
+        /// The tool's name.
+        tool: String,
+    },
+    /// The qualified name would be too long.
     #[error("tool `{tool}`: `{qualified}` would be longer than {MAX_TOOL_NAME} characters")]
-    TooLong { tool: String, qualified: String },
+    TooLong {
+        /// The tool's name.
+        tool: String,
+        /// `mcp__SERVER__TOOL`.
+        qualified: String,
+    },
+    /// The input schema does not compile.
     #[error("tool `{tool}`: invalid input schema: {reason}")]
-    BadSchema { tool: String, reason: String },
+    BadSchema {
+        /// The tool's name.
+        tool: String,
+        /// Why.
+        reason: String,
+    },
 }
 
 /// Why a call's arguments were refused; the message is for the model.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum McpArgError {
+    /// The arguments are larger than the limit.
     #[error("arguments are {size} bytes; the limit is {limit} bytes")]
-    TooLarge { size: usize, limit: usize },
+    TooLarge {
+        /// Their size in bytes.
+        size: usize,
+        /// The limit in bytes.
+        limit: usize,
+    },
+    /// The arguments do not match the tool's schema.
     #[error("invalid arguments for {tool}: {reason}. Expected an object matching: {schema}")]
     Invalid {
+        /// The tool's qualified name.
         tool: String,
+        /// What does not match.
         reason: String,
+        /// The schema, as JSON.
         schema: String,
     },
 }
@@ -53,6 +79,7 @@ pub struct McpTool {
     pub name: String,
     /// `mcp__SERVER__TOOL`.
     pub qualified: String,
+    /// The tool's description, as the server gave it.
     pub description: String,
     /// The server's schema, as offered to the model.
     pub schema: Value,
