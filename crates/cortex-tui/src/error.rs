@@ -1,5 +1,6 @@
 //! What can end the UI with an error.
 
+/// Why the UI ended with an error.
 #[derive(Debug, thiserror::Error)]
 pub enum TuiError {
     /// The terminal UI draws on a terminal only.

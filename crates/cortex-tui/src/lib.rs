@@ -14,6 +14,8 @@
 //! Everything the model or a tool produced is sanitised when the fold
 //! stores it (`text::clean`), before any widget sees it.
 
+#![warn(missing_docs)]
+
 pub mod app;
 mod error;
 #[cfg(feature = "runtime")]
@@ -37,9 +39,11 @@ pub type ContextWindow = Box<dyn Fn(&str) -> Option<u64> + Send>;
 /// What the UI starts with.
 #[cfg(feature = "runtime")]
 pub struct Launch {
+    /// The API client the UI drives the session through.
     pub client: cortex_client::Client,
     /// The session to show (its whole timeline is replayed).
     pub session: cortex_protocol::SessionId,
+    /// How `/new` creates a session like this one.
     pub new_sessions: NewSessions,
     /// The context window of a model by its `PROVIDER:NAME`, when the
     /// client knows it (the status line's fill until an event says).

@@ -11,31 +11,40 @@ const MAX_FILES: usize = 50_000;
 /// Candidates shown at once.
 pub const MAX_ITEMS: usize = 8;
 
+/// One candidate of the completion list.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Item {
+    /// What the list shows.
     pub label: String,
+    /// Shown beside it (a command's help, a file's folder).
     pub detail: String,
     /// What the current word becomes.
     pub replacement: String,
 }
 
+/// The completion list for the word at the cursor (`/command`, `@path`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Completion {
+    /// The candidates, at most [`MAX_ITEMS`].
     pub items: Vec<Item>,
+    /// The highlighted candidate.
     pub selected: usize,
 }
 
 impl Completion {
+    /// The highlighted candidate, if any.
     pub fn selected(&self) -> Option<&Item> {
         self.items.get(self.selected)
     }
 
+    /// Highlight the next candidate (wrapping).
     pub fn next(&mut self) {
         if !self.items.is_empty() {
             self.selected = (self.selected + 1) % self.items.len();
         }
     }
 
+    /// Highlight the previous candidate (wrapping).
     pub fn prev(&mut self) {
         if !self.items.is_empty() {
             self.selected = (self.selected + self.items.len() - 1) % self.items.len();

@@ -6,6 +6,8 @@
 const PASTE_LINES: usize = 5;
 const PASTE_BYTES: usize = 1_000;
 
+/// The composer's text and cursor (multi-line; large pastes folded to a
+/// placeholder until sent).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Editor {
     text: String,
@@ -17,14 +19,17 @@ pub struct Editor {
 }
 
 impl Editor {
+    /// The text as shown (pastes as their placeholders).
     pub fn text(&self) -> &str {
         &self.text
     }
 
+    /// The cursor, a byte offset at a character boundary.
     pub fn cursor(&self) -> usize {
         self.cursor
     }
 
+    /// Whether there is no text.
     pub fn is_empty(&self) -> bool {
         self.text.is_empty()
     }
@@ -37,6 +42,7 @@ impl Editor {
             .retain(|(label, _)| text.contains(label.as_str()));
     }
 
+    /// Empty it.
     pub fn clear(&mut self) {
         *self = Editor {
             next_paste: self.next_paste,
@@ -54,11 +60,13 @@ impl Editor {
         message
     }
 
+    /// Insert `text` at the cursor.
     pub fn insert(&mut self, text: &str) {
         self.text.insert_str(self.cursor, text);
         self.cursor += text.len();
     }
 
+    /// Insert `c` at the cursor.
     pub fn insert_char(&mut self, c: char) {
         self.text.insert(self.cursor, c);
         self.cursor += c.len_utf8();
@@ -102,6 +110,7 @@ impl Editor {
         self.pastes.retain(|(label, _)| *label != removed);
     }
 
+    /// Delete the character before the cursor.
     pub fn backspace(&mut self) {
         if let Some(range) = self.placeholder_before() {
             return self.remove(range);
@@ -111,6 +120,7 @@ impl Editor {
         }
     }
 
+    /// Delete the character at the cursor.
     pub fn delete(&mut self) {
         if let Some(range) = self.placeholder_after() {
             return self.remove(range);
@@ -129,6 +139,7 @@ impl Editor {
         self.text[at..].chars().next().map(|c| at + c.len_utf8())
     }
 
+    /// Move the cursor one character left.
     pub fn left(&mut self) {
         if let Some(range) = self.placeholder_before() {
             self.cursor = range.start;
@@ -137,6 +148,7 @@ impl Editor {
         }
     }
 
+    /// Move the cursor one character right.
     pub fn right(&mut self) {
         if let Some(range) = self.placeholder_after() {
             self.cursor = range.end;
@@ -155,18 +167,22 @@ impl Editor {
             .map_or(self.text.len(), |i| self.cursor + i)
     }
 
+    /// Move the cursor to the start of its line.
     pub fn home(&mut self) {
         self.cursor = self.line_start();
     }
 
+    /// Move the cursor to the end of its line.
     pub fn end(&mut self) {
         self.cursor = self.line_end();
     }
 
+    /// Whether the cursor is on the first line.
     pub fn on_first_line(&self) -> bool {
         !self.text[..self.cursor].contains('\n')
     }
 
+    /// Whether the cursor is on the last line.
     pub fn on_last_line(&self) -> bool {
         !self.text[self.cursor..].contains('\n')
     }
@@ -182,6 +198,7 @@ impl Editor {
         self.cursor = advance(&self.text, prev_start, prev_end, column);
     }
 
+    /// Move the cursor one line down.
     pub fn down(&mut self) {
         if self.on_last_line() {
             return;
@@ -194,6 +211,7 @@ impl Editor {
         self.cursor = advance(&self.text, next_start, next_end, column);
     }
 
+    /// Move the cursor to the start of the previous word.
     pub fn word_left(&mut self) {
         let before = &self.text[..self.cursor];
         let trimmed = before.trim_end();
@@ -202,6 +220,7 @@ impl Editor {
         });
     }
 
+    /// Move the cursor past the end of the next word.
     pub fn word_right(&mut self) {
         let after = &self.text[self.cursor..];
         let skip = after.len() - after.trim_start().len();

@@ -2,17 +2,8 @@
 //! or `/goal pause|resume|clear`; and the chip the composer's border shows
 //! for it (`Agent — Goal · 2/8`).
 
-use crate::app::{App, Command};
-
-/// What `/goal` asks of the API.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum GoalCommand {
-    /// Set (or replace) the goal; its first turn starts when none runs.
-    Set(String),
-    Pause,
-    Resume,
-    Clear,
-}
+use crate::app::App;
+use crate::app::command::{Command, GoalCommand};
 
 /// Run `/goal ARGS`.
 pub fn run(app: &mut App, args: &str) -> Vec<Command> {

@@ -18,6 +18,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEvent
 const WHEEL_ROWS: usize = 3;
 
 impl App {
+    /// Handle one key press; the commands it asks of the runtime.
     pub fn on_key(&mut self, key: KeyEvent) -> Vec<Command> {
         if key.kind == KeyEventKind::Release {
             return Vec::new();
@@ -274,6 +275,7 @@ impl App {
         self.history_pos = next;
     }
 
+    /// Handle one mouse event (the wheel scrolls); the commands it asks for.
     pub fn on_mouse(&mut self, mouse: MouseEvent) -> Vec<Command> {
         match mouse.kind {
             MouseEventKind::ScrollUp => self.transcript.scroll_up(WHEEL_ROWS),

@@ -7,6 +7,7 @@
 //! the runtime to carry out, whose answers return as [`Outcome`]s; so a
 //! test drives the app with keys and events and looks at the screen.
 
+pub mod command;
 pub mod complete;
 pub mod editor;
 pub mod goal;
@@ -17,78 +18,31 @@ pub mod slash;
 use crate::state::SessionState;
 use crate::time::Millis;
 use crate::view::help::Help;
-use crate::view::picker::{self, Picker};
+use crate::view::picker::Picker;
 use crate::view::theme::Theme;
 use crate::view::transcript::Transcript;
+pub use command::{Command, GoalCommand, Outcome};
 use complete::Completion;
-use cortex_protocol::{Event, Mode, SessionId};
+use cortex_protocol::{Event, Mode};
 use editor::Editor;
-pub use goal::GoalCommand;
 use overlay::Modal;
 use std::collections::VecDeque;
 
-/// What the app asks the runtime to do through the API.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Command {
-    /// Start a turn; first switch to `mode` when the session is in another.
-    StartTurn {
-        message: String,
-        mode: Option<Mode>,
-    },
-    Stop,
-    SetMode(Mode),
-    Compact,
-    ListSessions,
-    /// Show another session (its whole timeline).
-    OpenSession(SessionId),
-    /// A new session on the same repository and settings; `model` when it
-    /// should use another one.
-    NewSession {
-        model: Option<String>,
-    },
-    /// List the repository's files for `@path` completion.
-    ListFiles,
-    /// `/goal …` against the API.
-    Goal(GoalCommand),
-    /// The user's verdict on the proposed plan or spec phase: accept, or
-    /// reject with the feedback.
-    Verdict {
-        subject: crate::state::Subject,
-        feedback: Option<String>,
-    },
-    /// Answer the approval request of `call_id`.
-    AnswerApproval {
-        call_id: String,
-        decision: cortex_protocol::ApprovalDecision,
-    },
-    Quit,
-}
-
-/// The answer to a [`Command`].
-#[derive(Debug, Clone, PartialEq)]
-pub enum Outcome {
-    /// The turn was not started (a 409, the server gone): the message goes
-    /// back into the composer.
-    TurnRejected {
-        message: String,
-        error: String,
-    },
-    Sessions(Vec<picker::Entry>),
-    /// Another session is shown from now on: start over from its timeline.
-    Switched,
-    Files(Vec<String>),
-    /// A command failed; say so.
-    Failed(String),
-    /// A command's result worth a passing mention.
-    Note(String),
-}
-
+/// The application: the session state plus this screen's own. Keys,
+/// timeline events and API answers change it; what needs the API comes back
+/// as [`Command`]s. It does no I/O.
 pub struct App {
+    /// The session, as the fold of its timeline.
     pub state: SessionState,
+    /// The transcript's rows and scroll position.
     pub transcript: Transcript,
+    /// The composer.
     pub editor: Editor,
+    /// The completion list under the composer.
     pub completion: Completion,
+    /// The open modal, which gets every key.
     pub overlay: Option<Box<dyn Modal>>,
+    /// Colours, or none (`NO_COLOR`).
     pub theme: Theme,
     /// Ctrl+O.
     pub expanded: bool,
@@ -99,6 +53,7 @@ pub struct App {
     pub context_hint: Option<u64>,
     /// The clock drawing uses (the runtime sets it before each frame).
     pub now: Millis,
+    /// The user asked to quit; the runtime ends after this frame.
     pub quit: bool,
     /// Ctrl+L: the next frame repaints every cell.
     pub repaint: bool,
@@ -120,6 +75,7 @@ pub struct App {
 }
 
 impl App {
+    /// An empty app: no session applied yet.
     pub fn new(theme: Theme) -> App {
         App {
             state: SessionState::default(),
@@ -153,14 +109,17 @@ impl App {
         self.mode_choice.unwrap_or(self.state.mode)
     }
 
+    /// The passing message, while there is one.
     pub fn flash_text(&self) -> Option<&str> {
         self.flash.as_deref()
     }
 
+    /// Show `text` as the passing message.
     pub fn flash(&mut self, text: &str) {
         self.flash = Some(text.to_owned());
     }
 
+    /// Open the help (keys and slash commands) as a modal.
     pub fn open_help(&mut self) {
         self.overlay = Some(Box::new(Help::default()));
     }

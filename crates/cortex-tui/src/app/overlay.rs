@@ -3,7 +3,7 @@
 //! plan review (Accept / Reject) and approvals (Allow / Deny / Always)
 //! become modals of their own by implementing [`Modal`].
 
-use crate::app::Command;
+use crate::app::command::Command;
 use crate::view::theme::Theme;
 use crossterm::event::KeyEvent;
 use ratatui::buffer::Buffer;
@@ -14,14 +14,32 @@ use ratatui::layout::Rect;
 pub enum Outcome {
     /// Still open.
     Keep,
+    /// Close it; nothing to run.
     Close,
     /// Close it and run this.
     Run(Command),
 }
 
+/// A modal in the overlay slot: drawn over the screen, and given every key
+/// while it is open. It does no I/O; what needs the API leaves it as a
+/// [`Command`] in [`Outcome::Run`].
 pub trait Modal: Send {
     /// Draw over `screen` (the modal chooses its own box inside it).
+    ///
+    /// **When:** on every frame while the modal is open, after the screen
+    /// beneath it was drawn. **May assume:** `screen` is the whole
+    /// terminal, of any size (a tiny one too). **Guarantees:** draws inside
+    /// `screen` only and changes nothing (it takes `&self`), so drawing
+    /// twice shows the same thing.
     fn render(&self, screen: Rect, buf: &mut Buffer, theme: Theme);
+
+    /// Handle one key press.
+    ///
+    /// **When:** for every key while the modal is open, instead of the
+    /// composer. **Guarantees:** the answer says whether the modal stays
+    /// ([`Outcome::Keep`]), closes ([`Outcome::Close`]) or closes and has
+    /// the app run a command ([`Outcome::Run`]); the app drops the modal
+    /// when it closes, so nothing of it outlives that answer.
     fn on_key(&mut self, key: KeyEvent) -> Outcome;
 }
 

@@ -5,16 +5,19 @@
 use crate::app::{App, Command};
 use cortex_protocol::Mode;
 
+/// One slash command of the registry.
 pub struct SlashCommand {
     /// Without the slash.
     pub name: &'static str,
     /// How its argument reads in help (`NAME`, `[MODEL]`), or empty.
     pub args: &'static str,
+    /// One line for completion and `/help`.
     pub help: &'static str,
     /// Run it with the text after the name (trimmed).
     pub run: fn(&mut App, &str) -> Vec<Command>,
 }
 
+/// Every slash command, in the order `/help` lists them.
 pub const COMMANDS: &[SlashCommand] = &[
     SlashCommand {
         name: "mode",

@@ -6,10 +6,10 @@
 //! session list run at once beside them (Stop must not wait for a
 //! compaction to end).
 
+use crate::app::command::Entry;
 use crate::app::{Command, Outcome};
 use crate::runtime::Input;
 use crate::state::Subject;
-use crate::view::picker::Entry;
 use cortex_client::{Client, ClientError, SessionView};
 use cortex_protocol::{Mode, SessionId};
 use tokio::sync::{mpsc, watch};
@@ -131,7 +131,9 @@ impl Worker {
                 Err(e) => Some(Outcome::Failed(message(&e))),
             },
             Command::NewSession { model } => self.new_session(&id, model).await,
-            Command::Goal(command) => super::goal::run(&self.client, &id, command).await,
+            Command::Goal(command) => super::goal::run(&self.client, &id, command)
+                .await
+                .unwrap_or_else(|e| Some(Outcome::Failed(format!("goal: {}", message(&e))))),
             Command::Verdict { subject, feedback } => self.verdict(&id, subject, feedback).await,
             Command::AnswerApproval { call_id, decision } => {
                 match self.client.answer_approval(&id, &call_id, decision).await {
@@ -235,7 +237,7 @@ async fn report(tx: &mpsc::Sender<Input>, outcome: Outcome) {
 }
 
 /// The API's own message where it gave one.
-pub(super) fn message(e: &ClientError) -> String {
+fn message(e: &ClientError) -> String {
     match e {
         ClientError::Api { message, .. } => crate::text::clean_line(message),
         other => crate::text::clean_line(&other.to_string()),

@@ -3,12 +3,17 @@
 //! control that waits for the running turn) or a refusal comes back here.
 
 use crate::app::{GoalCommand, Outcome};
-use crate::runtime::effects::message;
-use cortex_client::Client;
+use cortex_client::{Client, ClientError};
 use cortex_protocol::{GoalStatus, SessionId};
 
-/// Carry out `command` on session `id`; a passing note or the failure.
-pub(super) async fn run(client: &Client, id: &SessionId, command: GoalCommand) -> Option<Outcome> {
+/// Carry out `command` on session `id`: a passing note when the control
+/// waits for the running turn, nothing when the events will say it, or the
+/// API's refusal (which the caller reports).
+pub(super) async fn run(
+    client: &Client,
+    id: &SessionId,
+    command: GoalCommand,
+) -> Result<Option<Outcome>, ClientError> {
     let waits = |what: &str| {
         Some(Outcome::Note(format!(
             "the goal {what} when this turn ends"
@@ -16,17 +21,15 @@ pub(super) async fn run(client: &Client, id: &SessionId, command: GoalCommand) -
     };
     let answer = match command {
         GoalCommand::Set(objective) => match client.set_goal(id, &objective, None).await {
-            Ok(answer) if answer.turn_id.is_none() => return waits("is set"),
+            Ok(answer) if answer.turn_id.is_none() => return Ok(waits("is set")),
             other => other.map(|_| ()),
         },
         GoalCommand::Pause => match client.pause_goal(id).await {
-            Ok(goal) if goal.status == GoalStatus::Active => return waits("pauses"),
+            Ok(goal) if goal.status == GoalStatus::Active => return Ok(waits("pauses")),
             other => other.map(|_| ()),
         },
         GoalCommand::Resume => client.resume_goal(id).await.map(|_| ()),
         GoalCommand::Clear => client.clear_goal(id).await,
     };
-    answer
-        .err()
-        .map(|e| Outcome::Failed(format!("goal: {}", message(&e))))
+    answer.map(|()| None)
 }

@@ -32,10 +32,15 @@ const BATCH: usize = 512;
 
 /// What wakes the loop besides the terminal.
 pub enum Input {
+    /// A timeline event of the session shown.
     Event {
+        /// Which event stream it came from; events of an older one (before a
+        /// switch of session) are dropped.
         generation: u64,
+        /// The event.
         event: Box<Event>,
     },
+    /// The answer to a command.
     Outcome(Outcome),
     /// The effects moved to another session.
     Switch(SessionId),
@@ -52,6 +57,8 @@ pub struct Exit {
     pub turn_running: bool,
 }
 
+/// Run the UI until the user quits; the terminal is restored on every exit
+/// (error and panic included).
 pub async fn run(launch: Launch) -> Result<Exit, TuiError> {
     let (mut terminal, guard) = terminal::enter().map_err(TuiError::Terminal)?;
     let result = event_loop(&mut terminal, launch).await;

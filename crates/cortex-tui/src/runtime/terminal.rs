@@ -19,6 +19,7 @@ use ratatui::backend::CrosstermBackend;
 use std::io::{Stdout, Write, stdout};
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 
+/// The terminal the UI draws on.
 pub type Term = Terminal<CrosstermBackend<Stdout>>;
 
 /// Set while the terminal is in the UI's modes.

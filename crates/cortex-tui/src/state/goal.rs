@@ -8,17 +8,21 @@ use super::{CellKind, Level, SessionState};
 use crate::text::{clean, clean_line};
 use cortex_protocol::{EventKind, GoalStatus, PauseReason, Todo, TodoStatus, goal_chip};
 
+/// The session's goal, as the UI shows it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct GoalState {
     /// Sanitised, like every string here.
     pub objective: String,
     /// Titles and whether each is done.
     pub steps: Vec<(String, bool)>,
+    /// Active, paused or complete.
     pub status: GoalStatus,
+    /// Why it is paused, while it is.
     pub paused: Option<PauseReason>,
 }
 
 impl GoalState {
+    /// Steps done.
     pub fn done(&self) -> usize {
         self.steps.iter().filter(|(_, done)| *done).count()
     }

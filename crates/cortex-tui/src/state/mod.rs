@@ -10,6 +10,7 @@
 mod cell;
 mod goal;
 mod review;
+mod session;
 mod summary;
 
 pub use cell::{Cell, CellKind, Level, ToolCell, ToolState, TurnEnd, TurnOutcome};
@@ -17,7 +18,7 @@ pub use goal::GoalState;
 pub use review::{Review, Subject};
 pub use summary::summarize;
 
-use crate::text::{self, clean, clean_line};
+use crate::text::{clean, clean_line};
 use crate::time::{Millis, parse_rfc3339};
 use cortex_protocol::{
     Event, EventKind, Mode, Sandbox, SessionId, StopRule, Todo, ToolStatus, TurnId,
@@ -28,23 +29,34 @@ use std::collections::HashMap;
 /// model saw, capped by the tool itself).
 const STREAM_TAIL_BYTES: usize = 64 * 1024;
 
+/// What the UI shows of a session: the fold of its timeline events.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct SessionState {
+    /// The session's id, from its first event.
     pub id: Option<SessionId>,
+    /// The repository it works on.
     pub repository: String,
+    /// Its model (`PROVIDER:NAME`).
     pub model: String,
+    /// The mode the next turn runs in.
     pub mode: Mode,
+    /// When a turn stops on its own.
     pub stop_rule: StopRule,
+    /// The guest's sandbox settings.
     pub sandbox: Sandbox,
+    /// The transcript, in order.
     pub cells: Vec<Cell>,
     /// Seq of the last event applied.
     pub last_seq: u64,
     /// The turn running now.
     pub turn: Option<RunningTurn>,
+    /// The guest, as the status line shows it.
     pub guest: GuestPhase,
+    /// Token figures so far.
     pub usage: Usage,
     /// The model's context window, once an event told it.
     pub context_window: Option<u64>,
+    /// The todo list, as the last `todo_write` left it.
     pub todos: Vec<Todo>,
     /// The latest proposed plan: `(version, title, markdown)`.
     pub plan: Option<(u32, String, String)>,
@@ -69,15 +81,22 @@ pub struct SessionState {
 /// An `approval.requested` not yet resolved (its texts sanitised).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PendingApproval {
+    /// The call waiting for the answer.
     pub call_id: String,
+    /// What the call would do.
     pub summary: String,
+    /// Why it needs an answer.
     pub reason: String,
 }
 
+/// The turn running now.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunningTurn {
+    /// Its id, when its event carried one.
     pub id: Option<TurnId>,
+    /// When it started.
     pub started: Option<Millis>,
+    /// What it is waiting for.
     pub phase: Phase,
     /// `(processed, total)` prompt tokens of the model request out now,
     /// when the provider reports them.
@@ -93,14 +112,18 @@ pub enum Phase {
     Starting,
     /// A model request is out; nothing streamed yet.
     Waiting {
+        /// When the request went out.
         since: Option<Millis>,
+        /// The model round, from 1.
         round: u32,
     },
     /// Text or calls are streaming.
     Responding,
     /// Tools are running.
     Tools,
+    /// The history is being compacted.
     Compacting {
+        /// When compaction started.
         since: Option<Millis>,
     },
 }
@@ -108,28 +131,39 @@ pub enum Phase {
 /// The guest, as the status line shows it.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub enum GuestPhase {
+    /// No guest yet.
     #[default]
     Detached,
+    /// The guest is starting.
     Attaching {
+        /// When it started.
         since: Option<Millis>,
     },
+    /// The environment's setup runs.
     Preparing {
+        /// When setup started.
         since: Option<Millis>,
     },
+    /// Attached and set up.
     Ready,
+    /// Attaching or setup failed.
     Failed,
 }
 
 /// Token figures from the `usage` events.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Usage {
+    /// Prompt tokens, summed.
     pub input: u64,
+    /// Output tokens, summed.
     pub output: u64,
+    /// Prompt tokens read from the provider's cache, summed.
     pub cache_read: u64,
     /// The latest request's prompt plus its output: how full the context is.
     pub context: u64,
     /// Requests counted; a cost only when every one of them was priced.
     pub requests: u32,
+    /// Estimated cost in US dollars, when every request was priced.
     pub cost_usd: Option<f64>,
 }
 
@@ -156,31 +190,9 @@ impl SessionState {
                 model,
                 stop_rule,
                 sandbox,
-            } => {
-                self.repository = clean_line(repository);
-                self.model = clean_line(model);
-                self.mode = *mode;
-                self.stop_rule = *stop_rule;
-                self.sandbox = *sandbox;
-                self.push(CellKind::Header {
-                    repository: self.repository.clone(),
-                    model: self.model.clone(),
-                });
-            }
+            } => self.session_created(repository, *mode, model, *stop_rule, *sandbox),
             EventKind::TurnStarted { message, mode } => {
-                self.close_open();
-                self.mode = *mode;
-                self.messages.push(message.clone());
-                self.push(CellKind::User {
-                    text: clean(message),
-                });
-                self.turn = Some(RunningTurn {
-                    id: turn_id.cloned(),
-                    started: at,
-                    phase: Phase::Starting,
-                    progress: None,
-                    usage_at_start: (self.usage.input, self.usage.output),
-                });
+                self.turn_started(message, *mode, turn_id, at)
             }
             EventKind::TurnCompleted { rounds, .. } => {
                 self.end_turn(TurnOutcome::Completed { rounds: *rounds }, at)
@@ -233,191 +245,47 @@ impl SessionState {
         }
     }
 
-    /// Events about the session, the guest and the model rather than the
-    /// conversation itself.
-    fn apply_session_event(&mut self, kind: &EventKind, at: Option<Millis>) {
-        match kind {
-            EventKind::RuntimeStarting { .. } => self.guest = GuestPhase::Attaching { since: at },
-            EventKind::RuntimeAttached {
-                provider,
-                ms,
-                isolation,
-            } => {
-                self.guest = GuestPhase::Ready;
-                let isolation = if isolation.is_empty() {
-                    String::new()
-                } else {
-                    format!("; {}", clean_line(isolation))
-                };
-                self.notice(
-                    Level::Info,
-                    format!(
-                        "guest attached ({}, {}{isolation})",
-                        clean_line(provider),
-                        crate::time::elapsed(*ms)
-                    ),
-                );
-            }
-            EventKind::RuntimeWarning { message } => {
-                self.notice(Level::Warning, format!("guest: {}", clean(message)))
-            }
-            EventKind::RuntimeFailed { error } => {
-                self.guest = GuestPhase::Failed;
-                self.notice(Level::Error, format!("guest failed: {}", clean(error)));
-            }
-            EventKind::EnvPreparing { .. } => self.guest = GuestPhase::Preparing { since: at },
-            EventKind::EnvOutput { text, .. } => self.setup_output(text, at),
-            EventKind::EnvReady { ms } => {
-                self.guest = GuestPhase::Ready;
-                self.finish_setup(ToolStatus::Ok, Some(*ms));
-            }
-            EventKind::EnvSetupSkipped { reason } => {
-                self.notice(Level::Warning, format!("setup skipped: {}", clean(reason)))
-            }
-            EventKind::EnvFailed { error } => {
-                self.guest = GuestPhase::Failed;
-                self.finish_setup(ToolStatus::Error, None);
-                self.notice(Level::Error, format!("setup failed: {}", clean(error)));
-            }
-            EventKind::ModelRequest { round, .. } => {
-                self.close_open();
-                self.set_phase(Phase::Waiting {
-                    since: at,
-                    round: *round,
-                });
-            }
-            EventKind::ModelRetry {
-                attempt,
-                delay_ms,
-                reason,
-                ..
-            } => self.notice(
-                Level::Warning,
-                format!(
-                    "retrying the model request (attempt {attempt}, in {}): {}",
-                    crate::time::elapsed(*delay_ms as f64),
-                    clean_line(reason)
-                ),
-            ),
-            EventKind::ModelProgress { done, total, .. } => {
-                if let Some(turn) = self.turn.as_mut() {
-                    turn.progress = Some((*done, *total));
-                }
-            }
-            EventKind::TurnReminder { .. } => self.notice(
-                Level::Info,
-                "answered without using a tool; asked to check it".into(),
-            ),
-            kind if self.apply_review(kind) => {}
-            EventKind::ModeChanged { from, to } => {
-                self.mode = *to;
-                self.review_mode_changed(*from, *to);
-                self.notice(
-                    Level::Info,
-                    format!("mode {} → {}", title(*from), title(*to)),
-                );
-            }
-            EventKind::ApprovalRequested {
-                call_id,
-                summary,
-                reason,
-                ..
-            } => {
-                let (summary, reason) = (clean_line(summary), clean_line(reason));
-                self.notice(
-                    Level::Warning,
-                    format!("approval needed: {summary} ({reason})"),
-                );
-                self.approval = Some(PendingApproval {
-                    call_id: call_id.0.clone(),
-                    summary,
-                    reason,
-                });
-            }
-            EventKind::ApprovalResolved { call_id, decision } => {
-                if self
-                    .approval
-                    .as_ref()
-                    .is_some_and(|a| a.call_id == call_id.0)
-                {
-                    self.approval = None;
-                }
-                self.notice(Level::Info, format!("approval: {}", decision.as_str()));
-            }
-            EventKind::TodoUpdated { todos } => {
-                self.close_open();
-                self.todos = todos
-                    .iter()
-                    .map(|t| Todo {
-                        content: clean_line(&t.content),
-                        status: t.status,
-                    })
-                    .collect();
-                self.push(CellKind::Todos(self.todos.clone()));
-            }
-            EventKind::Usage {
-                input_tokens,
-                output_tokens,
-                cache_read_tokens,
-                cost_usd,
-                ..
-            } => {
-                let usage = &mut self.usage;
-                usage.input += input_tokens;
-                usage.output += output_tokens;
-                usage.cache_read += cache_read_tokens;
-                usage.context = input_tokens + output_tokens;
-                usage.cost_usd = match (usage.requests, usage.cost_usd, cost_usd) {
-                    (0, _, cost) => *cost,
-                    (_, Some(sum), Some(cost)) => Some(sum + cost),
-                    _ => None,
-                };
-                usage.requests += 1;
-            }
-            EventKind::CompactionStarted {
-                trigger,
-                tokens_before,
-                context_window,
-                ..
-            } => {
-                if context_window.is_some() {
-                    self.context_window = *context_window;
-                }
-                self.set_phase(Phase::Compacting { since: at });
-                self.notice(
-                    Level::Info,
-                    format!(
-                        "compacting the history ({}, ~{} tokens)…",
-                        trigger.as_str(),
-                        text::count(*tokens_before)
-                    ),
-                );
-            }
-            EventKind::CompactionDone {
-                tokens_before,
-                tokens_after,
-                summarised,
-                ..
-            } => {
-                self.usage.context = *tokens_after;
-                self.notice(
-                    Level::Info,
-                    format!(
-                        "compacted: ~{} → ~{} tokens, {summarised} messages summarised",
-                        text::count(*tokens_before),
-                        text::count(*tokens_after)
-                    ),
-                );
-            }
-            EventKind::CompactionFailed { error, .. } => self.notice(
-                Level::Error,
-                format!("compaction failed (history unchanged): {}", clean(error)),
-            ),
-            EventKind::Error { message } => self.notice(Level::Error, clean(message)),
-            // The workspace listing the model was given: not the user's.
-            EventKind::TurnContext { .. } => {}
-            _ => {}
-        }
+    /// The session's header: its repository, model and settings.
+    fn session_created(
+        &mut self,
+        repository: &str,
+        mode: Mode,
+        model: &str,
+        stop_rule: StopRule,
+        sandbox: Sandbox,
+    ) {
+        self.repository = clean_line(repository);
+        self.model = clean_line(model);
+        self.mode = mode;
+        self.stop_rule = stop_rule;
+        self.sandbox = sandbox;
+        self.push(CellKind::Header {
+            repository: self.repository.clone(),
+            model: self.model.clone(),
+        });
+    }
+
+    /// The user's message, and the turn it starts.
+    fn turn_started(
+        &mut self,
+        message: &str,
+        mode: Mode,
+        turn_id: Option<&TurnId>,
+        at: Option<Millis>,
+    ) {
+        self.close_open();
+        self.mode = mode;
+        self.messages.push(message.to_owned());
+        self.push(CellKind::User {
+            text: clean(message),
+        });
+        self.turn = Some(RunningTurn {
+            id: turn_id.cloned(),
+            started: at,
+            phase: Phase::Starting,
+            progress: None,
+            usage_at_start: (self.usage.input, self.usage.output),
+        });
     }
 
     fn push(&mut self, kind: CellKind) -> usize {

@@ -10,13 +10,16 @@ use cortex_protocol::{EventKind, Mode};
 /// What a verdict is about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Subject {
+    /// The proposed plan.
     Plan,
+    /// The proposed spec phase.
     Spec,
 }
 
 /// A proposal that waits for the user.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Review {
+    /// A plan or a spec phase.
     pub subject: Subject,
     /// `plan v2`, `spec design v3`.
     pub label: String,

@@ -15,6 +15,7 @@ use ratatui::widgets::{Block, BorderType, Borders, Widget};
 /// What the border shows.
 #[derive(Debug, Clone, Default)]
 pub struct Chrome {
+    /// The session's mode, first on the border.
     pub mode: Mode,
     /// Shown after the mode, each after an em dash.
     pub chips: Vec<String>,
@@ -22,10 +23,15 @@ pub struct Chrome {
     pub hint: String,
 }
 
+/// The composer widget: the editor's text in a bordered box.
 pub struct Composer<'a> {
+    /// The text and cursor.
     pub editor: &'a Editor,
+    /// What the border shows.
     pub chrome: &'a Chrome,
+    /// Shown while the text is empty.
     pub placeholder: &'a str,
+    /// Colours.
     pub theme: Theme,
 }
 

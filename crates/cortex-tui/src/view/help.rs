@@ -10,6 +10,7 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Borders, Clear, Paragraph, Widget, Wrap};
 
+/// The keys the help lists, with what each does.
 pub const KEYS: &[(&str, &str)] = &[
     ("Enter", "send (queued mid-turn)"),
     ("Alt+Enter", "new line (Ctrl+J too)"),
@@ -26,6 +27,7 @@ pub const KEYS: &[(&str, &str)] = &[
     ("?", "this help"),
 ];
 
+/// The help modal: keys and slash commands, scrollable.
 #[derive(Debug, Default)]
 pub struct Help {
     scroll: u16,

@@ -1,29 +1,17 @@
 //! The session picker (`/sessions`): the caller's sessions, newest first;
 //! Enter resumes the selected one.
 
-use crate::app::Command;
+use crate::app::command::{Command, Entry};
 use crate::app::overlay::{Modal, Outcome, centered};
 use crate::text;
 use crate::view::theme::Theme;
-use cortex_protocol::SessionId;
 use crossterm::event::{KeyCode, KeyEvent};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Borders, Clear, Widget};
 
-/// One session as the picker lists it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Entry {
-    pub id: SessionId,
-    /// `2026-11-30 20:13`.
-    pub when: String,
-    pub mode: String,
-    /// The first message, or the repository.
-    pub title: String,
-    pub current: bool,
-}
-
+/// The session picker modal.
 #[derive(Debug)]
 pub struct Picker {
     entries: Vec<Entry>,
@@ -31,6 +19,7 @@ pub struct Picker {
 }
 
 impl Picker {
+    /// A picker over `entries`, the first one selected.
     pub fn new(entries: Vec<Entry>) -> Picker {
         Picker {
             entries,

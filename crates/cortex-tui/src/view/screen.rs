@@ -22,11 +22,16 @@ const PLACEHOLDER: &str = "Ask anything · / commands · @ files · ? help";
 
 /// The rows each part gets in `area`.
 pub struct Areas {
+    /// The transcript, on top.
     pub transcript: Rect,
+    /// The status line.
     pub status: Rect,
+    /// The composer, at the bottom.
     pub composer: Rect,
 }
 
+/// Split `area` between the transcript, the status line and a composer
+/// `composer_height` rows high.
 pub fn areas(area: Rect, composer_height: u16) -> Areas {
     let composer_h = composer_height.min(area.height);
     let status_h = u16::from(area.height > composer_h);

@@ -16,10 +16,15 @@ use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 
+/// The status line: the turn's phase and time, the guest, tokens and cost.
 pub struct Status<'a> {
+    /// The session.
     pub state: &'a SessionState,
+    /// The clock.
     pub now: Millis,
+    /// The spinner's frame.
     pub spinner: usize,
+    /// Colours.
     pub theme: Theme,
     /// The context window when no event told it.
     pub context_hint: Option<u64>,
@@ -30,6 +35,7 @@ pub struct Status<'a> {
 }
 
 impl Status<'_> {
+    /// Draw it in `area`.
     pub fn render(&self, area: Rect, buf: &mut Buffer) {
         if area.width == 0 || area.height == 0 {
             return;

@@ -11,6 +11,8 @@ use crate::view::markdown;
 use crate::view::wrap::wrap_all;
 use ratatui::text::Line;
 
+/// A streaming answer's rendered rows: finished blocks kept, the last one
+/// rendered again as text arrives.
 #[derive(Debug, Default)]
 pub struct Streaming {
     width: usize,

@@ -5,6 +5,7 @@
 use cortex_protocol::Mode;
 use ratatui::style::{Color, Modifier, Style};
 
+/// The styles every widget draws with; all plain under `NO_COLOR`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Theme {
     color: bool,
@@ -17,14 +18,17 @@ impl Theme {
         Theme { color: !no_color }
     }
 
+    /// With colours.
     pub fn colored() -> Theme {
         Theme { color: true }
     }
 
+    /// Without colours.
     pub fn no_color() -> Theme {
         Theme { color: false }
     }
 
+    /// Whether colours are on.
     pub fn has_color(self) -> bool {
         self.color
     }
@@ -37,62 +41,77 @@ impl Theme {
         }
     }
 
+    /// Ordinary text.
     pub fn plain(self) -> Style {
         Style::new()
     }
 
+    /// Secondary text.
     pub fn dim(self) -> Style {
         Style::new().add_modifier(Modifier::DIM)
     }
 
+    /// Bold text.
     pub fn bold(self) -> Style {
         Style::new().add_modifier(Modifier::BOLD)
     }
 
+    /// Italic text.
     pub fn italic(self) -> Style {
         Style::new().add_modifier(Modifier::ITALIC)
     }
 
+    /// What the eye should find (the spinner, the selection).
     pub fn accent(self) -> Style {
         self.fg(Color::Cyan)
     }
 
+    /// Success.
     pub fn ok(self) -> Style {
         self.fg(Color::Green)
     }
 
+    /// Errors.
     pub fn error(self) -> Style {
         self.fg(Color::Red)
     }
 
+    /// Warnings.
     pub fn warning(self) -> Style {
         self.fg(Color::Yellow)
     }
 
+    /// The user's messages.
     pub fn user(self) -> Style {
         self.fg(Color::Cyan).add_modifier(Modifier::BOLD)
     }
 
+    /// Markdown headings.
     pub fn heading(self) -> Style {
         self.fg(Color::Magenta).add_modifier(Modifier::BOLD)
     }
 
+    /// Inline code.
     pub fn inline_code(self) -> Style {
         self.fg(Color::Cyan)
     }
 
+    /// Links.
     pub fn link(self) -> Style {
         self.fg(Color::Blue).add_modifier(Modifier::UNDERLINED)
     }
 
+    /// Added diff lines.
     pub fn added(self) -> Style {
         self.fg(Color::Green)
     }
 
+    /// Removed diff lines.
     pub fn removed(self) -> Style {
         self.fg(Color::Red)
     }
 
+    /// Diff hunk headers.
     pub fn hunk(self) -> Style {
         self.fg(Color::Cyan).add_modifier(Modifier::DIM)
     }
@@ -106,6 +125,7 @@ impl Theme {
         }
     }
 
+    /// Box borders.
     pub fn border(self) -> Style {
         self.fg(Color::DarkGray)
     }
@@ -139,12 +159,20 @@ impl Theme {
 /// Token classes the code highlighter tells apart.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Token {
+    /// Anything else.
     Plain,
+    /// A keyword.
     Keyword,
+    /// A string literal.
     String,
+    /// A number.
     Number,
+    /// A comment.
     Comment,
+    /// A type name.
     Type,
+    /// A function name.
     Function,
+    /// Punctuation.
     Punctuation,
 }

@@ -11,8 +11,6 @@ use cortex_protocol::ToolStatus;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 
-/// Output rows shown under a folded row.
-pub const FOLDED_OUTPUT: usize = 4;
 /// Diff rows shown under a folded row.
 pub const FOLDED_DIFF: usize = 8;
 /// Rows of output an expanded row shows at most (its tail).

@@ -20,6 +20,8 @@ use ratatui::text::{Line, Span};
 /// Screens of rows kept around the view.
 const KEEP_SCREENS: usize = 3;
 
+/// The transcript widget: rows cached per cell revision and width, only the
+/// visible ones drawn, and the scroll position.
 #[derive(Debug, Default)]
 pub struct Transcript {
     entries: Vec<Entry>,
@@ -65,6 +67,7 @@ impl Transcript {
             .sum()
     }
 
+    /// Whether the view follows the end.
     pub fn following(&self) -> bool {
         self.top.is_none()
     }
@@ -77,6 +80,7 @@ impl Transcript {
         }
     }
 
+    /// Scroll `rows` up (stops following the end).
     pub fn scroll_up(&mut self, rows: usize) {
         let top = self
             .top
@@ -84,6 +88,7 @@ impl Transcript {
         self.top = Some(top.saturating_sub(rows));
     }
 
+    /// Scroll `rows` down (follows the end again at the bottom).
     pub fn scroll_down(&mut self, rows: usize) {
         if let Some(top) = self.top {
             let top = top + rows;
@@ -95,6 +100,7 @@ impl Transcript {
         }
     }
 
+    /// Follow the end again.
     pub fn to_bottom(&mut self) {
         self.top = None;
     }

@@ -13,13 +13,16 @@ use ratatui::text::{Line, Span};
 /// A logical line before wrapping.
 #[derive(Debug, Clone)]
 pub struct Para {
+    /// The line's text and styles.
     pub line: Line<'static>,
     /// Continuation rows start with this (styled) prefix.
     pub hang: Vec<Span<'static>>,
+    /// Never joined with the next line (code, tables).
     pub hard: bool,
 }
 
 impl Para {
+    /// Prose: wrapped at word boundaries, no prefix.
     pub fn prose(line: Line<'static>) -> Para {
         Para {
             line,
@@ -28,6 +31,7 @@ impl Para {
         }
     }
 
+    /// Wrapped, with `hang` before every continuation row.
     pub fn hanging(line: Line<'static>, hang: Vec<Span<'static>>) -> Para {
         Para {
             line,
@@ -36,6 +40,7 @@ impl Para {
         }
     }
 
+    /// Wrapped like [`Para::hanging`], and never joined with the next line.
     pub fn hard(line: Line<'static>, hang: Vec<Span<'static>>) -> Para {
         Para {
             line,
@@ -44,6 +49,7 @@ impl Para {
         }
     }
 
+    /// An empty line.
     pub fn blank() -> Para {
         Para::prose(Line::default())
     }

@@ -1,0 +1,106 @@
+//! What the app asks of the runtime ([`Command`]) and what comes back
+//! ([`Outcome`]), with the data those carry. The app, its modals (which
+//! emit commands) and the runtime (which carries them out) all meet here,
+//! below the app itself.
+
+use cortex_protocol::{Mode, SessionId};
+
+/// What the app asks the runtime to do through the API.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Command {
+    /// Start a turn; first switch to `mode` when the session is in another.
+    StartTurn {
+        /// The user's message.
+        message: String,
+        /// The mode to switch to first.
+        mode: Option<Mode>,
+    },
+    /// Stop the running turn.
+    Stop,
+    /// Switch the session's mode.
+    SetMode(Mode),
+    /// Compact the history now.
+    Compact,
+    /// List the user's sessions for the picker.
+    ListSessions,
+    /// Show another session (its whole timeline).
+    OpenSession(SessionId),
+    /// A new session on the same repository and settings; `model` when it
+    /// should use another one.
+    NewSession {
+        /// The other model's `PROVIDER:NAME`.
+        model: Option<String>,
+    },
+    /// List the repository's files for `@path` completion.
+    ListFiles,
+    /// `/goal …` against the API.
+    Goal(GoalCommand),
+    /// The user's verdict on the proposed plan or spec phase: accept, or
+    /// reject with the feedback.
+    Verdict {
+        /// A plan or a spec phase.
+        subject: crate::state::Subject,
+        /// `None` accepts; `Some` rejects with this feedback.
+        feedback: Option<String>,
+    },
+    /// Answer the approval request of `call_id`.
+    AnswerApproval {
+        /// The call waiting for the answer.
+        call_id: String,
+        /// Allow, always or deny.
+        decision: cortex_protocol::ApprovalDecision,
+    },
+    /// End the UI.
+    Quit,
+}
+
+/// The answer to a [`Command`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome {
+    /// The turn was not started (a 409, the server gone): the message goes
+    /// back into the composer.
+    TurnRejected {
+        /// The message, back into the composer.
+        message: String,
+        /// Why, as the API said it.
+        error: String,
+    },
+    /// The user's sessions, for the picker.
+    Sessions(Vec<Entry>),
+    /// Another session is shown from now on: start over from its timeline.
+    Switched,
+    /// The repository's files, for `@path` completion.
+    Files(Vec<String>),
+    /// A command failed; say so.
+    Failed(String),
+    /// A command's result worth a passing mention.
+    Note(String),
+}
+
+/// One session as the picker lists it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Entry {
+    /// The session's id.
+    pub id: SessionId,
+    /// `2026-11-30 20:13`.
+    pub when: String,
+    /// Its mode.
+    pub mode: String,
+    /// The first message, or the repository.
+    pub title: String,
+    /// Whether it is the session shown now.
+    pub current: bool,
+}
+
+/// What `/goal` asks of the API.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum GoalCommand {
+    /// Set (or replace) the goal; its first turn starts when none runs.
+    Set(String),
+    /// Pause it.
+    Pause,
+    /// Continue it.
+    Resume,
+    /// Clear it.
+    Clear,
+}

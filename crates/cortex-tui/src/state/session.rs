@@ -1,0 +1,231 @@
+//! The events about the session, the guest and the model rather than the
+//! conversation itself, folded into [`SessionState`]: one method per family.
+
+use super::{GuestPhase, PendingApproval, Phase, SessionState, title};
+use crate::state::cell::{CellKind, Level};
+use crate::text::{self, clean, clean_line};
+use crate::time::Millis;
+use cortex_protocol::{EventKind, Todo, ToolStatus};
+
+impl SessionState {
+    /// Events about the session, the guest and the model rather than the
+    /// conversation itself.
+    pub(super) fn apply_session_event(&mut self, kind: &EventKind, at: Option<Millis>) {
+        // Each family says whether the event was one of its own.
+        let _ = self.apply_guest(kind, at)
+            || self.apply_model(kind, at)
+            || self.apply_review(kind)
+            || self.apply_control(kind)
+            || self.apply_compaction(kind, at);
+    }
+
+    /// The guest's attach and the environment's setup.
+    fn apply_guest(&mut self, kind: &EventKind, at: Option<Millis>) -> bool {
+        match kind {
+            EventKind::RuntimeStarting { .. } => self.guest = GuestPhase::Attaching { since: at },
+            EventKind::RuntimeAttached {
+                provider,
+                ms,
+                isolation,
+            } => {
+                self.guest = GuestPhase::Ready;
+                let isolation = if isolation.is_empty() {
+                    String::new()
+                } else {
+                    format!("; {}", clean_line(isolation))
+                };
+                self.notice(
+                    Level::Info,
+                    format!(
+                        "guest attached ({}, {}{isolation})",
+                        clean_line(provider),
+                        crate::time::elapsed(*ms)
+                    ),
+                );
+            }
+            EventKind::RuntimeWarning { message } => {
+                self.notice(Level::Warning, format!("guest: {}", clean(message)))
+            }
+            EventKind::RuntimeFailed { error } => {
+                self.guest = GuestPhase::Failed;
+                self.notice(Level::Error, format!("guest failed: {}", clean(error)));
+            }
+            EventKind::EnvPreparing { .. } => self.guest = GuestPhase::Preparing { since: at },
+            EventKind::EnvOutput { text, .. } => self.setup_output(text, at),
+            EventKind::EnvReady { ms } => {
+                self.guest = GuestPhase::Ready;
+                self.finish_setup(ToolStatus::Ok, Some(*ms));
+            }
+            EventKind::EnvSetupSkipped { reason } => {
+                self.notice(Level::Warning, format!("setup skipped: {}", clean(reason)))
+            }
+            EventKind::EnvFailed { error } => {
+                self.guest = GuestPhase::Failed;
+                self.finish_setup(ToolStatus::Error, None);
+                self.notice(Level::Error, format!("setup failed: {}", clean(error)));
+            }
+            _ => return false,
+        }
+        true
+    }
+
+    /// Model requests, retries, progress and token usage.
+    fn apply_model(&mut self, kind: &EventKind, at: Option<Millis>) -> bool {
+        match kind {
+            EventKind::ModelRequest { round, .. } => {
+                self.close_open();
+                self.set_phase(Phase::Waiting {
+                    since: at,
+                    round: *round,
+                });
+            }
+            EventKind::ModelRetry {
+                attempt,
+                delay_ms,
+                reason,
+                ..
+            } => self.notice(
+                Level::Warning,
+                format!(
+                    "retrying the model request (attempt {attempt}, in {}): {}",
+                    crate::time::elapsed(*delay_ms as f64),
+                    clean_line(reason)
+                ),
+            ),
+            EventKind::ModelProgress { done, total, .. } => {
+                if let Some(turn) = self.turn.as_mut() {
+                    turn.progress = Some((*done, *total));
+                }
+            }
+            EventKind::TurnReminder { .. } => self.notice(
+                Level::Info,
+                "answered without using a tool; asked to check it".into(),
+            ),
+            EventKind::Usage {
+                input_tokens,
+                output_tokens,
+                cache_read_tokens,
+                cost_usd,
+                ..
+            } => {
+                let usage = &mut self.usage;
+                usage.input += input_tokens;
+                usage.output += output_tokens;
+                usage.cache_read += cache_read_tokens;
+                usage.context = input_tokens + output_tokens;
+                usage.cost_usd = match (usage.requests, usage.cost_usd, cost_usd) {
+                    (0, _, cost) => *cost,
+                    (_, Some(sum), Some(cost)) => Some(sum + cost),
+                    _ => None,
+                };
+                usage.requests += 1;
+            }
+            _ => return false,
+        }
+        true
+    }
+
+    /// The mode, approvals, the todo list and errors.
+    fn apply_control(&mut self, kind: &EventKind) -> bool {
+        match kind {
+            EventKind::ModeChanged { from, to } => {
+                self.mode = *to;
+                self.review_mode_changed(*from, *to);
+                self.notice(
+                    Level::Info,
+                    format!("mode {} → {}", title(*from), title(*to)),
+                );
+            }
+            EventKind::ApprovalRequested {
+                call_id,
+                summary,
+                reason,
+                ..
+            } => {
+                let (summary, reason) = (clean_line(summary), clean_line(reason));
+                self.notice(
+                    Level::Warning,
+                    format!("approval needed: {summary} ({reason})"),
+                );
+                self.approval = Some(PendingApproval {
+                    call_id: call_id.0.clone(),
+                    summary,
+                    reason,
+                });
+            }
+            EventKind::ApprovalResolved { call_id, decision } => {
+                if self
+                    .approval
+                    .as_ref()
+                    .is_some_and(|a| a.call_id == call_id.0)
+                {
+                    self.approval = None;
+                }
+                self.notice(Level::Info, format!("approval: {}", decision.as_str()));
+            }
+            EventKind::TodoUpdated { todos } => {
+                self.close_open();
+                self.todos = todos
+                    .iter()
+                    .map(|t| Todo {
+                        content: clean_line(&t.content),
+                        status: t.status,
+                    })
+                    .collect();
+                self.push(CellKind::Todos(self.todos.clone()));
+            }
+            EventKind::Error { message } => self.notice(Level::Error, clean(message)),
+            // The workspace listing the model was given: not the user's.
+            EventKind::TurnContext { .. } => {}
+            _ => return false,
+        }
+        true
+    }
+
+    /// A compaction's start, result or failure.
+    fn apply_compaction(&mut self, kind: &EventKind, at: Option<Millis>) -> bool {
+        match kind {
+            EventKind::CompactionStarted {
+                trigger,
+                tokens_before,
+                context_window,
+                ..
+            } => {
+                if context_window.is_some() {
+                    self.context_window = *context_window;
+                }
+                self.set_phase(Phase::Compacting { since: at });
+                self.notice(
+                    Level::Info,
+                    format!(
+                        "compacting the history ({}, ~{} tokens)…",
+                        trigger.as_str(),
+                        text::count(*tokens_before)
+                    ),
+                );
+            }
+            EventKind::CompactionDone {
+                tokens_before,
+                tokens_after,
+                summarised,
+                ..
+            } => {
+                self.usage.context = *tokens_after;
+                self.notice(
+                    Level::Info,
+                    format!(
+                        "compacted: ~{} → ~{} tokens, {summarised} messages summarised",
+                        text::count(*tokens_before),
+                        text::count(*tokens_after)
+                    ),
+                );
+            }
+            EventKind::CompactionFailed { error, .. } => self.notice(
+                Level::Error,
+                format!("compaction failed (history unchanged): {}", clean(error)),
+            ),
+            _ => return false,
+        }
+        true
+    }
+}
