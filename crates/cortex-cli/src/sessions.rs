@@ -6,7 +6,7 @@ use crate::local_server;
 use crate::render::{Human, JsonLines, Render};
 use anyhow::bail;
 use clap::Subcommand;
-use cortex_client::Client;
+use cortex_client::{Client, ClientError};
 use cortex_protocol::SessionId;
 use cortex_term::sanitize_line;
 use std::process::ExitCode;
@@ -103,12 +103,7 @@ async fn list(client: &Client, json: bool) -> anyhow::Result<()> {
 
 /// `sessions show`: the stored events up to the session's newest, rendered.
 async fn show(client: &Client, id: SessionId, json: bool) -> anyhow::Result<()> {
-    let view = match client.session(&id).await {
-        Err(e) if e.status() == Some(404) => {
-            bail!("no session `{}`", sanitize_line(id.as_str()))
-        }
-        other => other?,
-    };
+    let view = or_no_session(client.session(&id).await, &id)?;
     let mut renderer: Box<dyn Render> = if json {
         Box::new(JsonLines)
     } else {
@@ -130,12 +125,7 @@ async fn show(client: &Client, id: SessionId, json: bool) -> anyhow::Result<()> 
 
 /// `sessions compact`: compact now and print the figures.
 async fn compact(client: &Client, id: SessionId, json: bool) -> anyhow::Result<()> {
-    let done = match client.compact(&id).await {
-        Err(e) if e.status() == Some(404) => {
-            bail!("no session `{}`", sanitize_line(id.as_str()))
-        }
-        other => other?,
-    };
+    let done = or_no_session(client.compact(&id).await, &id)?;
     if json {
         println!("{}", json_out::to_line(&done)?);
     } else {
@@ -151,4 +141,14 @@ async fn compact(client: &Client, id: SessionId, json: bool) -> anyhow::Result<(
         );
     }
     Ok(())
+}
+
+/// A 404 as "no session `ID`"; any other answer as it is.
+fn or_no_session<T>(answer: Result<T, ClientError>, id: &SessionId) -> anyhow::Result<T> {
+    match answer {
+        Err(e) if e.status() == Some(404) => {
+            bail!("no session `{}`", sanitize_line(id.as_str()))
+        }
+        other => Ok(other?),
+    }
 }

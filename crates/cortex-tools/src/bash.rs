@@ -131,15 +131,7 @@ pub async fn run_bash(
     if !output.is_empty() && !output.ends_with('\n') {
         output.push('\n');
     }
-    if timed_out {
-        output.push_str(&format!(
-            "[timed out after {timeout_ms} ms; the process group was killed]\n"
-        ));
-    }
-    if stopped {
-        output.push_str("[stopped by the user; the process group was killed]\n");
-    }
-    output.push_str(&status_note(status));
+    output.push_str(&end_notes(timeout_ms, timed_out, stopped, status));
     Ok(BashOutcome {
         output,
         exit_code,
@@ -191,16 +183,35 @@ async fn drain<O: AsyncRead + Unpin, E: AsyncRead + Unpin>(
     }
 }
 
-/// The output's last line: how the command ended.
-fn status_note(status: Option<ExitStatus>) -> String {
+/// The output's last lines: why the group was killed, if it was, and how
+/// the command ended.
+fn end_notes(
+    timeout_ms: u64,
+    timed_out: bool,
+    stopped: bool,
+    status: Option<ExitStatus>,
+) -> String {
+    let mut notes = String::new();
+    if timed_out {
+        notes.push_str(&format!(
+            "[timed out after {timeout_ms} ms; the process group was killed]\n"
+        ));
+    }
+    if stopped {
+        notes.push_str("[stopped by the user; the process group was killed]\n");
+    }
     match (
         status.and_then(|s| s.code()),
         status.and_then(|s| s.signal()),
     ) {
-        (Some(code), _) => format!("[exit code {code}]"),
-        (None, Some(signal)) => format!("[killed by signal {signal} ({})]", signal_name(signal)),
-        (None, None) => "[no exit status]".to_owned(),
+        (Some(code), _) => notes.push_str(&format!("[exit code {code}]")),
+        (None, Some(signal)) => notes.push_str(&format!(
+            "[killed by signal {signal} ({})]",
+            signal_name(signal)
+        )),
+        (None, None) => notes.push_str("[no exit status]"),
     }
+    notes
 }
 
 /// Read from a pipe that may already be closed (then never ready).
