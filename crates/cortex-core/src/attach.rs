@@ -61,7 +61,7 @@ impl Session {
     /// Whether the guest may change the workspace: the mode has a mutating
     /// tool and the sandbox policy is not read-only.
     pub(crate) fn guest_may_write(&self) -> bool {
-        self.mode.may_mutate_workspace()
+        self.mode().may_mutate_workspace()
             && self.sandbox.policy != cortex_protocol::SandboxPolicy::ReadOnly
     }
 
@@ -99,7 +99,7 @@ impl Session {
         let spec = GuestSpec {
             workspace: self.workspace.clone(),
             writable: self.guest_may_write(),
-            allow_bash: self.mode.offers(ToolName::Bash),
+            allow_bash: self.mode().offers(ToolName::Bash),
             env: self.guest_env.clone(),
             policy: self.sandbox.policy,
             network: self.sandbox.network,
@@ -231,7 +231,7 @@ impl Session {
             (result, _) => result,
         };
         let restore = guest
-            .set_capabilities(self.guest_may_write(), self.mode.offers(ToolName::Bash))
+            .set_capabilities(self.guest_may_write(), self.mode().offers(ToolName::Bash))
             .await;
         Ok(match (result, restore) {
             (Readiness::Ready, Err(e)) => {
@@ -267,7 +267,9 @@ impl Session {
                         .emit(Some(turn), EventKind::EnvOutput { stream, text })
                         .await?;
                 }
-                Some(GuestReply::Result(outcome)) if outcome.ok => return Ok(Readiness::Ready),
+                Some(GuestReply::Result(outcome)) if outcome.is_ok() => {
+                    return Ok(Readiness::Ready);
+                }
                 Some(GuestReply::Result(outcome)) => {
                     let output = outcome.output.trim_end();
                     let start = output.len().saturating_sub(QUOTED_TAIL);

@@ -116,16 +116,14 @@ impl Session {
         let mut stop_reason: Option<String> = stop_rule.on_tool_round();
 
         for (index, call) in calls.iter().enumerate() {
-            self.timeline
-                .emit(
-                    Some(turn),
-                    EventKind::ToolCall {
-                        call_id: call.id.clone(),
-                        name: call.name.clone(),
-                        arguments: call.arguments.clone(),
-                    },
-                )
-                .await?;
+            // Before the call is recorded, which adds its id.
+            let duplicate = self.state.call_ids.contains(call.id.as_str());
+            let asked = EventKind::ToolCall {
+                call_id: call.id.clone(),
+                name: call.name.clone(),
+                arguments: call.arguments.clone(),
+            };
+            self.record(Some(turn), asked).await?;
             if let Some(reason) = &stop_reason {
                 let answer = Answer::with_status(ToolStatus::Refused, reason.clone());
                 self.answer(turn, call, answer, 0.0, &mut answers[index])
@@ -133,7 +131,14 @@ impl Session {
                 continue;
             }
             match self
-                .gate(turn, call, stop_rule, cancel, &mut answers[index])
+                .gate(
+                    turn,
+                    call,
+                    duplicate,
+                    stop_rule,
+                    cancel,
+                    &mut answers[index],
+                )
                 .await?
             {
                 Gated::Run(args) => runnable.push((index, args)),
@@ -226,9 +231,16 @@ impl Session {
                             group.push((next, next_args));
                         }
                     }
-                    stopped = self
-                        .run_group(turn, calls, group, cancel, &mut answers)
-                        .await?;
+                    let mut results = Vec::new();
+                    let ran = self
+                        .run_group(turn, calls, group, cancel, &mut answers, &mut results)
+                        .await;
+                    // Recorded as they landed; folded in once the group is
+                    // done (it ran on a shared borrow).
+                    for event in &results {
+                        self.state.apply(event);
+                    }
+                    stopped = ran?;
                 }
             }
         }
@@ -238,13 +250,9 @@ impl Session {
         let any_ok = answers.iter().flatten().any(|a| a.status == ToolStatus::Ok);
 
         self.turn_progress |= changed_something(calls, &answers);
-        for (call, answer) in calls.iter().zip(answers) {
-            let output = answer
-                .map(|a| a.output)
-                .unwrap_or_else(|| STOPPED_BY_USER.into());
-            self.history
-                .push(cortex_protocol::Message::tool(call.id.clone(), output));
-        }
+        // Every call is answered: the round is complete, and its message
+        // and answers join the history as the next request's fold would.
+        self.state.close_round();
         Ok(if let Some(reason) = stop_reason {
             DispatchEnd::StopRule(reason)
         } else if stopped {
@@ -260,6 +268,7 @@ impl Session {
         &mut self,
         turn: &TurnId,
         call: &ToolCallRequest,
+        duplicate: bool,
         stop_rule: &mut StopRuleState,
         cancel: &CancellationToken,
         slot: &mut Option<Answer>,
@@ -273,7 +282,7 @@ impl Session {
             .collect::<Vec<_>>()
             .join(", ");
         let parsed = call.name.parse::<ToolName>();
-        let refusal = if !self.call_ids.insert(call.id.0.clone()) {
+        let refusal = if duplicate {
             Some(format!(
                 "call id `{}` was already used; a call runs at most once",
                 call.id
@@ -286,11 +295,14 @@ impl Session {
             match &parsed {
                 Err(_) => Some(format!(
                     "unknown tool `{}`; the tools available in {} mode are: {}",
-                    call.name, self.mode, offered
+                    call.name,
+                    self.mode(),
+                    offered
                 )),
                 Ok(tool) if !tools.contains(tool) => Some(format!(
                     "tool `{tool}` is not available in {} mode; the tools available are: {}",
-                    self.mode, offered
+                    self.mode(),
+                    offered
                 )),
                 Ok(_) => None,
             }
@@ -400,7 +412,7 @@ impl Session {
 
     /// A gate's refusal: `tool.refused`, then the result the model reads.
     async fn refuse(
-        &self,
+        &mut self,
         turn: &TurnId,
         call: &ToolCallRequest,
         reason: String,
@@ -429,6 +441,7 @@ impl Session {
         group: Vec<(usize, ToolArgs)>,
         cancel: &CancellationToken,
         answers: &mut [Option<Answer>],
+        results: &mut Vec<cortex_protocol::Event>,
     ) -> Result<bool, CoreError> {
         let indices: Vec<usize> = group.iter().map(|(index, _)| *index).collect();
         let mut running: FuturesUnordered<_> = group
@@ -453,7 +466,7 @@ impl Session {
                         if stopping && answer.status != ToolStatus::Ok {
                             answer = Answer::with_status(ToolStatus::Stopped, STOPPED_BY_USER);
                         }
-                        self.emit_result(turn, &calls[index], &answer, ms).await?;
+                        results.push(self.emit_result(turn, &calls[index], &answer, ms).await?);
                         answers[index] = Some(answer);
                     }
                     None => break,
@@ -475,7 +488,7 @@ impl Session {
         for index in indices {
             if answers[index].is_none() {
                 let answer = Answer::with_status(ToolStatus::Stopped, STOPPED_BY_USER);
-                self.emit_result(turn, &calls[index], &answer, 0.0).await?;
+                results.push(self.emit_result(turn, &calls[index], &answer, 0.0).await?);
                 answers[index] = Some(answer);
             }
         }
@@ -490,7 +503,7 @@ impl Session {
         args: ToolArgs,
     ) -> Result<Answer, CoreError> {
         if let ToolArgs::TodoRead(_) = args {
-            return Ok(Answer::ok(cortex_tools::render_todos(&self.todos)));
+            return Ok(Answer::ok(cortex_tools::render_todos(&self.state.todos)));
         }
         let Some(guest) = &self.guest else {
             return Ok(Answer::error("the guest is not attached"));
@@ -514,15 +527,8 @@ impl Session {
                         .await?;
                 }
                 GuestReply::Result(outcome) => {
-                    let status = if outcome.stopped {
-                        ToolStatus::Stopped
-                    } else if outcome.ok {
-                        ToolStatus::Ok
-                    } else {
-                        ToolStatus::Error
-                    };
                     return Ok(Answer {
-                        status,
+                        status: outcome.status.into(),
                         output: outcome.output,
                         diff: outcome.diff,
                     });
@@ -538,14 +544,15 @@ impl Session {
     }
 
     async fn answer(
-        &self,
+        &mut self,
         turn: &TurnId,
         call: &ToolCallRequest,
         answer: Answer,
         ms: f64,
         slot: &mut Option<Answer>,
     ) -> Result<(), CoreError> {
-        self.emit_result(turn, call, &answer, ms).await?;
+        let event = self.emit_result(turn, call, &answer, ms).await?;
+        self.state.apply(&event);
         *slot = Some(answer);
         Ok(())
     }
@@ -556,7 +563,7 @@ impl Session {
         call: &ToolCallRequest,
         answer: &Answer,
         ms: f64,
-    ) -> Result<(), CoreError> {
+    ) -> Result<cortex_protocol::Event, CoreError> {
         self.timeline
             .emit(
                 Some(turn),
@@ -569,8 +576,7 @@ impl Session {
                     diff: answer.diff.clone(),
                 },
             )
-            .await?;
-        Ok(())
+            .await
     }
 }
 

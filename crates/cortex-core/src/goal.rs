@@ -38,13 +38,6 @@ pub(crate) struct GoalFold {
 }
 
 impl GoalFold {
-    pub(crate) fn from_goal(goal: Option<Goal>) -> GoalFold {
-        GoalFold {
-            goal,
-            turn_started: None,
-        }
-    }
-
     /// Fold one stored event: `goal.*` events change the goal; a turn that
     /// starts while it is active counts toward its counters.
     pub(crate) fn apply(&mut self, event: &Event) {
@@ -55,7 +48,7 @@ impl GoalFold {
 
     /// Add `event` to the counters; `counted` says whether a turn starting
     /// with it belongs to the goal.
-    pub(crate) fn count(&mut self, event: &Event, counted: bool) {
+    fn count(&mut self, event: &Event, counted: bool) {
         let Some(goal) = self.goal.as_mut() else {
             self.turn_started = None;
             return;
@@ -196,7 +189,7 @@ pub(crate) fn first_prompt(objective: &str) -> String {
 
 impl Session {
     pub fn goal(&self) -> Option<&Goal> {
-        self.goal.goal.as_ref()
+        self.state.goal()
     }
 
     /// Emit a goal event and fold it in (the only way the goal changes).
@@ -205,8 +198,7 @@ impl Session {
         turn: Option<&TurnId>,
         kind: EventKind,
     ) -> Result<(), CoreError> {
-        let event = self.timeline.emit(turn, kind).await?;
-        self.goal.apply(&event);
+        self.record(turn, kind).await?;
         self.publish_goal();
         Ok(())
     }
@@ -261,21 +253,6 @@ impl Session {
             self.record_goal(None, EventKind::GoalPaused { reason })
                 .await?;
         }
-        Ok(())
-    }
-
-    /// Count a finished turn's events into the goal's counters (`first`:
-    /// the seq of its `turn.started`).
-    pub(crate) async fn count_goal_turn(&mut self, first: u64) -> Result<(), CoreError> {
-        let events = self
-            .timeline
-            .store()
-            .events(&self.id, first.saturating_sub(1))
-            .await?;
-        for event in &events {
-            self.goal.count(event, true);
-        }
-        self.publish_goal();
         Ok(())
     }
 

@@ -118,17 +118,18 @@ fn implementation_task(plan: &PlanVersion) -> String {
 impl Session {
     /// The version the next proposed plan gets.
     pub(crate) fn next_plan_version(&self) -> u32 {
-        self.plans.last().map_or(1, |p| p.version + 1)
+        self.state.plans.last().map_or(1, |p| p.version + 1)
     }
 
     /// Every plan version of the session, oldest first.
     pub fn plans(&self) -> &[PlanVersion] {
-        &self.plans
+        &self.state.plans
     }
 
     /// The latest version, if it still waits for the user's verdict.
     pub fn proposed_plan(&self) -> Option<&PlanVersion> {
-        self.plans
+        self.state
+            .plans
             .last()
             .filter(|p| p.status == PlanStatus::Proposed)
     }
@@ -139,8 +140,7 @@ impl Session {
         turn: Option<&TurnId>,
         kind: EventKind,
     ) -> Result<(), CoreError> {
-        apply(&mut self.plans, &kind);
-        self.timeline.emit(turn, kind).await?;
+        self.record(turn, kind).await?;
         Ok(())
     }
 
@@ -153,15 +153,8 @@ impl Session {
             .cloned()
             .ok_or(PlanError::NoProposedPlan)?;
         self.set_mode(Mode::Agent).await?;
-        self.todos = seed_todos(&plan);
-        self.timeline
-            .emit(
-                None,
-                EventKind::TodoUpdated {
-                    todos: self.todos.clone(),
-                },
-            )
-            .await?;
+        let todos = seed_todos(&plan);
+        self.record(None, EventKind::TodoUpdated { todos }).await?;
         self.record_plan(
             None,
             EventKind::PlanAccepted {

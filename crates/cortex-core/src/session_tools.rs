@@ -12,16 +12,10 @@ impl Session {
         turn: &TurnId,
         args: TodoWriteArgs,
     ) -> Result<Answer, CoreError> {
-        self.todos = args.todos;
-        self.timeline
-            .emit(
-                Some(turn),
-                EventKind::TodoUpdated {
-                    todos: self.todos.clone(),
-                },
-            )
+        let todos = args.todos;
+        self.record(Some(turn), EventKind::TodoUpdated { todos })
             .await?;
-        Ok(Answer::ok(render_todos(&self.todos)))
+        Ok(Answer::ok(render_todos(&self.state.todos)))
     }
 
     pub(crate) async fn plan(

@@ -6,7 +6,7 @@ use crate::dispatch::{DispatchEnd, STOPPED_BY_USER};
 use crate::verify::VERIFY_ANSWER;
 use crate::{CoreError, Session, StopRuleState, TurnOutcome, new_id, system_prompt};
 use cortex_model::{Assembled, Assembler, FinishReason, ModelError, ModelEvent, ModelRequest};
-use cortex_protocol::{EventKind, Message, ToolName, TurnFinish, TurnId};
+use cortex_protocol::{EventKind, ToolName, TurnFinish, TurnId};
 use futures::StreamExt;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
@@ -58,23 +58,16 @@ impl Session {
         cancel: CancellationToken,
     ) -> Result<TurnOutcome, CoreError> {
         let for_goal = self.goal().is_some_and(cortex_protocol::Goal::is_active);
-        let started = self
-            .timeline
-            .emit(
-                Some(&turn),
-                EventKind::TurnStarted {
-                    message: message.to_owned(),
-                    mode: self.mode,
-                },
-            )
-            .await?;
+        let started = EventKind::TurnStarted {
+            message: message.to_owned(),
+            mode: self.mode(),
+        };
+        self.record(Some(&turn), started).await?;
         if let Some(continuation) = continuation {
-            self.timeline
-                .emit(Some(&turn), EventKind::GoalContinued { continuation })
+            self.record(Some(&turn), EventKind::GoalContinued { continuation })
                 .await?;
         }
         self.turn_progress = false;
-        self.history.push(Message::user(message));
         let outcome = self.turn_loop(&turn, &cancel).await?;
         if cancel.is_cancelled()
             && let Some(guest) = &self.guest
@@ -101,9 +94,10 @@ impl Session {
                 finish,
             },
         };
-        self.timeline.emit(Some(&turn), end).await?;
+        self.record(Some(&turn), end).await?;
         if for_goal {
-            self.count_goal_turn(started.seq).await?;
+            // The turn's counters were folded in with its events.
+            self.publish_goal();
         }
         Ok(outcome)
     }
@@ -172,15 +166,15 @@ impl Session {
     pub(crate) fn build_request(&self) -> ModelRequest {
         ModelRequest {
             model: crate::prompt::request_model_name(self.model.as_ref()),
-            system: system_prompt(self.mode, &self.repository.display().to_string()),
-            messages: self.history.clone(),
+            system: system_prompt(self.mode(), &self.repository.display().to_string()),
+            messages: self.state.messages.clone(),
             tools: self
                 .offered_tools()
                 .iter()
                 .map(|t| t.spec())
                 .chain(self.mcp_offered())
                 .collect(),
-            tool_choice: crate::verify::tool_choice(&self.history),
+            tool_choice: crate::verify::tool_choice(&self.state.messages),
         }
     }
 
@@ -193,18 +187,14 @@ impl Session {
         cancel: &CancellationToken,
     ) -> Result<RoundEnd, CoreError> {
         let request = self.build_request();
-        self.timeline
-            .emit(
-                Some(turn),
-                EventKind::ModelRequest {
-                    round,
-                    model: self.model.describe(),
-                    messages: request.messages.len(),
-                    tools: request.tools.iter().map(|t| t.name.clone()).collect(),
-                    bytes: crate::compaction::request_bytes(&request),
-                },
-            )
-            .await?;
+        let sent = EventKind::ModelRequest {
+            round,
+            model: self.model.describe(),
+            messages: request.messages.len(),
+            tools: request.tools.iter().map(|t| t.name.clone()).collect(),
+            bytes: crate::compaction::request_bytes(&request),
+        };
+        self.record(Some(turn), sent).await?;
         let mut attempt = 0;
         loop {
             let mut stream = self.model.stream(request.clone());
@@ -219,8 +209,7 @@ impl Session {
                     // Stop: dropping the stream aborts the request. What was
                     // shown stays in the history.
                     drop(stream);
-                    self.finish_message(turn, text, Vec::new(), Vec::new())
-                        .await?;
+                    self.finish_message(turn, text, Vec::new()).await?;
                     return Ok(RoundEnd::Stopped);
                 };
                 match next {
@@ -289,17 +278,11 @@ impl Session {
                     let assembled = assembler.finish();
                     self.turn_finish = (assembled.finish == Some(FinishReason::Length))
                         .then_some(TurnFinish::MaxTokens);
+                    // Also the next request's usage anchor (`state.rs`).
                     self.emit_usage(Some(turn), &assembled).await?;
-                    if assembled.input_tokens > 0 {
-                        self.usage_anchor = Some(crate::compaction::UsageAnchor {
-                            input_tokens: assembled.input_tokens,
-                            messages: request.messages.len(),
-                        });
-                    }
                     self.finish_message(
                         turn,
                         assembled.text.clone(),
-                        assembled.tool_calls.clone(),
                         assembled.provider_items.clone(),
                     )
                     .await?;
@@ -338,53 +321,49 @@ impl Session {
 
     /// A `usage` event for a response that reported tokens.
     pub(crate) async fn emit_usage(
-        &self,
+        &mut self,
         turn: Option<&TurnId>,
         assembled: &Assembled,
     ) -> Result<(), CoreError> {
         if assembled.input_tokens == 0 && assembled.output_tokens == 0 {
             return Ok(());
         }
-        self.timeline
-            .emit(
-                turn,
-                EventKind::Usage {
-                    input_tokens: assembled.input_tokens,
-                    output_tokens: assembled.output_tokens,
-                    cache_read_tokens: assembled.cache_read_tokens,
-                    cache_write_tokens: assembled.cache_write_tokens,
-                    cost_usd: self.model.info().and_then(|info| {
-                        info.cost(&cortex_model::TokenCounts {
-                            input: assembled.input_tokens,
-                            output: assembled.output_tokens,
-                            cache_read: assembled.cache_read_tokens,
-                            cache_write: assembled.cache_write_tokens,
-                        })
-                    }),
-                },
-            )
-            .await?;
+        self.record(
+            turn,
+            EventKind::Usage {
+                input_tokens: assembled.input_tokens,
+                output_tokens: assembled.output_tokens,
+                cache_read_tokens: assembled.cache_read_tokens,
+                cache_write_tokens: assembled.cache_write_tokens,
+                cost_usd: self.model.info().and_then(|info| {
+                    info.cost(&cortex_model::TokenCounts {
+                        input: assembled.input_tokens,
+                        output: assembled.output_tokens,
+                        cache_read: assembled.cache_read_tokens,
+                        cache_write: assembled.cache_write_tokens,
+                    })
+                }),
+            },
+        )
+        .await?;
         Ok(())
     }
 
-    /// `message.done`, and the assistant message in the history.
+    /// `message.done`: the round's assistant message (its calls follow as
+    /// `tool.call` events from the dispatcher).
     async fn finish_message(
         &mut self,
         turn: &TurnId,
         text: String,
-        tool_calls: Vec<cortex_protocol::ToolCallRequest>,
-        // Replayed to the provider with the next rounds (reasoning); kept in
-        // memory only, not in the timeline.
+        // Replayed to the provider with the next rounds (reasoning), so
+        // stored with the message.
         provider_items: Vec<cortex_protocol::ProviderItem>,
     ) -> Result<(), CoreError> {
-        self.timeline
-            .emit(Some(turn), EventKind::MessageDone { text: text.clone() })
-            .await?;
-        if !text.is_empty() || !tool_calls.is_empty() {
-            let mut message = Message::assistant(text, tool_calls);
-            message.provider_items = provider_items;
-            self.history.push(message);
-        }
+        let done = EventKind::MessageDone {
+            text,
+            provider_items,
+        };
+        self.record(Some(turn), done).await?;
         Ok(())
     }
 }
@@ -393,8 +372,9 @@ impl Session {
     /// The tools the model is offered now: the mode's, plus `goal` in Agent
     /// mode while a goal is active.
     pub(crate) fn offered_tools(&self) -> Vec<ToolName> {
-        let mut tools = self.mode.tools().to_vec();
-        if self.mode == cortex_protocol::Mode::Agent && self.goal().is_some_and(|g| g.is_active()) {
+        let mut tools = self.mode().tools().to_vec();
+        if self.mode() == cortex_protocol::Mode::Agent && self.goal().is_some_and(|g| g.is_active())
+        {
             tools.push(ToolName::Goal);
         }
         tools

@@ -6,7 +6,7 @@
 //! and exactly one `result`. Requests may be in flight concurrently; responses
 //! carry the id they answer.
 
-use crate::event::OutputStream;
+use crate::event::{OutputStream, ToolStatus};
 use crate::tools::ToolArgs;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -69,15 +69,38 @@ pub enum GuestReply {
     Result(ToolOutcome),
 }
 
-/// The final answer to one request.
+/// How a request ended: one of three, never two at once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum OutcomeStatus {
+    /// It did what was asked (a command exited with 0).
+    Ok,
+    /// It failed: refused by the guest, a tool error, a command that exited
+    /// non-zero or timed out. The output says why.
+    #[default]
+    Error,
+    /// A `stop` request killed it before it finished.
+    Stopped,
+}
+
+impl From<OutcomeStatus> for ToolStatus {
+    fn from(status: OutcomeStatus) -> Self {
+        match status {
+            OutcomeStatus::Ok => ToolStatus::Ok,
+            OutcomeStatus::Error => ToolStatus::Error,
+            OutcomeStatus::Stopped => ToolStatus::Stopped,
+        }
+    }
+}
+
+/// The final answer to one request
+/// (`{"type":"result","status":"ok"|"error"|"stopped","output":…}`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
 pub struct ToolOutcome {
-    pub ok: bool,
+    /// How it ended.
+    pub status: OutcomeStatus,
     /// What the model reads: file lines, matches, command output, or an error.
     pub output: String,
-    /// The command was killed by a `stop` request.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub stopped: bool,
     /// Unified diff of a write or edit.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub diff: Option<String>,
@@ -87,20 +110,32 @@ pub struct ToolOutcome {
 }
 
 impl ToolOutcome {
+    /// A successful answer with `output`.
     pub fn ok(output: impl Into<String>) -> Self {
         ToolOutcome {
-            ok: true,
+            status: OutcomeStatus::Ok,
             output: output.into(),
             ..Default::default()
         }
     }
 
+    /// A failed answer; `output` says why.
     pub fn error(output: impl Into<String>) -> Self {
         ToolOutcome {
-            ok: false,
+            status: OutcomeStatus::Error,
             output: output.into(),
             ..Default::default()
         }
+    }
+
+    /// Whether it ended [`OutcomeStatus::Ok`].
+    pub fn is_ok(&self) -> bool {
+        self.status == OutcomeStatus::Ok
+    }
+
+    /// Whether a `stop` request ended it ([`OutcomeStatus::Stopped`]).
+    pub fn is_stopped(&self) -> bool {
+        self.status == OutcomeStatus::Stopped
     }
 }
 
@@ -131,7 +166,10 @@ mod tests {
             reply: GuestReply::Result(ToolOutcome::ok("hi")),
         };
         let line = serde_json::to_string(&reply).expect("serialize");
-        assert_eq!(line, r#"{"id":9,"type":"result","ok":true,"output":"hi"}"#);
+        assert_eq!(
+            line,
+            r#"{"id":9,"type":"result","status":"ok","output":"hi"}"#
+        );
         assert_eq!(
             serde_json::from_str::<GuestResponse>(&line).expect("parse"),
             reply

@@ -129,7 +129,7 @@ impl Session {
         let Some(window) = self.context_window() else {
             return Ok(None);
         };
-        let tokens = estimate(&self.build_request(), self.usage_anchor);
+        let tokens = estimate(&self.build_request(), self.state.usage_anchor);
         if (tokens as f64) <= window as f64 * self.compaction.threshold {
             return Ok(None);
         }
@@ -166,29 +166,25 @@ impl Session {
         cancel: &CancellationToken,
     ) -> Result<CompactionReport, CompactError> {
         let window = self.context_window();
-        let tokens_before = estimate(&self.build_request(), self.usage_anchor);
-        let messages_before = self.history.len();
+        let tokens_before = estimate(&self.build_request(), self.state.usage_anchor);
+        let messages_before = self.state.messages.len();
         // At most half the history is kept verbatim, so a short history
         // that a user asks to compact still has something to summarise.
         let split = keep::recent_start(
-            &self.history,
+            &self.state.messages,
             self.compaction.recent_messages.min(messages_before / 2),
             share(window, RECENT_SHARE),
         );
         if split == 0 {
             return Err(CompactError::NothingToCompact);
         }
-        self.timeline
-            .emit(
-                turn,
-                EventKind::CompactionStarted {
-                    trigger,
-                    tokens_before,
-                    context_window: window,
-                    messages: messages_before,
-                },
-            )
-            .await?;
+        let started = EventKind::CompactionStarted {
+            trigger,
+            tokens_before,
+            context_window: window,
+            messages: messages_before,
+        };
+        self.record(turn, started).await?;
         let summariser = self
             .compaction
             .summariser
@@ -196,7 +192,10 @@ impl Session {
             .unwrap_or_else(|| self.model.clone());
         let request = summarise::request(
             crate::prompt::request_model_name(summariser.as_ref()),
-            &summarise::transcript(&self.history[..split], share(window, TRANSCRIPT_SHARE)),
+            &summarise::transcript(
+                &self.state.messages[..split],
+                share(window, TRANSCRIPT_SHARE),
+            ),
         );
         let summary = match summarise::summarise(summariser.as_ref(), request, cancel).await {
             Ok(assembled) => {
@@ -208,30 +207,30 @@ impl Session {
                     SummaryError::Stopped => crate::dispatch::STOPPED_BY_USER.to_owned(),
                     SummaryError::Failed(error) => error,
                 };
-                self.timeline
-                    .emit(
-                        turn,
-                        EventKind::CompactionFailed {
-                            trigger,
-                            error: error.clone(),
-                        },
-                    )
-                    .await?;
+                let failed = EventKind::CompactionFailed {
+                    trigger,
+                    error: error.clone(),
+                };
+                self.record(turn, failed).await?;
                 return Err(CompactError::Failed(error));
             }
         };
         let keep_set = self.keep_set(split, window).await?;
         let context = keep_set.render(&summary);
-        let mut history = Vec::with_capacity(1 + self.history.len() - split);
+        let mut history = Vec::with_capacity(1 + self.state.messages.len() - split);
         history.push(Message::user(context.clone()));
-        history.extend_from_slice(&self.history[split..]);
-        let previous = std::mem::replace(&mut self.history, history);
+        history.extend_from_slice(&self.state.messages[split..]);
+        // Measured on the history `compaction.done` will leave; the state
+        // itself changes only when the event is recorded.
+        let previous = std::mem::replace(&mut self.state.messages, history);
         let tokens_after = tokens_of_bytes(request_bytes(&self.build_request()));
+        let messages_after = self.state.messages.len();
+        self.state.messages = previous;
         let report = CompactionReport {
             tokens_before,
             tokens_after,
             messages_before,
-            messages_after: self.history.len(),
+            messages_after,
             summarised: split,
             kept: keep_set.kept(),
         };
@@ -246,14 +245,9 @@ impl Session {
             summary,
             context,
         };
-        if let Err(e) = self.timeline.emit(turn, done).await {
-            // Not recorded, so not done: the live history must stay what a
-            // rebuild from the timeline gives.
-            self.history = previous;
-            return Err(e.into());
-        }
-        // The provider's count described the old history.
-        self.usage_anchor = None;
+        // Not recorded, so not done: the history is replaced (and the usage
+        // anchor dropped) only by folding the stored event.
+        self.record(turn, done).await?;
         Ok(report)
     }
 
@@ -266,7 +260,7 @@ impl Session {
             .events(self.timeline.session(), 0)
             .await?;
         let facts = keep::facts(&events);
-        let tail = &self.history[split..];
+        let tail = &self.state.messages[split..];
         // The task is restated unless its message is kept verbatim.
         let task = facts.task.filter(|task| {
             !tail
@@ -288,7 +282,7 @@ impl Session {
         let diff_budget = self.compaction.diff_bytes.min(share(window, DIFFS_SHARE));
         Ok(KeepSet {
             task,
-            todos: self.todos.clone(),
+            todos: self.state.todos.clone(),
             plan: facts.plan,
             goal: self.goal().cloned(),
             open_files,
