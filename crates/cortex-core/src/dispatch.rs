@@ -9,6 +9,7 @@
 //! alone, in the order the model asked. Stop kills what runs in the guest and
 //! answers every unfinished call "stopped by user".
 
+use crate::answer::Answer;
 use crate::approvals::Approval;
 use crate::mcp_session::McpGate;
 use crate::stop_rule::CallCheck;
@@ -25,45 +26,6 @@ use tokio_util::sync::CancellationToken;
 /// answered "stopped by user" regardless.
 pub(crate) const STOP_GRACE: Duration = Duration::from_secs(5);
 pub(crate) use cortex_protocol::STOPPED_BY_USER;
-
-/// The answer to one call.
-#[derive(Debug, Clone)]
-pub(crate) struct Answer {
-    pub status: ToolStatus,
-    pub output: String,
-    pub diff: Option<String>,
-}
-
-impl Answer {
-    pub fn ok(output: impl Into<String>) -> Self {
-        Answer {
-            status: ToolStatus::Ok,
-            output: output.into(),
-            diff: None,
-        }
-    }
-
-    pub fn error(output: impl Into<String>) -> Self {
-        Answer {
-            status: ToolStatus::Error,
-            output: output.into(),
-            diff: None,
-        }
-    }
-
-    /// A call Stop ended.
-    pub fn stopped() -> Self {
-        Self::with_status(ToolStatus::Stopped, STOPPED_BY_USER)
-    }
-
-    fn with_status(status: ToolStatus, output: impl Into<String>) -> Self {
-        Answer {
-            status,
-            output: output.into(),
-            diff: None,
-        }
-    }
-}
 
 /// A call that passed the gates.
 enum Job {
@@ -111,10 +73,43 @@ impl Session {
         cancel: &CancellationToken,
     ) -> Result<DispatchEnd, CoreError> {
         let mut answers: Vec<Option<Answer>> = vec![None; calls.len()];
+        let (runnable, stop_reason) = self
+            .record_and_gate(turn, calls, stop_rule, cancel, &mut answers)
+            .await?;
+        let attach_error = self.attach_for(turn, &runnable, cancel).await?;
+        let stopped = self
+            .run_jobs(turn, calls, runnable, attach_error, cancel, &mut answers)
+            .await?;
+        // Stop while a call waited for approval ends the turn too.
+        let stopped = stopped || cancel.is_cancelled();
+        let any_ok = answers.iter().flatten().any(|a| a.status == ToolStatus::Ok);
+        self.turn_progress |= changed_something(calls, &answers);
+        // Every call is answered: the round is complete, and its message
+        // and answers join the history as the next request's fold would.
+        self.state.close_round();
+        Ok(if let Some(reason) = stop_reason {
+            DispatchEnd::StopRule(reason)
+        } else if stopped {
+            DispatchEnd::Stopped
+        } else {
+            DispatchEnd::Continue { any_ok }
+        })
+    }
+
+    /// Record each call (`tool.call`) and pass it through the gates. Returns
+    /// the calls that may run, and the stop rule's reason once it fired
+    /// (then nothing of the round runs).
+    async fn record_and_gate(
+        &mut self,
+        turn: &TurnId,
+        calls: &[ToolCallRequest],
+        stop_rule: &mut StopRuleState,
+        cancel: &CancellationToken,
+        answers: &mut [Option<Answer>],
+    ) -> Result<(Vec<(usize, Job)>, Option<String>), CoreError> {
         let mut runnable: Vec<(usize, Job)> = Vec::new();
         // A round budget (Chat) or deadline (Bot) refuses the whole round.
         let mut stop_reason: Option<String> = stop_rule.on_tool_round();
-
         for (index, call) in calls.iter().enumerate() {
             // Before the call is recorded, which adds its id.
             let duplicate = self.state.call_ids.contains(call.id.as_str());
@@ -130,15 +125,9 @@ impl Session {
                     .await?;
                 continue;
             }
+            let slot = &mut answers[index];
             match self
-                .gate(
-                    turn,
-                    call,
-                    duplicate,
-                    stop_rule,
-                    cancel,
-                    &mut answers[index],
-                )
+                .gate(turn, call, duplicate, stop_rule, cancel, slot)
                 .await?
             {
                 Gated::Run(args) => runnable.push((index, args)),
@@ -154,17 +143,37 @@ impl Session {
                     .await?;
             }
         }
+        Ok((runnable, stop_reason))
+    }
 
-        let needs_guest = runnable.iter().any(|(_, job)| job.runs_in_guest());
-        let attach_error = if needs_guest {
-            match self.ensure_attached(turn, cancel).await? {
-                crate::attach::Readiness::Ready => None,
-                crate::attach::Readiness::NotReady(error) => Some(error),
-            }
-        } else {
-            None
-        };
+    /// Attach the guest when a call that passed the gates runs in it.
+    /// Returns why the guest is unavailable, if it is.
+    async fn attach_for(
+        &mut self,
+        turn: &TurnId,
+        runnable: &[(usize, Job)],
+        cancel: &CancellationToken,
+    ) -> Result<Option<String>, CoreError> {
+        if !runnable.iter().any(|(_, job)| job.runs_in_guest()) {
+            return Ok(None);
+        }
+        Ok(match self.ensure_attached(turn, cancel).await? {
+            crate::attach::Readiness::Ready => None,
+            crate::attach::Readiness::NotReady(error) => Some(error),
+        })
+    }
 
+    /// Run the calls that passed the gates, in order; consecutive read-only
+    /// ones together. Returns whether Stop interrupted them.
+    async fn run_jobs(
+        &mut self,
+        turn: &TurnId,
+        calls: &[ToolCallRequest],
+        runnable: Vec<(usize, Job)>,
+        attach_error: Option<String>,
+        cancel: &CancellationToken,
+        answers: &mut [Option<Answer>],
+    ) -> Result<bool, CoreError> {
         let mut stopped = false;
         let mut pending = runnable.into_iter().peekable();
         while let Some((index, job)) = pending.next() {
@@ -182,10 +191,10 @@ impl Session {
                     .await?;
                 continue;
             }
+            let started = Instant::now();
             let args = match job {
                 Job::Tool(args) => args,
                 Job::Mcp { tool, arguments } => {
-                    let started = Instant::now();
                     let answer = self.run_mcp(turn, &tool, arguments, cancel).await?;
                     stopped |= answer.status == ToolStatus::Stopped;
                     self.answer(turn, call, answer, ms(started), &mut answers[index])
@@ -193,73 +202,56 @@ impl Session {
                     continue;
                 }
             };
-            match args {
-                ToolArgs::TodoWrite(a) => {
-                    let started = Instant::now();
-                    let answer = self.todo_write(turn, a).await?;
+            match self.run_session_tool(turn, args).await? {
+                Ok(answer) => {
                     self.answer(turn, call, answer, ms(started), &mut answers[index])
                         .await?;
                 }
-                ToolArgs::Plan(a) => {
-                    let started = Instant::now();
-                    let answer = self.plan(turn, a).await?;
-                    self.answer(turn, call, answer, ms(started), &mut answers[index])
+                Err(args) => {
+                    let group = take_group(index, args, &mut pending);
+                    stopped = self
+                        .run_group_recorded(turn, calls, group, cancel, answers)
                         .await?;
-                }
-                ToolArgs::Spec(a) => {
-                    let started = Instant::now();
-                    let answer = self.spec_tool(turn, a).await?;
-                    self.answer(turn, call, answer, ms(started), &mut answers[index])
-                        .await?;
-                }
-                ToolArgs::Goal(a) => {
-                    let started = Instant::now();
-                    let answer = self.goal_tool(turn, a).await?;
-                    self.answer(turn, call, answer, ms(started), &mut answers[index])
-                        .await?;
-                }
-                args => {
-                    // A group: this call, plus the read-only calls right after
-                    // it when it is read-only itself.
-                    let mut group = vec![(index, args)];
-                    while group[0].1.tool().is_read_only()
-                        && let Some((next, Job::Tool(next_args))) = pending.peek()
-                        && next_args.tool().is_read_only()
-                    {
-                        let next = *next;
-                        if let Some((_, Job::Tool(next_args))) = pending.next() {
-                            group.push((next, next_args));
-                        }
-                    }
-                    let mut results = Vec::new();
-                    let ran = self
-                        .run_group(turn, calls, group, cancel, &mut answers, &mut results)
-                        .await;
-                    // Recorded as they landed; folded in once the group is
-                    // done (it ran on a shared borrow).
-                    for event in &results {
-                        self.state.apply(event);
-                    }
-                    stopped = ran?;
                 }
             }
         }
+        Ok(stopped)
+    }
 
-        // Stop while a call waited for approval ends the turn too.
-        stopped |= cancel.is_cancelled();
-        let any_ok = answers.iter().flatten().any(|a| a.status == ToolStatus::Ok);
+    /// Run a tool that acts on session state (todos, plan, spec, goal);
+    /// any other tool is handed back.
+    async fn run_session_tool(
+        &mut self,
+        turn: &TurnId,
+        args: ToolArgs,
+    ) -> Result<Result<Answer, ToolArgs>, CoreError> {
+        Ok(Ok(match args {
+            ToolArgs::TodoWrite(a) => self.todo_write(turn, a).await?,
+            ToolArgs::Plan(a) => self.plan(turn, a).await?,
+            ToolArgs::Spec(a) => self.spec_tool(turn, a).await?,
+            ToolArgs::Goal(a) => self.goal_tool(turn, a).await?,
+            args => return Ok(Err(args)),
+        }))
+    }
 
-        self.turn_progress |= changed_something(calls, &answers);
-        // Every call is answered: the round is complete, and its message
-        // and answers join the history as the next request's fold would.
-        self.state.close_round();
-        Ok(if let Some(reason) = stop_reason {
-            DispatchEnd::StopRule(reason)
-        } else if stopped {
-            DispatchEnd::Stopped
-        } else {
-            DispatchEnd::Continue { any_ok }
-        })
+    /// [`Session::run_group`], then its results folded into the state: they
+    /// were recorded as they landed, while the group ran on a shared borrow.
+    async fn run_group_recorded(
+        &mut self,
+        turn: &TurnId,
+        calls: &[ToolCallRequest],
+        group: Vec<(usize, ToolArgs)>,
+        cancel: &CancellationToken,
+        answers: &mut [Option<Answer>],
+    ) -> Result<bool, CoreError> {
+        let mut results = Vec::new();
+        let ran = self
+            .run_group(turn, calls, group, cancel, answers, &mut results)
+            .await;
+        for event in &results {
+            self.state.apply(event);
+        }
+        ran
     }
 
     /// The gate chain for one call. Answers the call itself when a gate
@@ -578,6 +570,26 @@ impl Session {
             )
             .await
     }
+}
+
+/// A group to run together: this call, plus the read-only calls right
+/// after it when it is read-only itself.
+fn take_group(
+    index: usize,
+    args: ToolArgs,
+    pending: &mut std::iter::Peekable<std::vec::IntoIter<(usize, Job)>>,
+) -> Vec<(usize, ToolArgs)> {
+    let mut group = vec![(index, args)];
+    while group[0].1.tool().is_read_only()
+        && let Some((next, Job::Tool(next_args))) = pending.peek()
+        && next_args.tool().is_read_only()
+    {
+        let next = *next;
+        if let Some((_, Job::Tool(next_args))) = pending.next() {
+            group.push((next, next_args));
+        }
+    }
+    group
 }
 
 /// Whether a call of the round changed the workspace: a write, an edit or a

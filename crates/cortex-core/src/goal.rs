@@ -7,7 +7,7 @@
 //! (turns, tokens, time) are folded from the goal's turns. Deciding whether
 //! to continue after a turn is [`crate::continuation`]'s.
 
-use crate::dispatch::Answer;
+use crate::answer::Answer;
 use crate::{CoreError, Session, Timeline};
 use cortex_protocol::{
     Event, EventKind, Goal, GoalArgs, GoalBudget, GoalStatus, GoalStep, PauseReason, TurnId,
@@ -17,14 +17,19 @@ use cortex_protocol::{
 /// Why a goal control was refused.
 #[derive(Debug, thiserror::Error)]
 pub enum GoalError {
+    /// The session has no goal.
     #[error("this session has no goal (PUT …/goal sets one)")]
     NoGoal,
+    /// `set_goal` with a blank objective.
     #[error("the objective must not be empty")]
     EmptyObjective,
+    /// Pausing a goal that is not active (its status).
     #[error("the goal is {0}; only an active goal can be paused")]
     NotActive(&'static str),
+    /// Resuming a goal that is not paused (its status).
     #[error("the goal is {0}; only a paused goal can be resumed")]
     NotPaused(&'static str),
+    /// The timeline could not be written.
     #[error(transparent)]
     Core(#[from] CoreError),
 }
@@ -188,6 +193,7 @@ pub(crate) fn first_prompt(objective: &str) -> String {
 }
 
 impl Session {
+    /// The session's goal with its counters, if one is set.
     pub fn goal(&self) -> Option<&Goal> {
         self.state.goal()
     }
@@ -223,6 +229,8 @@ impl Session {
         Ok(first_prompt(objective))
     }
 
+    /// The user pauses the active goal (`goal.paused` with `reason`); no
+    /// continuation turn starts until it is resumed.
     pub async fn pause_goal(&mut self, reason: PauseReason) -> Result<(), GoalError> {
         let goal = self.goal().ok_or(GoalError::NoGoal)?;
         if !goal.is_active() {
@@ -256,6 +264,7 @@ impl Session {
         Ok(())
     }
 
+    /// The user clears the goal (`goal.cleared`).
     pub async fn clear_goal(&mut self) -> Result<(), GoalError> {
         self.goal().ok_or(GoalError::NoGoal)?;
         self.record_goal(None, EventKind::GoalCleared {}).await?;

@@ -13,20 +13,10 @@
 //! kept, as the live session did.
 
 use crate::context::with_context;
-use crate::state::SessionState;
+use crate::state::{Round, SessionState};
 use cortex_protocol::{CallId, Message, ProviderItem, Role, ToolCallRequest};
 
 pub(crate) const INTERRUPTED: &str = "interrupted: no result was recorded for this call";
-
-/// A round whose assistant message is not in the history yet.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub(crate) struct Round {
-    text: String,
-    provider_items: Vec<ProviderItem>,
-    /// The calls in the order the model made them, each with its answer once
-    /// recorded.
-    calls: Vec<(ToolCallRequest, Option<String>)>,
-}
 
 impl SessionState {
     /// A user message (a turn's or a reminder): the round before it is over.

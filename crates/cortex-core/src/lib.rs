@@ -14,6 +14,9 @@
 //!
 //! This crate never depends on the server or the CLI.
 
+#![warn(missing_docs)]
+
+mod answer;
 mod approvals;
 mod attach;
 mod compaction;

@@ -11,7 +11,7 @@
 //! are no longer offered and calls to them are refused, while the turn goes
 //! on.
 
-use crate::dispatch::Answer;
+use crate::answer::Answer;
 use crate::{CoreError, GuestLauncher, Session};
 use cortex_mcp::{Called, HostLauncher, Launchers, Lookup, McpHub, McpTool, Notice, ServerSpec};
 use cortex_protocol::{EventKind, SandboxPolicy, ToolCallRequest, ToolSpec, TurnId};

@@ -17,7 +17,9 @@ use cortex_tools::{PlanStep, plan_steps};
 pub enum PlanStatus {
     /// Waiting for the user's verdict (only the latest version can be).
     Proposed,
+    /// The user accepted it: Agent mode, the todo list seeded from its steps.
     Accepted,
+    /// The user rejected it with feedback.
     Rejected,
     /// A newer version was proposed before the user decided.
     Superseded,
@@ -26,19 +28,26 @@ pub enum PlanStatus {
 /// One proposed plan.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PlanVersion {
+    /// 1 for the first proposal of the session, then one more each.
     pub version: u32,
+    /// The title the model gave it.
     pub title: String,
+    /// The plan itself.
     pub markdown: String,
+    /// Where it stands.
     pub status: PlanStatus,
 }
 
 /// Why a plan verdict was refused.
 #[derive(Debug, thiserror::Error)]
 pub enum PlanError {
+    /// No version waits for a verdict.
     #[error("there is no proposed plan to accept or reject (propose one in Plan mode first)")]
     NoProposedPlan,
+    /// A rejection without feedback.
     #[error("the feedback must not be empty")]
     EmptyFeedback,
+    /// The timeline could not be written.
     #[error(transparent)]
     Core(#[from] CoreError),
 }

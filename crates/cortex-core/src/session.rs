@@ -17,11 +17,17 @@ use tokio::sync::{broadcast, watch};
 /// What a new session is made of.
 #[derive(Clone)]
 pub struct SessionConfig {
+    /// The repository the session works on (canonicalised at creation).
     pub repository: PathBuf,
+    /// The mode the session starts in.
     pub mode: Mode,
+    /// When a turn ends besides the model's own answer.
     pub stop_rule: StopRule,
+    /// Where the timeline is persisted.
     pub store: Arc<dyn Store>,
+    /// The model every request goes to.
     pub model: Arc<dyn ModelProvider>,
+    /// Starts the session's guest (and MCP servers' guests).
     pub guests: Arc<dyn GuestProvider>,
     /// The guest's whole environment, already built from the allow-list.
     pub guest_env: Vec<(String, String)>,
@@ -41,11 +47,26 @@ pub struct SessionConfig {
 /// How a turn ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TurnOutcome {
-    Completed { rounds: u32 },
-    Stopped { reason: String },
-    Failed { error: String },
+    /// The model answered without a tool call.
+    Completed {
+        /// Model requests the turn made.
+        rounds: u32,
+    },
+    /// Stopped before the model finished.
+    Stopped {
+        /// Why: the user's Stop or the stop rule.
+        reason: String,
+    },
+    /// The turn failed (model, guest or environment); the timeline says how.
+    Failed {
+        /// What failed, for the user.
+        error: String,
+    },
 }
 
+/// A live session: its configuration, its guest, its timeline and the state
+/// folded from it. Methods that run a turn or change the state take `&mut
+/// self`; a caller runs one at a time (the server's actor owns it).
 pub struct Session {
     pub(crate) id: SessionId,
     pub(crate) repository: PathBuf,
@@ -234,18 +255,22 @@ impl Session {
         Ok(session)
     }
 
+    /// The session's id.
     pub fn id(&self) -> &SessionId {
         &self.id
     }
 
+    /// The mode now (the last `mode.changed`, else the one it was created with).
     pub fn mode(&self) -> Mode {
         self.state.mode.unwrap_or_default()
     }
 
+    /// Policy, network and workspace mode the session was created with.
     pub fn sandbox(&self) -> Sandbox {
         self.sandbox
     }
 
+    /// The repository, canonicalised.
     pub fn repository(&self) -> &Path {
         &self.repository
     }
@@ -255,10 +280,12 @@ impl Session {
         &self.workspace
     }
 
+    /// The conversation as the next request sends it.
     pub fn history(&self) -> &[Message] {
         &self.state.messages
     }
 
+    /// The todo list as `todo_write` or an accepted plan left it.
     pub fn todos(&self) -> &[Todo] {
         &self.state.todos
     }
@@ -276,6 +303,7 @@ impl Session {
         Ok(event)
     }
 
+    /// The session's timeline (persist, then fan out).
     pub fn timeline(&self) -> &Timeline {
         &self.timeline
     }

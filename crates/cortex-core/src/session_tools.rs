@@ -1,7 +1,7 @@
 //! Tools that act on session state held by the harness rather than on the
 //! workspace: the todo list and the plan.
 
-use crate::dispatch::Answer;
+use crate::answer::Answer;
 use crate::{CoreError, Session};
 use cortex_protocol::{EventKind, PlanArgs, TodoWriteArgs, TurnId};
 use cortex_tools::{render_todos, validate_plan};

@@ -13,7 +13,7 @@
 //! the spec in progress: nothing is written. The state is a fold of these
 //! events and `mode.changed` ([`apply`]), live and on resume alike.
 
-use crate::dispatch::Answer;
+use crate::answer::Answer;
 use crate::plans::step_todos;
 use crate::{CoreError, Session};
 use cortex_protocol::{
@@ -24,8 +24,11 @@ use cortex_tools::{checklist, spec_slug, validate_spec};
 /// One proposal waiting for the user's verdict.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SpecProposal {
+    /// The phase it proposes.
     pub phase: SpecPhase,
+    /// Its version among the proposals of the spec.
     pub version: u32,
+    /// The phase's document.
     pub markdown: String,
 }
 
@@ -67,10 +70,13 @@ impl SpecState {
 /// Why a spec verdict was refused.
 #[derive(Debug, thiserror::Error)]
 pub enum SpecError {
+    /// No phase waits for a verdict.
     #[error("there is no proposed spec phase to accept or reject (propose one in Spec mode first)")]
     NoProposedSpec,
+    /// A rejection without feedback.
     #[error("the feedback must not be empty")]
     EmptyFeedback,
+    /// The timeline could not be written.
     #[error(transparent)]
     Core(#[from] CoreError),
 }

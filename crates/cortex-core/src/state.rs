@@ -8,11 +8,22 @@
 
 use crate::compaction::UsageAnchor;
 use crate::goal::GoalFold;
-use crate::history::Round;
 use crate::plans::PlanVersion;
 use crate::specs::SpecState;
-use cortex_protocol::{Event, EventKind, Goal, Message, Mode, Sandbox, Todo, ToolCallRequest};
+use cortex_protocol::{
+    Event, EventKind, Goal, Message, Mode, ProviderItem, Sandbox, Todo, ToolCallRequest,
+};
 use std::collections::HashSet;
+
+/// A round whose assistant message is not in the history yet.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct Round {
+    pub(crate) text: String,
+    pub(crate) provider_items: Vec<ProviderItem>,
+    /// The calls in the order the model made them, each with its answer once
+    /// recorded.
+    pub(crate) calls: Vec<(ToolCallRequest, Option<String>)>,
+}
 
 /// What a session's timeline says about it so far.
 #[derive(Debug, Clone, Default)]

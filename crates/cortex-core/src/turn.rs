@@ -23,6 +23,13 @@ enum RoundEnd {
     Failed(String),
 }
 
+/// How streaming one response ended.
+enum Streamed {
+    Done(Assembled),
+    Stopped,
+    Failed(ModelError),
+}
+
 impl Session {
     /// Run one turn for `message`. Returns how it ended; an `Err` means the
     /// timeline itself could not be written.
@@ -178,8 +185,9 @@ impl Session {
         }
     }
 
-    /// One model request, streamed into the timeline. The assistant message
-    /// is appended to the history.
+    /// One model round: build the request and record it, stream the
+    /// response into the timeline, and record the assistant message (a
+    /// stream cut mid-way is retried as a whole: no tool of it has run).
     async fn model_round(
         &mut self,
         turn: &TurnId,
@@ -197,117 +205,22 @@ impl Session {
         self.record(Some(turn), sent).await?;
         let mut attempt = 0;
         loop {
-            let mut stream = self.model.stream(request.clone());
-            let mut assembler = Assembler::default();
-            let mut text = String::new();
-            let result: Result<(), ModelError> = loop {
-                let next = tokio::select! {
-                    _ = cancel.cancelled() => None,
-                    next = stream.next() => Some(next),
-                };
-                let Some(next) = next else {
-                    // Stop: dropping the stream aborts the request. What was
-                    // shown stays in the history.
-                    drop(stream);
-                    self.finish_message(turn, text, Vec::new()).await?;
-                    return Ok(RoundEnd::Stopped);
-                };
-                match next {
-                    None => break Ok(()),
-                    Some(Err(e)) => break Err(e),
-                    Some(Ok(event)) => {
-                        match &event {
-                            ModelEvent::TextDelta(delta) => {
-                                text.push_str(delta);
-                                self.timeline
-                                    .emit(
-                                        Some(turn),
-                                        EventKind::MessageDelta {
-                                            text: delta.clone(),
-                                        },
-                                    )
-                                    .await?;
-                            }
-                            ModelEvent::ThinkingDelta(delta) => {
-                                self.timeline
-                                    .emit(
-                                        Some(turn),
-                                        EventKind::ThinkingDelta {
-                                            text: delta.clone(),
-                                        },
-                                    )
-                                    .await?;
-                            }
-                            ModelEvent::Retry {
-                                attempt,
-                                delay_ms,
-                                reason,
-                            } => {
-                                self.timeline
-                                    .emit(
-                                        Some(turn),
-                                        EventKind::ModelRetry {
-                                            round,
-                                            attempt: *attempt,
-                                            delay_ms: *delay_ms,
-                                            reason: reason.clone(),
-                                        },
-                                    )
-                                    .await?;
-                            }
-                            ModelEvent::PromptProgress { done, total } => {
-                                self.timeline
-                                    .emit(
-                                        Some(turn),
-                                        EventKind::ModelProgress {
-                                            round,
-                                            done: *done,
-                                            total: *total,
-                                        },
-                                    )
-                                    .await?;
-                            }
-                            _ => {}
-                        }
-                        assembler.push(&event);
-                    }
-                }
-            };
-            match result {
-                Ok(()) => {
-                    let assembled = assembler.finish();
-                    self.turn_finish = (assembled.finish == Some(FinishReason::Length))
-                        .then_some(TurnFinish::MaxTokens);
-                    // Also the next request's usage anchor (`state.rs`).
-                    self.emit_usage(Some(turn), &assembled).await?;
-                    self.finish_message(
-                        turn,
-                        assembled.text.clone(),
-                        assembled.provider_items.clone(),
-                    )
-                    .await?;
+            let error = match self.stream_response(turn, round, &request, cancel).await? {
+                Streamed::Stopped => return Ok(RoundEnd::Stopped),
+                Streamed::Done(assembled) => {
+                    self.record_response(turn, &assembled).await?;
                     return Ok(RoundEnd::Done(assembled));
                 }
-                Err(e @ ModelError::Stream(_)) if attempt < MAX_STREAM_RETRIES => {
+                Streamed::Failed(error) => error,
+            };
+            match error {
+                e @ ModelError::Stream(_) if attempt < MAX_STREAM_RETRIES => {
                     attempt += 1;
-                    let delay = STREAM_RETRY_BASE * 2u32.pow(attempt - 1);
-                    self.timeline
-                        .emit(
-                            Some(turn),
-                            EventKind::ModelRetry {
-                                round,
-                                attempt,
-                                delay_ms: delay.as_millis() as u64,
-                                reason: e.to_string(),
-                            },
-                        )
-                        .await?;
-                    tokio::select! {
-                        _ = cancel.cancelled() => return Ok(RoundEnd::Stopped),
-                        _ = tokio::time::sleep(delay) => {}
+                    if !self.wait_to_retry(turn, round, attempt, &e, cancel).await? {
+                        return Ok(RoundEnd::Stopped);
                     }
                 }
-                Err(e) => {
+                e => {
                     self.turn_finish =
                         matches!(e, ModelError::ContentFiltered(_)).then_some(TurnFinish::Refusal);
                     return Ok(RoundEnd::Failed(format!(
@@ -317,6 +230,120 @@ impl Session {
                 }
             }
         }
+    }
+
+    /// Stream one response, each event into the timeline as it arrives.
+    /// On Stop the stream is dropped (which aborts the request) and what
+    /// was shown is recorded as the round's message.
+    async fn stream_response(
+        &mut self,
+        turn: &TurnId,
+        round: u32,
+        request: &ModelRequest,
+        cancel: &CancellationToken,
+    ) -> Result<Streamed, CoreError> {
+        let mut stream = self.model.stream(request.clone());
+        let mut assembler = Assembler::default();
+        let mut text = String::new();
+        loop {
+            let next = tokio::select! {
+                _ = cancel.cancelled() => None,
+                next = stream.next() => Some(next),
+            };
+            let Some(next) = next else {
+                drop(stream);
+                self.finish_message(turn, text, Vec::new()).await?;
+                return Ok(Streamed::Stopped);
+            };
+            match next {
+                None => return Ok(Streamed::Done(assembler.finish())),
+                Some(Err(e)) => return Ok(Streamed::Failed(e)),
+                Some(Ok(event)) => {
+                    if let ModelEvent::TextDelta(delta) = &event {
+                        text.push_str(delta);
+                    }
+                    self.show_model_event(turn, round, &event).await?;
+                    assembler.push(&event);
+                }
+            }
+        }
+    }
+
+    /// The timeline event a streamed model event is shown as, if any.
+    async fn show_model_event(
+        &self,
+        turn: &TurnId,
+        round: u32,
+        event: &ModelEvent,
+    ) -> Result<(), CoreError> {
+        let kind = match event {
+            ModelEvent::TextDelta(delta) => EventKind::MessageDelta {
+                text: delta.clone(),
+            },
+            ModelEvent::ThinkingDelta(delta) => EventKind::ThinkingDelta {
+                text: delta.clone(),
+            },
+            ModelEvent::Retry {
+                attempt,
+                delay_ms,
+                reason,
+            } => EventKind::ModelRetry {
+                round,
+                attempt: *attempt,
+                delay_ms: *delay_ms,
+                reason: reason.clone(),
+            },
+            ModelEvent::PromptProgress { done, total } => EventKind::ModelProgress {
+                round,
+                done: *done,
+                total: *total,
+            },
+            _ => return Ok(()),
+        };
+        self.timeline.emit(Some(turn), kind).await?;
+        Ok(())
+    }
+
+    /// A complete response: how it ended, its usage, and its message.
+    async fn record_response(
+        &mut self,
+        turn: &TurnId,
+        assembled: &Assembled,
+    ) -> Result<(), CoreError> {
+        self.turn_finish =
+            (assembled.finish == Some(FinishReason::Length)).then_some(TurnFinish::MaxTokens);
+        // Also the next request's usage anchor (`state.rs`).
+        self.emit_usage(Some(turn), assembled).await?;
+        self.finish_message(
+            turn,
+            assembled.text.clone(),
+            assembled.provider_items.clone(),
+        )
+        .await
+    }
+
+    /// `model.retry` for a cut stream, then the back-off. Returns false if
+    /// Stop came first.
+    async fn wait_to_retry(
+        &mut self,
+        turn: &TurnId,
+        round: u32,
+        attempt: u32,
+        error: &ModelError,
+        cancel: &CancellationToken,
+    ) -> Result<bool, CoreError> {
+        let delay = STREAM_RETRY_BASE * 2u32.pow(attempt - 1);
+        let retry = EventKind::ModelRetry {
+            round,
+            attempt,
+            delay_ms: delay.as_millis() as u64,
+            reason: error.to_string(),
+        };
+        self.timeline.emit(Some(turn), retry).await?;
+        Ok(tokio::select! {
+            _ = cancel.cancelled() => false,
+            _ = tokio::time::sleep(delay) => true,
+        })
     }
 
     /// A `usage` event for a response that reported tokens.

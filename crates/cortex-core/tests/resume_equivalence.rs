@@ -64,7 +64,8 @@ enum Step {
     AcceptPlan,
 }
 
-const PLAN: &str = "# Fix\n- [ ] read calc.py\n- [ ] fix it\n\n```mermaid\nflowchart TD\n  A-->B\n```\n";
+const PLAN: &str =
+    "# Fix\n- [ ] read calc.py\n- [ ] fix it\n\n```mermaid\nflowchart TD\n  A-->B\n```\n";
 
 /// Runs `steps` on a live session, resumes a second session from the same
 /// store, then lets both send their next request (a turn with `next`, whose

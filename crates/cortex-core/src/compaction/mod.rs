@@ -63,11 +63,17 @@ impl Default for CompactionConfig {
 /// What a compaction did (the figures of `compaction.done`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CompactionReport {
+    /// Estimated tokens of the next request before compacting.
     pub tokens_before: u64,
+    /// The same after: the context message and the kept tail.
     pub tokens_after: u64,
+    /// Messages in the history before.
     pub messages_before: usize,
+    /// Messages in the history after.
     pub messages_after: usize,
+    /// Messages replaced by the summary.
     pub summarised: usize,
+    /// What the context message restates (task, todos, plan, files, diffs) and how many messages were kept verbatim.
     pub kept: CompactionKept,
 }
 
@@ -75,12 +81,15 @@ pub struct CompactionReport {
 /// every case.
 #[derive(Debug, thiserror::Error)]
 pub enum CompactError {
+    /// The history is too short: everything in it would be kept.
     #[error(
         "nothing to compact: the history has no messages older than the ones a compaction keeps"
     )]
     NothingToCompact,
+    /// The summariser failed, was stopped or answered nothing (recorded as `compaction.failed`).
     #[error("compaction failed, the history is unchanged: {0}")]
     Failed(String),
+    /// The timeline could not be written.
     #[error(transparent)]
     Core(#[from] CoreError),
 }
@@ -185,47 +194,12 @@ impl Session {
             messages: messages_before,
         };
         self.record(turn, started).await?;
-        let summariser = self
-            .compaction
-            .summariser
-            .clone()
-            .unwrap_or_else(|| self.model.clone());
-        let request = summarise::request(
-            crate::prompt::request_model_name(summariser.as_ref()),
-            &summarise::transcript(
-                &self.state.messages[..split],
-                share(window, TRANSCRIPT_SHARE),
-            ),
-        );
-        let summary = match summarise::summarise(summariser.as_ref(), request, cancel).await {
-            Ok(assembled) => {
-                self.emit_usage(turn, &assembled).await?;
-                assembled.text
-            }
-            Err(failure) => {
-                let error = match failure {
-                    SummaryError::Stopped => crate::dispatch::STOPPED_BY_USER.to_owned(),
-                    SummaryError::Failed(error) => error,
-                };
-                let failed = EventKind::CompactionFailed {
-                    trigger,
-                    error: error.clone(),
-                };
-                self.record(turn, failed).await?;
-                return Err(CompactError::Failed(error));
-            }
-        };
+        let summary = self
+            .summarise_head(trigger, turn, split, window, cancel)
+            .await?;
         let keep_set = self.keep_set(split, window).await?;
         let context = keep_set.render(&summary);
-        let mut history = Vec::with_capacity(1 + self.state.messages.len() - split);
-        history.push(Message::user(context.clone()));
-        history.extend_from_slice(&self.state.messages[split..]);
-        // Measured on the history `compaction.done` will leave; the state
-        // itself changes only when the event is recorded.
-        let previous = std::mem::replace(&mut self.state.messages, history);
-        let tokens_after = tokens_of_bytes(request_bytes(&self.build_request()));
-        let messages_after = self.state.messages.len();
-        self.state.messages = previous;
+        let (tokens_after, messages_after) = self.measure_compacted(&context, split);
         let report = CompactionReport {
             tokens_before,
             tokens_after,
@@ -249,6 +223,63 @@ impl Session {
         // anchor dropped) only by folding the stored event.
         self.record(turn, done).await?;
         Ok(report)
+    }
+
+    /// Summarise the history before `split` with the summariser (the
+    /// session's model unless configured). A failure or Stop is recorded as
+    /// `compaction.failed` and leaves the history as it was.
+    async fn summarise_head(
+        &mut self,
+        trigger: CompactionTrigger,
+        turn: Option<&TurnId>,
+        split: usize,
+        window: Option<u64>,
+        cancel: &CancellationToken,
+    ) -> Result<String, CompactError> {
+        let summariser = self
+            .compaction
+            .summariser
+            .clone()
+            .unwrap_or_else(|| self.model.clone());
+        let request = summarise::request(
+            crate::prompt::request_model_name(summariser.as_ref()),
+            &summarise::transcript(
+                &self.state.messages[..split],
+                share(window, TRANSCRIPT_SHARE),
+            ),
+        );
+        match summarise::summarise(summariser.as_ref(), request, cancel).await {
+            Ok(assembled) => {
+                self.emit_usage(turn, &assembled).await?;
+                Ok(assembled.text)
+            }
+            Err(failure) => {
+                let error = match failure {
+                    SummaryError::Stopped => crate::dispatch::STOPPED_BY_USER.to_owned(),
+                    SummaryError::Failed(error) => error,
+                };
+                let failed = EventKind::CompactionFailed {
+                    trigger,
+                    error: error.clone(),
+                };
+                self.record(turn, failed).await?;
+                Err(CompactError::Failed(error))
+            }
+        }
+    }
+
+    /// Tokens and messages of the request after `compaction.done` (the
+    /// `context` message, then the history from `split`), measured without
+    /// changing the state: only the recorded event does that.
+    fn measure_compacted(&mut self, context: &str, split: usize) -> (u64, usize) {
+        let mut history = Vec::with_capacity(1 + self.state.messages.len() - split);
+        history.push(Message::user(context));
+        history.extend_from_slice(&self.state.messages[split..]);
+        let previous = std::mem::replace(&mut self.state.messages, history);
+        let tokens_after = tokens_of_bytes(request_bytes(&self.build_request()));
+        let messages_after = self.state.messages.len();
+        self.state.messages = previous;
+        (tokens_after, messages_after)
     }
 
     /// Gather the keep-set for a history whose verbatim tail starts at
