@@ -99,7 +99,7 @@ fn bench_attach(c: &mut Criterion) {
                     .expect("call");
                 while let Some(reply) = call.next().await {
                     if let GuestReply::Result(outcome) = reply {
-                        assert!(outcome.ok);
+                        assert!(outcome.is_ok());
                         break;
                     }
                 }

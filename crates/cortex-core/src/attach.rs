@@ -61,7 +61,7 @@ impl Session {
     /// Whether the guest may change the workspace: the mode has a mutating
     /// tool and the sandbox policy is not read-only.
     pub(crate) fn guest_may_write(&self) -> bool {
-        self.mode.may_mutate_workspace()
+        self.mode().may_mutate_workspace()
             && self.sandbox.policy != cortex_protocol::SandboxPolicy::ReadOnly
     }
 
@@ -80,6 +80,19 @@ impl Session {
         if let Some(dead) = self.guest.take() {
             dead.close().await;
         }
+        if let Readiness::NotReady(error) = self.attach_guest(turn).await? {
+            return Ok(Readiness::NotReady(error));
+        }
+        if self.env_prepared {
+            return Ok(Readiness::Ready);
+        }
+        self.prepare_env(turn, cancel).await
+    }
+
+    /// `runtime.starting`, the isolated copy when the session asked for
+    /// one, the guest started, then `runtime.attached` and a
+    /// `runtime.warning` per layer or file that could not be kept.
+    async fn attach_guest(&mut self, turn: &TurnId) -> Result<Readiness, CoreError> {
         let provider = self.guests.name().to_owned();
         self.timeline
             .emit(
@@ -99,7 +112,7 @@ impl Session {
         let spec = GuestSpec {
             workspace: self.workspace.clone(),
             writable: self.guest_may_write(),
-            allow_bash: self.mode.offers(ToolName::Bash),
+            allow_bash: self.mode().offers(ToolName::Bash),
             env: self.guest_env.clone(),
             policy: self.sandbox.policy,
             network: self.sandbox.network,
@@ -113,14 +126,7 @@ impl Session {
             }
         };
         let ms = started.elapsed().as_secs_f64() * 1000.0;
-        let (isolation, warnings) = match guest.describe().await {
-            Ok(Some(report)) => (report.layers, report.warnings),
-            Ok(None) => (format!("none ({})", self.sandbox.policy), Vec::new()),
-            Err(e) => (
-                "unknown".to_owned(),
-                vec![format!("the guest did not describe its isolation: {e}")],
-            ),
-        };
+        let (isolation, warnings) = self.isolation_of(&guest).await;
         self.timeline
             .emit(
                 Some(turn),
@@ -137,9 +143,28 @@ impl Session {
                 .await?;
         }
         self.guest = Some(guest);
-        if self.env_prepared {
-            return Ok(Readiness::Ready);
+        Ok(Readiness::Ready)
+    }
+
+    /// What isolation the guest reports (its layers), and its warnings.
+    async fn isolation_of(&self, guest: &cortex_runtime::Guest) -> (String, Vec<String>) {
+        match guest.describe().await {
+            Ok(Some(report)) => (report.layers, report.warnings),
+            Ok(None) => (format!("none ({})", self.sandbox.policy), Vec::new()),
+            Err(e) => (
+                "unknown".to_owned(),
+                vec![format!("the guest did not describe its isolation: {e}")],
+            ),
         }
+    }
+
+    /// Once per session: `env.preparing`, `.cortex/setup` in the guest, then
+    /// `env.ready` or `env.failed`.
+    async fn prepare_env(
+        &mut self,
+        turn: &TurnId,
+        cancel: &CancellationToken,
+    ) -> Result<Readiness, CoreError> {
         let prepared = Instant::now();
         self.timeline
             .emit(
@@ -231,7 +256,7 @@ impl Session {
             (result, _) => result,
         };
         let restore = guest
-            .set_capabilities(self.guest_may_write(), self.mode.offers(ToolName::Bash))
+            .set_capabilities(self.guest_may_write(), self.mode().offers(ToolName::Bash))
             .await;
         Ok(match (result, restore) {
             (Readiness::Ready, Err(e)) => {
@@ -267,7 +292,9 @@ impl Session {
                         .emit(Some(turn), EventKind::EnvOutput { stream, text })
                         .await?;
                 }
-                Some(GuestReply::Result(outcome)) if outcome.ok => return Ok(Readiness::Ready),
+                Some(GuestReply::Result(outcome)) if outcome.is_ok() => {
+                    return Ok(Readiness::Ready);
+                }
                 Some(GuestReply::Result(outcome)) => {
                     let output = outcome.output.trim_end();
                     let start = output.len().saturating_sub(QUOTED_TAIL);

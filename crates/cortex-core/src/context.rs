@@ -34,11 +34,8 @@ impl Session {
             return Ok(());
         };
         let text = describe_files(&listing);
-        if let Some(last) = self.history.last_mut() {
-            last.content = with_context(&text, &last.content);
-        }
-        self.timeline
-            .emit(Some(turn), EventKind::TurnContext { text })
+        // Folded in before the turn's message (`SessionState::apply`).
+        self.record(Some(turn), EventKind::TurnContext { text })
             .await?;
         Ok(())
     }
@@ -63,7 +60,7 @@ impl Session {
         };
         while let Some(reply) = handle.next().await {
             if let GuestReply::Result(outcome) = reply {
-                return outcome.ok.then_some(outcome.output);
+                return outcome.is_ok().then_some(outcome.output);
             }
         }
         None

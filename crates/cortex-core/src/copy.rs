@@ -30,6 +30,7 @@ pub const MAX_DEPTH: usize = 128;
 /// What a copy left out, one line each (`path: why`).
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct CopyReport {
+    /// `path: why` for each file or folder left out.
     pub skipped: Vec<String>,
 }
 

@@ -9,6 +9,7 @@
 //! alone, in the order the model asked. Stop kills what runs in the guest and
 //! answers every unfinished call "stopped by user".
 
+use crate::answer::Answer;
 use crate::approvals::Approval;
 use crate::mcp_session::McpGate;
 use crate::stop_rule::CallCheck;
@@ -25,45 +26,6 @@ use tokio_util::sync::CancellationToken;
 /// answered "stopped by user" regardless.
 pub(crate) const STOP_GRACE: Duration = Duration::from_secs(5);
 pub(crate) use cortex_protocol::STOPPED_BY_USER;
-
-/// The answer to one call.
-#[derive(Debug, Clone)]
-pub(crate) struct Answer {
-    pub status: ToolStatus,
-    pub output: String,
-    pub diff: Option<String>,
-}
-
-impl Answer {
-    pub fn ok(output: impl Into<String>) -> Self {
-        Answer {
-            status: ToolStatus::Ok,
-            output: output.into(),
-            diff: None,
-        }
-    }
-
-    pub fn error(output: impl Into<String>) -> Self {
-        Answer {
-            status: ToolStatus::Error,
-            output: output.into(),
-            diff: None,
-        }
-    }
-
-    /// A call Stop ended.
-    pub fn stopped() -> Self {
-        Self::with_status(ToolStatus::Stopped, STOPPED_BY_USER)
-    }
-
-    fn with_status(status: ToolStatus, output: impl Into<String>) -> Self {
-        Answer {
-            status,
-            output: output.into(),
-            diff: None,
-        }
-    }
-}
 
 /// A call that passed the gates.
 enum Job {
@@ -111,29 +73,61 @@ impl Session {
         cancel: &CancellationToken,
     ) -> Result<DispatchEnd, CoreError> {
         let mut answers: Vec<Option<Answer>> = vec![None; calls.len()];
+        let (runnable, stop_reason) = self
+            .record_and_gate(turn, calls, stop_rule, cancel, &mut answers)
+            .await?;
+        let attach_error = self.attach_for(turn, &runnable, cancel).await?;
+        let stopped = self
+            .run_jobs(turn, calls, runnable, attach_error, cancel, &mut answers)
+            .await?;
+        // Stop while a call waited for approval ends the turn too.
+        let stopped = stopped || cancel.is_cancelled();
+        let any_ok = answers.iter().flatten().any(|a| a.status == ToolStatus::Ok);
+        self.turn_progress |= changed_something(calls, &answers);
+        // Every call is answered: the round is complete, and its message
+        // and answers join the history as the next request's fold would.
+        self.state.close_round();
+        Ok(if let Some(reason) = stop_reason {
+            DispatchEnd::StopRule(reason)
+        } else if stopped {
+            DispatchEnd::Stopped
+        } else {
+            DispatchEnd::Continue { any_ok }
+        })
+    }
+
+    /// Record each call (`tool.call`) and pass it through the gates. Returns
+    /// the calls that may run, and the stop rule's reason once it fired
+    /// (then nothing of the round runs).
+    async fn record_and_gate(
+        &mut self,
+        turn: &TurnId,
+        calls: &[ToolCallRequest],
+        stop_rule: &mut StopRuleState,
+        cancel: &CancellationToken,
+        answers: &mut [Option<Answer>],
+    ) -> Result<(Vec<(usize, Job)>, Option<String>), CoreError> {
         let mut runnable: Vec<(usize, Job)> = Vec::new();
         // A round budget (Chat) or deadline (Bot) refuses the whole round.
         let mut stop_reason: Option<String> = stop_rule.on_tool_round();
-
         for (index, call) in calls.iter().enumerate() {
-            self.timeline
-                .emit(
-                    Some(turn),
-                    EventKind::ToolCall {
-                        call_id: call.id.clone(),
-                        name: call.name.clone(),
-                        arguments: call.arguments.clone(),
-                    },
-                )
-                .await?;
+            // Before the call is recorded, which adds its id.
+            let duplicate = self.state.call_ids.contains(call.id.as_str());
+            let asked = EventKind::ToolCall {
+                call_id: call.id.clone(),
+                name: call.name.clone(),
+                arguments: call.arguments.clone(),
+            };
+            self.record(Some(turn), asked).await?;
             if let Some(reason) = &stop_reason {
                 let answer = Answer::with_status(ToolStatus::Refused, reason.clone());
                 self.answer(turn, call, answer, 0.0, &mut answers[index])
                     .await?;
                 continue;
             }
+            let slot = &mut answers[index];
             match self
-                .gate(turn, call, stop_rule, cancel, &mut answers[index])
+                .gate(turn, call, duplicate, stop_rule, cancel, slot)
                 .await?
             {
                 Gated::Run(args) => runnable.push((index, args)),
@@ -149,17 +143,37 @@ impl Session {
                     .await?;
             }
         }
+        Ok((runnable, stop_reason))
+    }
 
-        let needs_guest = runnable.iter().any(|(_, job)| job.runs_in_guest());
-        let attach_error = if needs_guest {
-            match self.ensure_attached(turn, cancel).await? {
-                crate::attach::Readiness::Ready => None,
-                crate::attach::Readiness::NotReady(error) => Some(error),
-            }
-        } else {
-            None
-        };
+    /// Attach the guest when a call that passed the gates runs in it.
+    /// Returns why the guest is unavailable, if it is.
+    async fn attach_for(
+        &mut self,
+        turn: &TurnId,
+        runnable: &[(usize, Job)],
+        cancel: &CancellationToken,
+    ) -> Result<Option<String>, CoreError> {
+        if !runnable.iter().any(|(_, job)| job.runs_in_guest()) {
+            return Ok(None);
+        }
+        Ok(match self.ensure_attached(turn, cancel).await? {
+            crate::attach::Readiness::Ready => None,
+            crate::attach::Readiness::NotReady(error) => Some(error),
+        })
+    }
 
+    /// Run the calls that passed the gates, in order; consecutive read-only
+    /// ones together. Returns whether Stop interrupted them.
+    async fn run_jobs(
+        &mut self,
+        turn: &TurnId,
+        calls: &[ToolCallRequest],
+        runnable: Vec<(usize, Job)>,
+        attach_error: Option<String>,
+        cancel: &CancellationToken,
+        answers: &mut [Option<Answer>],
+    ) -> Result<bool, CoreError> {
         let mut stopped = false;
         let mut pending = runnable.into_iter().peekable();
         while let Some((index, job)) = pending.next() {
@@ -177,10 +191,10 @@ impl Session {
                     .await?;
                 continue;
             }
+            let started = Instant::now();
             let args = match job {
                 Job::Tool(args) => args,
                 Job::Mcp { tool, arguments } => {
-                    let started = Instant::now();
                     let answer = self.run_mcp(turn, &tool, arguments, cancel).await?;
                     stopped |= answer.status == ToolStatus::Stopped;
                     self.answer(turn, call, answer, ms(started), &mut answers[index])
@@ -188,70 +202,56 @@ impl Session {
                     continue;
                 }
             };
-            match args {
-                ToolArgs::TodoWrite(a) => {
-                    let started = Instant::now();
-                    let answer = self.todo_write(turn, a).await?;
+            match self.run_session_tool(turn, args).await? {
+                Ok(answer) => {
                     self.answer(turn, call, answer, ms(started), &mut answers[index])
                         .await?;
                 }
-                ToolArgs::Plan(a) => {
-                    let started = Instant::now();
-                    let answer = self.plan(turn, a).await?;
-                    self.answer(turn, call, answer, ms(started), &mut answers[index])
-                        .await?;
-                }
-                ToolArgs::Spec(a) => {
-                    let started = Instant::now();
-                    let answer = self.spec_tool(turn, a).await?;
-                    self.answer(turn, call, answer, ms(started), &mut answers[index])
-                        .await?;
-                }
-                ToolArgs::Goal(a) => {
-                    let started = Instant::now();
-                    let answer = self.goal_tool(turn, a).await?;
-                    self.answer(turn, call, answer, ms(started), &mut answers[index])
-                        .await?;
-                }
-                args => {
-                    // A group: this call, plus the read-only calls right after
-                    // it when it is read-only itself.
-                    let mut group = vec![(index, args)];
-                    while group[0].1.tool().is_read_only()
-                        && let Some((next, Job::Tool(next_args))) = pending.peek()
-                        && next_args.tool().is_read_only()
-                    {
-                        let next = *next;
-                        if let Some((_, Job::Tool(next_args))) = pending.next() {
-                            group.push((next, next_args));
-                        }
-                    }
+                Err(args) => {
+                    let group = take_group(index, args, &mut pending);
                     stopped = self
-                        .run_group(turn, calls, group, cancel, &mut answers)
+                        .run_group_recorded(turn, calls, group, cancel, answers)
                         .await?;
                 }
             }
         }
+        Ok(stopped)
+    }
 
-        // Stop while a call waited for approval ends the turn too.
-        stopped |= cancel.is_cancelled();
-        let any_ok = answers.iter().flatten().any(|a| a.status == ToolStatus::Ok);
+    /// Run a tool that acts on session state (todos, plan, spec, goal);
+    /// any other tool is handed back.
+    async fn run_session_tool(
+        &mut self,
+        turn: &TurnId,
+        args: ToolArgs,
+    ) -> Result<Result<Answer, ToolArgs>, CoreError> {
+        Ok(Ok(match args {
+            ToolArgs::TodoWrite(a) => self.todo_write(turn, a).await?,
+            ToolArgs::Plan(a) => self.plan(turn, a).await?,
+            ToolArgs::Spec(a) => self.spec_tool(turn, a).await?,
+            ToolArgs::Goal(a) => self.goal_tool(turn, a).await?,
+            args => return Ok(Err(args)),
+        }))
+    }
 
-        self.turn_progress |= changed_something(calls, &answers);
-        for (call, answer) in calls.iter().zip(answers) {
-            let output = answer
-                .map(|a| a.output)
-                .unwrap_or_else(|| STOPPED_BY_USER.into());
-            self.history
-                .push(cortex_protocol::Message::tool(call.id.clone(), output));
+    /// [`Session::run_group`], then its results folded into the state: they
+    /// were recorded as they landed, while the group ran on a shared borrow.
+    async fn run_group_recorded(
+        &mut self,
+        turn: &TurnId,
+        calls: &[ToolCallRequest],
+        group: Vec<(usize, ToolArgs)>,
+        cancel: &CancellationToken,
+        answers: &mut [Option<Answer>],
+    ) -> Result<bool, CoreError> {
+        let mut results = Vec::new();
+        let ran = self
+            .run_group(turn, calls, group, cancel, answers, &mut results)
+            .await;
+        for event in &results {
+            self.state.apply(event);
         }
-        Ok(if let Some(reason) = stop_reason {
-            DispatchEnd::StopRule(reason)
-        } else if stopped {
-            DispatchEnd::Stopped
-        } else {
-            DispatchEnd::Continue { any_ok }
-        })
+        ran
     }
 
     /// The gate chain for one call. Answers the call itself when a gate
@@ -260,6 +260,7 @@ impl Session {
         &mut self,
         turn: &TurnId,
         call: &ToolCallRequest,
+        duplicate: bool,
         stop_rule: &mut StopRuleState,
         cancel: &CancellationToken,
         slot: &mut Option<Answer>,
@@ -273,7 +274,7 @@ impl Session {
             .collect::<Vec<_>>()
             .join(", ");
         let parsed = call.name.parse::<ToolName>();
-        let refusal = if !self.call_ids.insert(call.id.0.clone()) {
+        let refusal = if duplicate {
             Some(format!(
                 "call id `{}` was already used; a call runs at most once",
                 call.id
@@ -286,11 +287,14 @@ impl Session {
             match &parsed {
                 Err(_) => Some(format!(
                     "unknown tool `{}`; the tools available in {} mode are: {}",
-                    call.name, self.mode, offered
+                    call.name,
+                    self.mode(),
+                    offered
                 )),
                 Ok(tool) if !tools.contains(tool) => Some(format!(
                     "tool `{tool}` is not available in {} mode; the tools available are: {}",
-                    self.mode, offered
+                    self.mode(),
+                    offered
                 )),
                 Ok(_) => None,
             }
@@ -400,7 +404,7 @@ impl Session {
 
     /// A gate's refusal: `tool.refused`, then the result the model reads.
     async fn refuse(
-        &self,
+        &mut self,
         turn: &TurnId,
         call: &ToolCallRequest,
         reason: String,
@@ -429,6 +433,7 @@ impl Session {
         group: Vec<(usize, ToolArgs)>,
         cancel: &CancellationToken,
         answers: &mut [Option<Answer>],
+        results: &mut Vec<cortex_protocol::Event>,
     ) -> Result<bool, CoreError> {
         let indices: Vec<usize> = group.iter().map(|(index, _)| *index).collect();
         let mut running: FuturesUnordered<_> = group
@@ -453,7 +458,7 @@ impl Session {
                         if stopping && answer.status != ToolStatus::Ok {
                             answer = Answer::with_status(ToolStatus::Stopped, STOPPED_BY_USER);
                         }
-                        self.emit_result(turn, &calls[index], &answer, ms).await?;
+                        results.push(self.emit_result(turn, &calls[index], &answer, ms).await?);
                         answers[index] = Some(answer);
                     }
                     None => break,
@@ -475,7 +480,7 @@ impl Session {
         for index in indices {
             if answers[index].is_none() {
                 let answer = Answer::with_status(ToolStatus::Stopped, STOPPED_BY_USER);
-                self.emit_result(turn, &calls[index], &answer, 0.0).await?;
+                results.push(self.emit_result(turn, &calls[index], &answer, 0.0).await?);
                 answers[index] = Some(answer);
             }
         }
@@ -490,7 +495,7 @@ impl Session {
         args: ToolArgs,
     ) -> Result<Answer, CoreError> {
         if let ToolArgs::TodoRead(_) = args {
-            return Ok(Answer::ok(cortex_tools::render_todos(&self.todos)));
+            return Ok(Answer::ok(cortex_tools::render_todos(&self.state.todos)));
         }
         let Some(guest) = &self.guest else {
             return Ok(Answer::error("the guest is not attached"));
@@ -514,15 +519,8 @@ impl Session {
                         .await?;
                 }
                 GuestReply::Result(outcome) => {
-                    let status = if outcome.stopped {
-                        ToolStatus::Stopped
-                    } else if outcome.ok {
-                        ToolStatus::Ok
-                    } else {
-                        ToolStatus::Error
-                    };
                     return Ok(Answer {
-                        status,
+                        status: outcome.status.into(),
                         output: outcome.output,
                         diff: outcome.diff,
                     });
@@ -538,14 +536,15 @@ impl Session {
     }
 
     async fn answer(
-        &self,
+        &mut self,
         turn: &TurnId,
         call: &ToolCallRequest,
         answer: Answer,
         ms: f64,
         slot: &mut Option<Answer>,
     ) -> Result<(), CoreError> {
-        self.emit_result(turn, call, &answer, ms).await?;
+        let event = self.emit_result(turn, call, &answer, ms).await?;
+        self.state.apply(&event);
         *slot = Some(answer);
         Ok(())
     }
@@ -556,7 +555,7 @@ impl Session {
         call: &ToolCallRequest,
         answer: &Answer,
         ms: f64,
-    ) -> Result<(), CoreError> {
+    ) -> Result<cortex_protocol::Event, CoreError> {
         self.timeline
             .emit(
                 Some(turn),
@@ -569,9 +568,28 @@ impl Session {
                     diff: answer.diff.clone(),
                 },
             )
-            .await?;
-        Ok(())
+            .await
     }
+}
+
+/// A group to run together: this call, plus the read-only calls right
+/// after it when it is read-only itself.
+fn take_group(
+    index: usize,
+    args: ToolArgs,
+    pending: &mut std::iter::Peekable<std::vec::IntoIter<(usize, Job)>>,
+) -> Vec<(usize, ToolArgs)> {
+    let mut group = vec![(index, args)];
+    while group[0].1.tool().is_read_only()
+        && let Some((next, Job::Tool(next_args))) = pending.peek()
+        && next_args.tool().is_read_only()
+    {
+        let next = *next;
+        if let Some((_, Job::Tool(next_args))) = pending.next() {
+            group.push((next, next_args));
+        }
+    }
+    group
 }
 
 /// Whether a call of the round changed the workspace: a write, an edit or a

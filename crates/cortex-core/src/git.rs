@@ -74,17 +74,27 @@ const OVERRIDES: &[&str] = &[
 /// Why a host-side git could not run.
 #[derive(Debug, thiserror::Error)]
 pub enum GitError {
+    /// No git binary at the usual places and no `CORTEX_GIT`.
     #[error("git was not found (set CORTEX_GIT to its absolute path; looked in {})", GIT_LOCATIONS.join(", "))]
     NotFound,
+    /// `CORTEX_GIT` is not an absolute path.
     #[error("CORTEX_GIT must be an absolute path to git, not `{0}`")]
     BadOverride(String),
+    /// git could not be started.
     #[error("cannot run git: {0}")]
     Spawn(std::io::Error),
     /// Git ran and failed; its standard error.
     #[error("{0}")]
     Failed(String),
+    /// The repository's git metadata leads outside it.
     #[error("{file} points outside the repository (to {target}); Cortex runs no git on it")]
-    Outside { file: String, target: String },
+    Outside {
+        /// The `.git` file, symlink or `commondir` that leads out.
+        file: String,
+        /// Where it leads.
+        target: String,
+    },
+    /// An I/O error on the path named first.
     #[error("{0}: {1}")]
     Io(String, std::io::Error),
 }

@@ -7,7 +7,7 @@
 //! (turns, tokens, time) are folded from the goal's turns. Deciding whether
 //! to continue after a turn is [`crate::continuation`]'s.
 
-use crate::dispatch::Answer;
+use crate::answer::Answer;
 use crate::{CoreError, Session, Timeline};
 use cortex_protocol::{
     Event, EventKind, Goal, GoalArgs, GoalBudget, GoalStatus, GoalStep, PauseReason, TurnId,
@@ -17,14 +17,19 @@ use cortex_protocol::{
 /// Why a goal control was refused.
 #[derive(Debug, thiserror::Error)]
 pub enum GoalError {
+    /// The session has no goal.
     #[error("this session has no goal (PUT …/goal sets one)")]
     NoGoal,
+    /// `set_goal` with a blank objective.
     #[error("the objective must not be empty")]
     EmptyObjective,
+    /// Pausing a goal that is not active (its status).
     #[error("the goal is {0}; only an active goal can be paused")]
     NotActive(&'static str),
+    /// Resuming a goal that is not paused (its status).
     #[error("the goal is {0}; only a paused goal can be resumed")]
     NotPaused(&'static str),
+    /// The timeline could not be written.
     #[error(transparent)]
     Core(#[from] CoreError),
 }
@@ -38,13 +43,6 @@ pub(crate) struct GoalFold {
 }
 
 impl GoalFold {
-    pub(crate) fn from_goal(goal: Option<Goal>) -> GoalFold {
-        GoalFold {
-            goal,
-            turn_started: None,
-        }
-    }
-
     /// Fold one stored event: `goal.*` events change the goal; a turn that
     /// starts while it is active counts toward its counters.
     pub(crate) fn apply(&mut self, event: &Event) {
@@ -55,7 +53,7 @@ impl GoalFold {
 
     /// Add `event` to the counters; `counted` says whether a turn starting
     /// with it belongs to the goal.
-    pub(crate) fn count(&mut self, event: &Event, counted: bool) {
+    fn count(&mut self, event: &Event, counted: bool) {
         let Some(goal) = self.goal.as_mut() else {
             self.turn_started = None;
             return;
@@ -195,8 +193,9 @@ pub(crate) fn first_prompt(objective: &str) -> String {
 }
 
 impl Session {
+    /// The session's goal with its counters, if one is set.
     pub fn goal(&self) -> Option<&Goal> {
-        self.goal.goal.as_ref()
+        self.state.goal()
     }
 
     /// Emit a goal event and fold it in (the only way the goal changes).
@@ -205,8 +204,7 @@ impl Session {
         turn: Option<&TurnId>,
         kind: EventKind,
     ) -> Result<(), CoreError> {
-        let event = self.timeline.emit(turn, kind).await?;
-        self.goal.apply(&event);
+        self.record(turn, kind).await?;
         self.publish_goal();
         Ok(())
     }
@@ -231,6 +229,8 @@ impl Session {
         Ok(first_prompt(objective))
     }
 
+    /// The user pauses the active goal (`goal.paused` with `reason`); no
+    /// continuation turn starts until it is resumed.
     pub async fn pause_goal(&mut self, reason: PauseReason) -> Result<(), GoalError> {
         let goal = self.goal().ok_or(GoalError::NoGoal)?;
         if !goal.is_active() {
@@ -264,21 +264,7 @@ impl Session {
         Ok(())
     }
 
-    /// Count a finished turn's events into the goal's counters (`first`:
-    /// the seq of its `turn.started`).
-    pub(crate) async fn count_goal_turn(&mut self, first: u64) -> Result<(), CoreError> {
-        let events = self
-            .timeline
-            .store()
-            .events(&self.id, first.saturating_sub(1))
-            .await?;
-        for event in &events {
-            self.goal.count(event, true);
-        }
-        self.publish_goal();
-        Ok(())
-    }
-
+    /// The user clears the goal (`goal.cleared`).
     pub async fn clear_goal(&mut self) -> Result<(), GoalError> {
         self.goal().ok_or(GoalError::NoGoal)?;
         self.record_goal(None, EventKind::GoalCleared {}).await?;

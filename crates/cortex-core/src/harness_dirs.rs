@@ -22,21 +22,29 @@ pub struct HarnessDirs {
 /// A repository that would put Cortex's own state in the model's reach.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum HarnessFolderError {
+    /// The repository contains one of Cortex's folders.
     #[error(
         "`{repository}` contains Cortex's {role} folder `{folder}`, which the model must never \
          reach; pick the project folder itself"
     )]
     Contains {
+        /// The refused repository.
         repository: PathBuf,
+        /// Which folder: config, data or runtime.
         role: &'static str,
+        /// The folder inside it.
         folder: PathBuf,
     },
+    /// The repository lies inside one of Cortex's folders.
     #[error(
         "`{repository}` is inside Cortex's {role} folder `{folder}`, which the model must never reach"
     )]
     Inside {
+        /// The refused repository.
         repository: PathBuf,
+        /// Which folder: config, data or runtime.
         role: &'static str,
+        /// The folder around it.
         folder: PathBuf,
     },
 }

@@ -1,167 +1,103 @@
-//! Rebuilding a session's state from its stored timeline.
+//! The conversation history as a fold of the timeline.
 //!
-//! The timeline is the source of truth; the in-memory history of a live
-//! session is the same fold applied as events happen. A call that has no
-//! recorded result (the process died mid-call) gets a synthetic one, so the
-//! rebuilt history is always well formed for providers that demand an answer
-//! to every call. A `compaction.done` replaces the history so far with its
-//! context message and the messages it kept, as the live session did.
+//! A round's assistant message is opened by `message.done` (text and the
+//! provider's items), gets its calls from `tool.call` events and their
+//! answers from `tool.result` events (in whatever order they land), and is
+//! closed, assistant message first and then the answers in call order, when
+//! the round is over: the next request, turn or reminder, a compaction or
+//! the end of the turn. The live session closes it the same way once every
+//! call is answered. A call that has no recorded result (the process died
+//! mid-call) gets a synthetic one, so the history is always well formed for
+//! providers that demand an answer to every call. A `compaction.done`
+//! replaces the history so far with its context message and the messages it
+//! kept, as the live session did.
 
 use crate::context::with_context;
-use crate::goal::GoalFold;
-use crate::plans::PlanVersion;
-use cortex_protocol::{
-    CallId, Event, EventKind, Goal, Message, Mode, Role, Sandbox, Todo, ToolCallRequest,
-};
-use std::collections::HashSet;
+use crate::state::{Round, SessionState};
+use cortex_protocol::{CallId, Message, ProviderItem, Role, ToolCallRequest};
 
-/// What a stored timeline says about a session.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Rebuilt {
-    pub messages: Vec<Message>,
-    pub mode: Option<Mode>,
-    pub todos: Vec<Todo>,
-    /// Every plan version with the user's verdict on it, oldest first.
-    pub plans: Vec<PlanVersion>,
-    /// The spec in progress.
-    pub spec: crate::specs::SpecState,
-    /// Every call id ever dispatched, so none runs twice.
-    pub call_ids: HashSet<String>,
-    /// The sandbox the session was created with.
-    pub sandbox: Sandbox,
-    /// The session's goal, with its counters.
-    pub goal: Option<Goal>,
-}
+pub(crate) const INTERRUPTED: &str = "interrupted: no result was recorded for this call";
 
-const INTERRUPTED: &str = "interrupted: no result was recorded for this call";
+impl SessionState {
+    /// A user message (a turn's or a reminder): the round before it is over.
+    pub(crate) fn push_user(&mut self, text: &str) {
+        self.close_round();
+        self.messages.push(Message::user(text));
+    }
 
-impl Rebuilt {
-    pub fn from_events<'a>(events: impl IntoIterator<Item = &'a Event>) -> Rebuilt {
-        let mut state = Rebuilt::default();
-        let mut pending: Option<(String, Vec<ToolCallRequest>)> = None;
-        let mut answered: HashSet<String> = HashSet::new();
-        let mut goal = GoalFold::default();
-        for event in events {
-            goal.apply(event);
-            crate::specs::apply(&mut state.spec, &event.kind);
-            match &event.kind {
-                EventKind::SessionCreated { mode, sandbox, .. } => {
-                    state.mode = Some(*mode);
-                    state.sandbox = *sandbox;
-                }
-                EventKind::ModeChanged { to, .. } => state.mode = Some(*to),
-                EventKind::TurnStarted { message, .. } => {
-                    state.close_round(&mut pending, &answered);
-                    state.messages.push(Message::user(message.clone()));
-                }
-                EventKind::TurnContext { text } => {
-                    if let Some(message) = state.messages.last_mut()
-                        && message.role == Role::User
-                    {
-                        message.content = with_context(text, &message.content);
-                    }
-                }
-                EventKind::TurnReminder { text } => {
-                    state.close_round(&mut pending, &answered);
-                    state.messages.push(Message::user(text.clone()));
-                }
-                EventKind::ModelRequest { .. } => state.close_round(&mut pending, &answered),
-                EventKind::MessageDone { text } => {
-                    pending.get_or_insert_with(Default::default).0 = text.clone();
-                }
-                EventKind::ToolCall {
-                    call_id,
-                    name,
-                    arguments,
-                } => {
-                    state.call_ids.insert(call_id.0.clone());
-                    pending
-                        .get_or_insert_with(Default::default)
-                        .1
-                        .push(ToolCallRequest {
-                            id: call_id.clone(),
-                            name: name.clone(),
-                            arguments: arguments.clone(),
-                        });
-                }
-                EventKind::ToolResult {
-                    call_id, output, ..
-                } => {
-                    state.flush(&mut pending, &answered);
-                    answered.insert(call_id.0.clone());
-                    state
-                        .messages
-                        .push(Message::tool(call_id.clone(), output.clone()));
-                }
-                EventKind::CompactionDone { kept, context, .. } => {
-                    // The same cut the live session made: the context
-                    // message, then the last messages verbatim.
-                    state.close_round(&mut pending, &answered);
-                    let keep = kept.recent_messages.min(state.messages.len());
-                    let tail = state.messages.split_off(state.messages.len() - keep);
-                    state.messages = std::iter::once(Message::user(context.clone()))
-                        .chain(tail)
-                        .collect();
-                }
-                EventKind::TodoUpdated { todos } => state.todos = todos.clone(),
-                EventKind::PlanProposed { .. }
-                | EventKind::PlanAccepted { .. }
-                | EventKind::PlanRejected { .. } => {
-                    crate::plans::apply(&mut state.plans, &event.kind)
-                }
-                kind if kind.ends_turn() => state.close_round(&mut pending, &answered),
-                _ => {}
-            }
+    /// The turn's listing goes before its message (`turn.context`).
+    pub(crate) fn add_context(&mut self, text: &str) {
+        if let Some(message) = self.messages.last_mut()
+            && message.role == Role::User
+        {
+            message.content = with_context(text, &message.content);
         }
-        state.close_round(&mut pending, &answered);
-        state.goal = goal.goal;
-        state
     }
 
-    /// A round is over: its assistant message is complete and every call in
-    /// it must have an answer.
-    fn close_round(
-        &mut self,
-        pending: &mut Option<(String, Vec<ToolCallRequest>)>,
-        answered: &HashSet<String>,
-    ) {
-        self.flush(pending, answered);
-        self.answer_unanswered(answered);
+    /// `message.done`: a new round with the assistant's text.
+    pub(crate) fn open_round(&mut self, text: &str, provider_items: &[ProviderItem]) {
+        self.close_round();
+        self.round = Some(Round {
+            text: text.to_owned(),
+            provider_items: provider_items.to_vec(),
+            calls: Vec::new(),
+        });
     }
 
-    /// Push the pending assistant message (its results follow it).
-    fn flush(
-        &mut self,
-        pending: &mut Option<(String, Vec<ToolCallRequest>)>,
-        answered: &HashSet<String>,
-    ) {
-        if let Some((text, calls)) = pending.take() {
-            self.answer_unanswered(answered);
-            if !text.is_empty() || !calls.is_empty() {
-                self.messages.push(Message::assistant(text, calls));
+    /// `tool.call`: one more call of the open round.
+    pub(crate) fn add_call(&mut self, call: ToolCallRequest) {
+        self.round
+            .get_or_insert_with(Default::default)
+            .calls
+            .push((call, None));
+    }
+
+    /// `tool.result`: the answer to the first unanswered call with this id
+    /// (a result for no open call stands on its own).
+    pub(crate) fn add_result(&mut self, call_id: &CallId, output: &str) {
+        let slot = self.round.as_mut().and_then(|round| {
+            round
+                .calls
+                .iter_mut()
+                .find(|(call, answer)| call.id == *call_id && answer.is_none())
+        });
+        match slot {
+            Some((_, answer)) => *answer = Some(output.to_owned()),
+            None => {
+                self.close_round();
+                self.messages
+                    .push(Message::tool(call_id.clone(), output.to_owned()));
             }
         }
     }
 
-    /// Close the previous assistant message's calls that never got a result,
-    /// before anything else is appended after them.
-    fn answer_unanswered(&mut self, answered: &HashSet<String>) {
-        let Some(last_assistant) = self.messages.iter().rposition(|m| !m.tool_calls.is_empty())
-        else {
+    /// `compaction.done`: the context message, then the last `keep`
+    /// messages verbatim (the same cut the live session made).
+    pub(crate) fn compact(&mut self, context: &str, keep: usize) {
+        self.close_round();
+        let keep = keep.min(self.messages.len());
+        let tail = self.messages.split_off(self.messages.len() - keep);
+        self.messages = std::iter::once(Message::user(context))
+            .chain(tail)
+            .collect();
+    }
+
+    /// The round is over: its assistant message, then an answer to each of
+    /// its calls in call order.
+    pub(crate) fn close_round(&mut self) {
+        let Some(round) = self.round.take() else {
             return;
         };
-        let present: HashSet<&CallId> = self.messages[last_assistant + 1..]
-            .iter()
-            .filter_map(|m| m.tool_call_id.as_ref())
-            .collect();
-        let missing: Vec<CallId> = self.messages[last_assistant]
-            .tool_calls
-            .iter()
-            .filter(|c| !present.contains(&c.id) && !answered.contains(c.id.as_str()))
-            .map(|c| c.id.clone())
-            .collect();
-        for id in missing {
-            self.messages.push(Message::tool(id, INTERRUPTED));
+        if round.text.is_empty() && round.calls.is_empty() {
+            return;
+        }
+        let calls: Vec<ToolCallRequest> = round.calls.iter().map(|(c, _)| c.clone()).collect();
+        let mut message = Message::assistant(round.text, calls);
+        message.provider_items = round.provider_items;
+        self.messages.push(message);
+        for (call, answer) in round.calls {
+            let output = answer.unwrap_or_else(|| INTERRUPTED.to_owned());
+            self.messages.push(Message::tool(call.id, output));
         }
     }
 }
@@ -169,7 +105,8 @@ impl Rebuilt {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use cortex_protocol::{StopRule, ToolStatus};
+    use crate::state::Rebuilt;
+    use cortex_protocol::{Event, EventKind, Mode, StopRule, ToolStatus};
 
     fn ev(seq: u64, kind: EventKind) -> Event {
         Event {
@@ -223,6 +160,7 @@ mod tests {
             },
             EventKind::MessageDone {
                 text: "looking".into(),
+                provider_items: Vec::new(),
             },
             call("c1"),
             call("c2"),
@@ -237,6 +175,7 @@ mod tests {
             },
             EventKind::MessageDone {
                 text: "done".into(),
+                provider_items: Vec::new(),
             },
             EventKind::TurnCompleted {
                 rounds: 2,
@@ -300,6 +239,7 @@ mod tests {
             result("c1"),
             EventKind::MessageDone {
                 text: "more".into(),
+                provider_items: Vec::new(),
             },
             call("c2"),
             result("c2"),
@@ -319,6 +259,7 @@ mod tests {
             },
             EventKind::MessageDone {
                 text: "done".into(),
+                provider_items: Vec::new(),
             },
             EventKind::TurnCompleted {
                 rounds: 3,

@@ -14,6 +14,9 @@
 //!
 //! This crate never depends on the server or the CLI.
 
+#![warn(missing_docs)]
+
+mod answer;
 mod approvals;
 mod attach;
 mod compaction;
@@ -34,6 +37,7 @@ mod session;
 mod session_tools;
 pub mod setup_trust;
 mod specs;
+mod state;
 mod stop_rule;
 #[cfg(test)]
 mod test_support;
@@ -51,12 +55,12 @@ pub use cortex_mcp::config::sanitize_server_name as mcp_server_name;
 pub use error::CoreError;
 pub use goal::{GoalError, pause_interrupted_goal, stored_goal};
 pub use harness_dirs::{HarnessDirs, HarnessFolderError};
-pub use history::Rebuilt;
 pub use mcp_guest::GuestLauncher;
 pub use plans::{PlanError, PlanStatus, PlanVersion};
 pub use prompt::system_prompt;
 pub use session::{Session, SessionConfig, TurnOutcome};
 pub use specs::{SpecError, SpecProposal, SpecState};
+pub use state::{Rebuilt, SessionState};
 pub use stop_rule::StopRuleState;
 pub use timeline::{Published, Timeline};
 pub use workspace::{

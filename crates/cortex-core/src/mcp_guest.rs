@@ -115,7 +115,7 @@ async fn read_output(mut handle: CallHandle, out: mpsc::Sender<String>) -> Strin
 }
 
 fn describe(outcome: &ToolOutcome) -> String {
-    if outcome.ok {
+    if outcome.is_ok() {
         "it exited".to_owned()
     } else {
         format!("it ended ({})", outcome.output)

@@ -11,7 +11,7 @@
 //! are no longer offered and calls to them are refused, while the turn goes
 //! on.
 
-use crate::dispatch::Answer;
+use crate::answer::Answer;
 use crate::{CoreError, GuestLauncher, Session};
 use cortex_mcp::{Called, HostLauncher, Launchers, Lookup, McpHub, McpTool, Notice, ServerSpec};
 use cortex_protocol::{EventKind, SandboxPolicy, ToolCallRequest, ToolSpec, TurnId};
@@ -129,7 +129,7 @@ impl Session {
         self.mcp
             .hub
             .as_ref()
-            .map(|hub| hub.offered(self.mode))
+            .map(|hub| hub.offered(self.mode()))
             .unwrap_or_default()
     }
 
@@ -142,16 +142,18 @@ impl Session {
         match lookup {
             Lookup::Unknown => McpGate::Refuse(format!(
                 "unknown tool `{}`; the tools available in {} mode are: {offered}",
-                call.name, self.mode
+                call.name,
+                self.mode()
             )),
             Lookup::Unavailable { server, reason } => McpGate::Refuse(format!(
                 "the MCP server `{server}` is not available ({reason}); its tools are gone \
                  for this session"
             )),
-            Lookup::Tool { read_only, .. } if !self.mode.offers_mcp(read_only) => {
+            Lookup::Tool { read_only, .. } if !self.mode().offers_mcp(read_only) => {
                 McpGate::Refuse(format!(
                     "tool `{}` is not available in {} mode; the tools available are: {offered}",
-                    call.name, self.mode
+                    call.name,
+                    self.mode()
                 ))
             }
             Lookup::Tool { tool, read_only } => match tool.parse_args(&call.arguments) {

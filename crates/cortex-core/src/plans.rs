@@ -17,7 +17,9 @@ use cortex_tools::{PlanStep, plan_steps};
 pub enum PlanStatus {
     /// Waiting for the user's verdict (only the latest version can be).
     Proposed,
+    /// The user accepted it: Agent mode, the todo list seeded from its steps.
     Accepted,
+    /// The user rejected it with feedback.
     Rejected,
     /// A newer version was proposed before the user decided.
     Superseded,
@@ -26,19 +28,26 @@ pub enum PlanStatus {
 /// One proposed plan.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PlanVersion {
+    /// 1 for the first proposal of the session, then one more each.
     pub version: u32,
+    /// The title the model gave it.
     pub title: String,
+    /// The plan itself.
     pub markdown: String,
+    /// Where it stands.
     pub status: PlanStatus,
 }
 
 /// Why a plan verdict was refused.
 #[derive(Debug, thiserror::Error)]
 pub enum PlanError {
+    /// No version waits for a verdict.
     #[error("there is no proposed plan to accept or reject (propose one in Plan mode first)")]
     NoProposedPlan,
+    /// A rejection without feedback.
     #[error("the feedback must not be empty")]
     EmptyFeedback,
+    /// The timeline could not be written.
     #[error(transparent)]
     Core(#[from] CoreError),
 }
@@ -118,17 +127,18 @@ fn implementation_task(plan: &PlanVersion) -> String {
 impl Session {
     /// The version the next proposed plan gets.
     pub(crate) fn next_plan_version(&self) -> u32 {
-        self.plans.last().map_or(1, |p| p.version + 1)
+        self.state.plans.last().map_or(1, |p| p.version + 1)
     }
 
     /// Every plan version of the session, oldest first.
     pub fn plans(&self) -> &[PlanVersion] {
-        &self.plans
+        &self.state.plans
     }
 
     /// The latest version, if it still waits for the user's verdict.
     pub fn proposed_plan(&self) -> Option<&PlanVersion> {
-        self.plans
+        self.state
+            .plans
             .last()
             .filter(|p| p.status == PlanStatus::Proposed)
     }
@@ -139,8 +149,7 @@ impl Session {
         turn: Option<&TurnId>,
         kind: EventKind,
     ) -> Result<(), CoreError> {
-        apply(&mut self.plans, &kind);
-        self.timeline.emit(turn, kind).await?;
+        self.record(turn, kind).await?;
         Ok(())
     }
 
@@ -153,15 +162,8 @@ impl Session {
             .cloned()
             .ok_or(PlanError::NoProposedPlan)?;
         self.set_mode(Mode::Agent).await?;
-        self.todos = seed_todos(&plan);
-        self.timeline
-            .emit(
-                None,
-                EventKind::TodoUpdated {
-                    todos: self.todos.clone(),
-                },
-            )
-            .await?;
+        let todos = seed_todos(&plan);
+        self.record(None, EventKind::TodoUpdated { todos }).await?;
         self.record_plan(
             None,
             EventKind::PlanAccepted {

@@ -8,6 +8,8 @@ const COMMON: &str = "You are Cortex Code, a coding agent working in a repositor
 Paths are relative to the repository root. Inspect with tools before answering; never guess file contents. \
 Be brief: state what you found or changed, with file paths.";
 
+/// The system prompt of `mode` for the repository at `repository`: the
+/// same for every turn of a mode, so providers can cache it.
 pub fn system_prompt(mode: Mode, repository: &str) -> String {
     let mode_rules = match mode {
         Mode::Ask => {

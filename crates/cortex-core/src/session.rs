@@ -1,17 +1,15 @@
 //! A session: its configuration, its live state, creation and resumption.
 
-use crate::compaction::{CompactionConfig, UsageAnchor};
-use crate::goal::GoalFold;
-use crate::history::Rebuilt;
-use crate::plans::PlanVersion;
+use crate::compaction::CompactionConfig;
+use crate::state::SessionState;
 use crate::{CoreError, HarnessDirs, Published, Timeline, new_id};
 use cortex_model::ModelProvider;
 use cortex_protocol::{
-    EventKind, Goal, Message, Mode, Sandbox, SessionId, StopRule, Todo, WorkspaceMode,
+    Event, EventKind, Goal, Message, Mode, Sandbox, SessionId, StopRule, Todo, TurnId,
+    WorkspaceMode,
 };
 use cortex_runtime::{Guest, GuestProvider};
 use cortex_store::{SessionRecord, Store};
-use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use tokio::sync::{broadcast, watch};
@@ -19,11 +17,17 @@ use tokio::sync::{broadcast, watch};
 /// What a new session is made of.
 #[derive(Clone)]
 pub struct SessionConfig {
+    /// The repository the session works on (canonicalised at creation).
     pub repository: PathBuf,
+    /// The mode the session starts in.
     pub mode: Mode,
+    /// When a turn ends besides the model's own answer.
     pub stop_rule: StopRule,
+    /// Where the timeline is persisted.
     pub store: Arc<dyn Store>,
+    /// The model every request goes to.
     pub model: Arc<dyn ModelProvider>,
+    /// Starts the session's guest (and MCP servers' guests).
     pub guests: Arc<dyn GuestProvider>,
     /// The guest's whole environment, already built from the allow-list.
     pub guest_env: Vec<(String, String)>,
@@ -43,15 +47,29 @@ pub struct SessionConfig {
 /// How a turn ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TurnOutcome {
-    Completed { rounds: u32 },
-    Stopped { reason: String },
-    Failed { error: String },
+    /// The model answered without a tool call.
+    Completed {
+        /// Model requests the turn made.
+        rounds: u32,
+    },
+    /// Stopped before the model finished.
+    Stopped {
+        /// Why: the user's Stop or the stop rule.
+        reason: String,
+    },
+    /// The turn failed (model, guest or environment); the timeline says how.
+    Failed {
+        /// What failed, for the user.
+        error: String,
+    },
 }
 
+/// A live session: its configuration, its guest, its timeline and the state
+/// folded from it. Methods that run a turn or change the state take `&mut
+/// self`; a caller runs one at a time (the server's actor owns it).
 pub struct Session {
     pub(crate) id: SessionId,
     pub(crate) repository: PathBuf,
-    pub(crate) mode: Mode,
     pub(crate) stop_rule: StopRule,
     pub(crate) model: Arc<dyn ModelProvider>,
     pub(crate) guests: Arc<dyn GuestProvider>,
@@ -63,18 +81,10 @@ pub struct Session {
     pub(crate) env_prepared: bool,
     pub(crate) guest: Option<Guest>,
     pub(crate) timeline: Timeline,
-    pub(crate) history: Vec<Message>,
-    pub(crate) todos: Vec<Todo>,
-    pub(crate) plans: Vec<PlanVersion>,
-    /// The spec in progress (a fold of its events).
-    pub(crate) spec: crate::specs::SpecState,
-    pub(crate) call_ids: HashSet<String>,
+    /// History, mode, todos, plans, spec, goal and usage anchor: the fold
+    /// of the timeline, changed only through [`Session::record`].
+    pub(crate) state: SessionState,
     pub(crate) compaction: CompactionConfig,
-    /// The provider's token count for the last request, the base of the
-    /// next request's estimate.
-    pub(crate) usage_anchor: Option<UsageAnchor>,
-    /// The goal and its counters.
-    pub(crate) goal: GoalFold,
     /// The goal as other tasks see it (the API shows it while a turn runs).
     pub(crate) goal_watch: watch::Sender<Option<Goal>>,
     /// Continuation turns in a row that changed nothing and made no step
@@ -146,7 +156,7 @@ impl Session {
         };
         config.store.create_session(&record).await?;
         let timeline = Timeline::new(config.store.clone(), id.clone());
-        timeline
+        let created = timeline
             .emit(
                 None,
                 EventKind::SessionCreated {
@@ -158,10 +168,11 @@ impl Session {
                 },
             )
             .await?;
+        let mut state = SessionState::default();
+        state.apply(&created);
         Ok(Session {
             id,
             repository,
-            mode: config.mode,
             stop_rule: config.stop_rule,
             model: config.model,
             guests: config.guests,
@@ -171,14 +182,8 @@ impl Session {
             env_prepared: false,
             guest: None,
             timeline: timeline.clone(),
-            history: Vec::new(),
-            todos: Vec::new(),
-            plans: Vec::new(),
-            spec: Default::default(),
-            call_ids: HashSet::new(),
+            state,
             compaction: config.compaction,
-            usage_anchor: None,
-            goal: GoalFold::default(),
             goal_watch: watch::Sender::new(None),
             idle_continuations: 0,
             continuations: 0,
@@ -216,10 +221,10 @@ impl Session {
             }
         }
         let events = store.events(id, 0).await?;
-        let rebuilt = Rebuilt::from_events(&events);
+        let mut state = SessionState::from_events(&events);
+        state.mode.get_or_insert(record.mode);
         let repository = canonical_repository(Path::new(&record.repository), &config)?;
-        let workspace = workspace_for(&config, rebuilt.sandbox, id, &repository)?;
-        let goal = GoalFold::from_goal(rebuilt.goal);
+        let workspace = workspace_for(&config, state.sandbox, id, &repository)?;
         let approvals = crate::approvals::Approvals::new(
             timeline.clone(),
             crate::approvals::policy_from(&events),
@@ -227,25 +232,18 @@ impl Session {
         let mut session = Session {
             id: id.clone(),
             repository,
-            mode: rebuilt.mode.unwrap_or(record.mode),
             stop_rule: record.stop_rule,
             model: config.model,
             guests: config.guests,
             guest_env: config.guest_env,
-            sandbox: rebuilt.sandbox,
+            sandbox: state.sandbox,
             workspace,
             env_prepared: false,
             guest: None,
             timeline,
-            history: rebuilt.messages,
-            todos: rebuilt.todos,
-            plans: rebuilt.plans,
-            spec: rebuilt.spec,
-            call_ids: rebuilt.call_ids,
+            goal_watch: watch::Sender::new(state.goal().cloned()),
+            state,
             compaction: config.compaction,
-            usage_anchor: None,
-            goal_watch: watch::Sender::new(goal.goal.clone()),
-            goal,
             idle_continuations: 0,
             continuations: 0,
             turn_progress: false,
@@ -257,18 +255,22 @@ impl Session {
         Ok(session)
     }
 
+    /// The session's id.
     pub fn id(&self) -> &SessionId {
         &self.id
     }
 
+    /// The mode now (the last `mode.changed`, else the one it was created with).
     pub fn mode(&self) -> Mode {
-        self.mode
+        self.state.mode.unwrap_or_default()
     }
 
+    /// Policy, network and workspace mode the session was created with.
     pub fn sandbox(&self) -> Sandbox {
         self.sandbox
     }
 
+    /// The repository, canonicalised.
     pub fn repository(&self) -> &Path {
         &self.repository
     }
@@ -278,14 +280,30 @@ impl Session {
         &self.workspace
     }
 
+    /// The conversation as the next request sends it.
     pub fn history(&self) -> &[Message] {
-        &self.history
+        &self.state.messages
     }
 
+    /// The todo list as `todo_write` or an accepted plan left it.
     pub fn todos(&self) -> &[Todo] {
-        &self.todos
+        &self.state.todos
     }
 
+    /// Append `kind` to the timeline and fold it into the session's state:
+    /// the only way the live session changes its state, and exactly what
+    /// a resume does with the stored event.
+    pub(crate) async fn record(
+        &mut self,
+        turn: Option<&TurnId>,
+        kind: EventKind,
+    ) -> Result<Event, CoreError> {
+        let event = self.timeline.emit(turn, kind).await?;
+        self.state.apply(&event);
+        Ok(event)
+    }
+
+    /// The session's timeline (persist, then fan out).
     pub fn timeline(&self) -> &Timeline {
         &self.timeline
     }
@@ -296,7 +314,7 @@ impl Session {
     }
 
     pub(crate) fn publish_goal(&self) {
-        self.goal_watch.send_replace(self.goal.goal.clone());
+        self.goal_watch.send_replace(self.state.goal().cloned());
     }
 
     /// Live events from now on (persisted before they arrive here).
@@ -307,14 +325,15 @@ impl Session {
     /// Switch mode (a user action; the model cannot). The guest is told the
     /// new capabilities at once.
     pub async fn set_mode(&mut self, mode: Mode) -> Result<(), CoreError> {
-        if mode == self.mode {
+        let from = self.mode();
+        if mode == from {
             return Ok(());
         }
-        let from = self.mode;
-        // Another system prompt and catalog: the provider's count is stale.
-        self.usage_anchor = None;
         let could_write = self.guest_may_write();
-        self.mode = mode;
+        // The new mode, a fresh usage anchor, and leaving Spec discards the
+        // spec in progress: all the event's fold.
+        self.record(None, EventKind::ModeChanged { from, to: mode })
+            .await?;
         if could_write != self.guest_may_write()
             && let Some(guest) = self.guest.take()
         {
@@ -333,10 +352,6 @@ impl Session {
             tracing::warn!("guest did not take new capabilities: {e}");
             self.guest = None;
         }
-        let changed = EventKind::ModeChanged { from, to: mode };
-        // Leaving Spec discards the spec in progress.
-        crate::specs::apply(&mut self.spec, &changed);
-        self.timeline.emit(None, changed).await?;
         Ok(())
     }
 

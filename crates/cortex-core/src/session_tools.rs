@@ -1,7 +1,7 @@
 //! Tools that act on session state held by the harness rather than on the
 //! workspace: the todo list and the plan.
 
-use crate::dispatch::Answer;
+use crate::answer::Answer;
 use crate::{CoreError, Session};
 use cortex_protocol::{EventKind, PlanArgs, TodoWriteArgs, TurnId};
 use cortex_tools::{render_todos, validate_plan};
@@ -12,16 +12,10 @@ impl Session {
         turn: &TurnId,
         args: TodoWriteArgs,
     ) -> Result<Answer, CoreError> {
-        self.todos = args.todos;
-        self.timeline
-            .emit(
-                Some(turn),
-                EventKind::TodoUpdated {
-                    todos: self.todos.clone(),
-                },
-            )
+        let todos = args.todos;
+        self.record(Some(turn), EventKind::TodoUpdated { todos })
             .await?;
-        Ok(Answer::ok(render_todos(&self.todos)))
+        Ok(Answer::ok(render_todos(&self.state.todos)))
     }
 
     pub(crate) async fn plan(

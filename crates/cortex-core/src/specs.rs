@@ -13,7 +13,7 @@
 //! the spec in progress: nothing is written. The state is a fold of these
 //! events and `mode.changed` ([`apply`]), live and on resume alike.
 
-use crate::dispatch::Answer;
+use crate::answer::Answer;
 use crate::plans::step_todos;
 use crate::{CoreError, Session};
 use cortex_protocol::{
@@ -24,8 +24,11 @@ use cortex_tools::{checklist, spec_slug, validate_spec};
 /// One proposal waiting for the user's verdict.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SpecProposal {
+    /// The phase it proposes.
     pub phase: SpecPhase,
+    /// Its version among the proposals of the spec.
     pub version: u32,
+    /// The phase's document.
     pub markdown: String,
 }
 
@@ -67,10 +70,13 @@ impl SpecState {
 /// Why a spec verdict was refused.
 #[derive(Debug, thiserror::Error)]
 pub enum SpecError {
+    /// No phase waits for a verdict.
     #[error("there is no proposed spec phase to accept or reject (propose one in Spec mode first)")]
     NoProposedSpec,
+    /// A rejection without feedback.
     #[error("the feedback must not be empty")]
     EmptyFeedback,
+    /// The timeline could not be written.
     #[error(transparent)]
     Core(#[from] CoreError),
 }
@@ -179,7 +185,7 @@ fn implementation_task(files: &SpecFiles, tasks: &str) -> String {
 impl Session {
     /// The spec in progress.
     pub fn spec(&self) -> &SpecState {
-        &self.spec
+        &self.state.spec
     }
 
     /// Emit a spec event and fold it into the state.
@@ -188,8 +194,7 @@ impl Session {
         turn: Option<&TurnId>,
         kind: EventKind,
     ) -> Result<(), CoreError> {
-        apply(&mut self.spec, &kind);
-        self.timeline.emit(turn, kind).await?;
+        self.record(turn, kind).await?;
         Ok(())
     }
 
@@ -199,7 +204,7 @@ impl Session {
         turn: &TurnId,
         args: SpecArgs,
     ) -> Result<Answer, CoreError> {
-        let current = self.spec.current_phase();
+        let current = self.state.spec.current_phase();
         if args.phase != current {
             return Ok(Answer::error(format!(
                 "the spec is at its {current} phase: propose the {current} (phase \"{current}\"); \
@@ -209,7 +214,7 @@ impl Session {
         if let Err(problem) = validate_spec(args.phase, &args.markdown) {
             return Ok(Answer::error(problem.to_string()));
         }
-        let version = self.spec.last_version + 1;
+        let version = self.state.spec.last_version + 1;
         self.record_spec(
             Some(turn),
             EventKind::SpecProposed {
@@ -232,13 +237,15 @@ impl Session {
     /// the turn.
     pub async fn accept_spec(&mut self) -> Result<String, SpecError> {
         let proposal = self
+            .state
             .spec
             .proposed
             .clone()
             .ok_or(SpecError::NoProposedSpec)?;
         let files = match proposal.phase {
             SpecPhase::Tasks => Some(
-                SpecFiles::of(&self.spec.accepted, &proposal).ok_or(SpecError::NoProposedSpec)?,
+                SpecFiles::of(&self.state.spec.accepted, &proposal)
+                    .ok_or(SpecError::NoProposedSpec)?,
             ),
             _ => None,
         };
@@ -252,11 +259,8 @@ impl Session {
             return Ok(next_phase_task(&proposal, next));
         };
         self.set_mode(Mode::Agent).await?;
-        self.todos = step_todos(checklist(&proposal.markdown));
-        let todos = self.todos.clone();
-        self.timeline
-            .emit(None, EventKind::TodoUpdated { todos })
-            .await?;
+        let todos = step_todos(checklist(&proposal.markdown));
+        self.record(None, EventKind::TodoUpdated { todos }).await?;
         Ok(implementation_task(&files, &proposal.markdown))
     }
 
@@ -268,6 +272,7 @@ impl Session {
             return Err(SpecError::EmptyFeedback);
         }
         let proposal = self
+            .state
             .spec
             .proposed
             .clone()
@@ -297,7 +302,7 @@ impl Session {
         &mut self,
         turn: &TurnId,
     ) -> Result<Option<String>, CoreError> {
-        let Some(spec) = self.spec.to_write.clone() else {
+        let Some(spec) = self.state.spec.to_write.clone() else {
             return Ok(None);
         };
         let mut paths = Vec::new();
@@ -331,7 +336,7 @@ impl Session {
         };
         while let Some(reply) = handle.next().await {
             if let GuestReply::Result(outcome) = reply {
-                return (!outcome.ok).then_some(outcome.output);
+                return (!outcome.is_ok()).then_some(outcome.output);
             }
         }
         Some("the guest ended without an answer".to_owned())

@@ -35,10 +35,12 @@ pub struct StopRuleState {
 }
 
 impl StopRuleState {
+    /// The state of `rule` for a turn that starts now.
     pub fn new(rule: StopRule) -> Self {
         Self::starting_at(rule, Instant::now())
     }
 
+    /// The state of `rule` for a turn that started at `started`.
     pub fn starting_at(rule: StopRule, started: Instant) -> Self {
         StopRuleState {
             rule,

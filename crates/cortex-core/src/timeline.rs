@@ -18,7 +18,9 @@ const FANOUT_CAPACITY: usize = 256;
 /// the store's copy, and shared by every subscriber.
 #[derive(Debug)]
 pub struct Published {
+    /// The stored event, with its seq and timestamp.
     pub event: Event,
+    /// Its wire JSON, exactly `serde_json::to_string(&event)`.
     pub json: String,
 }
 
@@ -30,6 +32,9 @@ impl Deref for Published {
     }
 }
 
+/// A session's append-only log: every event is persisted in the store
+/// before any subscriber sees it. Cheap to clone (all clones share the
+/// fan-out).
 #[derive(Clone)]
 pub struct Timeline {
     store: Arc<dyn Store>,
@@ -38,6 +43,7 @@ pub struct Timeline {
 }
 
 impl Timeline {
+    /// The timeline of `session` in `store`.
     pub fn new(store: Arc<dyn Store>, session: SessionId) -> Self {
         let (fanout, _) = broadcast::channel(FANOUT_CAPACITY);
         Timeline {
@@ -75,10 +81,12 @@ impl Timeline {
         self.fanout.subscribe()
     }
 
+    /// The store the timeline persists to.
     pub fn store(&self) -> &Arc<dyn Store> {
         &self.store
     }
 
+    /// The session whose timeline this is.
     pub fn session(&self) -> &SessionId {
         &self.session
     }

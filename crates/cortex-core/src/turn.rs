@@ -6,7 +6,7 @@ use crate::dispatch::{DispatchEnd, STOPPED_BY_USER};
 use crate::verify::VERIFY_ANSWER;
 use crate::{CoreError, Session, StopRuleState, TurnOutcome, new_id, system_prompt};
 use cortex_model::{Assembled, Assembler, FinishReason, ModelError, ModelEvent, ModelRequest};
-use cortex_protocol::{EventKind, Message, ToolName, TurnFinish, TurnId};
+use cortex_protocol::{EventKind, ToolName, TurnFinish, TurnId};
 use futures::StreamExt;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
@@ -21,6 +21,13 @@ enum RoundEnd {
     Done(Assembled),
     Stopped,
     Failed(String),
+}
+
+/// How streaming one response ended.
+enum Streamed {
+    Done(Assembled),
+    Stopped,
+    Failed(ModelError),
 }
 
 impl Session {
@@ -58,23 +65,16 @@ impl Session {
         cancel: CancellationToken,
     ) -> Result<TurnOutcome, CoreError> {
         let for_goal = self.goal().is_some_and(cortex_protocol::Goal::is_active);
-        let started = self
-            .timeline
-            .emit(
-                Some(&turn),
-                EventKind::TurnStarted {
-                    message: message.to_owned(),
-                    mode: self.mode,
-                },
-            )
-            .await?;
+        let started = EventKind::TurnStarted {
+            message: message.to_owned(),
+            mode: self.mode(),
+        };
+        self.record(Some(&turn), started).await?;
         if let Some(continuation) = continuation {
-            self.timeline
-                .emit(Some(&turn), EventKind::GoalContinued { continuation })
+            self.record(Some(&turn), EventKind::GoalContinued { continuation })
                 .await?;
         }
         self.turn_progress = false;
-        self.history.push(Message::user(message));
         let outcome = self.turn_loop(&turn, &cancel).await?;
         if cancel.is_cancelled()
             && let Some(guest) = &self.guest
@@ -101,9 +101,10 @@ impl Session {
                 finish,
             },
         };
-        self.timeline.emit(Some(&turn), end).await?;
+        self.record(Some(&turn), end).await?;
         if for_goal {
-            self.count_goal_turn(started.seq).await?;
+            // The turn's counters were folded in with its events.
+            self.publish_goal();
         }
         Ok(outcome)
     }
@@ -172,20 +173,21 @@ impl Session {
     pub(crate) fn build_request(&self) -> ModelRequest {
         ModelRequest {
             model: crate::prompt::request_model_name(self.model.as_ref()),
-            system: system_prompt(self.mode, &self.repository.display().to_string()),
-            messages: self.history.clone(),
+            system: system_prompt(self.mode(), &self.repository.display().to_string()),
+            messages: self.state.messages.clone(),
             tools: self
                 .offered_tools()
                 .iter()
                 .map(|t| t.spec())
                 .chain(self.mcp_offered())
                 .collect(),
-            tool_choice: crate::verify::tool_choice(&self.history),
+            tool_choice: crate::verify::tool_choice(&self.state.messages),
         }
     }
 
-    /// One model request, streamed into the timeline. The assistant message
-    /// is appended to the history.
+    /// One model round: build the request and record it, stream the
+    /// response into the timeline, and record the assistant message (a
+    /// stream cut mid-way is retried as a whole: no tool of it has run).
     async fn model_round(
         &mut self,
         turn: &TurnId,
@@ -193,138 +195,32 @@ impl Session {
         cancel: &CancellationToken,
     ) -> Result<RoundEnd, CoreError> {
         let request = self.build_request();
-        self.timeline
-            .emit(
-                Some(turn),
-                EventKind::ModelRequest {
-                    round,
-                    model: self.model.describe(),
-                    messages: request.messages.len(),
-                    tools: request.tools.iter().map(|t| t.name.clone()).collect(),
-                    bytes: crate::compaction::request_bytes(&request),
-                },
-            )
-            .await?;
+        let sent = EventKind::ModelRequest {
+            round,
+            model: self.model.describe(),
+            messages: request.messages.len(),
+            tools: request.tools.iter().map(|t| t.name.clone()).collect(),
+            bytes: crate::compaction::request_bytes(&request),
+        };
+        self.record(Some(turn), sent).await?;
         let mut attempt = 0;
         loop {
-            let mut stream = self.model.stream(request.clone());
-            let mut assembler = Assembler::default();
-            let mut text = String::new();
-            let result: Result<(), ModelError> = loop {
-                let next = tokio::select! {
-                    _ = cancel.cancelled() => None,
-                    next = stream.next() => Some(next),
-                };
-                let Some(next) = next else {
-                    // Stop: dropping the stream aborts the request. What was
-                    // shown stays in the history.
-                    drop(stream);
-                    self.finish_message(turn, text, Vec::new(), Vec::new())
-                        .await?;
-                    return Ok(RoundEnd::Stopped);
-                };
-                match next {
-                    None => break Ok(()),
-                    Some(Err(e)) => break Err(e),
-                    Some(Ok(event)) => {
-                        match &event {
-                            ModelEvent::TextDelta(delta) => {
-                                text.push_str(delta);
-                                self.timeline
-                                    .emit(
-                                        Some(turn),
-                                        EventKind::MessageDelta {
-                                            text: delta.clone(),
-                                        },
-                                    )
-                                    .await?;
-                            }
-                            ModelEvent::ThinkingDelta(delta) => {
-                                self.timeline
-                                    .emit(
-                                        Some(turn),
-                                        EventKind::ThinkingDelta {
-                                            text: delta.clone(),
-                                        },
-                                    )
-                                    .await?;
-                            }
-                            ModelEvent::Retry {
-                                attempt,
-                                delay_ms,
-                                reason,
-                            } => {
-                                self.timeline
-                                    .emit(
-                                        Some(turn),
-                                        EventKind::ModelRetry {
-                                            round,
-                                            attempt: *attempt,
-                                            delay_ms: *delay_ms,
-                                            reason: reason.clone(),
-                                        },
-                                    )
-                                    .await?;
-                            }
-                            ModelEvent::PromptProgress { done, total } => {
-                                self.timeline
-                                    .emit(
-                                        Some(turn),
-                                        EventKind::ModelProgress {
-                                            round,
-                                            done: *done,
-                                            total: *total,
-                                        },
-                                    )
-                                    .await?;
-                            }
-                            _ => {}
-                        }
-                        assembler.push(&event);
-                    }
-                }
-            };
-            match result {
-                Ok(()) => {
-                    let assembled = assembler.finish();
-                    self.turn_finish = (assembled.finish == Some(FinishReason::Length))
-                        .then_some(TurnFinish::MaxTokens);
-                    self.emit_usage(Some(turn), &assembled).await?;
-                    if assembled.input_tokens > 0 {
-                        self.usage_anchor = Some(crate::compaction::UsageAnchor {
-                            input_tokens: assembled.input_tokens,
-                            messages: request.messages.len(),
-                        });
-                    }
-                    self.finish_message(
-                        turn,
-                        assembled.text.clone(),
-                        assembled.tool_calls.clone(),
-                        assembled.provider_items.clone(),
-                    )
-                    .await?;
+            let error = match self.stream_response(turn, round, &request, cancel).await? {
+                Streamed::Stopped => return Ok(RoundEnd::Stopped),
+                Streamed::Done(assembled) => {
+                    self.record_response(turn, &assembled).await?;
                     return Ok(RoundEnd::Done(assembled));
                 }
-                Err(e @ ModelError::Stream(_)) if attempt < MAX_STREAM_RETRIES => {
+                Streamed::Failed(error) => error,
+            };
+            match error {
+                e @ ModelError::Stream(_) if attempt < MAX_STREAM_RETRIES => {
                     attempt += 1;
-                    let delay = STREAM_RETRY_BASE * 2u32.pow(attempt - 1);
-                    self.timeline
-                        .emit(
-                            Some(turn),
-                            EventKind::ModelRetry {
-                                round,
-                                attempt,
-                                delay_ms: delay.as_millis() as u64,
-                                reason: e.to_string(),
-                            },
-                        )
-                        .await?;
-                    tokio::select! {
-                        _ = cancel.cancelled() => return Ok(RoundEnd::Stopped),
-                        _ = tokio::time::sleep(delay) => {}
+                    if !self.wait_to_retry(turn, round, attempt, &e, cancel).await? {
+                        return Ok(RoundEnd::Stopped);
                     }
                 }
-                Err(e) => {
+                e => {
                     self.turn_finish =
                         matches!(e, ModelError::ContentFiltered(_)).then_some(TurnFinish::Refusal);
                     return Ok(RoundEnd::Failed(format!(
@@ -336,55 +232,165 @@ impl Session {
         }
     }
 
+    /// Stream one response, each event into the timeline as it arrives.
+    /// On Stop the stream is dropped (which aborts the request) and what
+    /// was shown is recorded as the round's message.
+    async fn stream_response(
+        &mut self,
+        turn: &TurnId,
+        round: u32,
+        request: &ModelRequest,
+        cancel: &CancellationToken,
+    ) -> Result<Streamed, CoreError> {
+        let mut stream = self.model.stream(request.clone());
+        let mut assembler = Assembler::default();
+        let mut text = String::new();
+        loop {
+            let next = tokio::select! {
+                _ = cancel.cancelled() => None,
+                next = stream.next() => Some(next),
+            };
+            let Some(next) = next else {
+                drop(stream);
+                self.finish_message(turn, text, Vec::new()).await?;
+                return Ok(Streamed::Stopped);
+            };
+            match next {
+                None => return Ok(Streamed::Done(assembler.finish())),
+                Some(Err(e)) => return Ok(Streamed::Failed(e)),
+                Some(Ok(event)) => {
+                    if let ModelEvent::TextDelta(delta) = &event {
+                        text.push_str(delta);
+                    }
+                    self.show_model_event(turn, round, &event).await?;
+                    assembler.push(&event);
+                }
+            }
+        }
+    }
+
+    /// The timeline event a streamed model event is shown as, if any.
+    async fn show_model_event(
+        &self,
+        turn: &TurnId,
+        round: u32,
+        event: &ModelEvent,
+    ) -> Result<(), CoreError> {
+        let kind = match event {
+            ModelEvent::TextDelta(delta) => EventKind::MessageDelta {
+                text: delta.clone(),
+            },
+            ModelEvent::ThinkingDelta(delta) => EventKind::ThinkingDelta {
+                text: delta.clone(),
+            },
+            ModelEvent::Retry {
+                attempt,
+                delay_ms,
+                reason,
+            } => EventKind::ModelRetry {
+                round,
+                attempt: *attempt,
+                delay_ms: *delay_ms,
+                reason: reason.clone(),
+            },
+            ModelEvent::PromptProgress { done, total } => EventKind::ModelProgress {
+                round,
+                done: *done,
+                total: *total,
+            },
+            _ => return Ok(()),
+        };
+        self.timeline.emit(Some(turn), kind).await?;
+        Ok(())
+    }
+
+    /// A complete response: how it ended, its usage, and its message.
+    async fn record_response(
+        &mut self,
+        turn: &TurnId,
+        assembled: &Assembled,
+    ) -> Result<(), CoreError> {
+        self.turn_finish =
+            (assembled.finish == Some(FinishReason::Length)).then_some(TurnFinish::MaxTokens);
+        // Also the next request's usage anchor (`state.rs`).
+        self.emit_usage(Some(turn), assembled).await?;
+        self.finish_message(
+            turn,
+            assembled.text.clone(),
+            assembled.provider_items.clone(),
+        )
+        .await
+    }
+
+    /// `model.retry` for a cut stream, then the back-off. Returns false if
+    /// Stop came first.
+    async fn wait_to_retry(
+        &mut self,
+        turn: &TurnId,
+        round: u32,
+        attempt: u32,
+        error: &ModelError,
+        cancel: &CancellationToken,
+    ) -> Result<bool, CoreError> {
+        let delay = STREAM_RETRY_BASE * 2u32.pow(attempt - 1);
+        let retry = EventKind::ModelRetry {
+            round,
+            attempt,
+            delay_ms: delay.as_millis() as u64,
+            reason: error.to_string(),
+        };
+        self.timeline.emit(Some(turn), retry).await?;
+        Ok(tokio::select! {
+            _ = cancel.cancelled() => false,
+            _ = tokio::time::sleep(delay) => true,
+        })
+    }
+
     /// A `usage` event for a response that reported tokens.
     pub(crate) async fn emit_usage(
-        &self,
+        &mut self,
         turn: Option<&TurnId>,
         assembled: &Assembled,
     ) -> Result<(), CoreError> {
         if assembled.input_tokens == 0 && assembled.output_tokens == 0 {
             return Ok(());
         }
-        self.timeline
-            .emit(
-                turn,
-                EventKind::Usage {
-                    input_tokens: assembled.input_tokens,
-                    output_tokens: assembled.output_tokens,
-                    cache_read_tokens: assembled.cache_read_tokens,
-                    cache_write_tokens: assembled.cache_write_tokens,
-                    cost_usd: self.model.info().and_then(|info| {
-                        info.cost(&cortex_model::TokenCounts {
-                            input: assembled.input_tokens,
-                            output: assembled.output_tokens,
-                            cache_read: assembled.cache_read_tokens,
-                            cache_write: assembled.cache_write_tokens,
-                        })
-                    }),
-                },
-            )
-            .await?;
+        self.record(
+            turn,
+            EventKind::Usage {
+                input_tokens: assembled.input_tokens,
+                output_tokens: assembled.output_tokens,
+                cache_read_tokens: assembled.cache_read_tokens,
+                cache_write_tokens: assembled.cache_write_tokens,
+                cost_usd: self.model.info().and_then(|info| {
+                    info.cost(&cortex_model::TokenCounts {
+                        input: assembled.input_tokens,
+                        output: assembled.output_tokens,
+                        cache_read: assembled.cache_read_tokens,
+                        cache_write: assembled.cache_write_tokens,
+                    })
+                }),
+            },
+        )
+        .await?;
         Ok(())
     }
 
-    /// `message.done`, and the assistant message in the history.
+    /// `message.done`: the round's assistant message (its calls follow as
+    /// `tool.call` events from the dispatcher).
     async fn finish_message(
         &mut self,
         turn: &TurnId,
         text: String,
-        tool_calls: Vec<cortex_protocol::ToolCallRequest>,
-        // Replayed to the provider with the next rounds (reasoning); kept in
-        // memory only, not in the timeline.
+        // Replayed to the provider with the next rounds (reasoning), so
+        // stored with the message.
         provider_items: Vec<cortex_protocol::ProviderItem>,
     ) -> Result<(), CoreError> {
-        self.timeline
-            .emit(Some(turn), EventKind::MessageDone { text: text.clone() })
-            .await?;
-        if !text.is_empty() || !tool_calls.is_empty() {
-            let mut message = Message::assistant(text, tool_calls);
-            message.provider_items = provider_items;
-            self.history.push(message);
-        }
+        let done = EventKind::MessageDone {
+            text,
+            provider_items,
+        };
+        self.record(Some(turn), done).await?;
         Ok(())
     }
 }
@@ -393,8 +399,9 @@ impl Session {
     /// The tools the model is offered now: the mode's, plus `goal` in Agent
     /// mode while a goal is active.
     pub(crate) fn offered_tools(&self) -> Vec<ToolName> {
-        let mut tools = self.mode.tools().to_vec();
-        if self.mode == cortex_protocol::Mode::Agent && self.goal().is_some_and(|g| g.is_active()) {
+        let mut tools = self.mode().tools().to_vec();
+        if self.mode() == cortex_protocol::Mode::Agent && self.goal().is_some_and(|g| g.is_active())
+        {
             tools.push(ToolName::Goal);
         }
         tools

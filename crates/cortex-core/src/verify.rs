@@ -34,20 +34,15 @@ pub(crate) fn tool_choice(history: &[Message]) -> ToolChoice {
 impl Session {
     /// Whether this turn's first tool-less answer gets the reminder.
     pub(crate) fn verifies_answers(&self) -> bool {
-        !self.mode.tools().is_empty() && self.model.info().is_some_and(|i| i.verify_answers)
+        !self.mode().tools().is_empty() && self.model.info().is_some_and(|i| i.verify_answers)
     }
 
     /// Records the harness's message to the model and adds it to the history.
     pub(crate) async fn remind(&mut self, turn: &TurnId, text: &str) -> Result<(), CoreError> {
-        self.timeline
-            .emit(
-                Some(turn),
-                EventKind::TurnReminder {
-                    text: text.to_owned(),
-                },
-            )
-            .await?;
-        self.history.push(Message::user(text));
+        let reminder = EventKind::TurnReminder {
+            text: text.to_owned(),
+        };
+        self.record(Some(turn), reminder).await?;
         Ok(())
     }
 }

@@ -18,19 +18,33 @@ use std::path::{Path, PathBuf};
 /// messages name what failed; the variants carry the underlying error.
 #[derive(Debug, thiserror::Error)]
 pub enum WorkspaceError {
+    /// Reading or writing `path` failed.
     #[error("{}: {error}", path.display())]
     Io {
+        /// The path.
         path: PathBuf,
+        /// The error.
         error: std::io::Error,
     },
+    /// Cloning `url` failed.
     #[error("cannot clone {url}: {error}")]
-    Clone { url: String, error: GitError },
+    Clone {
+        /// The URL.
+        url: String,
+        /// Why git failed.
+        error: GitError,
+    },
+    /// The path has no parent folder to make a copy beside.
     #[error("{} has no parent folder", .0.display())]
     NoParent(PathBuf),
+    /// Copying `from` to `to` failed.
     #[error("cannot copy {} to {}: {error}", from.display(), to.display())]
     Copy {
+        /// The source.
         from: PathBuf,
+        /// The destination.
         to: PathBuf,
+        /// What went wrong.
         error: CopyFailure,
     },
     /// The blocking task making the copy panicked or was cancelled.
@@ -41,8 +55,10 @@ pub enum WorkspaceError {
 /// What went wrong inside a copy.
 #[derive(Debug, thiserror::Error)]
 pub enum CopyFailure {
+    /// git failed (cloning the repository for a copy).
     #[error("{0}")]
     Git(#[from] GitError),
+    /// Reading or writing the copy failed.
     #[error("{0}")]
     Io(#[from] std::io::Error),
 }

@@ -156,7 +156,7 @@ async fn the_guest_of_a_read_only_mode_refuses_mutations_itself() {
                     cortex_protocol::GuestReply::Delta { .. } => {}
                 }
             };
-            assert!(!outcome.ok, "{mode}: {tool} ran: {}", outcome.output);
+            assert!(!outcome.is_ok(), "{mode}: {tool} ran: {}", outcome.output);
             assert!(outcome.output.contains("refused"), "{}", outcome.output);
         }
         guest.close().await;

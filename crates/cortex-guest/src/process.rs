@@ -7,7 +7,7 @@
 
 use crate::lines::{Line, read_bounded_line};
 use crate::state::{Responses, State};
-use cortex_protocol::{GuestReply, GuestResponse, OutputStream, ToolOutcome};
+use cortex_protocol::{GuestReply, GuestResponse, OutcomeStatus, OutputStream, ToolOutcome};
 use std::collections::BTreeMap;
 use std::process::Stdio;
 use std::sync::Arc;
@@ -119,13 +119,18 @@ async fn run_child(
     match status {
         Err(e) => ToolOutcome::error(format!("waiting for `{}` failed: {e}", spawn.command)),
         Ok(status) => ToolOutcome {
-            ok: status.success() && !stopped,
+            status: if stopped {
+                OutcomeStatus::Stopped
+            } else if status.success() {
+                OutcomeStatus::Ok
+            } else {
+                OutcomeStatus::Error
+            },
             output: if stopped {
                 "stopped".to_owned()
             } else {
                 format!("exited: {status}")
             },
-            stopped,
             diff: None,
             exit_code: status.code(),
         },

@@ -2,9 +2,12 @@
 
 use crate::state::{Capabilities, Responses, State};
 use cortex_protocol::{
-    BashArgs, GuestReply, GuestResponse, OutputStream, ToolArgs, ToolName, ToolOutcome,
+    BashArgs, GuestReply, GuestResponse, OutcomeStatus, OutputStream, ToolArgs, ToolName,
+    ToolOutcome,
 };
-use cortex_tools::{MAX_OUTPUT_BYTES, ToolError, Workspace, Written, cap_middle, run_bash};
+use cortex_tools::{
+    BashEnding, MAX_OUTPUT_BYTES, ToolError, Workspace, Written, cap_middle, run_bash,
+};
 use std::sync::Arc;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
@@ -159,9 +162,13 @@ async fn bash(
         // run_bash's output already ends with notes on how the command ended
         // (exit code, timeout, stop).
         Ok(done) => ToolOutcome {
-            ok: done.exit_code == Some(0) && !done.timed_out && !done.stopped,
+            status: match done.ending {
+                BashEnding::Stopped => OutcomeStatus::Stopped,
+                BashEnding::TimedOut => OutcomeStatus::Error,
+                BashEnding::Exited if done.exit_code == Some(0) => OutcomeStatus::Ok,
+                BashEnding::Exited => OutcomeStatus::Error,
+            },
             output: done.output,
-            stopped: done.stopped,
             diff: None,
             exit_code: done.exit_code,
         },

@@ -94,7 +94,10 @@ async fn ping_and_capabilities() {
     let mut agent = Agent::start();
     agent.send(1, GuestOp::Ping).await;
     let (id, outcome) = agent.result().await;
-    assert_eq!((id, outcome.ok, outcome.output.as_str()), (1, true, "pong"));
+    assert_eq!(
+        (id, outcome.is_ok(), outcome.output.as_str()),
+        (1, true, "pong")
+    );
     agent
         .send(
             2,
@@ -106,7 +109,7 @@ async fn ping_and_capabilities() {
         .await;
     let (id, outcome) = agent.result().await;
     assert_eq!(id, 2);
-    assert!(outcome.ok, "{outcome:?}");
+    assert!(outcome.is_ok(), "{outcome:?}");
     agent.finish().await;
 }
 
@@ -122,7 +125,7 @@ async fn read_only_by_default() {
         .await;
     let (id, outcome) = agent.result().await;
     assert_eq!(id, 1);
-    assert!(!outcome.ok);
+    assert!(!outcome.is_ok());
     assert_eq!(
         outcome.output,
         "this guest is read-only: write_file refused"
@@ -143,7 +146,7 @@ async fn read_only_by_default() {
         .tool(3, ToolName::Bash, json!({"command": "touch x"}))
         .await;
     let (_, outcome) = agent.result().await;
-    assert!(!outcome.ok);
+    assert!(!outcome.is_ok());
     assert!(outcome.output.contains("bash refused"), "{outcome:?}");
     // Writable does not imply bash.
     agent
@@ -155,11 +158,11 @@ async fn read_only_by_default() {
             },
         )
         .await;
-    assert!(agent.result().await.1.ok);
+    assert!(agent.result().await.1.is_ok());
     agent
         .tool(5, ToolName::Bash, json!({"command": "touch x"}))
         .await;
-    assert!(!agent.result().await.1.ok);
+    assert!(!agent.result().await.1.is_ok());
     assert!(!agent.root.join("a.txt").exists());
     assert!(!agent.root.join("x").exists());
     agent.finish().await;
@@ -173,7 +176,7 @@ async fn harness_tools_and_bad_arguments_are_errors() {
         .await;
     let (id, outcome) = agent.result().await;
     assert_eq!(id, 1);
-    assert!(!outcome.ok);
+    assert!(!outcome.is_ok());
     assert!(
         outcome.output.contains("does not run in the guest"),
         "{outcome:?}"
@@ -181,7 +184,7 @@ async fn harness_tools_and_bad_arguments_are_errors() {
     agent.tool(2, ToolName::ReadFile, json!({"path": 3})).await;
     let (id, outcome) = agent.result().await;
     assert_eq!(id, 2);
-    assert!(!outcome.ok);
+    assert!(!outcome.is_ok());
     assert!(outcome.output.contains("malformed request"), "{outcome:?}");
     agent.finish().await;
 }
@@ -192,7 +195,7 @@ async fn malformed_lines_are_answered_not_fatal() {
     agent.send_raw("this is not json").await;
     let (id, outcome) = agent.result().await;
     assert_eq!(id, 0);
-    assert!(!outcome.ok);
+    assert!(!outcome.is_ok());
     assert!(
         outcome.output.starts_with("malformed request"),
         "{outcome:?}"
@@ -200,7 +203,7 @@ async fn malformed_lines_are_answered_not_fatal() {
     agent.send_raw(r#"{"id":7,"op":"launch_missiles"}"#).await;
     let (id, outcome) = agent.result().await;
     assert_eq!(id, 7);
-    assert!(!outcome.ok);
+    assert!(!outcome.is_ok());
     agent
         .send_raw(r#"{"id":8,"op":"tool","tool":"rm_rf","args":{}}"#)
         .await;
@@ -225,9 +228,9 @@ async fn stop_with_nothing_running() {
     agent.send(1, GuestOp::Stop { target: None }).await;
     let (id, outcome) = agent.result().await;
     assert_eq!(id, 1);
-    assert!(outcome.ok);
+    assert!(outcome.is_ok());
     agent.send(2, GuestOp::Stop { target: Some(99) }).await;
-    assert!(agent.result().await.1.ok);
+    assert!(agent.result().await.1.is_ok());
     agent.finish().await;
 }
 
@@ -249,7 +252,7 @@ async fn grant_all(agent: &mut Agent) {
             },
         )
         .await;
-    assert!(agent.result().await.1.ok);
+    assert!(agent.result().await.1.is_ok());
 }
 
 #[tokio::test]
@@ -265,13 +268,13 @@ async fn write_read_edit_round_trip() {
         .await;
     let (id, outcome) = agent.result().await;
     assert_eq!(id, 1);
-    assert!(outcome.ok, "{outcome:?}");
+    assert!(outcome.is_ok(), "{outcome:?}");
     assert!(outcome.diff.is_some(), "{outcome:?}");
     agent
         .tool(2, ToolName::ReadFile, json!({"path": "dir/a.txt"}))
         .await;
     let (_, outcome) = agent.result().await;
-    assert!(outcome.ok, "{outcome:?}");
+    assert!(outcome.is_ok(), "{outcome:?}");
     assert!(outcome.output.contains("hello") && outcome.output.contains("world"));
     agent
         .tool(
@@ -281,14 +284,14 @@ async fn write_read_edit_round_trip() {
         )
         .await;
     let (_, outcome) = agent.result().await;
-    assert!(outcome.ok, "{outcome:?}");
+    assert!(outcome.is_ok(), "{outcome:?}");
     assert!(outcome.diff.as_deref().is_some_and(|d| d.contains("there")));
     let content = std::fs::read_to_string(agent.root.join("dir/a.txt")).expect("read");
     assert_eq!(content, "hello\nthere\n");
     agent
         .tool(4, ToolName::ReadFile, json!({"path": "../escape"}))
         .await;
-    assert!(!agent.result().await.1.ok);
+    assert!(!agent.result().await.1.is_ok());
     agent.finish().await;
 }
 
@@ -316,7 +319,7 @@ async fn bash_streams_then_fails_with_exit_code() {
         streamed.contains("out") && streamed.contains("err"),
         "{streamed}"
     );
-    assert!(!outcome.ok);
+    assert!(!outcome.is_ok());
     assert_eq!(outcome.exit_code, Some(3));
     assert!(outcome.output.contains('3'), "{outcome:?}");
     agent.finish().await;
@@ -336,11 +339,11 @@ async fn stop_kills_a_running_command_while_others_answer() {
     let mut results = [agent.result().await, agent.result().await];
     results.sort_by_key(|(id, _)| *id);
     assert_eq!(results[1].0, 3);
-    assert!(results[1].1.ok);
+    assert!(results[1].1.is_ok());
     assert!(results[1].1.output.contains('1'), "{:?}", results[1]);
     assert_eq!(results[0].0, 1);
-    assert!(results[0].1.stopped, "{:?}", results[0]);
-    assert!(!results[0].1.ok);
+    assert!(results[0].1.is_stopped(), "{:?}", results[0]);
+    assert!(!results[0].1.is_ok());
     agent.finish().await;
 }
 

@@ -7,8 +7,9 @@
 use crate::error::LocalError;
 use crate::grammar::tool_call_grammar;
 use crate::kv_store::KvStore;
-use crate::parse::{CallForm, ReplyStart, TextGate, parse_reply, reply_start};
-use cortex_model::{FinishReason, ModelError, ModelEvent};
+use crate::parse::{CallForm, ReplyStart, reply_start};
+use crate::reply::{EventSender, Prompted, Reply, send_reply};
+use cortex_model::{FinishReason, ModelEvent};
 use cortex_protocol::ToolSpec;
 use llama_cpp_2::context::LlamaContext;
 use llama_cpp_2::context::params::{KvCacheType, LlamaContextParams};
@@ -24,8 +25,7 @@ use std::num::NonZeroU32;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, mpsc};
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
-use tokio::sync::mpsc::UnboundedSender;
+use std::time::Instant;
 
 /// How the engine runs; see [`crate::LocalOptions`].
 #[derive(Debug, Clone)]
@@ -98,8 +98,6 @@ pub struct RoundStats {
     /// Wall-clock milliseconds spent generating the reply.
     pub generation_ms: u64,
 }
-
-pub(crate) type EventSender = UnboundedSender<Result<ModelEvent, ModelError>>;
 
 pub(crate) struct Job {
     pub prompt: String,
@@ -190,62 +188,21 @@ fn worker(
     stats: Arc<Mutex<Option<RoundStats>>>,
 ) {
     let started = Instant::now();
-    let loaded = (|| {
-        let backend = backend()?;
-        let model_params = LlamaModelParams::default().with_use_mmap(options.mmap);
-        let model = LlamaModel::load_from_file(backend, &path, &model_params).map_err(|e| {
-            LocalError::Load {
-                path: path.clone(),
-                reason: e.to_string(),
-            }
-        })?;
-        let threads = i32::try_from(options.threads.max(1)).unwrap_or(1);
-        let params = LlamaContextParams::default()
-            .with_n_ctx(NonZeroU32::new(options.context))
-            .with_n_batch(options.batch)
-            .with_n_ubatch(options.ubatch.clamp(1, options.batch.max(1)))
-            .with_n_threads(threads)
-            .with_n_threads_batch(threads);
-        Ok::<_, LocalError>((backend, model, params))
-    })();
-    let (backend, model, params) = match loaded {
+    let (backend, model, params) = match load_model(&path, &options) {
         Ok(v) => v,
         Err(e) => {
             let _ = ready.send(Err(e));
             return;
         }
     };
-    let quantised = options.kv_q8.then(|| {
-        params
-            .clone()
-            .with_type_k(KvCacheType::Q8_0)
-            .with_type_v(KvCacheType::Q8_0)
-    });
-    let created = match quantised.map(|p| model.new_context(backend, p)) {
-        Some(Ok(c)) => Ok(c),
-        Some(Err(e)) => {
-            tracing::info!(error = %e, "no q8_0 KV cache for this model; using f16");
-            model.new_context(backend, params)
-        }
-        None => model.new_context(backend, params),
-    };
-    let mut ctx = match created {
+    let mut ctx = match new_context(backend, &model, params, options.kv_q8) {
         Ok(c) => c,
         Err(e) => {
-            let _ = ready.send(Err(LocalError::Context(e.to_string())));
+            let _ = ready.send(Err(e));
             return;
         }
     };
-    let vocab = model.vocab();
-    let piece =
-        |t: LlamaToken| String::from_utf8_lossy(&vocab.token_to_piece(t, true, None)).into_owned();
-    let info = ModelInfo {
-        chat_template: model.meta_val_str("tokenizer.chat_template").ok(),
-        bos_token: piece(vocab.bos()),
-        eos_token: piece(vocab.eos()),
-        context: ctx.n_ctx(),
-        load_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
-    };
+    let info = model_info(&model, &ctx, started);
     tracing::info!(path = %path.display(), load_ms = info.load_ms, context = info.context, "local model loaded");
     if ready.send(Ok(info.clone())).is_err() {
         return;
@@ -263,12 +220,86 @@ fn worker(
         disk_id: None,
         tried_disk: false,
     };
+    serve_jobs(&mut session, &mut ctx, &jobs, &stats);
+    session.save(&ctx);
+}
+
+/// The backend, the model file loaded, and the context parameters the
+/// options ask for.
+fn load_model(
+    path: &Path,
+    options: &EngineOptions,
+) -> Result<(&'static LlamaBackend, LlamaModel, LlamaContextParams), LocalError> {
+    let backend = backend()?;
+    let model_params = LlamaModelParams::default().with_use_mmap(options.mmap);
+    let model =
+        LlamaModel::load_from_file(backend, path, &model_params).map_err(|e| LocalError::Load {
+            path: path.to_path_buf(),
+            reason: e.to_string(),
+        })?;
+    let threads = i32::try_from(options.threads.max(1)).unwrap_or(1);
+    let params = LlamaContextParams::default()
+        .with_n_ctx(NonZeroU32::new(options.context))
+        .with_n_batch(options.batch)
+        .with_n_ubatch(options.ubatch.clamp(1, options.batch.max(1)))
+        .with_n_threads(threads)
+        .with_n_threads_batch(threads);
+    Ok((backend, model, params))
+}
+
+/// The model's context: with a q8_0 KV cache when asked for and the model
+/// takes one, else f16.
+fn new_context<'m>(
+    backend: &LlamaBackend,
+    model: &'m LlamaModel,
+    params: LlamaContextParams,
+    kv_q8: bool,
+) -> Result<LlamaContext<'m>, LocalError> {
+    let quantised = kv_q8.then(|| {
+        params
+            .clone()
+            .with_type_k(KvCacheType::Q8_0)
+            .with_type_v(KvCacheType::Q8_0)
+    });
+    let created = match quantised.map(|p| model.new_context(backend, p)) {
+        Some(Ok(c)) => Ok(c),
+        Some(Err(e)) => {
+            tracing::info!(error = %e, "no q8_0 KV cache for this model; using f16");
+            model.new_context(backend, params)
+        }
+        None => model.new_context(backend, params),
+    };
+    created.map_err(|e| LocalError::Context(e.to_string()))
+}
+
+/// What the provider reports about the loaded model.
+fn model_info(model: &LlamaModel, ctx: &LlamaContext<'_>, started: Instant) -> ModelInfo {
+    let vocab = model.vocab();
+    let piece =
+        |t: LlamaToken| String::from_utf8_lossy(&vocab.token_to_piece(t, true, None)).into_owned();
+    ModelInfo {
+        chat_template: model.meta_val_str("tokenizer.chat_template").ok(),
+        bos_token: piece(vocab.bos()),
+        eos_token: piece(vocab.eos()),
+        context: ctx.n_ctx(),
+        load_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+    }
+}
+
+/// Run requests one at a time until the provider is dropped; a failed
+/// request clears the KV cache so the next one starts clean.
+fn serve_jobs<'m>(
+    session: &mut Session<'m>,
+    ctx: &mut LlamaContext<'m>,
+    jobs: &mpsc::Receiver<Job>,
+    stats: &Mutex<Option<RoundStats>>,
+) {
     while let Ok(job) = jobs.recv() {
         if job.cancel.load(Ordering::Relaxed) {
             continue;
         }
         let events = job.events.clone();
-        match session.run(&mut ctx, job) {
+        match session.run(ctx, job) {
             Ok(Some(round)) => {
                 if let Ok(mut s) = stats.lock() {
                     *s = Some(round);
@@ -284,7 +315,6 @@ fn worker(
             }
         }
     }
-    session.save(&ctx);
 }
 
 struct Session<'m> {
@@ -377,17 +407,61 @@ impl<'m> Session<'m> {
         }
     }
 
-    /// Run one request. `Ok(None)`: cancelled before generation started.
+    /// Run one request: tokenize, evaluate the prompt (reusing the cached
+    /// prefix), generate, then send the reply's text, calls, usage and
+    /// finish. `Ok(None)`: cancelled before generation started, or the
+    /// caller stopped listening.
     fn run(
         &mut self,
         ctx: &mut LlamaContext<'m>,
         job: Job,
     ) -> Result<Option<RoundStats>, LocalError> {
-        let cancelled = || job.cancel.load(Ordering::Relaxed) || job.events.is_closed();
         let t0 = Instant::now();
-        let vocab = self.model.vocab();
-        let add_bos = self.bos_token.is_empty() || !job.prompt.starts_with(&self.bos_token);
-        let tokens = vocab.tokenize(job.prompt.as_bytes(), add_bos, true);
+        let tokens = self.tokenize(ctx, &job.prompt)?;
+        let Some(prompted) = self.evaluate_prompt(ctx, &tokens, &job, t0)? else {
+            return Ok(None);
+        };
+        let force = self.options.grammar && !job.tools.is_empty() && job.force_call;
+        let Some(mut reply) = self.generate(ctx, &tokens, &job, prompted.logits_idx, force)? else {
+            return Ok(None);
+        };
+        let round = RoundStats {
+            prompt_tokens: tokens.len(),
+            reused_tokens: prompted.reused,
+            evaluated_tokens: prompted.evaluated,
+            restored_tokens: prompted.restored,
+            generated_tokens: reply.generated,
+            grammar: reply.grammar,
+            forced_call: force,
+            cancelled: reply.cancelled,
+            prompt_ms: prompted.prompt_ms,
+            generation_ms: reply.generation_ms,
+        };
+        if reply.cancelled {
+            return Ok(Some(round));
+        }
+        let calls = send_reply(&job.events, &job.tools, &mut reply, tokens.len());
+        tracing::info!(
+            generated = reply.generated,
+            generation_ms = reply.generation_ms,
+            grammar = reply.grammar,
+            calls,
+            "local model reply done"
+        );
+        Ok(Some(round))
+    }
+
+    /// The prompt's tokens; an error when it leaves no room to answer.
+    fn tokenize(
+        &self,
+        ctx: &LlamaContext<'m>,
+        prompt: &str,
+    ) -> Result<Vec<LlamaToken>, LocalError> {
+        let add_bos = self.bos_token.is_empty() || !prompt.starts_with(&self.bos_token);
+        let tokens = self
+            .model
+            .vocab()
+            .tokenize(prompt.as_bytes(), add_bos, true);
         let n_ctx = ctx.n_ctx();
         let ctx_len = usize::try_from(n_ctx).unwrap_or(usize::MAX);
         if tokens.is_empty() || tokens.len() + 8 > ctx_len {
@@ -396,21 +470,59 @@ impl<'m> Session<'m> {
                 context: n_ctx,
             });
         }
+        Ok(tokens)
+    }
+
+    /// Bring the context to the whole prompt: a saved state on the first
+    /// request, the cached prefix kept, the rest read batch by batch.
+    fn evaluate_prompt(
+        &mut self,
+        ctx: &mut LlamaContext<'m>,
+        tokens: &[LlamaToken],
+        job: &Job,
+        t0: Instant,
+    ) -> Result<Option<Prompted>, LocalError> {
         let restored = if self.cached.is_empty() && !self.tried_disk {
             self.tried_disk = true;
-            self.restore(ctx, &tokens)
+            self.restore(ctx, tokens)
         } else {
             0
         };
-        let budget = ctx_len - tokens.len() - 1;
-        let max_new = budget.min(usize::try_from(self.options.max_output_tokens).unwrap_or(budget));
+        let reused = self.keep_prefix(ctx, tokens)?;
+        let restored = restored.min(reused);
+        let Some(logits_idx) = self.read_prompt(ctx, tokens, reused, job)? else {
+            return Ok(None);
+        };
+        let evaluated = tokens.len() - reused;
+        let prompt_ms = elapsed_ms(t0);
+        tracing::info!(
+            prompt_tokens = tokens.len(),
+            reused,
+            restored,
+            evaluated,
+            prompt_ms,
+            "local model prompt evaluated"
+        );
+        Ok(Some(Prompted {
+            reused,
+            restored,
+            evaluated,
+            logits_idx,
+            prompt_ms,
+        }))
+    }
 
-        // Keep the longest shared prefix; evaluate at least the last token so
-        // there are logits to sample from.
+    /// Keep the longest prefix the cache shares with `tokens` (but for the
+    /// last token, so there are logits to sample from); returns its length.
+    fn keep_prefix(
+        &mut self,
+        ctx: &mut LlamaContext<'m>,
+        tokens: &[LlamaToken],
+    ) -> Result<usize, LocalError> {
         let mut keep = self
             .cached
             .iter()
-            .zip(&tokens)
+            .zip(tokens)
             .take_while(|(a, b)| a == b)
             .count();
         if keep == tokens.len() {
@@ -424,8 +536,18 @@ impl<'m> Session<'m> {
             }
             self.cached.truncate(keep);
         }
-        let reused = keep;
-        let restored = restored.min(reused);
+        Ok(keep)
+    }
+
+    /// Decode `tokens[keep..]` batch by batch. Returns the index of the
+    /// last token's logits in its batch, or `None` when cancelled.
+    fn read_prompt(
+        &mut self,
+        ctx: &mut LlamaContext<'m>,
+        tokens: &[LlamaToken],
+        keep: usize,
+        job: &Job,
+    ) -> Result<Option<i32>, LocalError> {
         let batch_size = usize::try_from(self.options.batch).unwrap_or(512).max(1);
         let mut batch = LlamaBatch::new(batch_size, 1);
         let mut logits_idx = 0;
@@ -433,7 +555,7 @@ impl<'m> Session<'m> {
         // batch, so a client can show progress instead of a silent minute.
         let report_progress = tokens.len() - keep > batch_size;
         for chunk in tokens[keep..].chunks(batch_size) {
-            if cancelled() {
+            if cancelled(job) {
                 return Ok(None);
             }
             batch.clear();
@@ -457,106 +579,73 @@ impl<'m> Session<'m> {
                 }
             }
         }
-        let evaluated = tokens.len() - reused;
-        let prompt_ms = elapsed_ms(t0);
-        tracing::info!(
-            prompt_tokens = tokens.len(),
-            reused,
-            restored,
-            evaluated,
-            prompt_ms,
-            "local model prompt evaluated"
-        );
+        Ok(Some(logits_idx))
+    }
 
-        // Generation.
+    /// Generate the reply token by token, streaming its text; once it
+    /// starts a tool call (or from the first token when `force`), under the
+    /// call grammar. `None` when the caller stopped listening.
+    fn generate(
+        &mut self,
+        ctx: &mut LlamaContext<'m>,
+        tokens: &[LlamaToken],
+        job: &Job,
+        mut logits_idx: i32,
+        force: bool,
+    ) -> Result<Option<Reply>, LocalError> {
         let t1 = Instant::now();
+        let ctx_len = usize::try_from(ctx.n_ctx()).unwrap_or(usize::MAX);
+        let budget = ctx_len - tokens.len() - 1;
+        let max_new = budget.min(usize::try_from(self.options.max_output_tokens).unwrap_or(budget));
+        let vocab = self.model.vocab();
         let reply_at = self.cached.len();
         let use_grammar = self.options.grammar && !job.tools.is_empty();
-        let force = use_grammar && job.force_call;
         let mut sampler = if force {
             self.sampler(Some(&tool_call_grammar(&job.tools, CallForm::Tagged)))?
         } else {
             self.sampler(None)?
         };
-        let mut grammar_on = force;
+        let batch_size = usize::try_from(self.options.batch).unwrap_or(512).max(1);
+        let mut batch = LlamaBatch::new(batch_size, 1);
         let mut decided = !use_grammar || force;
-        let mut reply = String::new();
+        let mut out = Reply::new(force);
         let mut pending: Vec<u8> = Vec::new();
-        let mut gate = TextGate::new();
-        let mut generated = 0usize;
-        let finish = loop {
-            if cancelled() {
-                return Ok(Some(RoundStats {
-                    prompt_tokens: tokens.len(),
-                    reused_tokens: reused,
-                    evaluated_tokens: evaluated,
-                    restored_tokens: restored,
-                    generated_tokens: generated,
-                    grammar: grammar_on,
-                    forced_call: force,
-                    cancelled: true,
-                    prompt_ms,
-                    generation_ms: elapsed_ms(t1),
-                }));
+        out.finish = loop {
+            if cancelled(job) {
+                out.cancelled = true;
+                out.generation_ms = elapsed_ms(t1);
+                return Ok(Some(out));
             }
-            if generated >= max_new {
+            if out.generated >= max_new {
                 break FinishReason::Length;
             }
             let token = sampler.sample(ctx, logits_idx);
             if vocab.is_eog(token) {
                 break FinishReason::Stop;
             }
-            generated += 1;
+            out.generated += 1;
             pending.extend(vocab.token_to_piece(token, false, None));
-            take_utf8(&mut pending, &mut reply);
-
+            take_utf8(&mut pending, &mut out.text);
             if !decided {
-                match reply_start(&reply) {
+                match reply_start(&out.text) {
                     ReplyStart::Undecided => {}
                     ReplyStart::Text => decided = true,
                     ReplyStart::Call(form) => {
                         decided = true;
-                        let text = tool_call_grammar(&job.tools, form);
-                        match self.sampler(Some(&text)) {
-                            Ok(s) => {
-                                tracing::debug!(
-                                    ?form,
-                                    "tool call started; constraining with grammar"
-                                );
-                                sampler = s;
-                                grammar_on = true;
-                                // Regenerate the reply from its start under the
-                                // grammar: drop the reply and the last prompt
-                                // token, re-evaluate that token for logits.
-                                let back = reply_at - 1;
-                                ctx.kv_cache_seq_rm(
-                                    0,
-                                    Some(u32::try_from(back).map_err(decode_err)?),
-                                    None,
-                                )
-                                .map_err(decode_err)?;
-                                self.cached.truncate(back);
-                                batch.clear();
-                                batch
-                                    .add(tokens[back], pos(back)?, &[0], true)
-                                    .map_err(decode_err)?;
-                                ctx.decode(&mut batch).map_err(decode_err)?;
-                                self.cached.push(tokens[back]);
-                                logits_idx = 0;
-                                reply.clear();
-                                pending.clear();
-                                gate = TextGate::new();
-                                generated = 0;
-                                continue;
-                            }
-                            Err(e) => {
-                                tracing::warn!(error = %e, "tool-call grammar rejected; generating unconstrained")
-                            }
+                        let restarted = self.restart_under_grammar(
+                            ctx, &mut batch, tokens, reply_at, &job.tools, form,
+                        )?;
+                        if let Some(constrained) = restarted {
+                            sampler = constrained;
+                            logits_idx = 0;
+                            pending.clear();
+                            out = Reply::new(true);
+                            continue;
                         }
                     }
                 }
             }
-            let delta = gate.advance(&reply);
+            let delta = out.gate.advance(&out.text);
             if !delta.is_empty()
                 && job
                     .events
@@ -574,66 +663,45 @@ impl<'m> Session<'m> {
             logits_idx = 0;
         };
         if !pending.is_empty() {
-            reply.push_str(&String::from_utf8_lossy(&pending));
+            out.text.push_str(&String::from_utf8_lossy(&pending));
         }
-        let generation_ms = elapsed_ms(t1);
+        out.generation_ms = elapsed_ms(t1);
+        Ok(Some(out))
+    }
 
-        let names: Vec<&str> = job.tools.iter().map(|t| t.name.as_str()).collect();
-        let parsed = parse_reply(&reply, &names);
-        let mut out = Vec::new();
-        let rest = gate.finish(&parsed);
-        if !rest.is_empty() {
-            out.push(ModelEvent::TextDelta(rest.to_owned()));
-        }
-        let stamp = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos());
-        for (index, call) in parsed.calls.iter().enumerate() {
-            out.push(ModelEvent::ToolCallStart {
-                index,
-                id: format!("call_{stamp:x}_{index}"),
-                name: call.name.clone(),
-            });
-            out.push(ModelEvent::ToolCallDelta {
-                index,
-                arguments: call.arguments.clone(),
-            });
-            out.push(ModelEvent::ToolCallEnd { index });
-        }
-        out.push(ModelEvent::Usage {
-            input_tokens: tokens.len() as u64,
-            output_tokens: generated as u64,
-        });
-        out.push(ModelEvent::Finish(if parsed.calls.is_empty() {
-            finish
-        } else {
-            FinishReason::ToolCalls
-        }));
-        for ev in out {
-            if job.events.send(Ok(ev)).is_err() {
-                break;
+    /// The reply started a tool call: regenerate it from its start under
+    /// the call grammar (drop the reply and the last prompt token, and
+    /// re-evaluate that token for logits). `None` when the grammar is
+    /// rejected; the reply then goes on unconstrained.
+    fn restart_under_grammar(
+        &mut self,
+        ctx: &mut LlamaContext<'m>,
+        batch: &mut LlamaBatch,
+        tokens: &[LlamaToken],
+        reply_at: usize,
+        tools: &[ToolSpec],
+        form: CallForm,
+    ) -> Result<Option<Sampling>, LocalError> {
+        let text = tool_call_grammar(tools, form);
+        let sampler = match self.sampler(Some(&text)) {
+            Ok(s) => s,
+            Err(e) => {
+                tracing::warn!(error = %e, "tool-call grammar rejected; generating unconstrained");
+                return Ok(None);
             }
-        }
-        let round = RoundStats {
-            prompt_tokens: tokens.len(),
-            reused_tokens: reused,
-            evaluated_tokens: evaluated,
-            restored_tokens: restored,
-            generated_tokens: generated,
-            grammar: grammar_on,
-            forced_call: force,
-            cancelled: false,
-            prompt_ms,
-            generation_ms,
         };
-        tracing::info!(
-            generated,
-            generation_ms,
-            grammar = grammar_on,
-            calls = parsed.calls.len(),
-            "local model reply done"
-        );
-        Ok(Some(round))
+        tracing::debug!(?form, "tool call started; constraining with grammar");
+        let back = reply_at - 1;
+        ctx.kv_cache_seq_rm(0, Some(u32::try_from(back).map_err(decode_err)?), None)
+            .map_err(decode_err)?;
+        self.cached.truncate(back);
+        batch.clear();
+        batch
+            .add(tokens[back], pos(back)?, &[0], true)
+            .map_err(decode_err)?;
+        ctx.decode(batch).map_err(decode_err)?;
+        self.cached.push(tokens[back]);
+        Ok(Some(sampler))
     }
 
     /// Greedy (or low-temperature) sampling, behind `grammar` when given.
@@ -700,6 +768,11 @@ impl Sampling {
             }
         }
     }
+}
+
+/// Whether the request was cancelled or its caller stopped listening.
+fn cancelled(job: &Job) -> bool {
+    job.cancel.load(Ordering::Relaxed) || job.events.is_closed()
 }
 
 /// Move the complete UTF-8 prefix of `pending` into `out`; invalid bytes

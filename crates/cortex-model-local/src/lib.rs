@@ -24,6 +24,7 @@ mod kv_store;
 mod models;
 pub mod parse;
 mod provider;
+mod reply;
 pub mod template;
 
 pub use engine::RoundStats;

@@ -273,8 +273,16 @@ pub enum EventKind {
     ModelProgress { round: u32, done: u64, total: u64 },
     #[serde(rename = "message.delta")]
     MessageDelta { text: String },
+    /// The assistant message of a round is complete. `provider_items` are
+    /// what the provider needs back with it in the next request
+    /// (reasoning items, signed thinking), stored so a resumed session
+    /// sends what the live one would have.
     #[serde(rename = "message.done")]
-    MessageDone { text: String },
+    MessageDone {
+        text: String,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        provider_items: Vec<crate::message::ProviderItem>,
+    },
     #[serde(rename = "tool.call")]
     ToolCall {
         call_id: CallId,

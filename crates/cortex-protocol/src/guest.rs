@@ -6,30 +6,41 @@
 //! and exactly one `result`. Requests may be in flight concurrently; responses
 //! carry the id they answer.
 
-use crate::event::OutputStream;
+use crate::event::{OutputStream, ToolStatus};
 use crate::tools::ToolArgs;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
+/// One request from the harness to the guest.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct GuestRequest {
+    /// Chosen by the harness, unique among its requests in flight; every
+    /// response to this request carries it.
     pub id: u64,
+    /// What to do.
     #[serde(flatten)]
     pub op: GuestOp,
 }
 
+/// What a request asks the guest to do (`"op"` on the wire).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "op", rename_all = "snake_case")]
 pub enum GuestOp {
     /// Set what this guest may do. A read-only guest refuses `write_file`,
     /// `edit_file` and `bash` itself, whatever the harness asks.
-    Capabilities { writable: bool, bash: bool },
+    Capabilities {
+        /// `write_file` and `edit_file` are allowed.
+        writable: bool,
+        /// `bash` and `spawn` are allowed.
+        bash: bool,
+    },
     /// Run one workspace tool with its arguments, parsed and checked once
     /// by the harness's dispatcher (`{"op":"tool","tool":…,"args":{…}}`).
     Tool(ToolArgs),
     /// Kill the process group of every running command (or only the one
     /// started by request `target`).
     Stop {
+        /// The request whose command to kill; every command when absent.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         target: Option<u64>,
     },
@@ -39,15 +50,23 @@ pub enum GuestOp {
     /// it has exited. Needs the `bash` capability. `stop` with this
     /// request's id as `target` kills it and everything it started.
     Spawn {
+        /// The program, looked up in the guest's `PATH`.
         command: String,
+        /// Its arguments.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         args: Vec<String>,
+        /// Added to the environment `bash` gets.
         #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
         env: BTreeMap<String, String>,
     },
     /// Write `line` and a newline to the standard input of the process that
     /// request `target` spawned; answered once written.
-    Input { target: u64, line: String },
+    Input {
+        /// The `spawn` request whose process reads it.
+        target: u64,
+        /// The line, without its newline.
+        line: String,
+    },
     /// Liveness check; answered with an ok result.
     Ping,
     /// What the agent runs in: an ok result whose output is a JSON object
@@ -55,29 +74,65 @@ pub enum GuestOp {
     Describe,
 }
 
+/// One response from the guest.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct GuestResponse {
+    /// The request it answers.
     pub id: u64,
+    /// A streamed piece or the final answer.
     #[serde(flatten)]
     pub reply: GuestReply,
 }
 
+/// What a response carries (`"type"` on the wire).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum GuestReply {
-    Delta { stream: OutputStream, text: String },
+    /// Output a command (or a spawned process) wrote, as it arrives; zero
+    /// or more before the result.
+    Delta {
+        /// Which stream it came from.
+        stream: OutputStream,
+        /// The text, valid UTF-8 (a character split across reads is held
+        /// back).
+        text: String,
+    },
+    /// The final answer; exactly one per request.
     Result(ToolOutcome),
 }
 
-/// The final answer to one request.
+/// How a request ended: one of three, never two at once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum OutcomeStatus {
+    /// It did what was asked (a command exited with 0).
+    Ok,
+    /// It failed: refused by the guest, a tool error, a command that exited
+    /// non-zero or timed out. The output says why.
+    #[default]
+    Error,
+    /// A `stop` request killed it before it finished.
+    Stopped,
+}
+
+impl From<OutcomeStatus> for ToolStatus {
+    fn from(status: OutcomeStatus) -> Self {
+        match status {
+            OutcomeStatus::Ok => ToolStatus::Ok,
+            OutcomeStatus::Error => ToolStatus::Error,
+            OutcomeStatus::Stopped => ToolStatus::Stopped,
+        }
+    }
+}
+
+/// The final answer to one request
+/// (`{"type":"result","status":"ok"|"error"|"stopped","output":…}`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
 pub struct ToolOutcome {
-    pub ok: bool,
+    /// How it ended.
+    pub status: OutcomeStatus,
     /// What the model reads: file lines, matches, command output, or an error.
     pub output: String,
-    /// The command was killed by a `stop` request.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub stopped: bool,
     /// Unified diff of a write or edit.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub diff: Option<String>,
@@ -87,20 +142,32 @@ pub struct ToolOutcome {
 }
 
 impl ToolOutcome {
+    /// A successful answer with `output`.
     pub fn ok(output: impl Into<String>) -> Self {
         ToolOutcome {
-            ok: true,
+            status: OutcomeStatus::Ok,
             output: output.into(),
             ..Default::default()
         }
     }
 
+    /// A failed answer; `output` says why.
     pub fn error(output: impl Into<String>) -> Self {
         ToolOutcome {
-            ok: false,
+            status: OutcomeStatus::Error,
             output: output.into(),
             ..Default::default()
         }
+    }
+
+    /// Whether it ended [`OutcomeStatus::Ok`].
+    pub fn is_ok(&self) -> bool {
+        self.status == OutcomeStatus::Ok
+    }
+
+    /// Whether a `stop` request ended it ([`OutcomeStatus::Stopped`]).
+    pub fn is_stopped(&self) -> bool {
+        self.status == OutcomeStatus::Stopped
     }
 }
 
@@ -131,7 +198,10 @@ mod tests {
             reply: GuestReply::Result(ToolOutcome::ok("hi")),
         };
         let line = serde_json::to_string(&reply).expect("serialize");
-        assert_eq!(line, r#"{"id":9,"type":"result","ok":true,"output":"hi"}"#);
+        assert_eq!(
+            line,
+            r#"{"id":9,"type":"result","status":"ok","output":"hi"}"#
+        );
         assert_eq!(
             serde_json::from_str::<GuestResponse>(&line).expect("parse"),
             reply

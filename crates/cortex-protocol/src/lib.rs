@@ -31,7 +31,7 @@ pub use event::{
 pub use goal::{
     Goal, GoalArgs, GoalBudget, GoalSpent, GoalStatus, GoalStep, PauseReason, chip as goal_chip,
 };
-pub use guest::{GuestOp, GuestReply, GuestRequest, GuestResponse, ToolOutcome};
+pub use guest::{GuestOp, GuestReply, GuestRequest, GuestResponse, OutcomeStatus, ToolOutcome};
 pub use ids::{CallId, SessionId, TurnId};
 pub use message::{Message, ProviderItem, Role, ToolCallRequest};
 pub use mode::{Mode, ToolName, UnknownMode, UnknownTool};

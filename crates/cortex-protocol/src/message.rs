@@ -4,12 +4,18 @@
 use crate::ids::CallId;
 use serde::{Deserialize, Serialize};
 
+/// Who a message is from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Role {
+    /// The harness's instructions (the system prompt).
     System,
+    /// The user, or the harness speaking for them (a turn's message, a
+    /// reminder, a compaction's context).
     User,
+    /// The model: text and the tool calls it made.
     Assistant,
+    /// The answer to one tool call.
     Tool,
 }
 
@@ -17,14 +23,20 @@ pub enum Role {
 /// may not be a tool Cortex knows; `arguments` is the raw JSON text.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ToolCallRequest {
+    /// The provider's id for the call; its answer names it.
     pub id: CallId,
+    /// The tool's name as the model wrote it.
     pub name: String,
+    /// The arguments as the model wrote them (JSON text, maybe malformed).
     pub arguments: String,
 }
 
+/// One message of the history.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Message {
+    /// Who it is from.
     pub role: Role,
+    /// Its text (a tool message: the tool's output).
     #[serde(default)]
     pub content: String,
     /// Assistant messages: the calls it made.
@@ -51,14 +63,17 @@ pub struct ProviderItem {
 }
 
 impl Message {
+    /// A user message.
     pub fn user(content: impl Into<String>) -> Self {
         Self::plain(Role::User, content)
     }
 
+    /// A system message.
     pub fn system(content: impl Into<String>) -> Self {
         Self::plain(Role::System, content)
     }
 
+    /// An assistant message with the calls it made (no provider items).
     pub fn assistant(content: impl Into<String>, tool_calls: Vec<ToolCallRequest>) -> Self {
         Message {
             role: Role::Assistant,
@@ -69,6 +84,7 @@ impl Message {
         }
     }
 
+    /// The answer to call `call_id`.
     pub fn tool(call_id: CallId, content: impl Into<String>) -> Self {
         Message {
             role: Role::Tool,

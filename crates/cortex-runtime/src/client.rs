@@ -375,8 +375,8 @@ impl Link {
         })
     }
 
-    /// Send a protocol op and wait up to `timeout` for its result; an
-    /// `ok:false` result is an error carrying the guest's message.
+    /// Send a protocol op and wait up to `timeout` for its result; a
+    /// result that is not `status: ok` is an error carrying the guest's message.
     async fn request(&self, op: GuestOp, timeout: Duration) -> Result<ToolOutcome, RuntimeError> {
         let what = op_name(&op);
         let mut handle = self.open(op, Budget::Unbounded).await?;
@@ -397,7 +397,7 @@ impl Link {
                 )))
             }
             Ok(None) => Err(RuntimeError::Exited),
-            Ok(Some(outcome)) if outcome.ok => Ok(outcome),
+            Ok(Some(outcome)) if outcome.is_ok() => Ok(outcome),
             Ok(Some(outcome)) => Err(RuntimeError::Protocol(format!(
                 "`{what}` failed: {}",
                 outcome.output
@@ -575,10 +575,10 @@ mod tests {
         // Answer out of order, with a forged answer to a call never sent.
         let answers = format!(
             "{}\n{}\n{}\n{}\n",
-            r#"{"id":2,"type":"result","ok":true,"output":"B"}"#,
-            r#"{"id":99,"type":"result","ok":true,"output":"forged"}"#,
+            r#"{"id":2,"type":"result","status":"ok","output":"B"}"#,
+            r#"{"id":99,"type":"result","status":"ok","output":"forged"}"#,
             r#"{"id":1,"type":"delta","stream":"stdout","text":"partial"}"#,
-            r#"{"id":1,"type":"result","ok":false,"output":"A failed"}"#,
+            r#"{"id":1,"type":"result","status":"error","output":"A failed"}"#,
         );
         agent_out
             .write_all(answers.as_bytes())
@@ -603,7 +603,7 @@ mod tests {
         let request: GuestRequest = serde_json::from_str(&line).expect("request");
         assert_eq!(request.op, GuestOp::Ping);
         let answer = format!(
-            "{{\"id\":{},\"type\":\"result\",\"ok\":false,\"output\":\"nope\"}}\n",
+            "{{\"id\":{},\"type\":\"result\",\"status\":\"error\",\"output\":\"nope\"}}\n",
             request.id
         );
         agent_out.write_all(answer.as_bytes()).await.expect("write");
@@ -638,7 +638,7 @@ mod tests {
         use tokio::io::AsyncWriteExt;
         for garbage in [
             &b"not json\n"[..],
-            b"{\"id\":1,\"type\":\"result\",\"ok\":true,\"output\":\"\xff\"}\n",
+            b"{\"id\":1,\"type\":\"result\",\"status\":\"ok\",\"output\":\"\xff\"}\n",
         ] {
             let (guest, (_requests, mut agent_out)) = scripted(None);
             let mut call = guest.call(read("a")).await.expect("call");

@@ -94,7 +94,7 @@ async fn the_git_folder_is_read_only_and_git_still_reads() {
         for attack in ATTACKS {
             let out = bash(&guest, attack).await;
             assert!(
-                !out.ok,
+                !out.is_ok(),
                 "`{attack}` succeeded (nobody: {nobody}): {}",
                 out.output
             );
@@ -105,12 +105,16 @@ async fn the_git_folder_is_read_only_and_git_still_reads() {
             "git log --oneline && git diff --stat && git status --short && git stash list && echo READ-OK",
         )
         .await;
-        assert!(out.ok && out.output.contains("READ-OK"), "{}", out.output);
+        assert!(
+            out.is_ok() && out.output.contains("READ-OK"),
+            "{}",
+            out.output
+        );
         assert!(out.output.contains("first"), "{}", out.output);
         assert!(out.output.contains(" M a.txt"), "{}", out.output);
         // The working tree itself stays the model's to change.
         let out = bash(&guest, "echo three > a.txt && git diff --stat").await;
-        assert!(out.ok, "{}", out.output);
+        assert!(out.is_ok(), "{}", out.output);
         guest.close().await;
         assert_eq!(
             before,
@@ -147,14 +151,18 @@ async fn a_linked_worktree_protects_the_folders_its_git_file_names() {
         "git commit -qam 'by the model'".to_owned(),
     ] {
         let out = bash(&guest, &attack).await;
-        assert!(!out.ok, "`{attack}` succeeded: {}", out.output);
+        assert!(!out.is_ok(), "`{attack}` succeeded: {}", out.output);
     }
     let out = bash(
         &guest,
         "git log --oneline && git status --short && echo READ-OK",
     )
     .await;
-    assert!(out.ok && out.output.contains("READ-OK"), "{}", out.output);
+    assert!(
+        out.is_ok() && out.output.contains("READ-OK"),
+        "{}",
+        out.output
+    );
     guest.close().await;
     assert_eq!(before, snapshot(&main_git));
     assert_eq!(dot_git, std::fs::read(wt.join(".git")).expect(".git file"));
@@ -175,7 +183,7 @@ async fn missing_protected_paths_cannot_be_created() {
         "mkdir -p .git/hooks",
     ] {
         let out = bash(&guest, attack).await;
-        assert!(!out.ok, "`{attack}` succeeded: {}", out.output);
+        assert!(!out.is_ok(), "`{attack}` succeeded: {}", out.output);
     }
     guest.close().await;
     assert!(!sandbox.path(".cortex/setup").exists());
@@ -199,7 +207,7 @@ async fn git_write_allows_commits_but_never_hooks_or_config() {
     )
     .await;
     assert!(
-        out.ok && out.output.contains("by the model"),
+        out.is_ok() && out.output.contains("by the model"),
         "{}",
         out.output
     );
@@ -209,7 +217,7 @@ async fn git_write_allows_commits_but_never_hooks_or_config() {
         "echo evil >> .git/config",
     ] {
         let out = bash(&guest, attack).await;
-        assert!(!out.ok, "`{attack}` succeeded: {}", out.output);
+        assert!(!out.is_ok(), "`{attack}` succeeded: {}", out.output);
     }
     guest.close().await;
     assert!(!sandbox.path(".git/hooks/pre-commit").exists());
@@ -236,11 +244,11 @@ async fn an_isolated_copy_keeps_its_git_folder_writable() {
     )
     .await;
     assert!(
-        out.ok && out.output.contains("in the copy"),
+        out.is_ok() && out.output.contains("in the copy"),
         "{}",
         out.output
     );
     let out = bash(&guest, "echo evil > .git/hooks/pre-commit").await;
-    assert!(!out.ok, "{}", out.output);
+    assert!(!out.is_ok(), "{}", out.output);
     guest.close().await;
 }

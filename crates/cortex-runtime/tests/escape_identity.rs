@@ -31,7 +31,7 @@ async fn the_guest_is_uid_1000_without_capabilities_and_proc_is_read_only() {
             "id -u; id -g; grep -E '^Cap(Inh|Prm|Eff|Bnd|Amb)' /proc/self/status",
         )
         .await;
-        assert!(out.ok, "{}", out.output);
+        assert!(out.is_ok(), "{}", out.output);
         let lines: Vec<&str> = out.output.lines().collect();
         assert_eq!(
             lines[..2],
@@ -61,13 +61,13 @@ async fn the_guest_is_uid_1000_without_capabilities_and_proc_is_read_only() {
         for attempt in attempts {
             let out = bash(&guest, attempt).await;
             assert!(
-                !out.ok,
+                !out.is_ok(),
                 "`{attempt}` succeeded (nobody: {nobody}): {}",
                 out.output
             );
         }
         let out = bash(&guest, "echo mine > mine.txt").await;
-        assert!(out.ok, "{}", out.output);
+        assert!(out.is_ok(), "{}", out.output);
         guest.close().await;
         let owner = std::fs::metadata(sandbox.path("mine.txt"))
             .expect("written")

@@ -30,7 +30,7 @@ async fn only_the_allow_listed_trees_exist() {
         "/etc/sudoers.d",
     ] {
         let out = bash(&guest, &format!("test -e '{path}' || test -L '{path}'")).await;
-        assert!(!out.ok, "{path} is there: {}", out.output);
+        assert!(!out.is_ok(), "{path} is there: {}", out.output);
     }
     let out = bash(&guest, "ls /home; ls /var; wc -c < /etc/shadow").await;
     assert_eq!(
@@ -47,7 +47,7 @@ async fn only_the_allow_listed_trees_exist() {
         "ln -s /tmp /srv",
     ] {
         let out = bash(&guest, attempt).await;
-        assert!(!out.ok, "`{attempt}` succeeded: {}", out.output);
+        assert!(!out.is_ok(), "`{attempt}` succeeded: {}", out.output);
     }
     // Tools still work.
     let out = bash(
@@ -55,7 +55,7 @@ async fn only_the_allow_listed_trees_exist() {
         "python3 -c 'print(6*7)' && git --version && bash -c 'echo ok'",
     )
     .await;
-    assert!(out.ok && out.output.contains("42"), "{}", out.output);
+    assert!(out.is_ok() && out.output.contains("42"), "{}", out.output);
     guest.close().await;
 }
 
@@ -74,7 +74,7 @@ async fn proc_is_masked_as_docker_masks_it() {
         "grep -q . /proc/timer_list",
     ] {
         let out = bash(&guest, attempt).await;
-        assert!(!out.ok, "`{attempt}` succeeded: {}", out.output);
+        assert!(!out.is_ok(), "`{attempt}` succeeded: {}", out.output);
     }
     let out = bash(&guest, "grep ' /proc/sys ' /proc/self/mountinfo").await;
     assert!(out.output.contains(" ro,"), "{}", out.output);
@@ -108,7 +108,7 @@ async fn the_harness_folders_are_absent_in_every_mode() {
         .await;
         assert!(!out.output.contains(&secret), "{policy:?}: {}", out.output);
         let out = bash(&guest, "echo x > .config/cortex/token").await;
-        assert!(!out.ok, "{}", out.output);
+        assert!(!out.is_ok(), "{}", out.output);
         guest.close().await;
         assert_eq!(
             std::fs::read_to_string(config.join("token")).expect("token"),
@@ -142,6 +142,6 @@ async fn host_unix_sockets_are_out_of_reach() {
     guest.close().await;
     let accepted = listener.accept().is_ok();
     let _ = std::fs::remove_file(&path);
-    assert!(!out.ok, "{}", out.output);
+    assert!(!out.is_ok(), "{}", out.output);
     assert!(!accepted, "the host socket saw a connection");
 }

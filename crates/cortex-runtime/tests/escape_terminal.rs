@@ -105,7 +105,7 @@ async fn the_users_terminal_is_out_of_reach() {
         for attempt in attempts {
             let out = bash(&guest, attempt).await;
             assert!(
-                !out.ok,
+                !out.is_ok(),
                 "`{attempt}` succeeded (nobody: {nobody}): {}",
                 out.output
             );
@@ -141,7 +141,7 @@ async fn terminal_injection_is_refused_by_the_filter_itself() {
                    try: fcntl.ioctl(0, req, b'\\0' * 8)\n  \
                    except OSError as e: print(name, errno.errorcode[e.errno])";
     let out = bash(&guest, &format!("python3 -c \"{probe}\" </dev/null")).await;
-    assert!(out.ok, "{}", out.output);
+    assert!(out.is_ok(), "{}", out.output);
     assert!(out.output.contains("TIOCSTI EPERM"), "{}", out.output);
     assert!(out.output.contains("TIOCLINUX EPERM"), "{}", out.output);
     assert!(out.output.contains("TIOCGWINSZ ENOTTY"), "{}", out.output);
@@ -159,7 +159,7 @@ async fn commands_get_no_stdin_and_cannot_reach_the_agents_pipes() {
         "readlink /proc/self/fd/0; ls /proc/self/fd | tr '\\n' ' '",
     )
     .await;
-    assert!(out.ok, "{}", out.output);
+    assert!(out.is_ok(), "{}", out.output);
     assert!(out.output.starts_with("/dev/null"), "{}", out.output);
     // The agent is pid 2: its stdout is the harness's channel; init (pid 1)
     // started with copies of the same pipes.
@@ -172,7 +172,7 @@ async fn commands_get_no_stdin_and_cannot_reach_the_agents_pipes() {
         "cat /proc/1/fd/0",
     ] {
         let out = bash(&guest, attempt).await;
-        assert!(!out.ok, "`{attempt}` succeeded: {}", out.output);
+        assert!(!out.is_ok(), "`{attempt}` succeeded: {}", out.output);
     }
     guest.ping().await.expect("the agent is unharmed");
     guest.close().await;
@@ -197,7 +197,7 @@ async fn device_nodes_in_the_workspace_do_not_open_and_set_uid_is_off() {
         return;
     };
     let out = bash(&guest, "echo x > node").await;
-    assert!(!out.ok, "the device node opened: {}", out.output);
+    assert!(!out.is_ok(), "the device node opened: {}", out.output);
     let mounts = bash(&guest, "grep \" $PWD \" /proc/self/mountinfo").await;
     let options = mounts.output.split_whitespace().nth(5).unwrap_or_default();
     assert!(

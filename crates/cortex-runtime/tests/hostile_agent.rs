@@ -29,7 +29,7 @@ for line in sys.stdin:
     req = json.loads(line)
     rid = req["id"]
     if req["op"] != "tool":
-        out({"id": rid, "type": "result", "ok": True, "output": "{}"})
+        out({"id": rid, "type": "result", "status": "ok", "output": "{}"})
         continue
     ATTACK
 "#;
@@ -51,7 +51,7 @@ chunk = "A" * (1 << 20)
 for i in range(64):
     out({"id": rid, "type": "delta", "stream": "stdout", "text": chunk})
     out({"id": rid + 1000 + i, "type": "delta", "stream": "stdout", "text": chunk})
-out({"id": rid, "type": "result", "ok": True, "output": "B" * (4 << 20), "diff": "C" * (4 << 20)})
+out({"id": rid, "type": "result", "status": "ok", "output": "B" * (4 << 20), "diff": "C" * (4 << 20)})
 "#;
     let dir = tempfile::tempdir().expect("tempdir");
     let guest = hostile(attack)
@@ -97,7 +97,7 @@ async fn broken_frames_end_the_call_with_the_reason_and_kill_the_agent() {
         ),
         (
             "invalid UTF-8",
-            r#"raw(b'{"id": %d, "type": "result", "ok": true, "output": "\xff"}\n' % rid)"#,
+            r#"raw(b'{"id": %d, "type": "result", "status": "ok", "output": "\xff"}\n' % rid)"#,
             "not a response",
         ),
         (
@@ -107,7 +107,7 @@ async fn broken_frames_end_the_call_with_the_reason_and_kill_the_agent() {
         ),
         (
             "a NUL byte",
-            r#"raw(b'{"id": %d, "type": "result", "ok": true,' % rid + b'\0}\n')"#,
+            r#"raw(b'{"id": %d, "type": "result", "status": "ok",' % rid + b'\0}\n')"#,
             "not a response",
         ),
     ];

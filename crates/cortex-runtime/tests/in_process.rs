@@ -47,17 +47,17 @@ async fn read_only_spec_is_enforced_by_the_guest() {
         json!({"path": "a.txt", "content": "x"}),
     )
     .await;
-    assert!(!outcome.ok);
+    assert!(!outcome.is_ok());
     assert!(outcome.output.contains("read-only"), "{outcome:?}");
     let outcome = run(&guest, ToolName::Bash, json!({"command": "true"})).await;
-    assert!(!outcome.ok);
+    assert!(!outcome.is_ok());
     let outcome = run(
         &guest,
         ToolName::Plan,
         json!({"title": "t", "markdown": "m"}),
     )
     .await;
-    assert!(!outcome.ok, "plan is the harness's: {outcome:?}");
+    assert!(!outcome.is_ok(), "plan is the harness's: {outcome:?}");
     assert!(!dir.path().join("a.txt").exists());
     guest.close().await;
 }
@@ -75,14 +75,14 @@ async fn writable_spec_writes_and_edits() {
         json!({"path": "src/a.txt", "content": "one\ntwo\n"}),
     )
     .await;
-    assert!(outcome.ok, "{outcome:?}");
+    assert!(outcome.is_ok(), "{outcome:?}");
     let outcome = run(
         &guest,
         ToolName::EditFile,
         json!({"path": "src/a.txt", "old_string": "two", "new_string": "2"}),
     )
     .await;
-    assert!(outcome.ok, "{outcome:?}");
+    assert!(outcome.is_ok(), "{outcome:?}");
     assert!(outcome.diff.is_some());
     assert_eq!(
         std::fs::read_to_string(dir.path().join("src/a.txt")).expect("read"),
@@ -90,7 +90,7 @@ async fn writable_spec_writes_and_edits() {
     );
     let outcome = run(&guest, ToolName::Glob, json!({"pattern": "**/*.txt"})).await;
     assert!(
-        outcome.ok && outcome.output.contains("a.txt"),
+        outcome.is_ok() && outcome.output.contains("a.txt"),
         "{outcome:?}"
     );
     let outcome = run(
@@ -99,7 +99,10 @@ async fn writable_spec_writes_and_edits() {
         json!({"pattern": "one", "mode": "content"}),
     )
     .await;
-    assert!(outcome.ok && outcome.output.contains("one"), "{outcome:?}");
+    assert!(
+        outcome.is_ok() && outcome.output.contains("one"),
+        "{outcome:?}"
+    );
     guest.close().await;
 }
 
@@ -122,7 +125,7 @@ async fn stop_one_call_and_keep_serving() {
     guest.stop_call(sleeper.id()).await.expect("stop");
     let (_, outcome) = collect(&mut sleeper).await;
     let outcome = outcome.expect("a result");
-    assert!(outcome.stopped && !outcome.ok, "{outcome:?}");
+    assert!(outcome.is_stopped() && !outcome.is_ok(), "{outcome:?}");
     assert!(started.elapsed() < Duration::from_secs(10));
     guest.ping().await.expect("ping");
     guest.close().await;
@@ -145,7 +148,7 @@ async fn closing_ends_running_calls() {
     // Either the stopped result made it out before the pipe closed, or the
     // stream just ended; it never hangs.
     if let Some(outcome) = outcome {
-        assert!(outcome.stopped, "{outcome:?}");
+        assert!(outcome.is_stopped(), "{outcome:?}");
     }
     assert!(started.elapsed() < Duration::from_secs(10));
 }

@@ -107,27 +107,30 @@ async fn guest_starts_read_only_until_granted() {
     let guest = raw_guest(dir.path());
     let write = json!({"path": "a.txt", "content": "hi\n"});
     let outcome = run(&guest, ToolName::WriteFile, write.clone()).await;
-    assert!(!outcome.ok);
+    assert!(!outcome.is_ok());
     assert_eq!(
         outcome.output,
         "this guest is read-only: write_file refused"
     );
     let outcome = run(&guest, ToolName::Bash, json!({"command": "touch b"})).await;
-    assert!(!outcome.ok);
+    assert!(!outcome.is_ok());
     assert!(outcome.output.contains("bash refused"), "{outcome:?}");
     assert!(!dir.path().join("a.txt").exists());
     assert!(!dir.path().join("b").exists());
 
     guest.set_capabilities(true, false).await.expect("grant");
     let outcome = run(&guest, ToolName::WriteFile, write).await;
-    assert!(outcome.ok, "{outcome:?}");
+    assert!(outcome.is_ok(), "{outcome:?}");
     assert!(outcome.diff.is_some());
     assert_eq!(
         std::fs::read_to_string(dir.path().join("a.txt")).expect("written"),
         "hi\n"
     );
     let outcome = run(&guest, ToolName::Bash, json!({"command": "touch b"})).await;
-    assert!(!outcome.ok, "writable does not grant bash: {outcome:?}");
+    assert!(
+        !outcome.is_ok(),
+        "writable does not grant bash: {outcome:?}"
+    );
     guest.close().await;
 }
 
@@ -140,10 +143,10 @@ async fn read_file_round_trip() {
         .await
         .expect("start");
     let outcome = run(&guest, ToolName::ReadFile, json!({"path": "notes.md"})).await;
-    assert!(outcome.ok, "{outcome:?}");
+    assert!(outcome.is_ok(), "{outcome:?}");
     assert!(outcome.output.contains("alpha") && outcome.output.contains("beta"));
     let outcome = run(&guest, ToolName::ReadFile, json!({"path": "missing.md"})).await;
-    assert!(!outcome.ok);
+    assert!(!outcome.is_ok());
     // Arguments that do not parse cannot be sent: the client takes typed
     // `ToolArgs` (the guest's answer to a raw malformed request is tested in
     // cortex-guest's tests/serve.rs).
@@ -174,7 +177,7 @@ async fn bash_streams_deltas_then_result() {
     let (rest, outcome) = collect(&mut handle).await;
     let outcome = outcome.expect("a result");
     assert!(rest.contains("second"), "{rest}");
-    assert!(outcome.ok, "{outcome:?}");
+    assert!(outcome.is_ok(), "{outcome:?}");
     assert_eq!(outcome.exit_code, Some(0));
     assert!(outcome.output.contains("first") && outcome.output.contains("second"));
     let canonical = dir.path().canonicalize().expect("canonical");
@@ -185,7 +188,7 @@ async fn bash_streams_deltas_then_result() {
     assert!(handle.next().await.is_none(), "nothing after the result");
 
     let outcome = run(&guest, ToolName::Bash, json!({"command": "exit 7"})).await;
-    assert!(!outcome.ok);
+    assert!(!outcome.is_ok());
     assert_eq!(outcome.exit_code, Some(7));
     assert!(outcome.output.contains('7'), "{outcome:?}");
     guest.close().await;
@@ -231,8 +234,8 @@ async fn stop_kills_the_whole_process_tree() {
     guest.stop().await.expect("stop");
     let (_, outcome) = collect(&mut handle).await;
     let outcome = outcome.expect("a result");
-    assert!(outcome.stopped, "{outcome:?}");
-    assert!(!outcome.ok);
+    assert!(outcome.is_stopped(), "{outcome:?}");
+    assert!(!outcome.is_ok());
     for &pid in &pids {
         assert!(
             wait_gone(pid, Duration::from_secs(5)).await,
@@ -273,12 +276,12 @@ async fn calls_are_multiplexed() {
         started.elapsed() < Duration::from_secs(3),
         "reads waited for bash"
     );
-    assert!(ra.ok && ra.output.contains("one"), "{ra:?}");
-    assert!(rb.ok && rb.output.contains("two"), "{rb:?}");
+    assert!(ra.is_ok() && ra.output.contains("one"), "{ra:?}");
+    assert!(rb.is_ok() && rb.output.contains("two"), "{rb:?}");
     guest.ping().await.expect("ping while bash runs");
     let (_, slow) = collect(&mut slow).await;
     let slow = slow.expect("bash result");
-    assert!(slow.ok && slow.output.contains("slow"), "{slow:?}");
+    assert!(slow.is_ok() && slow.output.contains("slow"), "{slow:?}");
     guest.close().await;
 }
 
@@ -349,17 +352,17 @@ async fn malformed_lines_do_not_kill_the_agent() {
         lines.push(serde_json::from_str::<serde_json::Value>(&line).expect("json"));
     }
     assert_eq!(lines[0]["id"], 0);
-    assert_eq!(lines[0]["ok"], false);
+    assert_eq!(lines[0]["status"], "error");
     assert!(
         lines[0]["output"]
             .as_str()
             .is_some_and(|s| s.contains("malformed"))
     );
     assert_eq!(lines[1]["id"], 4);
-    assert_eq!(lines[1]["ok"], false);
+    assert_eq!(lines[1]["status"], "error");
     assert_eq!(
         lines[2],
-        json!({"id": 5, "type": "result", "ok": true, "output": "pong"})
+        json!({"id": 5, "type": "result", "status": "ok", "output": "pong"})
     );
     drop(stdin);
     let status = tokio::time::timeout(WAIT, child.wait())
@@ -436,7 +439,7 @@ async fn env_child_probe() {
         .await
         .expect("start");
     let outcome = run(&guest, ToolName::Bash, json!({"command": "env"})).await;
-    assert!(outcome.ok, "{outcome:?}");
+    assert!(outcome.is_ok(), "{outcome:?}");
     assert!(!outcome.output.contains(SECRET), "{}", outcome.output);
     // Variables bash sets itself.
     let shell = ["PWD", "OLDPWD", "SHLVL", "_"];

@@ -76,13 +76,13 @@ async fn the_right_token_gets_a_guest_and_a_wrong_one_is_refused_and_logged() {
         .expect("start");
     let out = run(&guest, ToolName::ReadFile, json!({"path": "a.txt"})).await;
     assert!(
-        out.ok && out.output.contains("remote content"),
+        out.is_ok() && out.output.contains("remote content"),
         "{}",
         out.output
     );
     // Capabilities travel too: a read-only remote guest refuses bash.
     let refused = run(&guest, ToolName::Bash, json!({"command": "true"})).await;
-    assert!(!refused.ok, "{}", refused.output);
+    assert!(!refused.is_ok(), "{}", refused.output);
     guest.close().await;
 
     let bad = RemoteProvider {

@@ -139,7 +139,7 @@ async fn the_guest_reports_its_layers() {
         "id -u; hostname; cat /proc/self/status | grep CapEff",
     )
     .await;
-    assert!(out.ok, "{}", out.output);
+    assert!(out.is_ok(), "{}", out.output);
     assert!(out.output.contains("cortex-guest"), "{}", out.output);
     assert!(
         out.output.contains("CapEff:\t0000000000000000"),
@@ -162,7 +162,7 @@ async fn writes_outside_the_workspace_fail_and_change_nothing() {
     for target in &targets {
         let out = bash(&guest, &format!("echo pwned > '{}'", target.display())).await;
         assert!(
-            !out.ok,
+            !out.is_ok(),
             "writing {} succeeded: {}",
             target.display(),
             out.output
@@ -179,17 +179,17 @@ async fn writes_outside_the_workspace_fail_and_change_nothing() {
         &format!("ln -s /usr/local evil && echo pwned > evil/cortex-escape-{mark}"),
     )
     .await;
-    assert!(!out.ok, "{}", out.output);
+    assert!(!out.is_ok(), "{}", out.output);
     let out = bash(
         &guest,
         &format!("echo pwned > ../../../../usr/local/cortex-escape-{mark}"),
     )
     .await;
-    assert!(!out.ok, "{}", out.output);
+    assert!(!out.is_ok(), "{}", out.output);
     assert!(!Path::new(&format!("/usr/local/cortex-escape-{mark}")).exists());
     // The workspace itself is writable.
     let out = bash(&guest, "echo fine > inside.txt").await;
-    assert!(out.ok, "{}", out.output);
+    assert!(out.is_ok(), "{}", out.output);
     assert_eq!(
         std::fs::read_to_string(sandbox.path("inside.txt")).expect("read"),
         "fine\n"
@@ -247,7 +247,7 @@ async fn the_guest_home_persists_per_repository() {
     let sandbox = Sandbox::new();
     let guest = sandbox.start().await;
     let out = bash(&guest, "mkdir -p ~/.cache && echo kept > ~/.cache/x").await;
-    assert!(out.ok, "{}", out.output);
+    assert!(out.is_ok(), "{}", out.output);
     guest.close().await;
     let guest = sandbox.start().await;
     let out = bash(&guest, "cat ~/.cache/x").await;
@@ -272,7 +272,11 @@ async fn network_is_off_unless_the_policy_turns_it_on() {
     let sandbox = Sandbox::new();
     let guest = sandbox.start().await;
     let out = bash(&guest, &connect).await;
-    assert!(!out.ok, "reached the host with network off: {}", out.output);
+    assert!(
+        !out.is_ok(),
+        "reached the host with network off: {}",
+        out.output
+    );
     let out = bash(&guest, "ls /sys/class/net; grep -c : /proc/net/dev").await;
     assert_eq!(
         out.output.lines().take(2).collect::<Vec<_>>(),
@@ -287,7 +291,11 @@ async fn network_is_off_unless_the_policy_turns_it_on() {
     on.network = NetworkPolicy::On;
     let guest = sandbox.start_with(&on).await;
     let out = bash(&guest, &connect).await;
-    assert!(out.ok && out.output.contains("connected"), "{}", out.output);
+    assert!(
+        out.is_ok() && out.output.contains("connected"),
+        "{}",
+        out.output
+    );
     guest.close().await;
     assert_eq!(accepted(), 1);
 }
@@ -307,7 +315,7 @@ async fn git_hooks_and_cortex_config_stay_read_only() {
         "rm -rf .git/hooks",
     ] {
         let out = bash(&guest, attempt).await;
-        assert!(!out.ok, "`{attempt}` succeeded: {}", out.output);
+        assert!(!out.is_ok(), "`{attempt}` succeeded: {}", out.output);
     }
     let hook = run_tool(
         &guest,
@@ -315,7 +323,7 @@ async fn git_hooks_and_cortex_config_stay_read_only() {
         json!({"path": ".git/hooks/post-checkout", "content": "evil"}),
     )
     .await;
-    assert!(!hook.ok, "{}", hook.output);
+    assert!(!hook.is_ok(), "{}", hook.output);
     assert!(!sandbox.path(".git/hooks/pre-commit").exists());
     assert!(!sandbox.path(".git/hooks/post-checkout").exists());
     assert!(!sandbox.path(".cortex/setup").exists());
@@ -325,7 +333,7 @@ async fn git_hooks_and_cortex_config_stay_read_only() {
     );
     // So is the rest of .git unless `git_write` (tests/escape_git.rs).
     let out = bash(&guest, "echo ref > .git/HEAD.test").await;
-    assert!(!out.ok, "{}", out.output);
+    assert!(!out.is_ok(), "{}", out.output);
     guest.close().await;
 }
 
@@ -351,7 +359,7 @@ async fn ptrace_mount_and_new_namespaces_are_denied() {
     for attempt in &attempts {
         let out = bash(&guest, attempt).await;
         eprintln!("{attempt}: {}", out.output);
-        assert!(!out.ok, "`{attempt}` succeeded: {}", out.output);
+        assert!(!out.is_ok(), "`{attempt}` succeeded: {}", out.output);
         assert!(!out.output.contains("timed out"), "{}", out.output);
     }
     // The host process is not even visible.
@@ -376,9 +384,9 @@ async fn fork_and_memory_bombs_are_bounded() {
         );
     } else {
         let out = bash_with_timeout(&guest, "bomb() { bomb | bomb & }; bomb", 3_000).await;
-        assert!(!out.ok, "{}", out.output);
+        assert!(!out.is_ok(), "{}", out.output);
         let out = bash(&guest, "echo still here").await;
-        assert!(out.ok, "the guest did not survive: {}", out.output);
+        assert!(out.is_ok(), "the guest did not survive: {}", out.output);
         guest.stop().await.expect("stop");
     }
     // 400 MB in one bash variable, past the 256 MB limit.
@@ -389,14 +397,17 @@ async fn fork_and_memory_bombs_are_bounded() {
     .await;
     eprintln!("memory bomb: {}", out.output);
     assert!(
-        !out.ok && !out.output.contains("400000000"),
+        !out.is_ok() && !out.output.contains("400000000"),
         "{}",
         out.output
     );
     let out = bash(&guest, "yes | head -c 100000000 | wc -c").await;
-    assert!(out.ok, "{}", out.output);
+    assert!(out.is_ok(), "{}", out.output);
     let out = bash_with_timeout(&guest, "yes", 2_000).await;
-    assert!(!out.ok && out.output.len() < 64 * 1024, "flood not capped");
+    assert!(
+        !out.is_ok() && out.output.len() < 64 * 1024,
+        "flood not capped"
+    );
     guest.close().await;
 }
 
@@ -414,7 +425,7 @@ async fn background_processes_end_at_stop_and_at_close() {
         ),
     )
     .await;
-    assert!(out.ok, "{}", out.output);
+    assert!(out.is_ok(), "{}", out.output);
     assert_eq!(
         wait_for_processes(&mark, 3).await,
         3,
@@ -429,7 +440,7 @@ async fn background_processes_end_at_stop_and_at_close() {
         &format!("setsid nohup sleep 1003.{mark} >/dev/null 2>&1 &"),
     )
     .await;
-    assert!(out.ok, "{}", out.output);
+    assert!(out.is_ok(), "{}", out.output);
     assert_eq!(wait_for_processes(&mark, 1).await, 1);
     guest.close().await;
     assert_eq!(wait_no_processes_with(&mark).await, Vec::<i32>::new());
@@ -467,9 +478,13 @@ async fn read_only_policy_mounts_the_workspace_read_only() {
     read_only.writable = false;
     let guest = sandbox.start_with(&read_only).await;
     let out = bash(&guest, "echo changed > keep.txt").await;
-    assert!(!out.ok, "{}", out.output);
+    assert!(!out.is_ok(), "{}", out.output);
     let out = bash(&guest, "cat keep.txt && echo tmp > /tmp/x && cat /tmp/x").await;
-    assert!(out.ok && out.output.contains("original"), "{}", out.output);
+    assert!(
+        out.is_ok() && out.output.contains("original"),
+        "{}",
+        out.output
+    );
     assert_eq!(
         std::fs::read_to_string(sandbox.path("keep.txt")).expect("read"),
         "original\n"
@@ -527,7 +542,7 @@ async fn an_unprivileged_user_gets_the_same_sandbox() {
     let report = guest.describe().await.expect("describe").expect("sandbox");
     assert!(report.layers.contains("namespaces"), "{report:?}");
     let out = bash(&guest, "echo ok > mine.txt && cat mine.txt && touch /etc/x").await;
-    assert!(!out.ok && out.output.contains("ok"), "{}", out.output);
+    assert!(!out.is_ok() && out.output.contains("ok"), "{}", out.output);
     assert!(sandbox.path("mine.txt").exists());
     guest.close().await;
 }

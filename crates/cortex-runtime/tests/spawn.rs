@@ -67,7 +67,7 @@ async fn a_spawned_process_echoes_input_lines_and_reports_its_exit() {
         .await
         .expect("input");
     let end = result(&mut process).await;
-    assert!(!end.ok, "{end:?}");
+    assert!(!end.is_ok(), "{end:?}");
     assert_eq!(end.exit_code, Some(3));
     let after = guest.input(process.id(), "late".into()).await;
     assert!(after.is_err(), "no process reads it any more");
@@ -92,7 +92,7 @@ async fn stop_call_kills_a_spawned_process_and_read_only_guests_refuse_it() {
     assert_eq!(next_line(&mut process).await.1, "up");
     guest.stop_call(process.id()).await.expect("stop");
     let end = result(&mut process).await;
-    assert!(end.stopped, "{end:?}");
+    assert!(end.is_stopped(), "{end:?}");
     guest.close().await;
 
     let read_only = InProcessProvider
@@ -109,7 +109,7 @@ async fn stop_call_kills_a_spawned_process_and_read_only_guests_refuse_it() {
         .expect("sent");
     let end = result(&mut refused).await;
     assert!(
-        !end.ok && end.output.contains("may not run commands"),
+        !end.is_ok() && end.output.contains("may not run commands"),
         "{end:?}"
     );
     read_only.close().await;

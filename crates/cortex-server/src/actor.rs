@@ -311,169 +311,268 @@ impl ActorHandle {
 }
 
 async fn run(session: Session, mut rx: mpsc::Receiver<Command>, shown: Arc<Mutex<Option<TurnId>>>) {
-    let id = session.id().clone();
-    let mut idle = Some(session);
-    let mut running: Option<Running> = None;
-    // Goal controls that arrived while a turn ran, applied when it ends.
-    let mut waiting: Vec<GoalOp> = Vec::new();
-    let set_shown = |turn: Option<TurnId>| {
-        *shown.lock().unwrap_or_else(PoisonError::into_inner) = turn;
+    let mut actor = Actor {
+        id: session.id().clone(),
+        idle: Some(session),
+        running: None,
+        waiting: Vec::new(),
+        shown,
     };
     loop {
-        tokio::select! {
-            command = rx.recv() => {
-                let Some(command) = command else { break };
-                match command {
-                    Command::StartTurn { message, reply } => {
-                        if let Some(r) = &running {
-                            let _ = reply.send(Err(r.busy()));
-                            continue;
-                        }
-                        let Some(session) = idle.take() else { break };
-                        let (turn, r) = spawn_turn(session, message);
-                        set_shown(Some(turn.clone()));
-                        running = Some(r);
-                        let _ = reply.send(Ok(turn));
+        let flow = tokio::select! {
+            command = rx.recv() => match command {
+                Some(command) => actor.handle(command).await,
+                None => Flow::Lost,
+            },
+            joined = actor.job_end() => actor.job_ended(joined).await,
+        };
+        match flow {
+            Flow::Go => {}
+            Flow::Lost => break,
+            Flow::Closed => return,
+        }
+    }
+    if let Some(mut session) = actor.idle {
+        session.close().await;
+    }
+}
+
+/// What the actor loop does after a command or a job's end.
+enum Flow {
+    /// Wait for the next command or job end.
+    Go,
+    /// The mailbox closed or the session is gone: close what is left.
+    Lost,
+    /// Closed on request; nothing is left.
+    Closed,
+}
+
+/// The actor's state: the session when idle, or the job holding it.
+struct Actor {
+    id: SessionId,
+    idle: Option<Session>,
+    running: Option<Running>,
+    /// Goal controls that arrived while a turn ran, applied when it ends.
+    waiting: Vec<GoalOp>,
+    shown: Arc<Mutex<Option<TurnId>>>,
+}
+
+impl Actor {
+    fn set_shown(&self, turn: Option<TurnId>) {
+        *self.shown.lock().unwrap_or_else(PoisonError::into_inner) = turn;
+    }
+
+    /// The running job's end (never, while idle).
+    async fn job_end(&mut self) -> Result<(Session, JobEnd), tokio::task::JoinError> {
+        match self.running.as_mut() {
+            Some(r) => (&mut r.task).await,
+            None => std::future::pending().await,
+        }
+    }
+
+    /// Run `r`, the job that now holds the session, shown as `turn`.
+    fn start(&mut self, turn: Option<TurnId>, r: Running) {
+        self.set_shown(turn);
+        self.running = Some(r);
+    }
+
+    async fn handle(&mut self, command: Command) -> Flow {
+        match command {
+            Command::StartTurn { message, reply } => self.start_turn(message, reply),
+            Command::Verdict { on, verdict, reply } => self.verdict(on, verdict, reply).await,
+            Command::Compact { reply } => self.compact(reply),
+            Command::Goal { op, reply } => self.goal(op, reply).await,
+            Command::Stop { reply } => {
+                let answer = match &self.running {
+                    Some(Running {
+                        job: Job::Turn(turn),
+                        cancel,
+                        ..
+                    }) => {
+                        cancel.cancel();
+                        Ok(turn.clone())
                     }
-                    Command::Verdict { on, verdict, reply } => {
-                        if let Some(r) = &running {
-                            let _ = reply.send(Err(r.busy()));
-                            continue;
-                        }
-                        let Some(mut session) = idle.take() else { break };
-                        match record_verdict(&mut session, on, verdict).await {
-                            Ok(message) => {
-                                let (turn, r) = spawn_turn(session, message);
-                                set_shown(Some(turn.clone()));
-                                running = Some(r);
-                                let _ = reply.send(Ok(turn));
-                            }
-                            Err(e) => {
-                                idle = Some(session);
-                                let _ = reply.send(Err(e));
-                            }
-                        }
-                    }
-                    Command::Compact { reply } => {
-                        if let Some(r) = &running {
-                            let _ = reply.send(Err(r.busy()));
-                            continue;
-                        }
-                        let Some(mut session) = idle.take() else { break };
-                        let cancel = CancellationToken::new();
-                        let task = {
-                            let cancel = cancel.clone();
-                            tokio::spawn(async move {
-                                let (answer, written) = match session.compact(cancel).await {
-                                    Ok(report) => (Ok(report), Ok(())),
-                                    Err(CompactError::Core(e)) => (
-                                        Err(ApiError::internal(format!(
-                                            "the timeline could not be written: {e}"
-                                        ))),
-                                        Err(e),
-                                    ),
-                                    Err(e) => (Err(compact_error(e)), Ok(())),
-                                };
-                                (session, JobEnd { written, outcome: None, compacted: Some(answer) })
-                            })
-                        };
-                        running = Some(Running { job: Job::Compaction(reply), cancel, task });
-                    }
-                    Command::Goal { op, reply } => {
-                        let answer = match (running.as_ref().map(|r| &r.job), idle.take()) {
-                            (Some(Job::Turn(_)), _) => goal_driver::may_wait(&op).map(|()| {
-                                waiting.push(op);
-                                GoalOpDone::Deferred
-                            }),
-                            (Some(Job::Compaction(_)), _) => Err(ApiError::conflict(
-                                "a compaction is running; wait for it to end",
-                            )),
-                            (None, None) => break,
-                            (None, Some(mut session)) => {
-                                match goal_driver::apply(&mut session, op).await {
-                                    Ok(Some(next)) => {
-                                        let (turn, r) = spawn_next(session, next);
-                                        set_shown(Some(turn.clone()));
-                                        running = Some(r);
-                                        Ok(GoalOpDone::Started(turn))
-                                    }
-                                    done => {
-                                        idle = Some(session);
-                                        done.map(|_| GoalOpDone::Done)
-                                    }
-                                }
-                            }
-                        };
-                        let _ = reply.send(answer);
-                    }
-                    Command::Stop { reply } => {
-                        let answer = match &running {
-                            Some(Running { job: Job::Turn(turn), cancel, .. }) => {
-                                cancel.cancel();
-                                Ok(turn.clone())
-                            }
-                            _ => Err(ApiError::conflict("no turn is running in this session")),
-                        };
-                        let _ = reply.send(answer);
-                    }
-                    Command::SetMode { mode, reply } => {
-                        let answer = match (&running, idle.as_mut()) {
-                            (None, Some(session)) => {
-                                session.set_mode(mode).await.map_err(ApiError::from)
-                            }
-                            (Some(Running { job: Job::Compaction(_), .. }), _) => Err(
-                                ApiError::conflict("a compaction is running; wait for it to end"),
-                            ),
-                            _ => Err(ApiError::conflict(
-                                "a turn is running; the mode can change between turns \
-                                 (POST …/stop first)",
-                            )),
-                        };
-                        let _ = reply.send(answer);
-                    }
-                    Command::Close { reply } => {
-                        if let Some(mut r) = running.take() {
-                            r.cancel.cancel();
-                            let joined = (&mut r.task).await;
-                            idle = finish(&id, r.job, joined).0;
-                        }
-                        if let Some(session) = idle.as_mut() {
-                            session.close().await;
-                        }
-                        set_shown(None);
-                        let _ = reply.send(());
-                        return;
-                    }
-                }
-            }
-            joined = async {
-                match running.as_mut() {
-                    Some(r) => (&mut r.task).await,
-                    None => std::future::pending().await,
-                }
-            } => {
-                let Some(r) = running.take() else { break };
-                set_shown(None);
-                let (session, outcome) = finish(&id, r.job, joined);
-                let Some(mut session) = session else { break };
-                let waited = std::mem::take(&mut waiting);
-                let next = match outcome {
-                    Some(outcome) => goal_driver::after_turn(&mut session, &outcome, waited).await,
-                    None => None,
+                    _ => Err(ApiError::conflict("no turn is running in this session")),
                 };
-                match next {
-                    Some(next) => {
-                        let (turn, r) = spawn_next(session, next);
-                        set_shown(Some(turn));
-                        running = Some(r);
-                    }
-                    None => idle = Some(session),
+                let _ = reply.send(answer);
+                Flow::Go
+            }
+            Command::SetMode { mode, reply } => {
+                let answer = match (&self.running, self.idle.as_mut()) {
+                    (None, Some(session)) => session.set_mode(mode).await.map_err(ApiError::from),
+                    (
+                        Some(Running {
+                            job: Job::Compaction(_),
+                            ..
+                        }),
+                        _,
+                    ) => Err(ApiError::conflict(
+                        "a compaction is running; wait for it to end",
+                    )),
+                    _ => Err(ApiError::conflict(
+                        "a turn is running; the mode can change between turns \
+                         (POST …/stop first)",
+                    )),
+                };
+                let _ = reply.send(answer);
+                Flow::Go
+            }
+            Command::Close { reply } => {
+                if let Some(mut r) = self.running.take() {
+                    r.cancel.cancel();
+                    let joined = (&mut r.task).await;
+                    self.idle = finish(&self.id, r.job, joined).0;
                 }
+                if let Some(session) = self.idle.as_mut() {
+                    session.close().await;
+                }
+                self.set_shown(None);
+                let _ = reply.send(());
+                Flow::Closed
             }
         }
     }
-    if let Some(mut session) = idle {
-        session.close().await;
+
+    fn start_turn(
+        &mut self,
+        message: String,
+        reply: oneshot::Sender<Result<TurnId, ApiError>>,
+    ) -> Flow {
+        if let Some(r) = &self.running {
+            let _ = reply.send(Err(r.busy()));
+            return Flow::Go;
+        }
+        let Some(session) = self.idle.take() else {
+            return Flow::Lost;
+        };
+        let (turn, r) = spawn_turn(session, message);
+        self.start(Some(turn.clone()), r);
+        let _ = reply.send(Ok(turn));
+        Flow::Go
+    }
+
+    async fn verdict(
+        &mut self,
+        on: Proposal,
+        verdict: PlanVerdict,
+        reply: oneshot::Sender<Result<TurnId, ApiError>>,
+    ) -> Flow {
+        if let Some(r) = &self.running {
+            let _ = reply.send(Err(r.busy()));
+            return Flow::Go;
+        }
+        let Some(mut session) = self.idle.take() else {
+            return Flow::Lost;
+        };
+        match record_verdict(&mut session, on, verdict).await {
+            Ok(message) => {
+                let (turn, r) = spawn_turn(session, message);
+                self.start(Some(turn.clone()), r);
+                let _ = reply.send(Ok(turn));
+            }
+            Err(e) => {
+                self.idle = Some(session);
+                let _ = reply.send(Err(e));
+            }
+        }
+        Flow::Go
+    }
+
+    fn compact(&mut self, reply: CompactReply) -> Flow {
+        if let Some(r) = &self.running {
+            let _ = reply.send(Err(r.busy()));
+            return Flow::Go;
+        }
+        let Some(mut session) = self.idle.take() else {
+            return Flow::Lost;
+        };
+        let cancel = CancellationToken::new();
+        let task = {
+            let cancel = cancel.clone();
+            tokio::spawn(async move {
+                let (answer, written) = match session.compact(cancel).await {
+                    Ok(report) => (Ok(report), Ok(())),
+                    Err(CompactError::Core(e)) => (
+                        Err(ApiError::internal(format!(
+                            "the timeline could not be written: {e}"
+                        ))),
+                        Err(e),
+                    ),
+                    Err(e) => (Err(compact_error(e)), Ok(())),
+                };
+                let end = JobEnd {
+                    written,
+                    outcome: None,
+                    compacted: Some(answer),
+                };
+                (session, end)
+            })
+        };
+        self.running = Some(Running {
+            job: Job::Compaction(reply),
+            cancel,
+            task,
+        });
+        Flow::Go
+    }
+
+    async fn goal(
+        &mut self,
+        op: GoalOp,
+        reply: oneshot::Sender<Result<GoalOpDone, ApiError>>,
+    ) -> Flow {
+        let answer = match (self.running.as_ref().map(|r| &r.job), self.idle.take()) {
+            (Some(Job::Turn(_)), _) => goal_driver::may_wait(&op).map(|()| {
+                self.waiting.push(op);
+                GoalOpDone::Deferred
+            }),
+            (Some(Job::Compaction(_)), _) => Err(ApiError::conflict(
+                "a compaction is running; wait for it to end",
+            )),
+            (None, None) => return Flow::Lost,
+            (None, Some(mut session)) => match goal_driver::apply(&mut session, op).await {
+                Ok(Some(next)) => {
+                    let (turn, r) = spawn_next(session, next);
+                    self.start(Some(turn.clone()), r);
+                    Ok(GoalOpDone::Started(turn))
+                }
+                done => {
+                    self.idle = Some(session);
+                    done.map(|_| GoalOpDone::Done)
+                }
+            },
+        };
+        let _ = reply.send(answer);
+        Flow::Go
+    }
+
+    /// A job ended: the session is back (a compaction's request answered),
+    /// and after a turn the goal may start the next one at once.
+    async fn job_ended(
+        &mut self,
+        joined: Result<(Session, JobEnd), tokio::task::JoinError>,
+    ) -> Flow {
+        let Some(r) = self.running.take() else {
+            return Flow::Lost;
+        };
+        self.set_shown(None);
+        let (session, outcome) = finish(&self.id, r.job, joined);
+        let Some(mut session) = session else {
+            return Flow::Lost;
+        };
+        let waited = std::mem::take(&mut self.waiting);
+        let next = match outcome {
+            Some(outcome) => goal_driver::after_turn(&mut session, &outcome, waited).await,
+            None => None,
+        };
+        match next {
+            Some(next) => {
+                let (turn, r) = spawn_next(session, next);
+                self.start(Some(turn), r);
+            }
+            None => self.idle = Some(session),
+        }
+        Flow::Go
     }
 }
 

@@ -38,10 +38,19 @@ pub struct BashOutcome {
     /// bash's exit code; `None` when it was killed by a signal (the output
     /// then names the signal).
     pub exit_code: Option<i32>,
+    /// Why it ended.
+    pub ending: BashEnding,
+}
+
+/// Why a command ended: one of three.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BashEnding {
+    /// bash exited (or was killed by a signal) on its own.
+    Exited,
     /// Killed because the timeout ran out.
-    pub timed_out: bool,
+    TimedOut,
     /// Killed because `cancel` fired.
-    pub stopped: bool,
+    Stopped,
 }
 
 /// Run `bash -c command` in `cwd` with exactly `env` as its environment, in a
@@ -92,8 +101,7 @@ pub async fn run_bash(
     let deadline = tokio::time::sleep(Duration::from_millis(timeout_ms));
     tokio::pin!(deadline);
     let mut status: Option<ExitStatus> = None;
-    let mut timed_out = false;
-    let mut stopped = false;
+    let mut ending = BashEnding::Exited;
     let mut out_buf = vec![0u8; 32 * 1024];
     let mut err_buf = vec![0u8; 32 * 1024];
     // Until the pipes close and bash has exited, or the deadline or Stop.
@@ -106,11 +114,11 @@ pub async fn run_bash(
                 collected.pipe_read(&mut stderr, OutputStream::Stderr, &err_buf, n);
             }
             s = child.wait(), if status.is_none() => status = Some(s?),
-            () = &mut deadline => { timed_out = true; break; }
-            () = cancel.cancelled() => { stopped = true; break; }
+            () = &mut deadline => { ending = BashEnding::TimedOut; break; }
+            () = cancel.cancelled() => { ending = BashEnding::Stopped; break; }
         }
     }
-    if timed_out || stopped {
+    if ending != BashEnding::Exited {
         guard.kill();
         if status.is_none() {
             status = Some(child.wait().await?);
@@ -131,12 +139,11 @@ pub async fn run_bash(
     if !output.is_empty() && !output.ends_with('\n') {
         output.push('\n');
     }
-    output.push_str(&end_notes(timeout_ms, timed_out, stopped, status));
+    output.push_str(&end_notes(timeout_ms, ending, status));
     Ok(BashOutcome {
         output,
         exit_code,
-        timed_out,
-        stopped,
+        ending,
     })
 }
 
@@ -185,20 +192,16 @@ async fn drain<O: AsyncRead + Unpin, E: AsyncRead + Unpin>(
 
 /// The output's last lines: why the group was killed, if it was, and how
 /// the command ended.
-fn end_notes(
-    timeout_ms: u64,
-    timed_out: bool,
-    stopped: bool,
-    status: Option<ExitStatus>,
-) -> String {
+fn end_notes(timeout_ms: u64, ending: BashEnding, status: Option<ExitStatus>) -> String {
     let mut notes = String::new();
-    if timed_out {
-        notes.push_str(&format!(
+    match ending {
+        BashEnding::Exited => {}
+        BashEnding::TimedOut => notes.push_str(&format!(
             "[timed out after {timeout_ms} ms; the process group was killed]\n"
-        ));
-    }
-    if stopped {
-        notes.push_str("[stopped by the user; the process group was killed]\n");
+        )),
+        BashEnding::Stopped => {
+            notes.push_str("[stopped by the user; the process group was killed]\n")
+        }
     }
     match (
         status.and_then(|s| s.code()),

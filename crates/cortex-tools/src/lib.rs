@@ -23,7 +23,7 @@ mod suggest;
 mod todo;
 mod workspace;
 
-pub use bash::{BashOutcome, MAX_STREAMED_BYTES, run_bash};
+pub use bash::{BashEnding, BashOutcome, MAX_STREAMED_BYTES, run_bash};
 pub use cap::{MAX_OUTPUT_BYTES, cap_middle};
 pub use edit::MAX_DIFF_BYTES;
 pub use error::ToolError;

@@ -2,7 +2,7 @@
 //! assertions beyond generous upper bounds.
 
 use cortex_protocol::{BashArgs, OutputStream};
-use cortex_tools::{BashOutcome, MAX_OUTPUT_BYTES, run_bash};
+use cortex_tools::{BashEnding, BashOutcome, MAX_OUTPUT_BYTES, run_bash};
 use std::path::Path;
 use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
@@ -76,7 +76,7 @@ fn gone(pid: i32) -> bool {
 async fn output_exit_code_and_stderr() {
     let (out, chunks) = run("echo out; echo err >&2; exit 3", None).await;
     assert_eq!(out.exit_code, Some(3));
-    assert!(!out.timed_out && !out.stopped);
+    assert_eq!(out.ending, BashEnding::Exited);
     assert!(out.output.contains("out\n"), "{}", out.output);
     assert!(out.output.contains("err\n"), "{}", out.output);
     assert!(out.output.ends_with("[exit code 3]"), "{}", out.output);
@@ -173,15 +173,15 @@ async fn env_is_exactly_the_given_env() {
 #[tokio::test]
 async fn stdin_is_closed() {
     let (out, _) = run("cat; echo done", Some(30_000)).await;
-    assert!(!out.timed_out);
+    assert_ne!(out.ending, BashEnding::TimedOut);
     assert_eq!(out.output, "done\n[exit code 0]");
 }
 
 #[tokio::test]
 async fn timeout_kills_the_group() {
     let (out, chunks) = run("echo $$; sleep 100 & echo $!; sleep 100", Some(1000)).await;
-    assert!(out.timed_out);
-    assert!(!out.stopped);
+    assert_eq!(out.ending, BashEnding::TimedOut);
+    assert_ne!(out.ending, BashEnding::Stopped);
     assert_eq!(out.exit_code, None);
     assert!(
         out.output.contains("timed out after 1000 ms"),
@@ -217,8 +217,8 @@ async fn cancel_kills_background_jobs_too() {
         &mut on_output,
     )
     .await;
-    assert!(out.stopped);
-    assert!(!out.timed_out);
+    assert_eq!(out.ending, BashEnding::Stopped);
+    assert_ne!(out.ending, BashEnding::TimedOut);
     assert_eq!(out.exit_code, None);
     assert!(out.output.contains("stopped"), "{}", out.output);
     let pids: Vec<i32> = text.lines().filter_map(|l| l.trim().parse().ok()).collect();
@@ -233,7 +233,7 @@ async fn escaped_grandchild_does_not_hang_the_tool() {
     // setsid leaves the group but keeps our stdout pipe open.
     let started = Instant::now();
     let (out, chunks) = run("setsid sleep 30 & echo $!; sleep 100", Some(500)).await;
-    assert!(out.timed_out);
+    assert_eq!(out.ending, BashEnding::TimedOut);
     assert!(
         started.elapsed() < Duration::from_secs(25),
         "hung on the pipe"
@@ -286,7 +286,7 @@ async fn endless_flood_times_out_bounded() {
         &mut on_output,
     )
     .await;
-    assert!(out.timed_out);
+    assert_eq!(out.ending, BashEnding::TimedOut);
     assert!(out.output.len() <= MAX_OUTPUT_BYTES, "{}", out.output.len());
     assert!(out.output.contains("bytes cut from the middle"));
     assert!(

@@ -81,7 +81,10 @@ impl Script {
     }
 
     pub fn done(&mut self, text: &str) -> &mut Script {
-        self.push(EventKind::MessageDone { text: text.into() })
+        self.push(EventKind::MessageDone {
+            text: text.into(),
+            provider_items: Vec::new(),
+        })
     }
 
     pub fn call(&mut self, id: &str, name: &str, arguments: serde_json::Value) -> &mut Script {

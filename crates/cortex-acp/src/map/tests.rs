@@ -256,7 +256,13 @@ fn turn_ends_answer_the_prompt() {
         }),
         Some(TurnEnd::Failed("model down".into()))
     );
-    assert_eq!(turn_end(&EventKind::MessageDone { text: "x".into() }), None);
+    assert_eq!(
+        turn_end(&EventKind::MessageDone {
+            text: "x".into(),
+            provider_items: Vec::new()
+        }),
+        None
+    );
 }
 
 #[test]

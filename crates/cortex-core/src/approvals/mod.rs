@@ -43,11 +43,13 @@ pub const LOCAL_PRINCIPAL: &str = "local";
 /// Why an answer was refused.
 #[derive(Debug, thiserror::Error)]
 pub enum ApprovalError {
+    /// No request with this id waits for an answer.
     #[error(
         "no approval request `{0}` is waiting (it was answered already, its turn was stopped, \
          or it was never asked)"
     )]
     NotPending(String),
+    /// The timeline could not be written.
     #[error(transparent)]
     Core(#[from] CoreError),
 }

@@ -63,11 +63,17 @@ impl Default for CompactionConfig {
 /// What a compaction did (the figures of `compaction.done`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CompactionReport {
+    /// Estimated tokens of the next request before compacting.
     pub tokens_before: u64,
+    /// The same after: the context message and the kept tail.
     pub tokens_after: u64,
+    /// Messages in the history before.
     pub messages_before: usize,
+    /// Messages in the history after.
     pub messages_after: usize,
+    /// Messages replaced by the summary.
     pub summarised: usize,
+    /// What the context message restates (task, todos, plan, files, diffs) and how many messages were kept verbatim.
     pub kept: CompactionKept,
 }
 
@@ -75,12 +81,15 @@ pub struct CompactionReport {
 /// every case.
 #[derive(Debug, thiserror::Error)]
 pub enum CompactError {
+    /// The history is too short: everything in it would be kept.
     #[error(
         "nothing to compact: the history has no messages older than the ones a compaction keeps"
     )]
     NothingToCompact,
+    /// The summariser failed, was stopped or answered nothing (recorded as `compaction.failed`).
     #[error("compaction failed, the history is unchanged: {0}")]
     Failed(String),
+    /// The timeline could not be written.
     #[error(transparent)]
     Core(#[from] CoreError),
 }
@@ -129,7 +138,7 @@ impl Session {
         let Some(window) = self.context_window() else {
             return Ok(None);
         };
-        let tokens = estimate(&self.build_request(), self.usage_anchor);
+        let tokens = estimate(&self.build_request(), self.state.usage_anchor);
         if (tokens as f64) <= window as f64 * self.compaction.threshold {
             return Ok(None);
         }
@@ -166,72 +175,36 @@ impl Session {
         cancel: &CancellationToken,
     ) -> Result<CompactionReport, CompactError> {
         let window = self.context_window();
-        let tokens_before = estimate(&self.build_request(), self.usage_anchor);
-        let messages_before = self.history.len();
+        let tokens_before = estimate(&self.build_request(), self.state.usage_anchor);
+        let messages_before = self.state.messages.len();
         // At most half the history is kept verbatim, so a short history
         // that a user asks to compact still has something to summarise.
         let split = keep::recent_start(
-            &self.history,
+            &self.state.messages,
             self.compaction.recent_messages.min(messages_before / 2),
             share(window, RECENT_SHARE),
         );
         if split == 0 {
             return Err(CompactError::NothingToCompact);
         }
-        self.timeline
-            .emit(
-                turn,
-                EventKind::CompactionStarted {
-                    trigger,
-                    tokens_before,
-                    context_window: window,
-                    messages: messages_before,
-                },
-            )
-            .await?;
-        let summariser = self
-            .compaction
-            .summariser
-            .clone()
-            .unwrap_or_else(|| self.model.clone());
-        let request = summarise::request(
-            crate::prompt::request_model_name(summariser.as_ref()),
-            &summarise::transcript(&self.history[..split], share(window, TRANSCRIPT_SHARE)),
-        );
-        let summary = match summarise::summarise(summariser.as_ref(), request, cancel).await {
-            Ok(assembled) => {
-                self.emit_usage(turn, &assembled).await?;
-                assembled.text
-            }
-            Err(failure) => {
-                let error = match failure {
-                    SummaryError::Stopped => crate::dispatch::STOPPED_BY_USER.to_owned(),
-                    SummaryError::Failed(error) => error,
-                };
-                self.timeline
-                    .emit(
-                        turn,
-                        EventKind::CompactionFailed {
-                            trigger,
-                            error: error.clone(),
-                        },
-                    )
-                    .await?;
-                return Err(CompactError::Failed(error));
-            }
+        let started = EventKind::CompactionStarted {
+            trigger,
+            tokens_before,
+            context_window: window,
+            messages: messages_before,
         };
+        self.record(turn, started).await?;
+        let summary = self
+            .summarise_head(trigger, turn, split, window, cancel)
+            .await?;
         let keep_set = self.keep_set(split, window).await?;
         let context = keep_set.render(&summary);
-        let mut history = Vec::with_capacity(1 + self.history.len() - split);
-        history.push(Message::user(context.clone()));
-        history.extend_from_slice(&self.history[split..]);
-        let previous = std::mem::replace(&mut self.history, history);
-        let tokens_after = tokens_of_bytes(request_bytes(&self.build_request()));
+        let (tokens_after, messages_after) = self.measure_compacted(&context, split);
         let report = CompactionReport {
             tokens_before,
             tokens_after,
             messages_before,
-            messages_after: self.history.len(),
+            messages_after,
             summarised: split,
             kept: keep_set.kept(),
         };
@@ -246,15 +219,67 @@ impl Session {
             summary,
             context,
         };
-        if let Err(e) = self.timeline.emit(turn, done).await {
-            // Not recorded, so not done: the live history must stay what a
-            // rebuild from the timeline gives.
-            self.history = previous;
-            return Err(e.into());
-        }
-        // The provider's count described the old history.
-        self.usage_anchor = None;
+        // Not recorded, so not done: the history is replaced (and the usage
+        // anchor dropped) only by folding the stored event.
+        self.record(turn, done).await?;
         Ok(report)
+    }
+
+    /// Summarise the history before `split` with the summariser (the
+    /// session's model unless configured). A failure or Stop is recorded as
+    /// `compaction.failed` and leaves the history as it was.
+    async fn summarise_head(
+        &mut self,
+        trigger: CompactionTrigger,
+        turn: Option<&TurnId>,
+        split: usize,
+        window: Option<u64>,
+        cancel: &CancellationToken,
+    ) -> Result<String, CompactError> {
+        let summariser = self
+            .compaction
+            .summariser
+            .clone()
+            .unwrap_or_else(|| self.model.clone());
+        let request = summarise::request(
+            crate::prompt::request_model_name(summariser.as_ref()),
+            &summarise::transcript(
+                &self.state.messages[..split],
+                share(window, TRANSCRIPT_SHARE),
+            ),
+        );
+        match summarise::summarise(summariser.as_ref(), request, cancel).await {
+            Ok(assembled) => {
+                self.emit_usage(turn, &assembled).await?;
+                Ok(assembled.text)
+            }
+            Err(failure) => {
+                let error = match failure {
+                    SummaryError::Stopped => crate::dispatch::STOPPED_BY_USER.to_owned(),
+                    SummaryError::Failed(error) => error,
+                };
+                let failed = EventKind::CompactionFailed {
+                    trigger,
+                    error: error.clone(),
+                };
+                self.record(turn, failed).await?;
+                Err(CompactError::Failed(error))
+            }
+        }
+    }
+
+    /// Tokens and messages of the request after `compaction.done` (the
+    /// `context` message, then the history from `split`), measured without
+    /// changing the state: only the recorded event does that.
+    fn measure_compacted(&mut self, context: &str, split: usize) -> (u64, usize) {
+        let mut history = Vec::with_capacity(1 + self.state.messages.len() - split);
+        history.push(Message::user(context));
+        history.extend_from_slice(&self.state.messages[split..]);
+        let previous = std::mem::replace(&mut self.state.messages, history);
+        let tokens_after = tokens_of_bytes(request_bytes(&self.build_request()));
+        let messages_after = self.state.messages.len();
+        self.state.messages = previous;
+        (tokens_after, messages_after)
     }
 
     /// Gather the keep-set for a history whose verbatim tail starts at
@@ -266,7 +291,7 @@ impl Session {
             .events(self.timeline.session(), 0)
             .await?;
         let facts = keep::facts(&events);
-        let tail = &self.history[split..];
+        let tail = &self.state.messages[split..];
         // The task is restated unless its message is kept verbatim.
         let task = facts.task.filter(|task| {
             !tail
@@ -288,7 +313,7 @@ impl Session {
         let diff_budget = self.compaction.diff_bytes.min(share(window, DIFFS_SHARE));
         Ok(KeepSet {
             task,
-            todos: self.todos.clone(),
+            todos: self.state.todos.clone(),
             plan: facts.plan,
             goal: self.goal().cloned(),
             open_files,

@@ -37,7 +37,7 @@ async fn read_one(guest: &Guest, path: &str) -> Option<String> {
         .ok()?;
     while let Some(reply) = handle.next().await {
         if let GuestReply::Result(outcome) = reply {
-            return outcome.ok.then_some(outcome.output);
+            return outcome.is_ok().then_some(outcome.output);
         }
     }
     None

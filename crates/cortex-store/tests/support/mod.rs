@@ -254,6 +254,7 @@ pub fn every_kind() -> Vec<(Option<&'static str>, EventKind)> {
             Some("t1"),
             EventKind::MessageDone {
                 text: "Hello".into(),
+                provider_items: Vec::new(),
             },
         ),
         (

@@ -210,7 +210,7 @@ impl SessionState {
                 at,
             ),
             EventKind::MessageDelta { text } => self.message_delta(text),
-            EventKind::MessageDone { text } => self.message_done(text),
+            EventKind::MessageDone { text, .. } => self.message_done(text),
             EventKind::ThinkingDelta { text } => self.thinking_delta(text),
             EventKind::ToolCall {
                 call_id,
