@@ -236,46 +236,6 @@ fn copy_sparse(
     writer.set_len(size)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use std::io::{Seek as _, Write as _};
-    use std::os::unix::fs::MetadataExt;
-
-    #[test]
-    fn a_sparse_file_is_copied_sparse() {
-        let tmp = tempfile::tempdir().expect("tmp");
-        let (from, to) = (tmp.path().join("from"), tmp.path().join("to"));
-        std::fs::create_dir_all(&from).expect("mkdir");
-        std::fs::create_dir_all(&to).expect("mkdir");
-        let size: u64 = 8 << 30;
-        let mut file = std::fs::File::create(from.join("big")).expect("create");
-        file.write_all(b"head").expect("write");
-        file.seek(io::SeekFrom::Start(4 << 30)).expect("seek");
-        file.write_all(b"middle").expect("write");
-        file.set_len(size).expect("extend");
-        drop(file);
-        let report = copy_tree(&from, &to).expect("copy");
-        assert!(report.skipped.is_empty(), "{report:?}");
-        let copied = std::fs::metadata(to.join("big")).expect("stat");
-        assert_eq!(copied.len(), size);
-        // Holes stay holes: a few blocks, not 8 GiB.
-        assert!(
-            copied.blocks() * 512 < 16 << 20,
-            "{} blocks",
-            copied.blocks()
-        );
-        let mut bytes = [0u8; 6];
-        let mut copy = std::fs::File::open(to.join("big")).expect("open");
-        copy.seek(io::SeekFrom::Start(4 << 30)).expect("seek");
-        std::io::Read::read_exact(&mut copy, &mut bytes).expect("read");
-        assert_eq!(&bytes, b"middle");
-        copy.seek(io::SeekFrom::Start(0)).expect("seek");
-        std::io::Read::read_exact(&mut copy, &mut bytes[..4]).expect("read");
-        assert_eq!(&bytes[..4], b"head");
-    }
-}
-
 /// The folder `name` of `dst`, made when absent; anything else there (a
 /// file, or a symlink the clone checked out) is replaced by a real folder.
 pub(crate) fn ensure_dir(dst: BorrowedFd<'_>, name: &OsStr, shown: &Path) -> io::Result<OwnedFd> {
@@ -387,5 +347,45 @@ pub(crate) fn overlay(
         Err(rustix::io::Errno::NOENT) => remove_entry(there, last, relative, 0),
         Err(e) => Err(with_path(relative, err(e))),
         Ok(_) => copy_entry(here, there, last, relative, folders.len(), report),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::{Seek as _, Write as _};
+    use std::os::unix::fs::MetadataExt;
+
+    #[test]
+    fn a_sparse_file_is_copied_sparse() {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let (from, to) = (tmp.path().join("from"), tmp.path().join("to"));
+        std::fs::create_dir_all(&from).expect("mkdir");
+        std::fs::create_dir_all(&to).expect("mkdir");
+        let size: u64 = 8 << 30;
+        let mut file = std::fs::File::create(from.join("big")).expect("create");
+        file.write_all(b"head").expect("write");
+        file.seek(io::SeekFrom::Start(4 << 30)).expect("seek");
+        file.write_all(b"middle").expect("write");
+        file.set_len(size).expect("extend");
+        drop(file);
+        let report = copy_tree(&from, &to).expect("copy");
+        assert!(report.skipped.is_empty(), "{report:?}");
+        let copied = std::fs::metadata(to.join("big")).expect("stat");
+        assert_eq!(copied.len(), size);
+        // Holes stay holes: a few blocks, not 8 GiB.
+        assert!(
+            copied.blocks() * 512 < 16 << 20,
+            "{} blocks",
+            copied.blocks()
+        );
+        let mut bytes = [0u8; 6];
+        let mut copy = std::fs::File::open(to.join("big")).expect("open");
+        copy.seek(io::SeekFrom::Start(4 << 30)).expect("seek");
+        std::io::Read::read_exact(&mut copy, &mut bytes).expect("read");
+        assert_eq!(&bytes, b"middle");
+        copy.seek(io::SeekFrom::Start(0)).expect("seek");
+        std::io::Read::read_exact(&mut copy, &mut bytes[..4]).expect("read");
+        assert_eq!(&bytes[..4], b"head");
     }
 }
