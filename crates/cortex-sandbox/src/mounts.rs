@@ -86,20 +86,20 @@ pub(crate) fn build(spec: &SandboxSpec) -> io::Result<Vec<String>> {
     if spec.workspace_writable {
         if !spec.git_writable {
             for path in &git.paths {
-                protect(path)?;
+                protect(path, false)?;
             }
             if git.paths.is_empty() {
-                protect(&spec.workspace.join(".git"))?;
+                protect(&spec.workspace.join(".git"), false)?;
             }
         }
         for relative in &spec.protected {
-            protect(&spec.workspace.join(relative))?;
+            protect(&spec.workspace.join(relative), false)?;
         }
         // The user's own nested repositories stay as they are, whatever
         // `git_write` says (it is about the workspace's repository), and
         // so do the files its config includes.
         for path in &nested {
-            protect(path)?;
+            protect(path, false)?;
         }
         for path in &includes {
             protect_file(path, &spec.workspace)?;
@@ -212,42 +212,22 @@ fn protect_file(path: &Path, workspace: &Path) -> io::Result<()> {
         if !inside {
             return Ok(());
         }
-        match std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(path)
-        {
-            Ok(_) => {}
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
-            // A missing parent or a read-only one: nothing can be made
-            // there by the guest either.
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    io::ErrorKind::ReadOnlyFilesystem
-                        | io::ErrorKind::NotFound
-                        | io::ErrorKind::NotADirectory
-                ) =>
-            {
-                return Ok(());
-            }
-            Err(e) => return Err(e),
-        }
     }
-    protect(path)
+    protect(path, true)
 }
 
 /// A protected path stays read-only inside a writable workspace. Symlinks
 /// are left alone: what they point to is either outside the workspace
 /// (read-only already) or inside it (protected or not on its own terms). A
 /// missing path gets an empty placeholder as its mount point (a file for a
-/// `config`, else a folder), unless its parent is read-only already.
-fn protect(path: &Path) -> io::Result<()> {
+/// `config` or when `as_file`, else a folder), unless its parent is
+/// read-only already.
+fn protect(path: &Path, as_file: bool) -> io::Result<()> {
     match std::fs::symlink_metadata(path) {
         Ok(meta) if meta.file_type().is_symlink() => return Ok(()),
         Ok(_) => {}
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
-            let made = if path.file_name().is_some_and(|name| name == "config") {
+            let made = if as_file || path.file_name().is_some_and(|name| name == "config") {
                 std::fs::OpenOptions::new()
                     .write(true)
                     .create_new(true)
