@@ -85,6 +85,8 @@ fn describe_files(glob_output: &str) -> String {
             .and_then(|n| n.parse::<usize>().ok())
         {
             total += more;
+        } else if line.starts_with('(') && line.contains(" folders not searched: ") {
+            // The walk's note, not a path (a path's newlines are escaped).
         } else if !line.is_empty() && line != "No files matched" {
             total += 1;
             if paths.len() < MAX_FILES {

@@ -11,7 +11,8 @@
 //! - a symlink is copied as a symlink (its target text, never what it names);
 //! - a regular file is opened with `O_NOFOLLOW | O_NONBLOCK` and checked
 //!   again on the descriptor, then copied into a new file (a hard-linked file
-//!   becomes an independent copy: writing it never reaches its other names);
+//!   becomes an independent copy: writing it never reaches its other names),
+//!   its holes kept as holes (`SEEK_DATA`/`SEEK_HOLE`);
 //! - a FIFO, socket or device node is skipped with a note;
 //! - a folder deeper than [`MAX_DEPTH`] is skipped with a note;
 //! - a path component that is a symlink in the source ends that path with a
@@ -193,8 +194,47 @@ fn copy_file(
     .map_err(|e| with_path(shown, err(e)))?;
     let mut reader = std::fs::File::from(fd);
     let mut writer = std::fs::File::from(out);
-    io::copy(&mut reader, &mut writer).map_err(|e| with_path(shown, e))?;
-    Ok(())
+    copy_sparse(&mut reader, &mut writer, stat.st_size.max(0) as u64)
+        .map_err(|e| with_path(shown, e))
+}
+
+/// Copy `size` bytes keeping holes as holes: only the data ranges the
+/// filesystem reports (`SEEK_DATA`/`SEEK_HOLE`) are read and written, so a
+/// file of a terabyte of holes costs what its data costs. Where the source's
+/// filesystem cannot say, the whole file is copied.
+fn copy_sparse(
+    reader: &mut std::fs::File,
+    writer: &mut std::fs::File,
+    size: u64,
+) -> io::Result<()> {
+    use rustix::fs::SeekFrom;
+    use std::io::{Read as _, Seek as _};
+    let mut offset = 0u64;
+    while offset < size {
+        let data = match rustix::fs::seek(&*reader, SeekFrom::Data(offset)) {
+            Ok(data) => data,
+            // No data after `offset`: the rest is a hole.
+            Err(rustix::io::Errno::NXIO) => break,
+            Err(rustix::io::Errno::INVAL | rustix::io::Errno::OPNOTSUPP) if offset == 0 => {
+                io::copy(&mut reader.take(size), writer)?;
+                return Ok(());
+            }
+            Err(e) => return Err(err(e)),
+        };
+        if data >= size {
+            break;
+        }
+        let hole = rustix::fs::seek(&*reader, SeekFrom::Hole(data))
+            .map_err(err)?
+            .min(size);
+        reader.seek(io::SeekFrom::Start(data))?;
+        writer.seek(io::SeekFrom::Start(data))?;
+        io::copy(&mut (&mut *reader).take(hole - data), writer)?;
+        offset = hole.max(data + 1);
+    }
+    // A trailing hole (or a file that shrank meanwhile): the size is the
+    // source's as it was stat'ed.
+    writer.set_len(size)
 }
 
 /// The folder `name` of `dst`, made when absent; anything else there (a
@@ -308,5 +348,45 @@ pub(crate) fn overlay(
         Err(rustix::io::Errno::NOENT) => remove_entry(there, last, relative, 0),
         Err(e) => Err(with_path(relative, err(e))),
         Ok(_) => copy_entry(here, there, last, relative, folders.len(), report),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::{Seek as _, Write as _};
+    use std::os::unix::fs::MetadataExt;
+
+    #[test]
+    fn a_sparse_file_is_copied_sparse() {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let (from, to) = (tmp.path().join("from"), tmp.path().join("to"));
+        std::fs::create_dir_all(&from).expect("mkdir");
+        std::fs::create_dir_all(&to).expect("mkdir");
+        let size: u64 = 8 << 30;
+        let mut file = std::fs::File::create(from.join("big")).expect("create");
+        file.write_all(b"head").expect("write");
+        file.seek(io::SeekFrom::Start(4 << 30)).expect("seek");
+        file.write_all(b"middle").expect("write");
+        file.set_len(size).expect("extend");
+        drop(file);
+        let report = copy_tree(&from, &to).expect("copy");
+        assert!(report.skipped.is_empty(), "{report:?}");
+        let copied = std::fs::metadata(to.join("big")).expect("stat");
+        assert_eq!(copied.len(), size);
+        // Holes stay holes: a few blocks, not 8 GiB.
+        assert!(
+            copied.blocks() * 512 < 16 << 20,
+            "{} blocks",
+            copied.blocks()
+        );
+        let mut bytes = [0u8; 6];
+        let mut copy = std::fs::File::open(to.join("big")).expect("open");
+        copy.seek(io::SeekFrom::Start(4 << 30)).expect("seek");
+        std::io::Read::read_exact(&mut copy, &mut bytes).expect("read");
+        assert_eq!(&bytes, b"middle");
+        copy.seek(io::SeekFrom::Start(0)).expect("seek");
+        std::io::Read::read_exact(&mut copy, &mut bytes[..4]).expect("read");
+        assert_eq!(&bytes[..4], b"head");
     }
 }

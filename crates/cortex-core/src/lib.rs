@@ -26,6 +26,7 @@ pub mod copy;
 mod dispatch;
 mod error;
 pub mod git;
+mod git_watch;
 mod goal;
 mod harness_dirs;
 mod history;

@@ -102,6 +102,9 @@ pub struct Session {
     /// How the provider said the last model response ended, when that was
     /// not the model's own choice; set by each round, read by the turn's end.
     pub(crate) turn_finish: Option<cortex_protocol::TurnFinish>,
+    /// Repository metadata in the workspace when the last turn ended
+    /// (`git_watch.rs`): the next turn's baseline.
+    pub(crate) metadata_baseline: Option<crate::git_watch::Snapshot>,
 }
 
 /// The guest's folder for a session: the repository itself, or its copy.
@@ -191,6 +194,7 @@ impl Session {
             approvals: crate::approvals::Approvals::new(timeline, Default::default()),
             mcp: Default::default(),
             turn_finish: None,
+            metadata_baseline: None,
         })
     }
 
@@ -250,6 +254,7 @@ impl Session {
             approvals,
             mcp: Default::default(),
             turn_finish: None,
+            metadata_baseline: None,
         };
         session.pause_orphaned_goal().await?;
         Ok(session)

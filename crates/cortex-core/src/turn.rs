@@ -75,6 +75,7 @@ impl Session {
                 .await?;
         }
         self.turn_progress = false;
+        let metadata = self.metadata_before_turn().await;
         let outcome = self.turn_loop(&turn, &cancel).await?;
         if cancel.is_cancelled()
             && let Some(guest) = &self.guest
@@ -87,6 +88,7 @@ impl Session {
                 Err(_) => tracing::warn!("the guest did not confirm the stop in time"),
             }
         }
+        self.neutralise_metadata(&turn, metadata).await?;
         let finish = self.turn_finish.take();
         let end = match &outcome {
             TurnOutcome::Completed { rounds } => EventKind::TurnCompleted {

@@ -133,6 +133,107 @@ fn read_path(dir: &Path, name: &str) -> Option<PathBuf> {
     dir.join(text.trim()).canonicalize().ok()
 }
 
+/// How deep includes are followed (git's own limit is 10).
+const MAX_INCLUDE_DEPTH: usize = 10;
+
+/// Files inside `workspace` that the repository's configuration includes
+/// (`include.path`, `includeIf.*.path`, followed from include to include),
+/// but for those inside the metadata already protected. A model that
+/// changed (or created) one would change git's configuration as surely as
+/// by editing `.git/config`, so the mounts make each read-only.
+pub(crate) fn includes(git: &Metadata, workspace: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let mut pending: Vec<(PathBuf, usize)> = git
+        .paths
+        .iter()
+        .flat_map(|dir| [dir.join("config"), dir.join("config.worktree")])
+        .map(|config| (config, 0))
+        .collect();
+    while let Some((config, depth)) = pending.pop() {
+        let Ok(text) = std::fs::read_to_string(&config) else {
+            continue;
+        };
+        let base = config.parent().unwrap_or(Path::new("/"));
+        for value in include_paths(&text) {
+            let Some(path) = resolve_include(&value, base) else {
+                continue;
+            };
+            let protected = git.paths.iter().any(|p| path.starts_with(p));
+            if path.starts_with(workspace) && !protected && !found.contains(&path) {
+                found.push(path.clone());
+            }
+            if depth + 1 < MAX_INCLUDE_DEPTH {
+                pending.push((path, depth + 1));
+            }
+        }
+    }
+    found
+}
+
+/// The `path` values of `[include]` and `[includeIf "…"]` sections, as git
+/// reads them (names are case-insensitive; a value may be quoted).
+fn include_paths(config: &str) -> Vec<String> {
+    let mut in_include = false;
+    let mut paths = Vec::new();
+    for line in config.lines() {
+        let line = line.trim();
+        if let Some(header) = line.strip_prefix('[') {
+            let name = header
+                .split(|c: char| c == ']' || c == '"' || c.is_whitespace())
+                .next()
+                .unwrap_or("")
+                .to_ascii_lowercase();
+            in_include = name == "include" || name == "includeif";
+            // `[include] path = x` on one line.
+            let rest = header.split_once(']').map_or("", |(_, rest)| rest.trim());
+            if in_include && let Some(value) = path_value(rest) {
+                paths.push(value);
+            }
+            continue;
+        }
+        if in_include && let Some(value) = path_value(line) {
+            paths.push(value);
+        }
+    }
+    paths
+}
+
+/// The value of a `path = VALUE` line, unquoted, without a trailing comment.
+fn path_value(line: &str) -> Option<String> {
+    let (key, value) = line.split_once('=')?;
+    if !key.trim().eq_ignore_ascii_case("path") {
+        return None;
+    }
+    let value = value.trim();
+    let value = match value.strip_prefix('"') {
+        Some(quoted) => quoted.split('"').next().unwrap_or(""),
+        None => value.split(['#', ';']).next().unwrap_or("").trim(),
+    };
+    (!value.is_empty()).then(|| value.to_owned())
+}
+
+/// An include's path: `~/` from `$HOME`, a relative one from the folder of
+/// the file that includes it; lexically normalised, then canonical when it
+/// exists (a symlink to somewhere else is protected where it leads).
+fn resolve_include(value: &str, base: &Path) -> Option<PathBuf> {
+    let joined = if let Some(rest) = value.strip_prefix("~/") {
+        PathBuf::from(std::env::var_os("HOME")?).join(rest)
+    } else {
+        base.join(value)
+    };
+    let mut normal = PathBuf::new();
+    for part in joined.components() {
+        match part {
+            std::path::Component::ParentDir => {
+                normal.pop();
+            }
+            std::path::Component::CurDir => {}
+            other => normal.push(other),
+        }
+    }
+    Some(normal.canonicalize().unwrap_or(normal))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -202,5 +303,31 @@ mod tests {
         .expect("write");
         assert_eq!(metadata(&forged).paths, [forged.join(".git")]);
         assert!(metadata(&root.join("none")).paths.is_empty());
+    }
+
+    #[test]
+    fn includes_inside_the_workspace_are_found_recursively() {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let repo = tmp.path().canonicalize().expect("canonical").join("repo");
+        std::fs::create_dir(&repo).expect("mkdir");
+        git(&repo, &["init", "-q"]);
+        let config = repo.join(".git/config");
+        let mut text = std::fs::read_to_string(&config).expect("read");
+        text.push_str(
+            "[include]\n\tpath = ../team.gitconfig\n[includeIf \"gitdir:~/\"]\n\tPath = \"/etc/x\" ; a comment\n[includeif \"onbranch:main\"] path = ../missing.inc\n[core]\n\tpath = ../not-an-include\n",
+        );
+        std::fs::write(&config, text).expect("write");
+        std::fs::write(
+            repo.join("team.gitconfig"),
+            "[include]\npath = nested.inc\n",
+        )
+        .expect("write");
+        let found = includes(&metadata(&repo), &repo);
+        let mut found: Vec<String> = found
+            .iter()
+            .map(|p| p.strip_prefix(&repo).expect("inside").display().to_string())
+            .collect();
+        found.sort();
+        assert_eq!(found, ["missing.inc", "nested.inc", "team.gitconfig"]);
     }
 }

@@ -32,6 +32,7 @@ mod git;
 mod limits;
 #[cfg(target_os = "linux")]
 mod mounts;
+pub mod nested;
 #[cfg(target_os = "linux")]
 mod root;
 mod spec;

@@ -46,6 +46,8 @@ pub(crate) fn build(spec: &SandboxSpec) -> io::Result<Vec<String>> {
     // Everything taken from the host's view, before it goes.
     let git = git::metadata(&spec.workspace);
     warnings.extend(git.warnings.iter().cloned());
+    let nested = nested_metadata(spec, &mut warnings);
+    let includes = git::includes(&git, &spec.workspace);
     let mut pending = take_pending(spec, &git, &mut warnings)?;
     let devices: Vec<(OwnedFd, PathBuf)> = DEVICES
         .iter()
@@ -84,14 +86,23 @@ pub(crate) fn build(spec: &SandboxSpec) -> io::Result<Vec<String>> {
     if spec.workspace_writable {
         if !spec.git_writable {
             for path in &git.paths {
-                protect(path)?;
+                protect(path, false)?;
             }
             if git.paths.is_empty() {
-                protect(&spec.workspace.join(".git"))?;
+                protect(&spec.workspace.join(".git"), false)?;
             }
         }
         for relative in &spec.protected {
-            protect(&spec.workspace.join(relative))?;
+            protect(&spec.workspace.join(relative), false)?;
+        }
+        // The user's own nested repositories stay as they are, whatever
+        // `git_write` says (it is about the workspace's repository), and
+        // so do the files its config includes.
+        for path in &nested {
+            protect(path, false)?;
+        }
+        for path in &includes {
+            protect_file(path, &spec.workspace)?;
         }
     }
     root::seal()?;
@@ -157,17 +168,66 @@ fn hide_harness_folders(spec: &SandboxSpec) -> io::Result<()> {
     Ok(())
 }
 
+/// Nested metadata mounted read-only at most (each is one mount).
+const MAX_NESTED_PROTECTED: usize = 256;
+
+/// The nested repositories' metadata and bare repositories already in the
+/// workspace (see [`crate::nested`]), to make read-only; a warning when
+/// there are more than can be mounted or the tree was too large to scan.
+fn nested_metadata(spec: &SandboxSpec, warnings: &mut Vec<String>) -> Vec<PathBuf> {
+    if !spec.workspace_writable {
+        return Vec::new();
+    }
+    let scan = crate::nested::scan(&spec.workspace);
+    if !scan.complete {
+        warnings.push(format!(
+            "the workspace has more than {} folders; nested repositories beyond them are not read-only in the guest (the harness still neutralises any the model changes)",
+            crate::nested::MAX_SCAN_FOLDERS
+        ));
+    }
+    if scan.found.len() > MAX_NESTED_PROTECTED {
+        warnings.push(format!(
+            "{} nested repositories; only {MAX_NESTED_PROTECTED} are read-only in the guest (the harness still neutralises any the model changes)",
+            scan.found.len()
+        ));
+    }
+    scan.found
+        .into_iter()
+        .take(MAX_NESTED_PROTECTED)
+        .map(|found| spec.workspace.join(found.path))
+        .collect()
+}
+
+/// [`protect`] for a file: a missing one gets an empty file as its
+/// placeholder (git reads an empty include as no settings), made only when
+/// its folder really is in the workspace (not reached through a link).
+fn protect_file(path: &Path, workspace: &Path) -> io::Result<()> {
+    if let Err(e) = std::fs::symlink_metadata(path)
+        && e.kind() == io::ErrorKind::NotFound
+    {
+        let inside = path
+            .parent()
+            .and_then(|parent| parent.canonicalize().ok())
+            .is_some_and(|parent| parent.starts_with(workspace));
+        if !inside {
+            return Ok(());
+        }
+    }
+    protect(path, true)
+}
+
 /// A protected path stays read-only inside a writable workspace. Symlinks
 /// are left alone: what they point to is either outside the workspace
 /// (read-only already) or inside it (protected or not on its own terms). A
 /// missing path gets an empty placeholder as its mount point (a file for a
-/// `config`, else a folder), unless its parent is read-only already.
-fn protect(path: &Path) -> io::Result<()> {
+/// `config` or when `as_file`, else a folder), unless its parent is
+/// read-only already.
+fn protect(path: &Path, as_file: bool) -> io::Result<()> {
     match std::fs::symlink_metadata(path) {
         Ok(meta) if meta.file_type().is_symlink() => return Ok(()),
         Ok(_) => {}
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
-            let made = if path.file_name().is_some_and(|name| name == "config") {
+            let made = if as_file || path.file_name().is_some_and(|name| name == "config") {
                 std::fs::OpenOptions::new()
                     .write(true)
                     .create_new(true)

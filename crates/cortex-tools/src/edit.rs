@@ -2,10 +2,11 @@
 //! each change for the model and the UI.
 
 use crate::cap::cap_middle;
+use crate::open::{Opened, open_no_block, write_regular};
 use crate::read::{looks_binary, read_text};
 use crate::{ToolError, Workspace, Written};
 use cortex_protocol::{EditFileArgs, WriteFileArgs};
-use std::path::Path;
+use std::io::Read as _;
 use std::time::Duration;
 
 /// A recorded diff is at most this many bytes.
@@ -40,29 +41,27 @@ fn plural(n: usize, one: &str, many: &str) -> String {
     }
 }
 
-fn write(path: &Path, content: &str) -> Result<(), ToolError> {
-    std::fs::write(path, content).map_err(|source| ToolError::Io {
-        path: path.to_path_buf(),
-        source,
-    })
-}
-
 impl Workspace {
     /// Create or replace a file; parent folders created.
     pub fn write_file(&self, args: &WriteFileArgs) -> Result<Written, ToolError> {
         let path = self.resolve_for_write(&args.path)?;
         let shown = self.display(&path);
-        let old = match std::fs::metadata(&path) {
-            Ok(meta) if meta.is_dir() => {
+        let io_err = |source| ToolError::Io {
+            path: path.clone(),
+            source,
+        };
+        let old = match open_no_block(&path, false) {
+            Ok(Opened::Folder) => {
                 return Err(ToolError::Invalid(format!(
                     "`{shown}` is a folder; give the path of a file inside it"
                 )));
             }
-            Ok(meta) if !meta.is_file() => return Err(ToolError::not_regular(&shown)),
-            Ok(_) => Some(std::fs::read(&path).map_err(|source| ToolError::Io {
-                path: path.clone(),
-                source,
-            })?),
+            Ok(Opened::Special) => return Err(ToolError::not_regular(&shown)),
+            Ok(Opened::File(mut file, _)) => {
+                let mut bytes = Vec::new();
+                file.read_to_end(&mut bytes).map_err(io_err)?;
+                Some(bytes)
+            }
             Err(_) => None,
         };
         if let Some(parent) = path.parent() {
@@ -71,7 +70,7 @@ impl Workspace {
                 source,
             })?;
         }
-        write(&path, &args.content)?;
+        write_regular(&path, &shown, &args.content)?;
         let lines = plural(line_count(&args.content), "line", "lines");
         let (verb, diff) = match old {
             None => ("Created", unified_diff(&shown, "", &args.content)),
@@ -102,20 +101,12 @@ impl Workspace {
                     .to_owned(),
             ));
         }
-        match std::fs::metadata(&path) {
-            Ok(meta) if meta.is_dir() => {
-                return Err(ToolError::Invalid(format!(
-                    "`{shown}` is a folder, not a file"
-                )));
-            }
-            Ok(meta) if !meta.is_file() => return Err(ToolError::not_regular(&shown)),
-            Ok(_) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+        let old = match read_text(&path, &shown) {
+            Err(ToolError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
                 return Err(self.not_found(shown));
             }
-            Err(source) => return Err(ToolError::Io { path, source }),
-        }
-        let old = read_text(&path, &shown)?;
+            other => other?,
+        };
         let matches = old.matches(args.old_string.as_str()).count();
         let replace_all = args.replace_all.unwrap_or(false);
         if matches == 0 {
@@ -141,7 +132,7 @@ impl Workspace {
         } else {
             old.replacen(&args.old_string, &args.new_string, 1)
         };
-        write(&path, &new)?;
+        write_regular(&path, &shown, &new)?;
         Ok(Written {
             summary: format!(
                 "Edited {shown} ({})",

@@ -4,7 +4,7 @@
 //! `--glob`); one with `/` matches the path relative to the searched folder,
 //! with `*` not crossing `/` and `**` spanning folders.
 
-use crate::search::{collect_parallel, is_file, walker};
+use crate::search::{collect_parallel, is_file};
 use crate::{ToolError, Workspace};
 use cortex_protocol::GlobArgs;
 use globset::{GlobBuilder, GlobSetBuilder};
@@ -51,7 +51,8 @@ impl Workspace {
             .map_err(|e| ToolError::Invalid(format!("invalid glob `{pattern}`: {e}")))?;
         // Entries under `dir` are `dir` + `/` + the relative path.
         let prefix_len = dir.as_os_str().len() + 1;
-        let mut found = collect_parallel(&walker(&dir), || {
+        let (walk, skipped) = self.walker(&dir)?;
+        let mut found = collect_parallel(&walk, || {
             |entry: ignore::DirEntry| {
                 if !is_file(&entry) {
                     return None;
@@ -77,8 +78,10 @@ impl Workspace {
                 Some((mtime, entry.into_path()))
             }
         });
+        let note = skipped.note(self);
         if found.is_empty() {
-            return Ok("No files matched".to_owned());
+            let none = "No files matched".to_owned();
+            return Ok(note.map_or(none.clone(), |note| format!("{none}\n{note}")));
         }
         let total = found.len();
         let newest_first = |a: &(SystemTime, _), b: &(SystemTime, _)| {
@@ -93,6 +96,7 @@ impl Workspace {
         if total > MAX_GLOB_RESULTS {
             out.push(format!("({} more not shown)", total - MAX_GLOB_RESULTS));
         }
+        out.extend(note);
         Ok(out.join("\n"))
     }
 }

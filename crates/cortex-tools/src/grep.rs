@@ -7,7 +7,8 @@
 //! output can show, so memory stays bounded on a huge match set.
 
 use crate::cap::{MAX_OUTPUT_BYTES, cap_middle, floor_char_boundary};
-use crate::search::{collect_parallel, is_file, walker};
+use crate::open::{Opened, open_no_block};
+use crate::search::{collect_parallel, is_file};
 use crate::{ToolError, Workspace};
 use cortex_protocol::{GrepArgs, GrepMode};
 use grep_regex::RegexMatcherBuilder;
@@ -63,7 +64,7 @@ impl Workspace {
             .binary_detection(BinaryDetection::quit(b'\x00'))
             .before_context(context)
             .after_context(context);
-        let mut walk = walker(&target);
+        let (mut walk, skipped) = self.walker(&target)?;
         if let Some(glob) = args
             .glob
             .as_deref()
@@ -87,20 +88,25 @@ impl Workspace {
                     return None;
                 }
                 let path = entry.path();
+                // Opened without blocking and checked again: a file swapped
+                // for a FIFO since the walk saw it is skipped, not waited on.
+                let Ok(Opened::File(file, _)) = open_no_block(path, false) else {
+                    return None;
+                };
                 let (count, text, lines) = match mode {
                     GrepMode::Files => {
                         let mut sink = FirstMatch(false);
-                        searcher.search_path(&matcher, path, &mut sink).ok()?;
+                        searcher.search_file(&matcher, &file, &mut sink).ok()?;
                         (u64::from(sink.0), String::new(), Vec::new())
                     }
                     GrepMode::Count => {
                         let mut sink = CountMatches(0);
-                        searcher.search_path(&matcher, path, &mut sink).ok()?;
+                        searcher.search_file(&matcher, &file, &mut sink).ok()?;
                         (sink.0, String::new(), Vec::new())
                     }
                     GrepMode::Content => {
                         let mut sink = ContentSink::new(path, root, stored);
-                        searcher.search_path(&matcher, path, &mut sink).ok()?;
+                        searcher.search_file(&matcher, &file, &mut sink).ok()?;
                         (sink.count, sink.text, sink.lines)
                     }
                 };
@@ -112,8 +118,10 @@ impl Workspace {
                 })
             }
         });
+        let note = skipped.note(self);
         if hits.is_empty() {
-            return Ok("No matches found".to_owned());
+            let none = "No matches found".to_owned();
+            return Ok(note.map_or(none.clone(), |note| format!("{none}\n{note}")));
         }
         let out = match mode {
             GrepMode::Files => {
@@ -142,6 +150,11 @@ impl Workspace {
                 out.join("\n")
             }
             GrepMode::Content => render_content(&mut hits, context > 0),
+        };
+        let out = match note {
+            Some(note) if out.ends_with('\n') => format!("{out}{note}"),
+            Some(note) => format!("{out}\n{note}"),
+            None => out,
         };
         Ok(cap_middle(&out, MAX_OUTPUT_BYTES))
     }
@@ -265,7 +278,7 @@ impl<'a> ContentSink<'a> {
         let before = self.text.len();
         let prefix = self.prefix.get_or_insert_with(|| {
             let rel = self.path.strip_prefix(self.root).unwrap_or(self.path);
-            rel.display().to_string()
+            crate::workspace::shown_path(rel)
         });
         self.text.push_str(prefix);
         self.text.push(sep);

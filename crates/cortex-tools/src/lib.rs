@@ -14,6 +14,7 @@ mod error;
 mod glob;
 mod grep;
 mod near_miss;
+mod open;
 mod plan;
 mod plan_steps;
 mod read;

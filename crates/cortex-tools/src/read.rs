@@ -4,6 +4,7 @@
 //! shown (plus a fast newline count of the rest, for the "of N" note).
 
 use crate::cap::{MAX_OUTPUT_BYTES, cap_middle, floor_char_boundary};
+use crate::open::{Opened, open_no_block, open_regular};
 use crate::{ToolError, Workspace};
 use cortex_protocol::ReadFileArgs;
 use std::fs::File;
@@ -41,22 +42,21 @@ impl Workspace {
             path: path.clone(),
             source,
         };
-        let meta = match std::fs::metadata(&path) {
-            Ok(meta) => meta,
+        // Opened without blocking and checked on the descriptor: a FIFO
+        // (even one swapped in after a check) is an error at once.
+        let (file, meta) = match open_no_block(&path, false) {
+            Ok(Opened::File(file, meta)) => (file, meta),
+            Ok(Opened::Folder) => {
+                return Err(ToolError::Invalid(format!(
+                    "`{shown}` is a folder, not a file; use glob with path `{shown}` (e.g. pattern `*`) to list its files"
+                )));
+            }
+            Ok(Opened::Special) => return Err(ToolError::not_regular(&shown)),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 return Err(self.not_found(shown));
             }
             Err(e) => return Err(io_err(e)),
         };
-        if meta.is_dir() {
-            return Err(ToolError::Invalid(format!(
-                "`{shown}` is a folder, not a file; use glob with path `{shown}` (e.g. pattern `*`) to list its files"
-            )));
-        }
-        if !meta.is_file() {
-            return Err(ToolError::not_regular(&shown));
-        }
-        let file = File::open(&path).map_err(io_err)?;
         let offset = args.offset.unwrap_or(1).max(1);
         let limit = args.limit.unwrap_or(DEFAULT_LIMIT).max(1);
         let out = number_lines(file, offset, limit, &shown, meta.len(), &path)?;
@@ -176,8 +176,9 @@ fn count_lines(reader: &mut impl BufRead) -> std::io::Result<u64> {
 /// Read a whole text file for editing; binary files refused.
 pub(crate) fn read_text(path: &Path, shown: &str) -> Result<String, ToolError> {
     let mut bytes = Vec::new();
-    File::open(path)
-        .and_then(|mut f| f.read_to_end(&mut bytes))
+    let folder = format!("`{shown}` is a folder, not a file");
+    open_regular(path, shown, &folder)?
+        .read_to_end(&mut bytes)
         .map_err(|source| ToolError::Io {
             path: path.to_path_buf(),
             source,

@@ -4,27 +4,158 @@
 //! does): `.gitignore`, `.ignore` and git excludes are respected even outside
 //! a git repository, hidden files and `.git` are skipped, and symlinks are not
 //! followed — so a symlink pointing outside the workspace is never read.
+//! The walker opens each folder's `.gitignore` and `.ignore` itself, so a
+//! folder where one of them is a FIFO, socket or device is not entered (and
+//! named in a note); a FIFO in the search's own path refuses the search. A
+//! walk ends [`MAX_WALK_DEPTH`] folders down; symlink loops never start,
+//! since no link is followed.
 //! Each walker thread collects into its own buffer; the buffers are merged
 //! when the threads finish.
 
+use crate::open::{Opened, open_no_block};
 use crate::{ToolError, Workspace};
+use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use ignore::{DirEntry, ParallelVisitor, ParallelVisitorBuilder, WalkBuilder, WalkState};
+use std::io::BufRead as _;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
-/// A walker over `dir` with ripgrep's default filters.
-pub(crate) fn walker(dir: &Path) -> WalkBuilder {
-    let mut builder = WalkBuilder::new(dir);
-    builder
-        .standard_filters(true)
-        .require_git(false)
-        .follow_links(false)
-        .threads(0)
-        // Hidden files are skipped already, but a `.gitignore` whitelist could
-        // bring `.git` back. Bytes, not `file_name()`, which parses the path.
-        .filter_entry(|entry| !entry.path().as_os_str().as_bytes().ends_with(b"/.git"));
-    builder
+/// The deepest folder a search descends to, counted from where it starts
+/// (as a copy's `MAX_DEPTH`): a tree made deep on purpose ends there.
+pub(crate) const MAX_WALK_DEPTH: usize = 128;
+
+/// The per-folder files the walker itself opens (ignore rules, and what a
+/// `.git` file names): each must be a regular file, or absent, before the
+/// walker may enter the folder, since opening a FIFO there would block it.
+const READ_BY_THE_WALK: &[&str] = &[".gitignore", ".ignore"];
+
+/// Folders a walk did not enter because one of their ignore files is a
+/// FIFO, socket or device node (shown relative to the walk's start).
+#[derive(Clone, Default)]
+pub(crate) struct Skipped(Arc<Mutex<Vec<PathBuf>>>);
+
+impl Skipped {
+    fn push(&self, dir: &Path) {
+        self.0
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .push(dir.to_path_buf());
+    }
+
+    /// One note line for the output, or `None` when nothing was skipped.
+    pub(crate) fn note(&self, ws: &Workspace) -> Option<String> {
+        let mut dirs = self
+            .0
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .clone();
+        if dirs.is_empty() {
+            return None;
+        }
+        dirs.sort_unstable();
+        let named: Vec<String> = dirs.iter().take(5).map(|d| ws.display(d)).collect();
+        Some(format!(
+            "({} folders not searched: their .gitignore or .ignore is not a regular file: {})",
+            dirs.len(),
+            named.join(", ")
+        ))
+    }
+}
+
+/// Whether the walker may read `dir`'s ignore files without blocking: each
+/// is absent, a folder, or (after following a link) a regular file.
+fn ignore_files_are_safe(dir: &Path) -> bool {
+    READ_BY_THE_WALK.iter().all(|name| {
+        let path = dir.join(name);
+        match std::fs::symlink_metadata(&path) {
+            Err(_) => true,
+            Ok(meta) if meta.is_file() || meta.is_dir() => true,
+            Ok(meta) if meta.file_type().is_symlink() => {
+                std::fs::metadata(&path).map_or(true, |target| !is_special(&target))
+            }
+            Ok(_) => false,
+        }
+    })
+}
+
+fn is_special(meta: &std::fs::Metadata) -> bool {
+    !meta.is_file() && !meta.is_dir()
+}
+
+/// The workspace's own `.git/info/exclude`, read without blocking (the
+/// walker's own reading of excludes is off: it follows what a `.git` file
+/// in any folder names).
+fn root_excludes(root: &Path) -> Option<Gitignore> {
+    let path = root.join(".git/info/exclude");
+    let Ok(Opened::File(file, meta)) = open_no_block(&path, false) else {
+        return None;
+    };
+    if meta.len() > MAX_EXCLUDE_BYTES {
+        return None;
+    }
+    let mut builder = GitignoreBuilder::new(root);
+    for line in std::io::BufReader::new(file).lines() {
+        let _ = builder.add_line(Some(path.clone()), &line.ok()?);
+    }
+    builder.build().ok()
+}
+
+/// Larger exclude files are not read (git's own are a few lines).
+const MAX_EXCLUDE_BYTES: u64 = 1024 * 1024;
+
+impl Workspace {
+    /// A walker over `dir` (inside the workspace) with ripgrep's default
+    /// filters, and the folders it will skip. Refused when an ignore file
+    /// of `dir` or of a folder between it and the root is a special file.
+    pub(crate) fn walker(&self, dir: &Path) -> Result<(WalkBuilder, Skipped), ToolError> {
+        let root = self.root().to_path_buf();
+        for ancestor in dir.ancestors().take_while(|a| a.starts_with(&root)) {
+            if !ignore_files_are_safe(ancestor) {
+                return Err(ToolError::Invalid(format!(
+                    "`{}` holds a .gitignore or .ignore that is not a regular file (a FIFO, socket or device); remove it to search here",
+                    self.display(ancestor)
+                )));
+            }
+        }
+        let skipped = Skipped::default();
+        let excludes = root_excludes(&root);
+        let mut builder = WalkBuilder::new(dir);
+        let note = skipped.clone();
+        builder
+            .standard_filters(true)
+            .require_git(false)
+            .follow_links(false)
+            // The global excludes come from the guest's home, which the
+            // model writes; a `.git` file's target and its `info/exclude`
+            // are the model's too.
+            .git_global(false)
+            .git_exclude(false)
+            .max_depth(Some(MAX_WALK_DEPTH))
+            .threads(0)
+            .filter_entry(move |entry| {
+                let path = entry.path();
+                // Hidden files are skipped already, but a `.gitignore`
+                // whitelist could bring `.git` back. Bytes, not
+                // `file_name()`, which parses the path.
+                if path.as_os_str().as_bytes().ends_with(b"/.git") {
+                    return false;
+                }
+                let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
+                if excludes
+                    .as_ref()
+                    .is_some_and(|ex| ex.matched(path, is_dir).is_ignore())
+                {
+                    return false;
+                }
+                if is_dir && !ignore_files_are_safe(path) {
+                    note.push(path);
+                    return false;
+                }
+                true
+            });
+        Ok((builder, skipped))
+    }
 }
 
 /// Whether the walked entry is a regular file (symlinks are not followed).

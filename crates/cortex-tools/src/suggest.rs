@@ -4,7 +4,7 @@
 //! `calc.py`). An error that names the real candidates turns the next call
 //! into a correct one instead of a second guess.
 
-use crate::search::{collect_parallel, is_file, walker};
+use crate::search::{collect_parallel, is_file};
 use crate::{ToolError, Workspace};
 use std::path::Path;
 
@@ -42,7 +42,11 @@ impl Workspace {
             .and_then(|s| s.to_str())
             .unwrap_or(&name)
             .to_owned();
-        let found = collect_parallel(&walker(self.root()), || {
+        // A tree the walk refuses has no suggestions to give.
+        let Ok((walk, _)) = self.walker(self.root()) else {
+            return Vec::new();
+        };
+        let found = collect_parallel(&walk, || {
             |entry: ignore::DirEntry| {
                 if !is_file(&entry) {
                     return None;

@@ -144,10 +144,30 @@ impl Workspace {
     pub(crate) fn display(&self, abs: &Path) -> String {
         match abs.strip_prefix(&self.root) {
             Ok(rel) if rel.as_os_str().is_empty() => ".".to_owned(),
-            Ok(rel) => rel.display().to_string(),
-            Err(_) => abs.display().to_string(),
+            Ok(rel) => shown_path(rel),
+            Err(_) => shown_path(abs),
         }
     }
+}
+
+/// A path as a tool's output shows it: one line whatever its bytes. Control
+/// characters (a newline in a name could forge a line of a listing, an
+/// escape sequence acts on a terminal) are written as `\u{..}`, bytes that
+/// are not UTF-8 as U+FFFD.
+pub(crate) fn shown_path(path: &Path) -> String {
+    let text = path.to_string_lossy();
+    if !text.chars().any(char::is_control) {
+        return text.into_owned();
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if c.is_control() {
+            out.push_str(&format!("\\u{{{:x}}}", u32::from(c)));
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// The real path of `path`: canonical up to its nearest existing ancestor,
