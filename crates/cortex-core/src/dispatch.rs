@@ -32,6 +32,9 @@ pub(crate) struct Answer {
     pub status: ToolStatus,
     pub output: String,
     pub diff: Option<String>,
+    /// What an MCP tool returned besides text; it reaches the model with
+    /// the result (see `Message::attachments`).
+    pub attachments: Vec<cortex_protocol::Attachment>,
 }
 
 impl Answer {
@@ -40,6 +43,7 @@ impl Answer {
             status: ToolStatus::Ok,
             output: output.into(),
             diff: None,
+            attachments: Vec::new(),
         }
     }
 
@@ -48,6 +52,7 @@ impl Answer {
             status: ToolStatus::Error,
             output: output.into(),
             diff: None,
+            attachments: Vec::new(),
         }
     }
 
@@ -61,6 +66,7 @@ impl Answer {
             status,
             output: output.into(),
             diff: None,
+            attachments: Vec::new(),
         }
     }
 }
@@ -239,11 +245,14 @@ impl Session {
 
         self.turn_progress |= changed_something(calls, &answers);
         for (call, answer) in calls.iter().zip(answers) {
-            let output = answer
-                .map(|a| a.output)
-                .unwrap_or_else(|| STOPPED_BY_USER.into());
-            self.history
-                .push(cortex_protocol::Message::tool(call.id.clone(), output));
+            let (output, attachments) = answer
+                .map(|a| (a.output, a.attachments))
+                .unwrap_or_else(|| (STOPPED_BY_USER.into(), Vec::new()));
+            self.history.push(cortex_protocol::Message::tool_with(
+                call.id.clone(),
+                output,
+                attachments,
+            ));
         }
         Ok(if let Some(reason) = stop_reason {
             DispatchEnd::StopRule(reason)
@@ -525,6 +534,7 @@ impl Session {
                         status,
                         output: outcome.output,
                         diff: outcome.diff,
+                        attachments: Vec::new(),
                     });
                 }
             }

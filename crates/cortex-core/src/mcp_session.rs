@@ -178,8 +178,7 @@ impl Session {
             return Ok(Answer::error("no MCP server is running in this session"));
         };
         Ok(match hub.call(tool, arguments, cancel).await {
-            Called::Output(output) if output.is_error => Answer::error(model_text(output)),
-            Called::Output(output) => Answer::ok(model_text(output)),
+            Called::Output(output) => mcp_answer(output),
             Called::Error(message) => Answer::error(message),
             Called::Failed { message, notice } => {
                 self.record_mcp(turn, vec![notice]).await?;
@@ -197,16 +196,22 @@ impl Session {
     }
 }
 
-/// What the model reads of a result. No provider of ours takes images in a
-/// tool result yet, so the `[image N: TYPE]` placeholders get a note saying
-/// the model cannot see them (rather than letting it guess at them).
-fn model_text(output: cortex_mcp::McpOutput) -> String {
-    match output.images.len() {
-        0 => output.text,
-        n => format!(
-            "{}\n(note: {n} image(s) above are not shown to you: this session's model is not \
-             given images from tools)",
-            output.text
-        ),
-    }
+/// What the model gets of a result: the text (which names each image,
+/// `[image N: TYPE]`) and the images as attachments, which each provider
+/// sends as images or replaces by a note (`Message::text_only_content`).
+fn mcp_answer(output: cortex_mcp::McpOutput) -> Answer {
+    let mut answer = if output.is_error {
+        Answer::error(output.text)
+    } else {
+        Answer::ok(output.text)
+    };
+    answer.attachments = output
+        .images
+        .into_iter()
+        .map(|image| cortex_protocol::Attachment::Image {
+            mime_type: image.mime_type,
+            data: image.data,
+        })
+        .collect();
+    answer
 }

@@ -135,7 +135,8 @@ fn native_messages(system: &str, messages: &[Message]) -> Vec<serde_json::Value>
     }
     let mut call_names: HashMap<&str, &str> = HashMap::new();
     for m in messages {
-        let mut v = json!({"role": role_str(m.role), "content": m.content});
+        // The embedded model takes no images: tools' images become a note.
+        let mut v = json!({"role": role_str(m.role), "content": m.text_only_content()});
         if !m.tool_calls.is_empty() {
             let calls: Vec<serde_json::Value> = m
                 .tool_calls
@@ -178,7 +179,7 @@ fn inline_messages(
         match m.role {
             Role::Tool => out.push(json!({
                 "role": "user",
-                "content": format!("<tool_response>\n{}\n</tool_response>", m.content),
+                "content": format!("<tool_response>\n{}\n</tool_response>", m.text_only_content()),
             })),
             Role::Assistant if !m.tool_calls.is_empty() => {
                 let mut content = m.content.clone();
