@@ -46,27 +46,33 @@ pub(crate) enum McpGate {
 impl Session {
     /// Add MCP servers to this session (from the user's config or a client
     /// such as an editor). They start with the next turn, before its first
-    /// model request; servers added after that start with the turn after.
-    pub fn add_mcp_servers(&mut self, specs: impl IntoIterator<Item = ServerSpec>) {
-        self.mcp.pending.extend(specs);
+    /// model request; servers added after that start with the turn after,
+    /// and the servers already running go on untouched. A name the session
+    /// already has (a server added earlier, configured servers first) keeps
+    /// its first server. Returns the names added.
+    pub fn add_mcp_servers(&mut self, specs: impl IntoIterator<Item = ServerSpec>) -> Vec<String> {
+        let mut added = Vec::new();
+        for spec in specs {
+            let known = self.mcp.pending.iter().any(|p| p.name == spec.name)
+                || self.mcp.hub.as_ref().is_some_and(|hub| hub.has(&spec.name));
+            if known {
+                tracing::warn!("MCP server `{}` is already in this session", spec.name);
+                continue;
+            }
+            added.push(spec.name.clone());
+            self.mcp.pending.push(spec);
+        }
+        added
     }
 
-    /// Start the servers added since the last turn; each becomes
-    /// `mcp.server_ready` or `mcp.server_failed`. Never fails the turn.
+    /// Start the servers added since the last turn (only those: the others
+    /// keep running); each becomes `mcp.server_ready` or
+    /// `mcp.server_failed`. Never fails the turn.
     pub(crate) async fn start_mcp(&mut self, turn: &TurnId) -> Result<(), CoreError> {
         if self.mcp.pending.is_empty() {
             return Ok(());
         }
-        let mut specs = match self.mcp.hub.take() {
-            // The hub is built in one go: restart what ran with the new ones.
-            Some(hub) => {
-                let running = hub.specs();
-                hub.close().await;
-                running
-            }
-            None => Vec::new(),
-        };
-        specs.append(&mut self.mcp.pending);
+        let specs = std::mem::take(&mut self.mcp.pending);
         let launcher = GuestLauncher::new(self.guests.clone(), self.mcp_guest_spec());
         let host = HostLauncher {
             cwd: self.workspace.clone(),
@@ -75,8 +81,12 @@ impl Session {
             guest: Some(&launcher),
             host: &host,
         };
-        let (hub, notices) = McpHub::start(&specs, launchers).await;
-        self.mcp.hub = Some(hub);
+        let notices = self
+            .mcp
+            .hub
+            .get_or_insert_with(McpHub::default)
+            .add(&specs, launchers)
+            .await;
         self.record_mcp(turn, notices).await
     }
 

@@ -394,3 +394,63 @@ async fn streamable_http_servers_are_tools_of_a_session_and_images_are_attachmen
     assert!(results[2].2.contains("no such ticket"), "{}", results[2].2);
     h.session.close().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_added_after_the_first_turn_starts_alone() {
+    let script = json!({"responses": [
+        {"tool_calls": [{"name": "mcp__py__add", "arguments": {"a": 1, "b": 2}}]},
+        {"text": "3"},
+        {"tool_calls": [
+            {"name": "mcp__py__add", "arguments": {"a": 2, "b": 2}},
+            {"name": "mcp__late__echo", "arguments": {"text": "late"}}
+        ]},
+        {"text": "done"}
+    ]});
+    let Some((mut h, python)) = with_server(Mode::Agent, script).await else {
+        return;
+    };
+    let added = h
+        .session
+        .add_mcp_servers([server("py", &python, &[], false)]);
+    assert_eq!(added, ["py"]);
+    let outcome = h
+        .session
+        .run_turn("first", CancellationToken::new())
+        .await
+        .expect("turn");
+    assert_eq!(outcome, TurnOutcome::Completed { rounds: 2 });
+    // A second server of a name the session has is left out; a new one is
+    // added and starts with the next turn.
+    let added = h.session.add_mcp_servers([
+        server("py", &python, &["crash"], false),
+        server("late", &python, &[], false),
+    ]);
+    assert_eq!(added, ["late"]);
+    let outcome = h
+        .session
+        .run_turn("second", CancellationToken::new())
+        .await
+        .expect("turn");
+    assert_eq!(outcome, TurnOutcome::Completed { rounds: 2 });
+    let ready: Vec<String> = h
+        .events()
+        .await
+        .into_iter()
+        .filter_map(|e| match e.kind {
+            EventKind::McpServerReady { name, .. } => Some(name),
+            EventKind::McpServerFailed { name, .. } => Some(format!("{name} failed")),
+            _ => None,
+        })
+        .collect();
+    // `py` started once and kept running: it was not restarted for `late`.
+    assert_eq!(ready, ["py", "late"]);
+    let results = h.results().await;
+    assert_eq!(
+        results[1..],
+        [
+            ("mcp__py__add".into(), ToolStatus::Ok, "4".into()),
+            ("mcp__late__echo".into(), ToolStatus::Ok, "late".into()),
+        ]
+    );
+    h.session.close().await;
+}
