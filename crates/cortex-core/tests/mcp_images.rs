@@ -7,18 +7,18 @@
 //! parts of the `function_call_output`, Anthropic an `image` block inside
 //! the `tool_result`. Skips where the Python server is not installed.
 
+mod common;
 #[path = "../../cortex-mcp/tests/support/mod.rs"]
 mod mcp_support;
 #[path = "../../cortex-model/tests/support/mod.rs"]
 mod model_support;
 
-use cortex_core::{McpServerSpec, Session, SessionConfig, TurnOutcome};
+use cortex_core::{McpServerSpec, Session, TurnOutcome};
 use cortex_mcp::ServerConfig;
 use cortex_model::anthropic::{AnthropicConfig, AnthropicProvider};
 use cortex_model::openai::{OpenAiConfig, OpenAiProvider, OpenAiWire};
 use cortex_model::{ModelProvider, RetryPolicy, Timeouts};
-use cortex_protocol::{EventKind, Mode};
-use cortex_runtime::InProcessProvider;
+use cortex_protocol::{EventKind, Mode, StopRule};
 use cortex_store::{SqliteStore, Store};
 use model_support::{Reply, Server};
 use serde_json::{Value, json};
@@ -196,21 +196,14 @@ async fn second_request(
     let repo = tempfile::tempdir().expect("tempdir");
     std::fs::copy(mcp_support::fixture(), repo.path().join("server.py")).expect("copy");
     let store: Arc<dyn Store> = Arc::new(SqliteStore::in_memory().expect("store"));
-    let mut session = Session::create(SessionConfig {
-        repository: repo.path().to_path_buf(),
-        mode: Mode::Agent,
-        stop_rule: Default::default(),
+    let config = common::config(
+        repo.path(),
         store,
-        model: model(&server),
-        guests: Arc::new(InProcessProvider),
-        guest_env: vec![("PATH".into(), std::env::var("PATH").unwrap_or_default())],
-        sandbox: Default::default(),
-        workspaces: None,
-        compaction: Default::default(),
-        harness_dirs: Default::default(),
-    })
-    .await
-    .expect("session");
+        model(&server),
+        Mode::Agent,
+        StopRule::Code,
+    );
+    let mut session = Session::create(config).await.expect("session");
     session.add_mcp_servers([pixel_server(&python)]);
     let mut events = session.subscribe();
     let outcome = session

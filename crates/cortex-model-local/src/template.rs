@@ -415,4 +415,27 @@ mod tests {
         );
         Ok(())
     }
+
+    #[test]
+    fn a_tools_images_become_a_note_in_both_shapes() -> Result<(), LocalError> {
+        let mut history = history();
+        history[2] = Message::tool_with(
+            CallId::from("call_1"),
+            "[image 1: image/png]",
+            vec![cortex_protocol::Attachment::Image {
+                mime_type: "image/png".into(),
+                data: "aGk=".into(),
+            }],
+        );
+        for template in [QWEN, SMOL] {
+            let t = ChatTemplate::new(Some(template), "", "<|im_end|>")?;
+            let out = t.render("S", &history, &tools())?;
+            assert!(
+                out.contains("[image 1: image/png]\n(note: the 1 image(s)"),
+                "{out}"
+            );
+            assert!(!out.contains("aGk="), "{out}");
+        }
+        Ok(())
+    }
 }
