@@ -8,7 +8,7 @@
 //! - `initialize`: the agent answers version 1 whatever the editor asked
 //!   (the only version it speaks; the editor decides whether it can talk to
 //!   it), with `loadSession`, text and embedded-text prompts and MCP over
-//!   stdio (the protocol's baseline) as its capabilities;
+//!   stdio and HTTP as its capabilities;
 //! - `session/new` (the `cwd` is the repository) and `session/load` (the
 //!   stored timeline replayed as `session/update` notifications, the
 //!   user's messages included), both answering the four modes;
@@ -24,11 +24,13 @@
 //!   user is a `session/request_permission` (allow once, allow always,
 //!   reject once) and the editor's choice goes back through the API.
 //!
-//! - the editor's stdio `mcpServers` of `session/new` are the session's
-//!   (`CreateSession::mcp_servers`), besides the server's configured ones.
+//! - the editor's `mcpServers` (stdio and http; not sse) of `session/new`
+//!   are the session's (`CreateSession::mcp_servers`), besides the server's
+//!   configured ones; those of `session/load` are added to the loaded
+//!   session (`POST /v1/sessions/{id}/mcp_servers`) and start with its next
+//!   turn without restarting the servers it runs.
 //!
-//! Not yet: the editor's MCP servers at `session/load` (the loaded session
-//! keeps its own), images and binary resources in prompts.
+//! Not yet: images and binary resources in prompts.
 //!
 //! Each request that waits on the API runs in a task of its own, so the
 //! connection keeps reading (a `session/cancel` arrives while a prompt runs).
@@ -186,9 +188,9 @@ fn initialize_response() -> InitializeResponse {
                         .audio(false)
                         .embedded_context(true),
                 )
-                // Stdio MCP servers are the protocol's baseline; no other
-                // transport is claimed.
-                .mcp_capabilities(McpCapabilities::new().http(false).sse(false)),
+                // Stdio (the protocol's baseline) and streamable HTTP;
+                // not the older SSE transport.
+                .mcp_capabilities(McpCapabilities::new().http(true).sse(false)),
         )
         .agent_info(Implementation::new("cortex", env!("CARGO_PKG_VERSION")))
 }

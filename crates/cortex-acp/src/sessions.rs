@@ -74,9 +74,10 @@ fn repository(cwd: &Path) -> Result<String, agent_client_protocol::Error> {
     Ok(cwd.display().to_string())
 }
 
-/// The editor's stdio MCP servers for a new session; others (HTTP, SSE)
-/// were not advertised and are left out with a warning rather than failing
-/// an editor that sends them anyway.
+/// The editor's MCP servers as the session API takes them: stdio and
+/// streamable HTTP (with the editor's headers). SSE servers (the protocol's
+/// older HTTP transport, not advertised) are left out with a warning rather
+/// than failing an editor that sends them anyway.
 fn mcp_servers(servers: &[McpServer]) -> Vec<McpServerRequest> {
     servers
         .iter()
@@ -90,24 +91,24 @@ fn mcp_servers(servers: &[McpServer]) -> Vec<McpServerRequest> {
                     .iter()
                     .map(|v| (v.name.clone(), v.value.clone()))
                     .collect(),
+                ..McpServerRequest::default()
+            }),
+            McpServer::Http(http) => Some(McpServerRequest {
+                name: http.name.clone(),
+                url: Some(http.url.clone()),
+                headers: http
+                    .headers
+                    .iter()
+                    .map(|h| (h.name.clone(), h.value.clone()))
+                    .collect(),
+                ..McpServerRequest::default()
             }),
             _ => {
-                tracing::warn!("an MCP server that is not stdio is left out");
+                tracing::warn!("an MCP server over SSE is left out (stdio and http are taken)");
                 None
             }
         })
         .collect()
-}
-
-/// A loaded session keeps the servers it was created with (while it stays
-/// live in the server); the editor's are not added to it.
-fn ignore_mcp_servers(servers: &[McpServer]) {
-    if !servers.is_empty() {
-        tracing::warn!(
-            "the editor's {} MCP server(s) are not added to a loaded session",
-            servers.len()
-        );
-    }
 }
 
 pub(crate) fn acp_id(id: &agent_client_protocol::v1::schema::SessionId) -> SessionId {
@@ -142,9 +143,17 @@ impl AcpAgent {
         cx: &ConnectionTo<Editor>,
     ) -> Result<LoadSessionResponse, agent_client_protocol::Error> {
         repository(&request.cwd)?;
-        ignore_mcp_servers(&request.mcp_servers);
         let id = acp_id(&request.session_id);
         let view = self.api.session(&id).await.map_err(api_error)?;
+        let servers = mcp_servers(&request.mcp_servers);
+        if !servers.is_empty() {
+            // Beside the servers the session has (a name it has keeps its
+            // own); they start with its next turn.
+            self.api
+                .add_mcp_servers(&id, servers)
+                .await
+                .map_err(api_error)?;
+        }
         let mut mapper = Mapper::new(PathBuf::from(&view.repository));
         let mut seen = 0;
         if view.last_seq > 0 {

@@ -37,6 +37,7 @@ pub use goals::{GoalAnswer, GoalSummary, GoalView, SetGoal};
 pub use meta::Health;
 pub use plan::RejectPlan;
 pub use sessions::{
-    CreateSession, ListQuery, McpServerRequest, SandboxRequest, SessionPage, SessionView,
+    AddMcpServers, CreateSession, ListQuery, McpServerRequest, McpServersAdded, SandboxRequest,
+    SessionPage, SessionView,
 };
 pub use turns::{CreateTurn, StopAnswer, TurnCreated};

@@ -36,18 +36,24 @@ pub struct CreateSession {
     pub mcp_servers: Vec<McpServerRequest>,
 }
 
-/// A stdio MCP server a client hands over: it runs in a guest of its own
-/// under the session's sandbox policy (never on the host), is never
-/// read-only (its tools are offered in Agent mode only) and its tools are
-/// `mcp__NAME__TOOL`. A name with characters other than letters, digits,
-/// `-` and `_` has them replaced by `_`; a name the configuration already
-/// uses keeps the configured server.
+/// An MCP server a client hands over. With `command`, a stdio server: it
+/// runs in a guest of its own under the session's sandbox policy (never on
+/// the host). With `url` (and optional `headers`), a streamable HTTP server,
+/// reached from the server process itself, outside the sandbox: a server
+/// takes those only where it allows full-access sessions (the in-process
+/// one of `exec`, `acp` and the TUI does; `cortex serve` with
+/// `--allow-full-access`), 403 `mcp_url_refused` otherwise. Either kind is
+/// never read-only (its tools are offered in Agent mode only) and its tools
+/// are `mcp__NAME__TOOL`. A name with characters other than letters,
+/// digits, `-` and `_` has them replaced by `_`; a name the session already
+/// has keeps its first server (configured ones first).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct McpServerRequest {
     /// The server's name, in its tools' names (`mcp__NAME__TOOL`).
     pub name: String,
-    /// The program, found on the guest's `PATH` or absolute.
+    /// The program, found on the guest's `PATH` or absolute (stdio).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub command: String,
     /// The program's arguments.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -55,6 +61,32 @@ pub struct McpServerRequest {
     /// Variables the server's process gets besides the guest's allow-list.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub env: std::collections::BTreeMap<String, String>,
+    /// The endpoint of a streamable HTTP server (`http://` or `https://`),
+    /// instead of `command`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// Headers sent to an HTTP server (an editor's own `Authorization`).
+    /// Kept in memory only, never on the timeline.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub headers: std::collections::BTreeMap<String, String>,
+}
+
+/// `POST /v1/sessions/{id}/mcp_servers`: MCP servers for a live session
+/// (an editor's at `session/load`). They start with the session's next
+/// turn; the servers it already runs are not restarted.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AddMcpServers {
+    /// The servers to add; a name the session already has is skipped.
+    pub mcp_servers: Vec<McpServerRequest>,
+}
+
+/// The answer to `POST /v1/sessions/{id}/mcp_servers`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct McpServersAdded {
+    /// The names added (as made valid); a name the session already had is
+    /// not among them.
+    pub added: Vec<String>,
 }
 
 /// The session's sandbox; each field defaults to the safe setting.

@@ -7,8 +7,8 @@ mod common;
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
-    CancelNotification, ContentBlock, InitializeRequest, LoadSessionRequest, McpServer,
-    McpServerStdio, NewSessionRequest, PromptRequest, RequestPermissionOutcome,
+    CancelNotification, ContentBlock, HttpHeader, InitializeRequest, LoadSessionRequest, McpServer,
+    McpServerHttp, McpServerStdio, NewSessionRequest, PromptRequest, RequestPermissionOutcome,
     RequestPermissionRequest, RequestPermissionResponse, SelectedPermissionOutcome, SessionId,
     SessionNotification, SetSessionModeRequest, StopReason,
 };
@@ -521,6 +521,104 @@ async fn the_editors_mcp_servers_are_tools_of_the_new_session() {
     .await;
 }
 
+/// The status and first text of the first finished tool call in `updates`;
+/// `None` (with a note) where the sandbox cannot run here.
+fn finished_call(updates: &[Value]) -> Option<(String, String)> {
+    let done = updates
+        .iter()
+        .find(|u| u["sessionUpdate"] == "tool_call_update" && u.get("status").is_some())
+        .expect("the call's result");
+    if done
+        .to_string()
+        .contains("cannot create the guest's namespaces")
+    {
+        eprintln!("SKIPPED: user namespaces are not available here");
+        return None;
+    }
+    let text = done["content"][0]["content"]["text"]
+        .as_str()
+        .unwrap_or_default();
+    Some((
+        done["status"].as_str().unwrap_or_default().to_owned(),
+        text.to_owned(),
+    ))
+}
+
+#[tokio::test]
+async fn the_editors_http_servers_and_those_given_at_load_are_tools_of_the_session() {
+    let Some(python) = support::python() else {
+        return;
+    };
+    let Some(web) = support::HttpServer::start(&python).await else {
+        return;
+    };
+    let env = Env::new(&[]);
+    std::fs::copy(support::fixture(), env.repo.path().join("server.py")).expect("copy the server");
+    let repo = env.repo.path().canonicalize().expect("repo");
+    let http = |url: &str| {
+        McpServer::Http(
+            McpServerHttp::new("web", url)
+                .headers(vec![HttpHeader::new("X-Editor", "test-editor")]),
+        )
+    };
+    let (id_tx, id_rx) = tokio::sync::oneshot::channel();
+    let script = json!({"responses": [
+        {"tool_calls": [{"name": "mcp__web__add", "arguments": {"a": 20, "b": 22}}]},
+        {"text": "42"}
+    ]});
+    let (first_repo, url) = (repo.clone(), web.url.clone());
+    with_agent(&env, script, async move |cx, mut updates| {
+        let session = cx
+            .send_request(NewSessionRequest::new(first_repo).mcp_servers(vec![http(&url)]))
+            .block_task()
+            .await?;
+        let answer = cx
+            .send_request(PromptRequest::new(session.session_id.clone(), text("add")))
+            .block_task()
+            .await?;
+        assert_eq!(answer.stop_reason, StopReason::EndTurn);
+        let updates = drain(&mut updates);
+        let done = finished_call(&updates).expect("an HTTP server needs no sandbox");
+        assert_eq!(done, ("completed".into(), "42".into()), "{updates:?}");
+        let _ = id_tx.send(session.session_id);
+        Ok(())
+    })
+    .await;
+
+    // Another editor process loads the session and hands over its servers
+    // again (a loaded session starts with the configured ones only): they
+    // are added to it, a stdio one too.
+    let id = id_rx.await.expect("the session's id");
+    let script = json!({"responses": [
+        // An id of its own: this process's script counts from 1 again.
+        {"tool_calls": [{"id": "echo_1", "name": "mcp__calc__echo", "arguments": {"text": "loaded"}}]},
+        {"text": "done"}
+    ]});
+    let url = web.url.clone();
+    with_agent(&env, script, async move |cx, mut updates| {
+        let stdio = McpServerStdio::new("calc", python).args(vec!["server.py".into()]);
+        cx.send_request(
+            LoadSessionRequest::new(id.clone(), repo)
+                .mcp_servers(vec![McpServer::Stdio(stdio), http(&url)]),
+        )
+        .block_task()
+        .await?;
+        drain(&mut updates);
+        let answer = cx
+            .send_request(PromptRequest::new(id, text("echo")))
+            .block_task()
+            .await?;
+        assert_eq!(answer.stop_reason, StopReason::EndTurn);
+        let updates = drain(&mut updates);
+        let Some(done) = finished_call(&updates) else {
+            return Ok(());
+        };
+        assert_eq!(done, ("completed".into(), "loaded".into()), "{updates:?}");
+        Ok(())
+    })
+    .await;
+}
+
 #[tokio::test]
 async fn the_providers_length_limit_and_refusal_are_stop_reasons() {
     let env = Env::new(&[]);
@@ -591,6 +689,8 @@ async fn raw_frames_negotiate_v1_and_bad_requests_are_json_rpc_errors() {
     let prompts = &result["agentCapabilities"]["promptCapabilities"];
     assert_eq!(prompts["embeddedContext"], true, "{init}");
     assert_eq!(prompts["image"], false, "{init}");
+    let mcp = &result["agentCapabilities"]["mcpCapabilities"];
+    assert_eq!((&mcp["http"], &mcp["sse"]), (&json!(true), &json!(false)));
     assert_eq!(result["agentInfo"]["name"], "cortex");
 
     let relative = exchange(

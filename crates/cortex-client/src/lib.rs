@@ -227,6 +227,23 @@ impl Client {
         .await
     }
 
+    /// Hand MCP servers over to a live session between turns (409 while a
+    /// turn runs); they start with its next turn. The names added.
+    pub async fn add_mcp_servers(
+        &self,
+        id: &SessionId,
+        servers: Vec<cortex_api::McpServerRequest>,
+    ) -> Result<cortex_api::McpServersAdded, ClientError> {
+        self.call(
+            Method::POST,
+            &format!("/v1/sessions/{id}/mcp_servers"),
+            Some(&cortex_api::AddMcpServers {
+                mcp_servers: servers,
+            }),
+        )
+        .await
+    }
+
     /// Compact the session's history now; answers when it is done (409
     /// while a turn runs or when there is nothing to compact, 502 when the
     /// summariser failed; the history is unchanged then).

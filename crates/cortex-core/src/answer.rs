@@ -10,6 +10,9 @@ pub(crate) struct Answer {
     pub status: ToolStatus,
     pub output: String,
     pub diff: Option<String>,
+    /// What an MCP tool returned besides text; it reaches the model with
+    /// the result (see `Message::attachments`).
+    pub attachments: Vec<cortex_protocol::Attachment>,
 }
 
 impl Answer {
@@ -18,6 +21,7 @@ impl Answer {
             status: ToolStatus::Ok,
             output: output.into(),
             diff: None,
+            attachments: Vec::new(),
         }
     }
 
@@ -26,6 +30,7 @@ impl Answer {
             status: ToolStatus::Error,
             output: output.into(),
             diff: None,
+            attachments: Vec::new(),
         }
     }
 
@@ -39,6 +44,7 @@ impl Answer {
             status,
             output: output.into(),
             diff: None,
+            attachments: Vec::new(),
         }
     }
 }

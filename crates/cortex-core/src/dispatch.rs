@@ -523,6 +523,7 @@ impl Session {
                         status: outcome.status.into(),
                         output: outcome.output,
                         diff: outcome.diff,
+                        attachments: Vec::new(),
                     });
                 }
             }
@@ -566,6 +567,7 @@ impl Session {
                     output: answer.output.clone(),
                     ms,
                     diff: answer.diff.clone(),
+                    attachments: answer.attachments.clone(),
                 },
             )
             .await

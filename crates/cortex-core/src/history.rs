@@ -14,7 +14,7 @@
 
 use crate::context::with_context;
 use crate::state::{Round, SessionState};
-use cortex_protocol::{CallId, Message, ProviderItem, Role, ToolCallRequest};
+use cortex_protocol::{Attachment, CallId, Message, ProviderItem, Role, ToolCallRequest};
 
 pub(crate) const INTERRUPTED: &str = "interrupted: no result was recorded for this call";
 
@@ -54,7 +54,12 @@ impl SessionState {
 
     /// `tool.result`: the answer to the first unanswered call with this id
     /// (a result for no open call stands on its own).
-    pub(crate) fn add_result(&mut self, call_id: &CallId, output: &str) {
+    pub(crate) fn add_result(
+        &mut self,
+        call_id: &CallId,
+        output: &str,
+        attachments: &[Attachment],
+    ) {
         let slot = self.round.as_mut().and_then(|round| {
             round
                 .calls
@@ -62,11 +67,14 @@ impl SessionState {
                 .find(|(call, answer)| call.id == *call_id && answer.is_none())
         });
         match slot {
-            Some((_, answer)) => *answer = Some(output.to_owned()),
+            Some((_, answer)) => *answer = Some((output.to_owned(), attachments.to_vec())),
             None => {
                 self.close_round();
-                self.messages
-                    .push(Message::tool(call_id.clone(), output.to_owned()));
+                self.messages.push(Message::tool_with(
+                    call_id.clone(),
+                    output.to_owned(),
+                    attachments.to_vec(),
+                ));
             }
         }
     }
@@ -96,8 +104,10 @@ impl SessionState {
         message.provider_items = round.provider_items;
         self.messages.push(message);
         for (call, answer) in round.calls {
-            let output = answer.unwrap_or_else(|| INTERRUPTED.to_owned());
-            self.messages.push(Message::tool(call.id, output));
+            let (output, attachments) =
+                answer.unwrap_or_else(|| (INTERRUPTED.to_owned(), Vec::new()));
+            self.messages
+                .push(Message::tool_with(call.id, output, attachments));
         }
     }
 }
@@ -134,6 +144,7 @@ mod tests {
             output: "1\tx".into(),
             ms: 1.0,
             diff: None,
+            attachments: Vec::new(),
         }
     }
 

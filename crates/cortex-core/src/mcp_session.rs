@@ -46,27 +46,33 @@ pub(crate) enum McpGate {
 impl Session {
     /// Add MCP servers to this session (from the user's config or a client
     /// such as an editor). They start with the next turn, before its first
-    /// model request; servers added after that start with the turn after.
-    pub fn add_mcp_servers(&mut self, specs: impl IntoIterator<Item = ServerSpec>) {
-        self.mcp.pending.extend(specs);
+    /// model request; servers added after that start with the turn after,
+    /// and the servers already running go on untouched. A name the session
+    /// already has (a server added earlier, configured servers first) keeps
+    /// its first server. Returns the names added.
+    pub fn add_mcp_servers(&mut self, specs: impl IntoIterator<Item = ServerSpec>) -> Vec<String> {
+        let mut added = Vec::new();
+        for spec in specs {
+            let known = self.mcp.pending.iter().any(|p| p.name == spec.name)
+                || self.mcp.hub.as_ref().is_some_and(|hub| hub.has(&spec.name));
+            if known {
+                tracing::warn!("MCP server `{}` is already in this session", spec.name);
+                continue;
+            }
+            added.push(spec.name.clone());
+            self.mcp.pending.push(spec);
+        }
+        added
     }
 
-    /// Start the servers added since the last turn; each becomes
-    /// `mcp.server_ready` or `mcp.server_failed`. Never fails the turn.
+    /// Start the servers added since the last turn (only those: the others
+    /// keep running); each becomes `mcp.server_ready` or
+    /// `mcp.server_failed`. Never fails the turn.
     pub(crate) async fn start_mcp(&mut self, turn: &TurnId) -> Result<(), CoreError> {
         if self.mcp.pending.is_empty() {
             return Ok(());
         }
-        let mut specs = match self.mcp.hub.take() {
-            // The hub is built in one go: restart what ran with the new ones.
-            Some(hub) => {
-                let running = hub.specs();
-                hub.close().await;
-                running
-            }
-            None => Vec::new(),
-        };
-        specs.append(&mut self.mcp.pending);
+        let specs = std::mem::take(&mut self.mcp.pending);
         let launcher = GuestLauncher::new(self.guests.clone(), self.mcp_guest_spec());
         let host = HostLauncher {
             cwd: self.workspace.clone(),
@@ -75,8 +81,12 @@ impl Session {
             guest: Some(&launcher),
             host: &host,
         };
-        let (hub, notices) = McpHub::start(&specs, launchers).await;
-        self.mcp.hub = Some(hub);
+        let notices = self
+            .mcp
+            .hub
+            .get_or_insert_with(McpHub::default)
+            .add(&specs, launchers)
+            .await;
         self.record_mcp(turn, notices).await
     }
 
@@ -180,8 +190,7 @@ impl Session {
             return Ok(Answer::error("no MCP server is running in this session"));
         };
         Ok(match hub.call(tool, arguments, cancel).await {
-            Called::Output(output) if output.is_error => Answer::error(model_text(output)),
-            Called::Output(output) => Answer::ok(model_text(output)),
+            Called::Output(output) => mcp_answer(output),
             Called::Error(message) => Answer::error(message),
             Called::Failed { message, notice } => {
                 self.record_mcp(turn, vec![notice]).await?;
@@ -199,16 +208,36 @@ impl Session {
     }
 }
 
-/// What the model reads of a result. No provider of ours takes images in a
-/// tool result yet, so the `[image N: TYPE]` placeholders get a note saying
-/// the model cannot see them (rather than letting it guess at them).
-fn model_text(output: cortex_mcp::McpOutput) -> String {
-    match output.images.len() {
-        0 => output.text,
-        n => format!(
-            "{}\n(note: {n} image(s) above are not shown to you: this session's model is not \
-             given images from tools)",
-            output.text
-        ),
+/// What the model gets of a result: the text (which names each image,
+/// `[image N: TYPE]`) and the images as attachments, which each provider
+/// sends as images or replaces by a note (`Message::text_only_content`).
+fn mcp_answer(output: cortex_mcp::McpOutput) -> Answer {
+    let mut answer = if output.is_error {
+        Answer::error(output.text)
+    } else {
+        Answer::ok(output.text)
+    };
+    // Images are stored with the result (a resumed session sends them
+    // again), so a call may keep at most MAX_IMAGE_BYTES of them.
+    let mut budget = MAX_IMAGE_BYTES;
+    for image in output.images {
+        if image.data.len() > budget {
+            answer.output.push_str(&format!(
+                "\n[an image of {} bytes ({}) was left out: a call keeps at most {MAX_IMAGE_BYTES} bytes of images]",
+                image.data.len(),
+                image.mime_type
+            ));
+            continue;
+        }
+        budget -= image.data.len();
+        answer.attachments.push(cortex_protocol::Attachment::Image {
+            mime_type: image.mime_type,
+            data: image.data,
+        });
     }
+    answer
 }
+
+/// Base64 bytes of images one MCP call may return to the model and the
+/// timeline.
+const MAX_IMAGE_BYTES: usize = 2 * 1024 * 1024;

@@ -22,7 +22,10 @@ pub(crate) struct Round {
     pub(crate) provider_items: Vec<ProviderItem>,
     /// The calls in the order the model made them, each with its answer once
     /// recorded.
-    pub(crate) calls: Vec<(ToolCallRequest, Option<String>)>,
+    pub(crate) calls: Vec<(
+        ToolCallRequest,
+        Option<(String, Vec<cortex_protocol::Attachment>)>,
+    )>,
 }
 
 /// What a session's timeline says about it so far.
@@ -126,8 +129,11 @@ impl SessionState {
                 });
             }
             EventKind::ToolResult {
-                call_id, output, ..
-            } => self.add_result(call_id, output),
+                call_id,
+                output,
+                attachments,
+                ..
+            } => self.add_result(call_id, output, attachments),
             EventKind::CompactionStarted { .. } => {
                 self.close_round();
                 self.compacting = true;

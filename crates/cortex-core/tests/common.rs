@@ -30,7 +30,7 @@ pub fn write(dir: &Path, path: &str, content: &str) {
 pub fn config(
     repo: &Path,
     store: Arc<dyn Store>,
-    model: Arc<ScriptedProvider>,
+    model: Arc<dyn cortex_model::ModelProvider>,
     mode: Mode,
     stop_rule: StopRule,
 ) -> SessionConfig {

@@ -13,7 +13,9 @@ mod support;
 use common::*;
 use cortex_core::{McpServerSpec, TurnOutcome};
 use cortex_mcp::ServerConfig;
-use cortex_protocol::{ApprovalDecision, ApprovalPolicy, EventKind, Mode, Role, ToolStatus};
+use cortex_protocol::{
+    ApprovalDecision, ApprovalPolicy, Attachment, EventKind, Mode, Role, ToolStatus,
+};
 use serde_json::json;
 use std::path::Path;
 use tokio_util::sync::CancellationToken;
@@ -327,7 +329,7 @@ async fn an_always_answer_covers_that_tool_of_that_server_only() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn streamable_http_servers_are_tools_of_a_session_and_images_get_a_note() {
+async fn streamable_http_servers_are_tools_of_a_session_and_images_are_attachments() {
     let script = json!({"responses": [
         {"tool_calls": [
             {"name": "mcp__web__add", "arguments": {"a": 20, "b": 22}},
@@ -365,20 +367,90 @@ async fn streamable_http_servers_are_tools_of_a_session_and_images_get_a_note() 
         results[0],
         ("mcp__web__add".into(), ToolStatus::Ok, "42".into())
     );
-    // No provider of ours takes images from tools: the model is told so.
+    // The result names the image; the image itself goes to the model as
+    // an attachment of the tool message, which a text-only model reads as
+    // a note.
     assert_eq!(results[1].1, ToolStatus::Ok);
     assert!(
         results[1].2.contains("[image 1: image/png]"),
         "{}",
         results[1].2
     );
+    let second = &h.model.requests()[1];
+    let pixel = second
+        .messages
+        .iter()
+        .find(|m| m.role == Role::Tool && m.content.contains("[image 1"))
+        .expect("the pixel's result");
     assert!(
-        results[1].2.contains("not shown to you"),
-        "{}",
-        results[1].2
+        matches!(&pixel.attachments[..], [Attachment::Image { mime_type, data }]
+            if mime_type == "image/png" && data.starts_with("iVBOR")),
+        "{:?}",
+        pixel.attachments
     );
+    assert!(pixel.text_only_content().contains("not shown to you"));
     // The server's own error is a tool error the model reads.
     assert_eq!(results[2].1, ToolStatus::Error);
     assert!(results[2].2.contains("no such ticket"), "{}", results[2].2);
+    h.session.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_added_after_the_first_turn_starts_alone() {
+    let script = json!({"responses": [
+        {"tool_calls": [{"name": "mcp__py__add", "arguments": {"a": 1, "b": 2}}]},
+        {"text": "3"},
+        {"tool_calls": [
+            {"name": "mcp__py__add", "arguments": {"a": 2, "b": 2}},
+            {"name": "mcp__late__echo", "arguments": {"text": "late"}}
+        ]},
+        {"text": "done"}
+    ]});
+    let Some((mut h, python)) = with_server(Mode::Agent, script).await else {
+        return;
+    };
+    let added = h
+        .session
+        .add_mcp_servers([server("py", &python, &[], false)]);
+    assert_eq!(added, ["py"]);
+    let outcome = h
+        .session
+        .run_turn("first", CancellationToken::new())
+        .await
+        .expect("turn");
+    assert_eq!(outcome, TurnOutcome::Completed { rounds: 2 });
+    // A second server of a name the session has is left out; a new one is
+    // added and starts with the next turn.
+    let added = h.session.add_mcp_servers([
+        server("py", &python, &["crash"], false),
+        server("late", &python, &[], false),
+    ]);
+    assert_eq!(added, ["late"]);
+    let outcome = h
+        .session
+        .run_turn("second", CancellationToken::new())
+        .await
+        .expect("turn");
+    assert_eq!(outcome, TurnOutcome::Completed { rounds: 2 });
+    let ready: Vec<String> = h
+        .events()
+        .await
+        .into_iter()
+        .filter_map(|e| match e.kind {
+            EventKind::McpServerReady { name, .. } => Some(name),
+            EventKind::McpServerFailed { name, .. } => Some(format!("{name} failed")),
+            _ => None,
+        })
+        .collect();
+    // `py` started once and kept running: it was not restarted for `late`.
+    assert_eq!(ready, ["py", "late"]);
+    let results = h.results().await;
+    assert_eq!(
+        results[1..],
+        [
+            ("mcp__py__add".into(), ToolStatus::Ok, "4".into()),
+            ("mcp__late__echo".into(), ToolStatus::Ok, "late".into()),
+        ]
+    );
     h.session.close().await;
 }

@@ -128,6 +128,9 @@ pub struct HttpSpec {
     pub url: String,
     /// The variable holding the bearer token, read when the server starts.
     pub bearer_token_env_var: Option<String>,
+    /// Headers sent with every request, as a client handed them over (an
+    /// editor's `headers`, e.g. its own `Authorization`). Never recorded.
+    pub headers: BTreeMap<String, String>,
 }
 
 /// Why a server's configuration was refused; the message names the server.
@@ -181,6 +184,14 @@ pub enum ConfigError {
     /// Two servers with the same name.
     #[error("MCP server `{0}` is listed twice")]
     Duplicate(String),
+    /// A header of an HTTP server that HTTP does not allow.
+    #[error("MCP server `{name}`: the header `{header}` is not a valid HTTP header")]
+    BadHeader {
+        /// The server.
+        name: String,
+        /// The header as given.
+        header: String,
+    },
 }
 
 /// Whether `name` may name a server.
@@ -268,6 +279,7 @@ impl ServerConfig {
                 TransportSpec::Http(HttpSpec {
                     url: url.clone(),
                     bearer_token_env_var: self.bearer_token_env_var.clone(),
+                    headers: BTreeMap::new(),
                 })
             }
         };
@@ -326,6 +338,36 @@ impl ServerSpec {
             .ok_or_else(|| ConfigError::NoTransport(name.to_owned()))
     }
 
+    /// A streamable HTTP server handed over by a client (an editor's
+    /// `mcpServers` of type `http`) with the headers it gave: the default
+    /// timeouts, never read-only. It is reached from the harness, not from
+    /// the guest, so whoever accepts one from a client decides whether that
+    /// client may make the harness connect somewhere.
+    pub fn from_client_http(
+        name: &str,
+        url: &str,
+        headers: BTreeMap<String, String>,
+    ) -> Result<ServerSpec, ConfigError> {
+        let config = ServerConfig {
+            url: Some(url.to_owned()),
+            enabled: true,
+            ..ServerConfig::default()
+        };
+        let mut spec = config
+            .to_spec(name)?
+            .ok_or_else(|| ConfigError::NoTransport(name.to_owned()))?;
+        if let Some(bad) = headers.iter().find(|(k, v)| !valid_header(k, v)) {
+            return Err(ConfigError::BadHeader {
+                name: name.to_owned(),
+                header: bad.0.clone(),
+            });
+        }
+        if let TransportSpec::Http(http) = &mut spec.transport {
+            http.headers = headers;
+        }
+        Ok(spec)
+    }
+
     /// One line for listings: `stdio (guest): python3 -m srv`, `http: URL`.
     pub fn describe(&self) -> String {
         match &self.transport {
@@ -344,6 +386,12 @@ impl ServerSpec {
             TransportSpec::Http(http) => format!("http: {}", http.url),
         }
     }
+}
+
+/// Whether `name: value` can be sent as an HTTP header.
+fn valid_header(name: &str, value: &str) -> bool {
+    reqwest::header::HeaderName::from_bytes(name.as_bytes()).is_ok()
+        && reqwest::header::HeaderValue::from_str(value).is_ok()
 }
 
 /// Make `name` a valid server name (for names a client chose): invalid
@@ -484,5 +532,20 @@ mod tests {
         assert_eq!(sanitize_server_name("a__b"), "a_b");
         assert_eq!(sanitize_server_name(""), "server");
         assert!(valid_server_name(&sanitize_server_name(&"x".repeat(90))));
+    }
+
+    #[test]
+    fn client_http_servers_keep_their_headers_and_bad_ones_are_refused() {
+        let headers = BTreeMap::from([("Authorization".to_owned(), "Bearer t".to_owned())]);
+        let spec =
+            ServerSpec::from_client_http("web", "https://h/mcp", headers.clone()).expect("valid");
+        assert!(
+            matches!(&spec.transport, TransportSpec::Http(h) if h.headers == headers && h.bearer_token_env_var.is_none())
+        );
+        assert!(!spec.read_only);
+        let bad = BTreeMap::from([("X".to_owned(), "a\nb".to_owned())]);
+        let err = ServerSpec::from_client_http("web", "https://h/mcp", bad).expect_err("newline");
+        assert!(err.to_string().contains("header `X`"), "{err}");
+        assert!(ServerSpec::from_client_http("web", "file:///x", BTreeMap::new()).is_err());
     }
 }

@@ -145,55 +145,46 @@ impl McpHub {
     /// Start every server at once; each is `Ready` or `Failed` when this
     /// returns (no server takes longer than its own start-up timeout).
     pub async fn start(specs: &[ServerSpec], launchers: Launchers<'_>) -> (McpHub, Vec<Notice>) {
-        let opened = join_all(specs.iter().map(|spec| async move {
-            let launcher: &dyn Launcher = match &spec.transport {
-                TransportSpec::Stdio(StdioSpec {
-                    placement: Placement::Host,
-                    ..
-                }) => launchers.host,
-                TransportSpec::Stdio(_) => match launchers.guest {
-                    Some(guest) => guest,
-                    None => &NoGuest,
-                },
-                // Unused for HTTP.
-                TransportSpec::Http(_) => launchers.host,
-            };
-            (spec, Connection::open(spec, launcher).await)
+        let mut hub = McpHub::default();
+        let notices = hub.add(specs, launchers).await;
+        (hub, notices)
+    }
+
+    /// Start `specs` beside the servers already here, which go on
+    /// untouched. A spec whose name the hub already has is left out (the
+    /// first server of a name keeps it). Returns when each new server is
+    /// `Ready` or `Failed`.
+    pub async fn add(&mut self, specs: &[ServerSpec], launchers: Launchers<'_>) -> Vec<Notice> {
+        let mut fresh: Vec<&ServerSpec> = Vec::new();
+        for spec in specs {
+            if self.has(&spec.name) || fresh.iter().any(|f| f.name == spec.name) {
+                tracing::warn!("MCP server `{}` is already in this session", spec.name);
+            } else {
+                fresh.push(spec);
+            }
+        }
+        let opened = join_all(fresh.into_iter().map(|spec| async move {
+            (
+                spec,
+                Connection::open(spec, launcher_for(spec, launchers)).await,
+            )
         }))
         .await;
         let mut notices = Vec::new();
-        let mut servers = Vec::new();
         for (spec, opened) in opened {
-            let slot = match opened {
-                Ok(connection) => {
-                    notices.push(Notice::Ready {
-                        name: spec.name.clone(),
-                        tools: connection
-                            .tools
-                            .iter()
-                            .map(|t| t.qualified.clone())
-                            .collect(),
-                        rejected: connection.rejected.iter().map(|r| r.to_string()).collect(),
-                        ms: connection.start_ms,
-                    });
-                    Slot::Ready(Arc::new(connection))
-                }
-                Err(e) => {
-                    let reason = e.to_string();
-                    tracing::warn!("MCP server `{}` failed: {reason}", spec.name);
-                    notices.push(Notice::Failed {
-                        name: spec.name.clone(),
-                        reason: reason.clone(),
-                    });
-                    Slot::Failed(reason)
-                }
-            };
-            servers.push(Server {
+            let (slot, notice) = settle(spec, opened);
+            notices.push(notice);
+            self.servers.push(Server {
                 spec: spec.clone(),
                 slot: Mutex::new(slot),
             });
         }
-        (McpHub { servers }, notices)
+        notices
+    }
+
+    /// Whether a server of that name is here (ready or failed).
+    pub fn has(&self, name: &str) -> bool {
+        self.servers.iter().any(|s| s.spec.name == name)
     }
 
     /// The specs of every server, in configuration order.
@@ -354,6 +345,53 @@ impl McpHub {
             }
         });
         join_all(closing).await;
+    }
+}
+
+/// Where `spec`'s process starts (HTTP servers start none).
+fn launcher_for<'a>(spec: &ServerSpec, launchers: Launchers<'a>) -> &'a dyn Launcher {
+    match &spec.transport {
+        TransportSpec::Stdio(StdioSpec {
+            placement: Placement::Host,
+            ..
+        }) => launchers.host,
+        TransportSpec::Stdio(_) => match launchers.guest {
+            Some(guest) => guest,
+            None => &NoGuest,
+        },
+        // Unused for HTTP.
+        TransportSpec::Http(_) => launchers.host,
+    }
+}
+
+/// A server's slot after its start, and the notice that says so.
+fn settle(
+    spec: &ServerSpec,
+    opened: Result<Connection, crate::server::ServerError>,
+) -> (Slot, Notice) {
+    match opened {
+        Ok(connection) => {
+            let notice = Notice::Ready {
+                name: spec.name.clone(),
+                tools: connection
+                    .tools
+                    .iter()
+                    .map(|t| t.qualified.clone())
+                    .collect(),
+                rejected: connection.rejected.iter().map(|r| r.to_string()).collect(),
+                ms: connection.start_ms,
+            };
+            (Slot::Ready(Arc::new(connection)), notice)
+        }
+        Err(e) => {
+            let reason = e.to_string();
+            tracing::warn!("MCP server `{}` failed: {reason}", spec.name);
+            let notice = Notice::Failed {
+                name: spec.name.clone(),
+                reason: reason.clone(),
+            };
+            (Slot::Failed(reason), notice)
+        }
     }
 }
 

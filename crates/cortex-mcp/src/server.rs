@@ -7,6 +7,7 @@ use crate::config::{HttpSpec, ServerSpec, TransportSpec};
 use crate::output::McpOutput;
 use crate::tool::{McpTool, ToolRejected};
 use futures::FutureExt;
+use reqwest::header::{HeaderName, HeaderValue};
 use rmcp::ServiceExt;
 use rmcp::model::{CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation};
 use rmcp::service::{RoleClient, RunningService, ServiceError};
@@ -138,6 +139,23 @@ fn http_client() -> Result<reqwest::Client, ServerError> {
     }
 }
 
+/// A client's headers as the transport takes them (checked when the spec
+/// was made; checked again here rather than trusted).
+fn custom_headers(
+    headers: &std::collections::BTreeMap<String, String>,
+) -> Result<std::collections::HashMap<HeaderName, HeaderValue>, ServerError> {
+    headers
+        .iter()
+        .map(|(name, value)| {
+            let name = HeaderName::from_bytes(name.as_bytes())
+                .map_err(|_| ServerError::Handshake(format!("bad header name `{name}`")))?;
+            let value = HeaderValue::from_str(value)
+                .map_err(|_| ServerError::Handshake(format!("bad value of header `{name}`")))?;
+            Ok((name, value))
+        })
+        .collect()
+}
+
 impl Connection {
     /// Start (stdio, through `launcher`) or reach (HTTP) the server, do the
     /// handshake and list its tools, all within its start-up timeout. On
@@ -230,6 +248,9 @@ impl Connection {
         let mut config = StreamableHttpClientTransportConfig::with_uri(http.url.as_str());
         if let Some(token) = auth_header {
             config = config.auth_header(token);
+        }
+        if !http.headers.is_empty() {
+            config = config.custom_headers(custom_headers(&http.headers)?);
         }
         let transport = StreamableHttpClientTransport::with_client(http_client()?, config);
         client_info()

@@ -135,7 +135,8 @@ fn native_messages(system: &str, messages: &[Message]) -> Vec<serde_json::Value>
     }
     let mut call_names: HashMap<&str, &str> = HashMap::new();
     for m in messages {
-        let mut v = json!({"role": role_str(m.role), "content": m.content});
+        // The embedded model takes no images: tools' images become a note.
+        let mut v = json!({"role": role_str(m.role), "content": m.text_only_content()});
         if !m.tool_calls.is_empty() {
             let calls: Vec<serde_json::Value> = m
                 .tool_calls
@@ -178,7 +179,7 @@ fn inline_messages(
         match m.role {
             Role::Tool => out.push(json!({
                 "role": "user",
-                "content": format!("<tool_response>\n{}\n</tool_response>", m.content),
+                "content": format!("<tool_response>\n{}\n</tool_response>", m.text_only_content()),
             })),
             Role::Assistant if !m.tool_calls.is_empty() => {
                 let mut content = m.content.clone();
@@ -412,6 +413,29 @@ mod tests {
             out,
             "<|im_start|>system\nS<|im_end|>\n<|im_start|>user\nu<|im_end|>\n<|im_start|>assistant\n"
         );
+        Ok(())
+    }
+
+    #[test]
+    fn a_tools_images_become_a_note_in_both_shapes() -> Result<(), LocalError> {
+        let mut history = history();
+        history[2] = Message::tool_with(
+            CallId::from("call_1"),
+            "[image 1: image/png]",
+            vec![cortex_protocol::Attachment::Image {
+                mime_type: "image/png".into(),
+                data: "aGk=".into(),
+            }],
+        );
+        for template in [QWEN, SMOL] {
+            let t = ChatTemplate::new(Some(template), "", "<|im_end|>")?;
+            let out = t.render("S", &history, &tools())?;
+            assert!(
+                out.contains("[image 1: image/png]\n(note: the 1 image(s)"),
+                "{out}"
+            );
+            assert!(!out.contains("aGk="), "{out}");
+        }
         Ok(())
     }
 }

@@ -313,6 +313,10 @@ pub enum EventKind {
         /// Unified diff of what a write or edit changed.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         diff: Option<String>,
+        /// Images an MCP tool returned, given to the model with `output`
+        /// (at most 2 MiB of them per call).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        attachments: Vec<crate::Attachment>,
     },
     #[serde(rename = "mode.changed")]
     ModeChanged { from: Mode, to: Mode },

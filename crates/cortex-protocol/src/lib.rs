@@ -33,7 +33,7 @@ pub use goal::{
 };
 pub use guest::{GuestOp, GuestReply, GuestRequest, GuestResponse, OutcomeStatus, ToolOutcome};
 pub use ids::{CallId, SessionId, TurnId};
-pub use message::{Message, ProviderItem, Role, ToolCallRequest};
+pub use message::{Attachment, Message, ProviderItem, Role, ToolCallRequest};
 pub use mode::{Mode, ToolName, UnknownMode, UnknownTool};
 pub use sandbox::{NetworkPolicy, Sandbox, SandboxPolicy, UnknownSetting, WorkspaceMode};
 pub use spec::{SpecArgs, SpecPhase};

@@ -51,6 +51,34 @@ pub struct Message {
     /// the provider that wrote an item reads it; the others skip it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub provider_items: Vec<ProviderItem>,
+    /// Tool messages: what the tool returned besides text (an MCP server's
+    /// images). `content` names each one (`[image 1: image/png]`); a
+    /// provider whose wire format takes images sends them with the result,
+    /// the others send [`Message::text_only_content`].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub attachments: Vec<Attachment>,
+}
+
+/// A non-text part of a message.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Attachment {
+    /// An image as the tool sent it.
+    Image {
+        /// `image/png`, `image/jpeg`, …
+        mime_type: String,
+        /// The bytes, base64 (standard alphabet, padded).
+        data: String,
+    },
+}
+
+impl Attachment {
+    /// A `data:` URL of the attachment (what OpenAI's formats take).
+    pub fn data_url(&self) -> String {
+        match self {
+            Attachment::Image { mime_type, data } => format!("data:{mime_type};base64,{data}"),
+        }
+    }
 }
 
 /// One opaque item of a provider, kept with an assistant message.
@@ -81,6 +109,7 @@ impl Message {
             tool_calls,
             tool_call_id: None,
             provider_items: Vec::new(),
+            attachments: Vec::new(),
         }
     }
 
@@ -92,6 +121,33 @@ impl Message {
             tool_calls: Vec::new(),
             tool_call_id: Some(call_id),
             provider_items: Vec::new(),
+            attachments: Vec::new(),
+        }
+    }
+
+    /// A tool's answer with what it returned besides text.
+    pub fn tool_with(
+        call_id: CallId,
+        content: impl Into<String>,
+        attachments: Vec<Attachment>,
+    ) -> Self {
+        Message {
+            attachments,
+            ..Self::tool(call_id, content)
+        }
+    }
+
+    /// The content for a model that cannot take attachments: the text, and
+    /// a note saying the attachments it names are not shown (rather than
+    /// letting the model guess at them).
+    pub fn text_only_content(&self) -> std::borrow::Cow<'_, str> {
+        match self.attachments.len() {
+            0 => std::borrow::Cow::Borrowed(&self.content),
+            n => std::borrow::Cow::Owned(format!(
+                "{}\n(note: the {n} image(s) named above are not shown to you: this model is \
+                 not given images)",
+                self.content
+            )),
         }
     }
 
@@ -102,6 +158,36 @@ impl Message {
             tool_calls: Vec::new(),
             tool_call_id: None,
             provider_items: Vec::new(),
+            attachments: Vec::new(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn attachments_are_noted_for_text_only_models_and_optional_on_the_wire() {
+        let image = Attachment::Image {
+            mime_type: "image/png".into(),
+            data: "aGk=".into(),
+        };
+        assert_eq!(image.data_url(), "data:image/png;base64,aGk=");
+        let plain = Message::tool(CallId::from("c"), "5");
+        assert_eq!(plain.text_only_content(), "5");
+        let with = Message::tool_with(CallId::from("c"), "[image 1: image/png]", vec![image]);
+        let text = with.text_only_content();
+        assert!(
+            text.starts_with("[image 1: image/png]\n(note: the 1 image(s)"),
+            "{text}"
+        );
+        // Stored messages without the field still read.
+        let json = serde_json::to_value(&plain).expect("json");
+        assert!(json.get("attachments").is_none());
+        let back: Message = serde_json::from_value(json).expect("reads");
+        assert_eq!(back, plain);
+        let json = serde_json::to_value(&with).expect("json");
+        assert_eq!(json["attachments"][0]["type"], "image");
     }
 }

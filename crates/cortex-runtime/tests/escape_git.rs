@@ -283,7 +283,7 @@ async fn the_users_nested_and_bare_repositories_are_read_only() {
         "rm bare.git/HEAD",
     ] {
         let out = bash(&guest, attack).await;
-        assert!(!out.ok, "`{attack}` succeeded: {}", out.output);
+        assert!(!out.is_ok(), "`{attack}` succeeded: {}", out.output);
     }
     // The nested working tree stays the model's, and git still reads it.
     let out = bash(
@@ -291,7 +291,11 @@ async fn the_users_nested_and_bare_repositories_are_read_only() {
         "echo two > sub/a.txt && git -C sub log --oneline && git -C sub status --short",
     )
     .await;
-    assert!(out.ok && out.output.contains("first"), "{}", out.output);
+    assert!(
+        out.is_ok() && out.output.contains("first"),
+        "{}",
+        out.output
+    );
     guest.close().await;
     let after = (
         snapshot(&ws.join("sub/.git")),
@@ -330,11 +334,11 @@ async fn files_the_config_includes_are_read_only_even_when_missing() {
         "rm -f team.gitconfig && echo '[core]' > team.gitconfig",
     ] {
         let out = bash(&guest, attack).await;
-        assert!(!out.ok, "`{attack}` succeeded: {}", out.output);
+        assert!(!out.is_ok(), "`{attack}` succeeded: {}", out.output);
     }
     // The rest of the working tree is writable.
     let out = bash(&guest, "echo two > a.txt").await;
-    assert!(out.ok, "{}", out.output);
+    assert!(out.is_ok(), "{}", out.output);
     guest.close().await;
     assert_eq!(
         team,

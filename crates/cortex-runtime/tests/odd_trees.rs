@@ -32,10 +32,10 @@ async fn the_guests_file_tools_never_block_on_special_files() {
          && echo needle > \"$(printf 'evil\\n(999 more not shown)')\"",
     )
     .await;
-    assert!(out.ok, "{}", out.output);
+    assert!(out.is_ok(), "{}", out.output);
     let read = call(&guest, ToolName::ReadFile, json!({"path": "src/pipe"})).await;
     assert!(
-        !read.ok && read.output.contains("not a regular file"),
+        !read.is_ok() && read.output.contains("not a regular file"),
         "{}",
         read.output
     );
@@ -45,14 +45,14 @@ async fn the_guests_file_tools_never_block_on_special_files() {
         json!({"path": "src/pipe", "content": "x"}),
     )
     .await;
-    assert!(!write.ok, "{}", write.output);
+    assert!(!write.is_ok(), "{}", write.output);
     let grep = call(
         &guest,
         ToolName::Grep,
         json!({"pattern": "needle", "mode": "files"}),
     )
     .await;
-    assert!(grep.ok, "{}", grep.output);
+    assert!(grep.is_ok(), "{}", grep.output);
     assert!(grep.output.contains("src/a.txt"), "{}", grep.output);
     assert!(
         grep.output.contains("folders not searched") && grep.output.contains("trap"),
@@ -60,7 +60,7 @@ async fn the_guests_file_tools_never_block_on_special_files() {
         grep.output
     );
     let glob = call(&guest, ToolName::Glob, json!({"pattern": "*"})).await;
-    assert!(glob.ok, "{}", glob.output);
+    assert!(glob.is_ok(), "{}", glob.output);
     assert!(
         glob.output.contains("evil\\u{a}(999 more not shown)"),
         "{}",

@@ -58,6 +58,11 @@ enum Command {
     Close {
         reply: oneshot::Sender<()>,
     },
+    /// MCP servers a client hands over to the live session.
+    AddMcp {
+        specs: Vec<cortex_core::McpServerSpec>,
+        reply: oneshot::Sender<Result<Vec<String>, ApiError>>,
+    },
 }
 
 /// How to reach a live session.
@@ -284,6 +289,15 @@ impl ActorHandle {
         self.ask(|reply| Command::SetMode { mode, reply }).await?
     }
 
+    /// Add MCP servers between turns; they start with the next turn. The
+    /// names added.
+    pub(crate) async fn add_mcp(
+        &self,
+        specs: Vec<cortex_core::McpServerSpec>,
+    ) -> Result<Vec<String>, ApiError> {
+        self.ask(|reply| Command::AddMcp { specs, reply }).await?
+    }
+
     /// Compact the history now; answers when the compaction has ended.
     pub(crate) async fn compact(&self) -> Result<CompactionReport, ApiError> {
         self.ask(|reply| Command::Compact { reply }).await?
@@ -393,6 +407,17 @@ impl Actor {
                         Ok(turn.clone())
                     }
                     _ => Err(ApiError::conflict("no turn is running in this session")),
+                };
+                let _ = reply.send(answer);
+                Flow::Go
+            }
+            Command::AddMcp { specs, reply } => {
+                let answer = match (&self.running, self.idle.as_mut()) {
+                    (None, Some(session)) => Ok(session.add_mcp_servers(specs)),
+                    _ => Err(ApiError::conflict(
+                        "a turn or a compaction is running; MCP servers can be added between \
+                         turns",
+                    )),
                 };
                 let _ = reply.send(answer);
                 Flow::Go

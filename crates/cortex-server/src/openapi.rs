@@ -4,7 +4,9 @@
 //! from the wire. A new route adds its handler to `paths` below; the types
 //! its bodies name are collected from it.
 
-use crate::routes::{approvals, control, events, goal, meta, plan, rules, sessions, spec, turns};
+use crate::routes::{
+    approvals, control, events, goal, mcp, meta, plan, rules, sessions, spec, turns,
+};
 use crate::state::AppState;
 use axum::Router;
 use axum::routing::get;
@@ -22,7 +24,7 @@ use utoipa::{Modify, OpenApi};
         meta::healthz,
         sessions::create, sessions::list, sessions::show, sessions::close,
         turns::create, turns::stop,
-        control::set_mode, control::compact,
+        control::set_mode, control::compact, mcp::add,
         plan::accept, plan::reject, spec::accept, spec::reject,
         goal::set, goal::show, goal::clear, goal::pause, goal::resume,
         approvals::set_policy, approvals::answer, rules::list, rules::remove,

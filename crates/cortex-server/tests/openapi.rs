@@ -97,6 +97,13 @@ const ROUTES: &[Route] = &[
     },
     Route {
         method: "post",
+        path: "/v1/sessions/{id}/mcp_servers",
+        request: Some(name::<cortex_api::AddMcpServers>),
+        success: "200",
+        response: Some(name::<cortex_api::McpServersAdded>),
+    },
+    Route {
+        method: "post",
         path: "/v1/sessions/{id}/compact",
         request: None,
         success: "200",
@@ -337,7 +344,25 @@ async fn each_schema_describes_what_serde_writes() {
                     command: "python3".into(),
                     args: vec!["-m".into(), "docs".into()],
                     env: [("INDEX".to_owned(), "/srv".to_owned())].into(),
+                    ..Default::default()
                 }],
+            }),
+        ),
+        (
+            name::<cortex_api::AddMcpServers>(),
+            json!(cortex_api::AddMcpServers {
+                mcp_servers: vec![cortex_api::McpServerRequest {
+                    name: "tracker".into(),
+                    url: Some("https://mcp.example.com/mcp".into()),
+                    headers: [("Authorization".to_owned(), "Bearer t".to_owned())].into(),
+                    ..Default::default()
+                }],
+            }),
+        ),
+        (
+            name::<cortex_api::McpServersAdded>(),
+            json!(cortex_api::McpServersAdded {
+                added: vec!["tracker".into()],
             }),
         ),
         (name::<SessionView>(), json!(view.clone())),

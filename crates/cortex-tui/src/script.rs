@@ -119,6 +119,7 @@ impl Script {
             output: output.into(),
             ms,
             diff: diff.map(str::to_owned),
+            attachments: Vec::new(),
         })
     }
 

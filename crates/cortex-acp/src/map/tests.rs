@@ -28,6 +28,7 @@ fn result(name: &str, status: ToolStatus, output: &str) -> EventKind {
         output: output.into(),
         ms: 1.0,
         diff: None,
+        attachments: Vec::new(),
     }
 }
 

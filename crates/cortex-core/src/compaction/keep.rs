@@ -147,6 +147,7 @@ mod tests {
             output: String::new(),
             ms: 0.0,
             diff: diff.map(str::to_owned),
+            attachments: Vec::new(),
         })
     }
 

@@ -12,7 +12,7 @@
 //! cache and writes only what is new.
 
 use crate::{ModelRequest, ToolChoice};
-use cortex_protocol::{Message, Role, ToolSpec};
+use cortex_protocol::{Attachment, Message, Role, ToolSpec};
 use serde_json::{Map, Value, json};
 
 pub(crate) const PROVIDER: &str = "anthropic";
@@ -118,10 +118,24 @@ fn text_block(text: &str) -> Vec<Value> {
 fn tool_result(message: &Message) -> Value {
     let id = message.tool_call_id.as_ref().map_or("", |id| id.as_str());
     let mut block = json!({"type": "tool_result", "tool_use_id": id});
-    if !message.content.is_empty() {
+    if !message.attachments.is_empty() {
+        let mut content = text_block(&message.content);
+        content.extend(message.attachments.iter().map(image_block));
+        block["content"] = Value::Array(content);
+    } else if !message.content.is_empty() {
         block["content"] = message.content.clone().into();
     }
     block
+}
+
+/// An image block of a tool result.
+fn image_block(attachment: &Attachment) -> Value {
+    match attachment {
+        Attachment::Image { mime_type, data } => json!({
+            "type": "image",
+            "source": {"type": "base64", "media_type": mime_type, "data": data},
+        }),
+    }
 }
 
 /// Thinking blocks (replayed only while thinking is on: the API requires
@@ -344,5 +358,30 @@ mod tests {
             json!({"type": "auto", "disable_parallel_tool_use": true})
         );
         assert!(value["system"][0].get("cache_control").is_none());
+    }
+
+    #[test]
+    fn tool_images_are_image_blocks_of_the_result() {
+        let image = Attachment::Image {
+            mime_type: "image/png".into(),
+            data: "aGk=".into(),
+        };
+        let messages = turns(
+            &[Message::tool_with(
+                CallId::from("toolu_1"),
+                "[image 1: image/png]",
+                vec![image],
+            )],
+            false,
+        );
+        assert_eq!(
+            messages,
+            [json!({"role": "user", "content": [{
+            "type": "tool_result", "tool_use_id": "toolu_1", "content": [
+                {"type": "text", "text": "[image 1: image/png]"},
+                {"type": "image", "source": {
+                    "type": "base64", "media_type": "image/png", "data": "aGk="}}
+            ]}]})]
+        );
     }
 }

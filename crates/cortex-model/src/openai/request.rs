@@ -3,6 +3,7 @@
 use crate::{ModelRequest, ToolChoice};
 use cortex_protocol::{Message, Role, ToolSpec};
 use serde::Serialize;
+use serde_json::json;
 
 #[derive(Serialize)]
 struct Body<'a> {
@@ -30,11 +31,19 @@ struct StreamOptions {
 struct WireMessage<'a> {
     role: &'static str,
     /// `None` serialises as `null`: an assistant message that only calls tools.
-    content: Option<&'a str>,
+    content: Option<WireContent<'a>>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     tool_calls: Vec<WireToolCall<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     tool_call_id: Option<&'a str>,
+}
+
+/// A message's content: text, or parts (the images tools returned).
+#[derive(Serialize)]
+#[serde(untagged)]
+enum WireContent<'a> {
+    Text(&'a str),
+    Parts(Vec<serde_json::Value>),
 }
 
 #[derive(Serialize)]
@@ -75,12 +84,21 @@ pub(crate) fn build_body(
     if !request.system.is_empty() {
         messages.push(WireMessage {
             role: "system",
-            content: Some(&request.system),
+            content: Some(WireContent::Text(&request.system)),
             tool_calls: Vec::new(),
             tool_call_id: None,
         });
     }
-    messages.extend(request.messages.iter().map(wire_message));
+    for (index, message) in request.messages.iter().enumerate() {
+        messages.push(wire_message(message));
+        let next_is_tool = request
+            .messages
+            .get(index + 1)
+            .is_some_and(|next| next.role == Role::Tool);
+        if message.role == Role::Tool && !next_is_tool {
+            messages.extend(tool_images(&request.messages[..=index]));
+        }
+    }
     let body = Body {
         model,
         messages,
@@ -104,7 +122,7 @@ fn wire_message(message: &Message) -> WireMessage<'_> {
             } else {
                 "user"
             },
-            content: Some(&message.content),
+            content: Some(WireContent::Text(&message.content)),
             tool_calls: Vec::new(),
             tool_call_id: None,
         },
@@ -113,7 +131,7 @@ fn wire_message(message: &Message) -> WireMessage<'_> {
             content: if message.content.is_empty() && !message.tool_calls.is_empty() {
                 None
             } else {
-                Some(&message.content)
+                Some(WireContent::Text(&message.content))
             },
             tool_calls: message
                 .tool_calls
@@ -136,11 +154,39 @@ fn wire_message(message: &Message) -> WireMessage<'_> {
         },
         Role::Tool => WireMessage {
             role: "tool",
-            content: Some(&message.content),
+            content: Some(WireContent::Text(&message.content)),
             tool_calls: Vec::new(),
             tool_call_id: Some(message.tool_call_id.as_ref().map_or("", |id| id.as_str())),
         },
     }
+}
+
+/// Chat Completions takes no images in a `tool` message: the images of a
+/// round's results (the run of tool messages ending `history`) follow them
+/// as one `user` message, each after a line naming its call. None when
+/// those results have none.
+fn tool_images(history: &[Message]) -> Option<WireMessage<'static>> {
+    let start = history
+        .iter()
+        .rposition(|m| m.role != Role::Tool)
+        .map_or(0, |i| i + 1);
+    let mut parts = Vec::new();
+    for message in &history[start..] {
+        if message.attachments.is_empty() {
+            continue;
+        }
+        let id = message.tool_call_id.as_ref().map_or("", |id| id.as_str());
+        parts.push(json!({"type": "text", "text": format!("The images of tool call {id}:")}));
+        for attachment in &message.attachments {
+            parts.push(json!({"type": "image_url", "image_url": {"url": attachment.data_url()}}));
+        }
+    }
+    (!parts.is_empty()).then(|| WireMessage {
+        role: "user",
+        content: Some(WireContent::Parts(parts)),
+        tool_calls: Vec::new(),
+        tool_call_id: None,
+    })
 }
 
 fn wire_tool(tool: &ToolSpec) -> WireTool<'_> {
@@ -263,5 +309,47 @@ mod tests {
                 {"id": "c", "type": "function", "function": {"name": "todo_read", "arguments": "{}"}}
             ]}])
         );
+    }
+
+    fn image() -> cortex_protocol::Attachment {
+        cortex_protocol::Attachment::Image {
+            mime_type: "image/png".into(),
+            data: "aGk=".into(),
+        }
+    }
+
+    #[test]
+    fn tool_images_follow_the_rounds_results_as_a_user_message() {
+        let call = |id: &str| ToolCallRequest {
+            id: CallId::from(id),
+            name: "mcp__s__shot".into(),
+            arguments: "{}".into(),
+        };
+        let request = ModelRequest {
+            model: String::new(),
+            system: String::new(),
+            messages: vec![
+                Message::assistant("", vec![call("c1"), call("c2")]),
+                Message::tool_with(CallId::from("c1"), "[image 1: image/png]", vec![image()]),
+                Message::tool(CallId::from("c2"), "no picture"),
+                Message::assistant("I see it.", vec![]),
+            ],
+            tools: vec![],
+            tool_choice: Default::default(),
+        };
+        let messages = body(&request)["messages"].clone();
+        // The tool messages stay text and adjacent to their calls; the
+        // images come after the last of them.
+        assert_eq!(messages[1]["content"], "[image 1: image/png]");
+        assert_eq!(messages[2]["role"], "tool");
+        assert_eq!(
+            messages[3],
+            json!({"role": "user", "content": [
+                {"type": "text", "text": "The images of tool call c1:"},
+                {"type": "image_url", "image_url": {"url": "data:image/png;base64,aGk="}}
+            ]})
+        );
+        assert_eq!(messages[4]["role"], "assistant");
+        assert_eq!(messages.as_array().map(Vec::len), Some(5));
     }
 }

@@ -5,6 +5,7 @@ pub(crate) mod approvals;
 pub(crate) mod control;
 pub(crate) mod events;
 pub(crate) mod goal;
+pub(crate) mod mcp;
 pub(crate) mod meta;
 pub(crate) mod plan;
 pub(crate) mod rules;
@@ -23,6 +24,7 @@ pub(crate) fn v1() -> Router<Arc<AppState>> {
         .merge(sessions::routes())
         .merge(turns::routes())
         .merge(control::routes())
+        .merge(mcp::routes())
         .merge(plan::routes())
         .merge(spec::routes())
         .merge(goal::routes())

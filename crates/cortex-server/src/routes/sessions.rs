@@ -48,7 +48,7 @@ pub(crate) async fn create(
                 .to_owned(),
         ));
     }
-    let mcp_servers = client_mcp_servers(&body.mcp_servers)?;
+    let mcp_servers = super::mcp::client_mcp_servers(&state, &body.mcp_servers)?;
     let view = state
         .create(
             &principal,
@@ -65,31 +65,6 @@ pub(crate) async fn create(
         actor.approvals().set_policy(policy).await?;
     }
     Ok((StatusCode::CREATED, axum::Json(view)))
-}
-
-/// The client's MCP servers as specs (a name made valid first); an
-/// invalid one is a 422 that names it.
-fn client_mcp_servers(
-    servers: &[cortex_api::McpServerRequest],
-) -> Result<Vec<cortex_core::McpServerSpec>, ApiError> {
-    servers
-        .iter()
-        .map(|server| {
-            cortex_core::McpServerSpec::from_client(
-                &cortex_core::mcp_server_name(&server.name),
-                &server.command,
-                server.args.clone(),
-                server.env.clone(),
-            )
-            .map_err(|e| {
-                ApiError::new(
-                    StatusCode::UNPROCESSABLE_ENTITY,
-                    "bad_mcp_server",
-                    e.to_string(),
-                )
-            })
-        })
-        .collect()
 }
 
 /// The caller's sessions, newest first.

@@ -290,6 +290,7 @@ pub fn every_kind() -> Vec<(Option<&'static str>, EventKind)> {
                 output: "1\tfn main() {}".into(),
                 ms: 3.0,
                 diff: None,
+                attachments: Vec::new(),
             },
         ),
         (
@@ -301,6 +302,7 @@ pub fn every_kind() -> Vec<(Option<&'static str>, EventKind)> {
                 output: "not found".into(),
                 ms: 1.5,
                 diff: Some("--- a\n+++ b\n".into()),
+                attachments: Vec::new(),
             },
         ),
         (

@@ -236,6 +236,7 @@ impl SessionState {
                 output,
                 ms,
                 diff,
+                ..
             } => self.tool_result(call_id.as_str(), name, *status, output, *ms, diff),
             other => {
                 if !self.apply_goal(other) {

@@ -59,7 +59,7 @@ fn items(message: &Message, input: &mut Vec<Value>) {
         Role::Tool => input.push(json!({
             "type": "function_call_output",
             "call_id": message.tool_call_id.as_ref().map_or("", |id| id.as_str()),
-            "output": message.content,
+            "output": tool_output(message),
         })),
         Role::Assistant => {
             input.extend(
@@ -82,6 +82,22 @@ fn items(message: &Message, input: &mut Vec<Value>) {
             }
         }
     }
+}
+
+/// A result's text, or (when the tool returned images) the text and the
+/// images as input parts, which `function_call_output` takes.
+fn tool_output(message: &Message) -> Value {
+    if message.attachments.is_empty() {
+        return message.content.clone().into();
+    }
+    let mut parts = vec![json!({"type": "input_text", "text": message.content})];
+    parts.extend(
+        message
+            .attachments
+            .iter()
+            .map(|a| json!({"type": "input_image", "image_url": a.data_url()})),
+    );
+    Value::Array(parts)
 }
 
 fn tool(spec: &ToolSpec) -> Value {
@@ -176,6 +192,28 @@ mod tests {
                 "store": false,
                 "include": ["reasoning.encrypted_content"],
             })
+        );
+    }
+
+    #[test]
+    fn tool_images_are_input_parts_of_the_output() {
+        let image = cortex_protocol::Attachment::Image {
+            mime_type: "image/jpeg".into(),
+            data: "/9j/".into(),
+        };
+        let mut out = Vec::new();
+        items(
+            &Message::tool_with(CallId::from("c1"), "[image 1: image/jpeg]", vec![image]),
+            &mut out,
+        );
+        assert_eq!(
+            out,
+            [
+                json!({"type": "function_call_output", "call_id": "c1", "output": [
+                    {"type": "input_text", "text": "[image 1: image/jpeg]"},
+                    {"type": "input_image", "image_url": "data:image/jpeg;base64,/9j/"}
+                ]})
+            ]
         );
     }
 }

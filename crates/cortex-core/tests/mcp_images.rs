@@ -1,0 +1,296 @@
+//! An MCP tool's image reaches the model as an image: the `mcp`-package
+//! test server's `pixel` tool (a one-pixel PNG) called in a turn whose
+//! model is an HTTP provider talking to a loopback server, which records
+//! each request body. The round after the call must carry the PNG in the
+//! place each wire format takes images: Chat Completions a `user` message
+//! of `image_url` parts after the tool messages, Responses `input_image`
+//! parts of the `function_call_output`, Anthropic an `image` block inside
+//! the `tool_result`. Skips where the Python server is not installed.
+
+mod common;
+#[path = "../../cortex-mcp/tests/support/mod.rs"]
+mod mcp_support;
+#[path = "../../cortex-model/tests/support/mod.rs"]
+mod model_support;
+
+use cortex_core::{McpServerSpec, Session, TurnOutcome};
+use cortex_mcp::ServerConfig;
+use cortex_model::anthropic::{AnthropicConfig, AnthropicProvider};
+use cortex_model::openai::{OpenAiConfig, OpenAiProvider, OpenAiWire};
+use cortex_model::{ModelProvider, RetryPolicy, Timeouts};
+use cortex_protocol::{EventKind, Mode, StopRule};
+use cortex_store::{SqliteStore, Store};
+use model_support::{Reply, Server};
+use serde_json::{Value, json};
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+
+/// The fixture's `PIXEL`, as the server sends it.
+const PIXEL: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";
+
+fn policy() -> RetryPolicy {
+    RetryPolicy {
+        max_retries: 0,
+        base_delay: Duration::from_millis(5),
+        max_delay: Duration::from_secs(1),
+    }
+}
+
+fn timeouts() -> Timeouts {
+    Timeouts {
+        connect: Duration::from_secs(2),
+        ..Timeouts::default()
+    }
+}
+
+fn openai(server: &Server, wire: OpenAiWire) -> Arc<dyn ModelProvider> {
+    let config = OpenAiConfig {
+        base_url: server.base_url(),
+        api_key: Some("sk-test".into()),
+        key_env: "OPENAI_API_KEY".into(),
+        wire,
+        parallel_tool_calls: true,
+        retry: policy(),
+        timeouts: timeouts(),
+    };
+    Arc::new(OpenAiProvider::new(config, "gpt-4.1").expect("provider"))
+}
+
+fn anthropic(server: &Server) -> Arc<dyn ModelProvider> {
+    let config = AnthropicConfig {
+        base_url: server.root_url(),
+        api_key: Some("sk-ant-test".into()),
+        key_env: "ANTHROPIC_API_KEY".into(),
+        max_tokens: 1024,
+        thinking_budget: None,
+        prompt_caching: false,
+        parallel_tool_calls: true,
+        retry: policy(),
+        timeouts: timeouts(),
+    };
+    Arc::new(AnthropicProvider::new(config, "claude-sonnet-4-20250514").expect("provider"))
+}
+
+fn sse(events: &[(&str, Value)]) -> Reply {
+    let mut body = String::new();
+    for (name, data) in events {
+        if !name.is_empty() {
+            body.push_str(&format!("event: {name}\n"));
+        }
+        body.push_str(&format!("data: {data}\n\n"));
+    }
+    Reply::Sse(vec![body.into_bytes()])
+}
+
+fn fixture(path: &str) -> Reply {
+    let full = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../cortex-model/tests/fixtures")
+        .join(path);
+    Reply::Sse(vec![std::fs::read(full).expect("fixture")])
+}
+
+fn chat_replies() -> Vec<Reply> {
+    let call = json!({"choices": [{"index": 0, "delta": {"role": "assistant", "tool_calls": [
+        {"index": 0, "id": "call_1", "type": "function",
+         "function": {"name": "mcp__py__pixel", "arguments": "{}"}}]}}]});
+    let end = json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]});
+    let text = json!({"choices": [{"index": 0, "delta": {"content": "One clear pixel."}}]});
+    let stop = json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]});
+    let mut first = String::new();
+    let mut second = String::new();
+    for value in [call, end] {
+        first.push_str(&format!("data: {value}\n\n"));
+    }
+    for value in [text, stop] {
+        second.push_str(&format!("data: {value}\n\n"));
+    }
+    first.push_str("data: [DONE]\n\n");
+    second.push_str("data: [DONE]\n\n");
+    vec![
+        Reply::Sse(vec![first.into_bytes()]),
+        Reply::Sse(vec![second.into_bytes()]),
+    ]
+}
+
+fn responses_replies() -> Vec<Reply> {
+    let item = json!({"id": "fc_1", "type": "function_call", "status": "completed",
+        "arguments": "{}", "call_id": "call_1", "name": "mcp__py__pixel"});
+    vec![
+        sse(&[
+            (
+                "response.output_item.added",
+                json!({"type": "response.output_item.added", "output_index": 0, "item": item}),
+            ),
+            (
+                "response.output_item.done",
+                json!({"type": "response.output_item.done", "output_index": 0, "item": item}),
+            ),
+            (
+                "response.completed",
+                json!({"type": "response.completed",
+                       "response": {"status": "completed", "usage": null}}),
+            ),
+        ]),
+        fixture("responses/text.sse"),
+    ]
+}
+
+fn anthropic_replies() -> Vec<Reply> {
+    vec![
+        sse(&[
+            (
+                "message_start",
+                json!({"type": "message_start", "message": {"id": "msg_1", "type": "message",
+                    "role": "assistant", "content": [], "model": "claude", "stop_reason": null,
+                    "usage": {"input_tokens": 10, "output_tokens": 1}}}),
+            ),
+            (
+                "content_block_start",
+                json!({"type": "content_block_start", "index": 0, "content_block":
+                    {"type": "tool_use", "id": "toolu_1", "name": "mcp__py__pixel", "input": {}}}),
+            ),
+            (
+                "content_block_delta",
+                json!({"type": "content_block_delta", "index": 0,
+                    "delta": {"type": "input_json_delta", "partial_json": "{}"}}),
+            ),
+            (
+                "content_block_stop",
+                json!({"type": "content_block_stop", "index": 0}),
+            ),
+            (
+                "message_delta",
+                json!({"type": "message_delta", "delta": {"stop_reason": "tool_use"},
+                    "usage": {"output_tokens": 5}}),
+            ),
+            ("message_stop", json!({"type": "message_stop"})),
+        ]),
+        fixture("anthropic/text.sse"),
+    ]
+}
+
+fn pixel_server(python: &Path) -> McpServerSpec {
+    ServerConfig {
+        command: Some(python.display().to_string()),
+        args: vec!["server.py".into()],
+        startup_timeout_sec: Some(10.0),
+        enabled: true,
+        ..ServerConfig::default()
+    }
+    .to_spec("py")
+    .expect("valid")
+    .expect("enabled")
+}
+
+/// One turn against `model` (whose loopback server gives the replies) in
+/// which the model calls `mcp__py__pixel`; the body of the request after
+/// the call.
+async fn second_request(
+    model: impl FnOnce(&Server) -> Arc<dyn ModelProvider>,
+    replies: Vec<Reply>,
+) -> Option<Value> {
+    let python = mcp_support::python()?;
+    let server = Server::start(replies).await;
+    let repo = tempfile::tempdir().expect("tempdir");
+    std::fs::copy(mcp_support::fixture(), repo.path().join("server.py")).expect("copy");
+    let store: Arc<dyn Store> = Arc::new(SqliteStore::in_memory().expect("store"));
+    let config = common::config(
+        repo.path(),
+        store,
+        model(&server),
+        Mode::Agent,
+        StopRule::Code,
+    );
+    let mut session = Session::create(config).await.expect("session");
+    session.add_mcp_servers([pixel_server(&python)]);
+    let mut events = session.subscribe();
+    let outcome = session
+        .run_turn("what does the pixel tool show?", CancellationToken::new())
+        .await
+        .expect("turn");
+    assert_eq!(outcome, TurnOutcome::Completed { rounds: 2 });
+    let mut output = None;
+    while let Ok(published) = events.try_recv() {
+        if let EventKind::ToolResult { output: o, .. } = &published.event.kind {
+            output = Some(o.clone());
+        }
+    }
+    // The timeline names the image; it does not carry its bytes.
+    let output = output.expect("tool.result");
+    assert!(output.contains("[image 1: image/png]"), "{output}");
+    assert!(!output.contains(PIXEL));
+    session.close().await;
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2, "two rounds");
+    assert!(
+        !String::from_utf8_lossy(&requests[0].body).contains(PIXEL),
+        "no image before the call"
+    );
+    Some(requests[1].json())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn chat_completions_gets_the_image_as_a_user_message_after_the_results() {
+    let Some(body) = second_request(|s| openai(s, OpenAiWire::Chat), chat_replies()).await else {
+        return;
+    };
+    let messages = body["messages"].as_array().expect("messages");
+    let tool = messages
+        .iter()
+        .position(|m| m["role"] == "tool")
+        .expect("tool message");
+    assert_eq!(messages[tool]["tool_call_id"], "call_1");
+    assert!(
+        messages[tool]["content"]
+            .as_str()
+            .is_some_and(|c| c.contains("[image 1"))
+    );
+    let images = &messages[tool + 1];
+    assert_eq!(images["role"], "user", "{images}");
+    assert_eq!(
+        images["content"][1],
+        json!({"type": "image_url", "image_url": {"url": format!("data:image/png;base64,{PIXEL}")}})
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn responses_gets_the_image_in_the_function_call_output() {
+    let Some(body) =
+        second_request(|s| openai(s, OpenAiWire::Responses), responses_replies()).await
+    else {
+        return;
+    };
+    let output = body["input"]
+        .as_array()
+        .expect("input")
+        .iter()
+        .find(|item| item["type"] == "function_call_output")
+        .expect("the result")
+        .clone();
+    assert_eq!(output["call_id"], "call_1");
+    assert_eq!(
+        output["output"][1],
+        json!({"type": "input_image", "image_url": format!("data:image/png;base64,{PIXEL}")})
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn anthropic_gets_the_image_inside_the_tool_result() {
+    let Some(body) = second_request(anthropic, anthropic_replies()).await else {
+        return;
+    };
+    let result = body["messages"]
+        .as_array()
+        .expect("messages")
+        .iter()
+        .flat_map(|m| m["content"].as_array().cloned().unwrap_or_default())
+        .find(|block| block["type"] == "tool_result")
+        .expect("the result");
+    assert_eq!(result["tool_use_id"], "toolu_1");
+    assert_eq!(
+        result["content"][1],
+        json!({"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": PIXEL}})
+    );
+}
