@@ -35,7 +35,12 @@ fn flood(command: &'static str) -> Abuse {
             assert!(kept > 0, "{}: nothing streamed", run.who);
             let result = run.result(0, 0);
             let output = result["payload"]["output"].as_str().unwrap_or_default();
-            assert!(output.len() <= 64 * 1024, "{}: result {}", run.who, output.len());
+            assert!(
+                output.len() <= 64 * 1024,
+                "{}: result {}",
+                run.who,
+                output.len()
+            );
         },
         ..Abuse::default()
     }
@@ -62,10 +67,7 @@ fn calls_fail(run: &Run) {
 
 /// A round of hostile calls, then the same benign command must work.
 fn then_alive(calls: Vec<Call>) -> Vec<Vec<Call>> {
-    vec![
-        calls,
-        vec![step("bash", json!({"command": "echo alive"}))],
-    ]
+    vec![calls, vec![step("bash", json!({"command": "echo alive"}))]]
 }
 
 /// The last round's `echo alive` succeeded.
@@ -149,9 +151,7 @@ fn a_10_mb_command() {
 #[test]
 fn a_huge_model_text_reply() {
     check(Abuse {
-        script: Some(|| {
-            json!({"responses": [{"text": "z".repeat(20 * 1024 * 1024)}]})
-        }),
+        script: Some(|| json!({"responses": [{"text": "z".repeat(20 * 1024 * 1024)}]})),
         model_bytes: 20 * 1024 * 1024,
         ..Abuse::default()
     });
@@ -229,8 +229,7 @@ exit 1"#;
                 run.who
             );
             assert!(
-                !run
-                    .events
+                !run.events
                     .iter()
                     .any(|e| e["type"] == "tool.result" && e["payload"]["output"] == "forged"),
                 "{}: a forged frame was taken",
@@ -271,13 +270,18 @@ fn a_command_that_never_ends_then_stop() {
 
 #[test]
 fn a_command_that_stops_the_guest_agent() {
-    let stop = "kill -STOP 2 2>/dev/null || kill -STOP -- -$(ps -o pgid= -p $PPID | tr -d ' '); sleep 60";
+    let stop =
+        "kill -STOP 2 2>/dev/null || kill -STOP -- -$(ps -o pgid= -p $PPID | tr -d ' '); sleep 60";
     check(Abuse {
         rounds: then_alive(vec![step("bash", json!({ "command": stop }))]),
         expect: |run| {
             alive_after(run, 1);
             let result = run.result(0, 0);
-            assert_eq!(result["payload"]["status"], "error", "{}: {result}", run.who);
+            assert_eq!(
+                result["payload"]["status"], "error",
+                "{}: {result}",
+                run.who
+            );
             assert!(
                 result["payload"]["output"]
                     .as_str()
@@ -316,7 +320,10 @@ fn hostile_title_and_file_names_in_sessions_list_and_show() {
                 "write_file",
                 json!({"path": "\u{1b}]52;c;ZXZpbA==\u{7}\nname\r.txt", "content": "\u{1b}[8m hidden"}),
             ),
-            step("bash", json!({"command": "ls; printf '\\033]0;title\\007\\233'"})),
+            step(
+                "bash",
+                json!({"command": "ls; printf '\\033]0;title\\007\\233'"}),
+            ),
         ]],
         expect: |run| {
             completed(run);
@@ -334,7 +341,8 @@ fn hostile_title_and_file_names_in_sessions_list_and_show() {
                         .unwrap_or_else(|e| panic!("{}: {args:?}: {e}: {line}", run.who));
                 }
             }
-            let listed = escape_support::output(run.lab.cortex().args(["sessions", "list", "--json"]));
+            let listed =
+                escape_support::output(run.lab.cortex().args(["sessions", "list", "--json"]));
             assert!(
                 String::from_utf8_lossy(&listed.stdout).contains("\\u001b]0;owned"),
                 "{}: the title is not exact in --json",

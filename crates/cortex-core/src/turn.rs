@@ -5,7 +5,10 @@ use crate::attach::Readiness;
 use crate::dispatch::{DispatchEnd, STOPPED_BY_USER};
 use crate::verify::VERIFY_ANSWER;
 use crate::{CoreError, Session, StopRuleState, TurnOutcome, new_id, system_prompt};
-use cortex_model::{Assembled, Assembler, FinishReason, ModelError, ModelEvent, ModelRequest};
+use cortex_model::{
+    Assembled, Assembler, FinishReason, MAX_TEXT_BYTES, ModelError, ModelEvent, ModelRequest,
+    within_cap,
+};
 use cortex_protocol::{EventKind, Message, ToolName, TurnFinish, TurnId};
 use futures::StreamExt;
 use std::time::Duration;
@@ -229,15 +232,21 @@ impl Session {
                     Some(Ok(event)) => {
                         match &event {
                             ModelEvent::TextDelta(delta) => {
-                                text.push_str(delta);
-                                self.timeline
-                                    .emit(
-                                        Some(turn),
-                                        EventKind::MessageDelta {
-                                            text: delta.clone(),
-                                        },
-                                    )
-                                    .await?;
+                                // Past the cap a reply is dropped, as the
+                                // assembler drops it: nothing more is held or
+                                // stored.
+                                let kept = within_cap(text.len(), delta, MAX_TEXT_BYTES);
+                                if !kept.is_empty() {
+                                    text.push_str(kept);
+                                    self.timeline
+                                        .emit(
+                                            Some(turn),
+                                            EventKind::MessageDelta {
+                                                text: kept.to_owned(),
+                                            },
+                                        )
+                                        .await?;
+                                }
                             }
                             ModelEvent::ThinkingDelta(delta) => {
                                 self.timeline

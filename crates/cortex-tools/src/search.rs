@@ -20,11 +20,20 @@ pub(crate) fn walker(dir: &Path) -> WalkBuilder {
         .standard_filters(true)
         .require_git(false)
         .follow_links(false)
-        .threads(0)
+        .threads(walker_threads())
         // Hidden files are skipped already, but a `.gitignore` whitelist could
         // bring `.git` back. Bytes, not `file_name()`, which parses the path.
         .filter_entry(|entry| !entry.path().as_os_str().as_bytes().ends_with(b"/.git"));
     builder
+}
+
+/// At most this many threads per walk: the guest's process limit counts
+/// them, and the walker waits forever for a thread it could not start.
+const MAX_WALKER_THREADS: usize = 8;
+
+/// One thread per core, up to [`MAX_WALKER_THREADS`].
+fn walker_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get().min(MAX_WALKER_THREADS))
 }
 
 /// Whether the walked entry is a regular file (symlinks are not followed).

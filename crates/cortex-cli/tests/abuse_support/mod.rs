@@ -33,8 +33,10 @@ use std::sync::{Arc, Mutex};
 pub const RSS_BOUND_KIB: u64 = 96 * 1024;
 /// Open descriptors of the `cortex` process at any sample.
 pub const FD_BOUND: usize = 128;
-/// The store's size after a session's first turn with no tool call.
-pub const STORE_BASE_BYTES: u64 = 1024 * 1024;
+/// The store's size after a session's first turn with no tool call: its
+/// events and the reply's text, up to its 1 MiB cap, twice (the deltas and
+/// `message.done`).
+pub const STORE_BASE_BYTES: u64 = 3 * 1024 * 1024;
 /// What one tool call may add to the store: 1 MiB of kept output, escaped
 /// as JSON (a NUL byte is six bytes, `\u0000`), plus the 30 KiB result,
 /// 8 KiB diff and the call's own (capped) arguments.
@@ -151,7 +153,9 @@ fn script_of(abuse: &Abuse) -> Value {
             let calls: Vec<Value> = calls
                 .iter()
                 .enumerate()
-                .map(|(j, c)| json!({"id": call_id(i, j), "name": c.name, "arguments": c.arguments}))
+                .map(
+                    |(j, c)| json!({"id": call_id(i, j), "name": c.name, "arguments": c.arguments}),
+                )
                 .collect();
             json!({ "tool_calls": calls })
         })
@@ -186,7 +190,10 @@ fn run_once(abuse: &Abuse, nobody: bool) -> bool {
     let mut cmd = lab.exec_prompt(&script, &[], abuse.prompt);
     cmd.arg("--json");
     let sampled = sample(cmd, abuse.stop_on);
-    if sampled.stderr.contains("cannot create the guest's namespaces") {
+    if sampled
+        .stderr
+        .contains("cannot create the guest's namespaces")
+    {
         eprintln!(
             "SKIPPED: user namespaces are not available here: {}",
             sampled.stderr
@@ -257,11 +264,8 @@ fn still_usable(run: &Run) {
             {"text": "fine"}
         ]}),
     );
-    let out = output(&mut lab.exec_prompt(
-        &script,
-        &["--session", run.session_id(), "--json"],
-        "again",
-    ));
+    let out =
+        output(&mut lab.exec_prompt(&script, &["--session", run.session_id(), "--json"], "again"));
     let events = json_lines(&out.stdout);
     let who = run.who;
     assert!(
@@ -385,7 +389,12 @@ pub fn running(needle: &str) -> Vec<String> {
     };
     entries
         .filter_map(Result::ok)
-        .filter(|e| e.file_name().to_string_lossy().bytes().all(|b| b.is_ascii_digit()))
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .bytes()
+                .all(|b| b.is_ascii_digit())
+        })
         .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
         .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
         .filter(|c| c.contains(needle))
