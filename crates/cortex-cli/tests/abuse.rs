@@ -304,7 +304,46 @@ done
 sleep 2; echo opened"#;
     check(Abuse {
         rounds: then_alive(vec![step("bash", json!({ "command": exhaust }))]),
-        expect: |run| alive_after(run, 1),
+        expect: |run| {
+            alive_after(run, 1);
+            let output = &run.result(0, 0)["payload"]["output"];
+            assert!(
+                output.as_str().is_some_and(|o| o.contains("opened")),
+                "{}: {output}",
+                run.who
+            );
+        },
+        ..Abuse::default()
+    });
+}
+
+/// The mark of the processes that fill the guest's process limit.
+const FILLER: &str = "3003";
+
+#[test]
+fn the_process_limit_filled_then_searches() {
+    // With no thread left to start, a search's walker cannot run (and may
+    // wait forever for a thread it could not start): the calls must still
+    // end, with an error at worst, and the turn with them.
+    check(Abuse {
+        rounds: vec![
+            vec![step(
+                "bash",
+                json!({"command": format!("for i in $(seq 600); do sleep {FILLER} >/dev/null 2>&1 & done 2>/dev/null; echo spawned")}),
+            )],
+            vec![
+                step("glob", json!({"pattern": "*"})),
+                step("grep", json!({"pattern": "alpha"})),
+            ],
+        ],
+        expect: |run| {
+            completed(run);
+            for index in 0..2 {
+                run.result(1, index);
+            }
+            let left = running(&format!("sleep {FILLER}"));
+            assert!(left.is_empty(), "{}: {} left", run.who, left.len());
+        },
         ..Abuse::default()
     });
 }
