@@ -317,37 +317,6 @@ sleep 2; echo opened"#;
     });
 }
 
-/// The mark of the processes that fill the guest's process limit.
-const FILLER: &str = "3003";
-
-#[test]
-fn the_process_limit_filled_then_searches() {
-    // With no thread left to start, a search's walker cannot run (and may
-    // wait forever for a thread it could not start): the calls must still
-    // end, with an error at worst, and the turn with them.
-    check(Abuse {
-        rounds: vec![
-            vec![step(
-                "bash",
-                json!({"command": format!("for i in $(seq 600); do sleep {FILLER} >/dev/null 2>&1 & done 2>/dev/null; echo spawned")}),
-            )],
-            vec![
-                step("glob", json!({"pattern": "*"})),
-                step("grep", json!({"pattern": "alpha"})),
-            ],
-        ],
-        expect: |run| {
-            completed(run);
-            for index in 0..2 {
-                run.result(1, index);
-            }
-            let left = running(&format!("sleep {FILLER}"));
-            assert!(left.is_empty(), "{}: {} left", run.who, left.len());
-        },
-        ..Abuse::default()
-    });
-}
-
 // ---- Principle 9: model-controlled strings in human output -----------------
 
 #[test]

@@ -20,7 +20,8 @@
 #![allow(dead_code)]
 
 use crate::escape_support::{
-    Call, Lab, call_id, json_lines, output, prepared, watched, without_new_placeholders,
+    Call, Lab, call_id, json_lines, output, prepared, rounds_script, watched,
+    without_new_placeholders,
 };
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Read};
@@ -140,28 +141,12 @@ pub fn completed(run: &Run) {
     );
 }
 
-/// The rounds as a scripted model's responses (ids as in the escape suite).
+/// The model's script: `script`, or the rounds (ids as in the escape suite).
 fn script_of(abuse: &Abuse) -> Value {
-    if let Some(script) = abuse.script {
-        return script();
+    match abuse.script {
+        Some(script) => script(),
+        None => rounds_script(&abuse.rounds, ""),
     }
-    let mut responses: Vec<Value> = abuse
-        .rounds
-        .iter()
-        .enumerate()
-        .map(|(i, calls)| {
-            let calls: Vec<Value> = calls
-                .iter()
-                .enumerate()
-                .map(
-                    |(j, c)| json!({"id": call_id(i, j), "name": c.name, "arguments": c.arguments}),
-                )
-                .collect();
-            json!({ "tool_calls": calls })
-        })
-        .collect();
-    responses.push(json!({ "text": "done" }));
-    json!({ "responses": responses })
 }
 
 /// Run `abuse` as the current user and, under root, as nobody.

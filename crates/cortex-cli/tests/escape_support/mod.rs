@@ -353,8 +353,13 @@ pub fn call_id(round: usize, index: usize) -> String {
 
 /// The rounds as a scripted model's responses.
 pub fn script_of(attempt: &Attempt) -> Value {
-    let mut responses: Vec<Value> = attempt
-        .rounds
+    rounds_script(&attempt.rounds, attempt.text)
+}
+
+/// `rounds` of calls as a scripted model's responses, `text` before the
+/// first call; a last response answers "done" (or `text` with no rounds).
+pub fn rounds_script(rounds: &[Vec<Call>], text: &str) -> Value {
+    let mut responses: Vec<Value> = rounds
         .iter()
         .enumerate()
         .map(|(i, calls)| {
@@ -365,15 +370,11 @@ pub fn script_of(attempt: &Attempt) -> Value {
                     |(j, c)| json!({"id": call_id(i, j), "name": c.name, "arguments": c.arguments}),
                 )
                 .collect();
-            let text = if i == 0 { attempt.text } else { "" };
+            let text = if i == 0 { text } else { "" };
             json!({"text": text, "tool_calls": tool_calls})
         })
         .collect();
-    let last = if attempt.rounds.is_empty() {
-        attempt.text
-    } else {
-        "done"
-    };
+    let last = if rounds.is_empty() { text } else { "done" };
     responses.push(json!({ "text": last }));
     json!({ "responses": responses })
 }
@@ -398,6 +399,11 @@ fn run_once(attempt: &Attempt, nobody: bool) -> bool {
         .repo
         .map(|pick| pick(&lab))
         .unwrap_or_else(|| lab.repo.path().to_path_buf());
+    if nobody && attempt.repo.is_some() {
+        // The pick may have made folders in the home (a repository inside
+        // the data folder): they belong to the run's user too.
+        chown_nobody(lab.home.path());
+    }
     let who = if nobody {
         "as nobody"
     } else {
