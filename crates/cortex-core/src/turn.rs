@@ -5,7 +5,10 @@ use crate::attach::Readiness;
 use crate::dispatch::{DispatchEnd, STOPPED_BY_USER};
 use crate::verify::VERIFY_ANSWER;
 use crate::{CoreError, Session, StopRuleState, TurnOutcome, new_id, system_prompt};
-use cortex_model::{Assembled, Assembler, FinishReason, ModelError, ModelEvent, ModelRequest};
+use cortex_model::{
+    Assembled, Assembler, FinishReason, MAX_TEXT_BYTES, ModelError, ModelEvent, ModelRequest,
+    within_cap,
+};
 use cortex_protocol::{EventKind, ToolName, TurnFinish, TurnId};
 use futures::StreamExt;
 use std::time::Duration;
@@ -260,10 +263,18 @@ impl Session {
             match next {
                 None => return Ok(Streamed::Done(assembler.finish())),
                 Some(Err(e)) => return Ok(Streamed::Failed(e)),
-                Some(Ok(event)) => {
-                    if let ModelEvent::TextDelta(delta) = &event {
-                        text.push_str(delta);
+                Some(Ok(ModelEvent::TextDelta(delta))) => {
+                    // Past the cap a reply is dropped, as the assembler
+                    // drops it: nothing more is held, shown or stored.
+                    let kept = within_cap(text.len(), &delta, MAX_TEXT_BYTES).to_owned();
+                    if !kept.is_empty() {
+                        text.push_str(&kept);
+                        let shown = ModelEvent::TextDelta(kept);
+                        self.show_model_event(turn, round, &shown).await?;
                     }
+                    assembler.push(&ModelEvent::TextDelta(delta));
+                }
+                Some(Ok(event)) => {
                     self.show_model_event(turn, round, &event).await?;
                     assembler.push(&event);
                 }

@@ -116,10 +116,24 @@ fn written(w: Written) -> ToolOutcome {
 }
 
 /// Run a filesystem tool on the blocking pool.
+/// How many workspace tools (reads, writes, searches) run at once; the rest
+/// wait for a turn. Each holds a blocking thread, and a search its walker's
+/// threads too, all counted by the guest's process limit; a walker that
+/// cannot start one of its threads waits for it forever (the `ignore`
+/// crate), so a round of a thousand searches must queue, not start a
+/// thousand walks at once.
+const WORKSPACE_TOOLS_AT_ONCE: usize = 4;
+static WORKSPACE_TOOLS: tokio::sync::Semaphore =
+    tokio::sync::Semaphore::const_new(WORKSPACE_TOOLS_AT_ONCE);
+
 async fn blocking<F>(root: std::path::PathBuf, f: F) -> ToolOutcome
 where
     F: FnOnce(&Workspace) -> Result<ToolOutcome, ToolError> + Send + 'static,
 {
+    // The semaphore is never closed; a closed one would only mean shutdown.
+    let Ok(_turn) = WORKSPACE_TOOLS.acquire().await else {
+        return ToolOutcome::error("the guest is shutting down");
+    };
     let result = tokio::task::spawn_blocking(move || {
         let workspace = Workspace::new(&root)?;
         f(&workspace)

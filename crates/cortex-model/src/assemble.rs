@@ -1,8 +1,34 @@
 //! Folding a stream of [`ModelEvent`]s into one response.
 
 use crate::{FinishReason, ModelEvent};
-use cortex_protocol::{CallId, ProviderItem, ToolCallRequest};
+use cortex_protocol::{CallId, MAX_ARGUMENT_BYTES, ProviderItem, ToolCallRequest};
 use std::collections::HashSet;
+
+/// The most text of one response that is kept (and shown, stored, sent
+/// back): far more than a provider's output limit lets a real model write,
+/// so only a hostile or broken endpoint reaches it.
+pub const MAX_TEXT_BYTES: usize = 1024 * 1024;
+
+/// The most of one call's arguments that is kept: one byte over the
+/// arguments' limit, so the call still fails as too large
+/// (`ArgError::TooLarge`) while the harness holds, stores and sends back a
+/// bounded amount however much the model wrote.
+pub const MAX_KEPT_ARGUMENT_BYTES: usize = MAX_ARGUMENT_BYTES + 1;
+
+/// The part of `piece` that fits when `held` bytes are already kept under
+/// `cap`: all of it, a prefix (cut after the character that crosses the
+/// cap, so a kept prefix reaches the cap), or nothing.
+pub fn within_cap(held: usize, piece: &str, cap: usize) -> &str {
+    let room = cap.saturating_sub(held);
+    if piece.len() <= room {
+        return piece;
+    }
+    let mut end = room;
+    while !piece.is_char_boundary(end) {
+        end += 1;
+    }
+    &piece[..end]
+}
 
 /// A whole response, assembled.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -52,7 +78,10 @@ impl Assembler {
     /// never a failed attempt's part to discard).
     pub fn push(&mut self, event: &ModelEvent) {
         match event {
-            ModelEvent::TextDelta(text) => self.inner.text.push_str(text),
+            ModelEvent::TextDelta(text) => {
+                let kept = within_cap(self.inner.text.len(), text, MAX_TEXT_BYTES);
+                self.inner.text.push_str(kept);
+            }
             ModelEvent::ToolCallStart { index, id, name } => {
                 let call = self.call_mut(*index);
                 if call.id.0.is_empty() {
@@ -63,7 +92,9 @@ impl Assembler {
                 }
             }
             ModelEvent::ToolCallDelta { index, arguments } => {
-                self.call_mut(*index).arguments.push_str(arguments);
+                let call = self.call_mut(*index);
+                let kept = within_cap(call.arguments.len(), arguments, MAX_KEPT_ARGUMENT_BYTES);
+                call.arguments.push_str(kept);
             }
             ModelEvent::ToolCallEnd { .. }
             | ModelEvent::Retry { .. }
@@ -169,6 +200,33 @@ mod tests {
             index,
             arguments: arguments.into(),
         }
+    }
+
+    #[test]
+    fn text_and_arguments_are_kept_up_to_their_caps() {
+        let big = "é".repeat(MAX_TEXT_BYTES);
+        let out = assemble(&[
+            ModelEvent::TextDelta(big.clone()),
+            ModelEvent::TextDelta(big.clone()),
+            start(0, "a", "write_file"),
+            delta(0, "{\"content\":\""),
+            delta(0, &big),
+            delta(0, &big),
+        ]);
+        // Cut after the character that crosses the cap, never inside one.
+        assert_eq!(out.text.len(), MAX_TEXT_BYTES);
+        let kept = out.tool_calls[0].arguments.len();
+        assert!((MAX_KEPT_ARGUMENT_BYTES..MAX_KEPT_ARGUMENT_BYTES + 2).contains(&kept));
+        assert!(matches!(
+            cortex_protocol::ToolArgs::parse(
+                cortex_protocol::ToolName::WriteFile,
+                &out.tool_calls[0].arguments
+            ),
+            Err(cortex_protocol::ArgError::TooLarge { .. })
+        ));
+        assert_eq!(within_cap(0, "abc", 2), "ab");
+        assert_eq!(within_cap(2, "abc", 2), "");
+        assert_eq!(within_cap(1, "éa", 2), "é");
     }
 
     #[test]

@@ -22,7 +22,7 @@ pub mod scripted;
 mod timeouts;
 mod wire;
 
-pub use assemble::{Assembled, Assembler};
+pub use assemble::{Assembled, Assembler, MAX_KEPT_ARGUMENT_BYTES, MAX_TEXT_BYTES, within_cap};
 pub use error::ModelError;
 pub use metadata::{ModelInfo, ModelOverride, Prices, TokenCounts};
 pub use retry::RetryPolicy;

@@ -132,7 +132,7 @@ impl Workspace {
             .git_global(false)
             .git_exclude(false)
             .max_depth(Some(MAX_WALK_DEPTH))
-            .threads(0)
+            .threads(walker_threads())
             .filter_entry(move |entry| {
                 let path = entry.path();
                 // Hidden files are skipped already, but a `.gitignore`
@@ -156,6 +156,15 @@ impl Workspace {
             });
         Ok((builder, skipped))
     }
+}
+
+/// At most this many threads per walk: the guest's process limit counts
+/// them, and the walker waits forever for a thread it could not start.
+const MAX_WALKER_THREADS: usize = 8;
+
+/// One thread per core, up to [`MAX_WALKER_THREADS`].
+fn walker_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get().min(MAX_WALKER_THREADS))
 }
 
 /// Whether the walked entry is a regular file (symlinks are not followed).

@@ -133,7 +133,7 @@ pub struct Lab {
 }
 
 impl Lab {
-    fn new(nobody: bool) -> Lab {
+    pub fn new(nobody: bool) -> Lab {
         let lab = Lab {
             home: tempfile::tempdir().expect("home"),
             repo: tempfile::tempdir().expect("repo"),
@@ -159,13 +159,13 @@ impl Lab {
     }
 
     /// `text` with the placeholders filled in.
-    fn fill(&self, text: &str) -> String {
+    pub fn fill(&self, text: &str) -> String {
         text.replace(MARKER, &self.marker().display().to_string())
             .replace(OUTSIDE, &self.outside.path().display().to_string())
     }
 
     /// `cortex …` as this run's user, with private folders.
-    fn cortex(&self) -> Command {
+    pub fn cortex(&self) -> Command {
         let mut cmd = as_user(self.nobody, env!("CARGO_BIN_EXE_cortex"));
         cmd.env("XDG_DATA_HOME", self.home.path().join("data"))
             .env("XDG_CONFIG_HOME", self.home.path().join("config"))
@@ -177,7 +177,7 @@ impl Lab {
         cmd
     }
 
-    fn script(&self, name: &str, script: &Value) -> PathBuf {
+    pub fn script(&self, name: &str, script: &Value) -> PathBuf {
         let path = self.home.path().join(name);
         std::fs::write(&path, self.fill(&script.to_string())).expect("script");
         if self.nobody {
@@ -186,7 +186,16 @@ impl Lab {
         path
     }
 
-    fn exec(&self, script: &Path, repo: &Path, flags: &[&str]) -> Command {
+    pub fn exec(&self, script: &Path, repo: &Path, flags: &[&str]) -> Command {
+        self.exec_in(script, repo, flags, "go")
+    }
+
+    /// `cortex exec` on the laboratory's repository with `prompt`.
+    pub fn exec_prompt(&self, script: &Path, flags: &[&str], prompt: &str) -> Command {
+        self.exec_in(script, self.repo.path(), flags, prompt)
+    }
+
+    fn exec_in(&self, script: &Path, repo: &Path, flags: &[&str], prompt: &str) -> Command {
         let mut cmd = self.cortex();
         cmd.arg("exec")
             .arg("--repo")
@@ -194,12 +203,12 @@ impl Lab {
             .arg("--model")
             .arg(format!("scripted:{}", script.display()))
             .args(flags)
-            .arg("go");
+            .arg(prompt);
         cmd
     }
 
     /// The events of every stored session, oldest first.
-    fn stored_events(&self) -> Vec<Value> {
+    pub fn stored_events(&self) -> Vec<Value> {
         let list = output(self.cortex().args(["sessions", "list", "--json"]));
         let mut ids: Vec<String> = String::from_utf8_lossy(&list.stdout)
             .lines()
@@ -245,7 +254,7 @@ pub fn is_root() -> bool {
     unsafe { libc::geteuid() == 0 }
 }
 
-fn as_user(nobody: bool, program: &str) -> Command {
+pub fn as_user(nobody: bool, program: &str) -> Command {
     if !nobody {
         return Command::new(program);
     }
@@ -254,7 +263,7 @@ fn as_user(nobody: bool, program: &str) -> Command {
     cmd
 }
 
-fn chown_nobody(path: &Path) {
+pub fn chown_nobody(path: &Path) {
     let status = Command::new("chown")
         .args(["-R", "65534:65534"])
         .arg(path)
@@ -263,11 +272,11 @@ fn chown_nobody(path: &Path) {
     assert!(status.success());
 }
 
-fn output(cmd: &mut Command) -> Output {
+pub fn output(cmd: &mut Command) -> Output {
     cmd.output().expect("run")
 }
 
-fn json_lines(bytes: &[u8]) -> Vec<Value> {
+pub fn json_lines(bytes: &[u8]) -> Vec<Value> {
     String::from_utf8_lossy(bytes)
         .lines()
         .filter_map(|l| serde_json::from_str(l).ok())
@@ -306,7 +315,7 @@ fn meta_mode(meta: &std::fs::Metadata) -> u32 {
 
 /// What the attack must not change: the repository's metadata and the
 /// host folder outside it.
-fn watched(lab: &Lab) -> BTreeMap<PathBuf, Vec<u8>> {
+pub fn watched(lab: &Lab) -> BTreeMap<PathBuf, Vec<u8>> {
     let mut files = BTreeMap::new();
     for dir in [
         lab.path(".git"),
@@ -321,7 +330,7 @@ fn watched(lab: &Lab) -> BTreeMap<PathBuf, Vec<u8>> {
 /// The sandbox makes the mount point of a missing protected path on the
 /// host (an empty folder or file, which git ignores): those are not the
 /// attack's doing and are left out of the comparison.
-fn without_new_placeholders(
+pub fn without_new_placeholders(
     lab: &Lab,
     before: &BTreeMap<PathBuf, Vec<u8>>,
     mut after: BTreeMap<PathBuf, Vec<u8>>,
@@ -338,14 +347,19 @@ fn without_new_placeholders(
 }
 
 /// The id the script gives call `j` of round `i`.
-fn call_id(round: usize, index: usize) -> String {
+pub fn call_id(round: usize, index: usize) -> String {
     format!("attack-{round}-{index}")
 }
 
 /// The rounds as a scripted model's responses.
-fn script_of(attempt: &Attempt) -> Value {
-    let mut responses: Vec<Value> = attempt
-        .rounds
+pub fn script_of(attempt: &Attempt) -> Value {
+    rounds_script(&attempt.rounds, attempt.text)
+}
+
+/// `rounds` of calls as a scripted model's responses, `text` before the
+/// first call; a last response answers "done" (or `text` with no rounds).
+pub fn rounds_script(rounds: &[Vec<Call>], text: &str) -> Value {
+    let mut responses: Vec<Value> = rounds
         .iter()
         .enumerate()
         .map(|(i, calls)| {
@@ -356,15 +370,11 @@ fn script_of(attempt: &Attempt) -> Value {
                     |(j, c)| json!({"id": call_id(i, j), "name": c.name, "arguments": c.arguments}),
                 )
                 .collect();
-            let text = if i == 0 { attempt.text } else { "" };
+            let text = if i == 0 { text } else { "" };
             json!({"text": text, "tool_calls": tool_calls})
         })
         .collect();
-    let last = if attempt.rounds.is_empty() {
-        attempt.text
-    } else {
-        "done"
-    };
+    let last = if rounds.is_empty() { text } else { "done" };
     responses.push(json!({ "text": last }));
     json!({ "responses": responses })
 }
@@ -384,16 +394,15 @@ pub fn check(attempt: Attempt) {
 
 /// One run; `false` when this machine cannot run a sandbox (skipped).
 fn run_once(attempt: &Attempt, nobody: bool) -> bool {
-    let lab = Lab::new(nobody);
-    (attempt.prepare)(&lab);
+    let lab = prepared(nobody, attempt.prepare);
     let repo = attempt
         .repo
         .map(|pick| pick(&lab))
         .unwrap_or_else(|| lab.repo.path().to_path_buf());
-    if nobody {
-        for dir in [lab.home.path(), lab.repo.path(), lab.outside.path()] {
-            chown_nobody(dir);
-        }
+    if nobody && attempt.repo.is_some() {
+        // The pick may have made folders in the home (a repository inside
+        // the data folder): they belong to the run's user too.
+        chown_nobody(lab.home.path());
     }
     let who = if nobody {
         "as nobody"
@@ -444,6 +453,18 @@ fn run_once(attempt: &Attempt, nobody: bool) -> bool {
     }
     assert!(!lab.marker().exists(), "{who}: a planted program ran");
     true
+}
+
+/// A fresh laboratory prepared by `prepare`, owned by the run's user.
+pub fn prepared(nobody: bool, prepare: fn(&Lab)) -> Lab {
+    let lab = Lab::new(nobody);
+    prepare(&lab);
+    if nobody {
+        for dir in [lab.home.path(), lab.repo.path(), lab.outside.path()] {
+            chown_nobody(dir);
+        }
+    }
+    lab
 }
 
 /// What a planted program leaves in the folder it runs in.
@@ -618,7 +639,7 @@ fn open_pty() -> (OwnedFd, OwnedFd) {
 
 /// Only Cortex's own colours (SGR, `ESC [ … m`) may reach the screen: no
 /// other escape sequence, no C1 control.
-fn check_screen(screen: &[u8], who: &str) {
+pub fn check_screen(screen: &[u8], who: &str) {
     let text = String::from_utf8_lossy(screen);
     assert!(!text.is_empty(), "{who}: nothing reached the terminal");
     let mut rest = text.as_ref();
