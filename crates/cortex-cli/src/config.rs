@@ -32,6 +32,12 @@
 //! read_write = ["~/.cache/pip"]           # host paths the sandbox may change
 //! memory_mb = 4096                        # memory of the whole guest
 //! max_processes = 512                     # processes and threads of the guest
+//! workspace_quota_mb = 8192               # how much the workspace may grow in a session
+//! workspace_quota_inodes = 1000000        # files it may gain
+//! home_quota_mb = 4096                    # the guest's home (per repository)
+//! home_quota_inodes = 500000
+//! tmp_quota_mb = 1024                     # each of /tmp, /var/tmp, /dev/shm in the guest
+//! tmp_quota_inodes = 100000
 //!
 //! [sandbox]
 //! git_write = false   # true: the model may commit (the git folder is writable in the guest)
@@ -184,6 +190,12 @@ pub struct GuestSection {
     pub read_write: Vec<String>,
     pub memory_mb: Option<u64>,
     pub max_processes: Option<u64>,
+    pub workspace_quota_mb: Option<u64>,
+    pub workspace_quota_inodes: Option<u64>,
+    pub home_quota_mb: Option<u64>,
+    pub home_quota_inodes: Option<u64>,
+    pub tmp_quota_mb: Option<u64>,
+    pub tmp_quota_inodes: Option<u64>,
 }
 
 fn xdg_dir(var: &str, fallback: &str) -> anyhow::Result<PathBuf> {

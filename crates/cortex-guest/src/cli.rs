@@ -166,13 +166,13 @@ pub(crate) fn main_entry(args: impl IntoIterator<Item = String>) -> ExitCode {
     // Before anything else: namespaces need a single-threaded process.
     // SAFETY: no thread has been started yet (the async runtime is built
     // below, logging starts none).
-    let sandbox = match options
+    let entered = match options
         .sandbox
         .as_deref()
         .map(|spec| unsafe { enter_sandbox(spec) })
         .transpose()
     {
-        Ok(report) => report,
+        Ok(entered) => entered,
         Err(message) => {
             eprintln!("cortex-guest: {message}");
             return ExitCode::from(3);
@@ -229,7 +229,12 @@ pub(crate) fn main_entry(args: impl IntoIterator<Item = String>) -> ExitCode {
     let config = GuestConfig {
         root,
         bash_env,
-        sandbox,
+        quotas: entered.as_ref().map(|(_, spec)| spec.quotas),
+        home: entered
+            .as_ref()
+            .and_then(|(_, spec)| spec.home.as_ref())
+            .map(|_| cortex_sandbox::guest_home()),
+        sandbox: entered.map(|(report, _)| report),
     };
 
     let runtime = match tokio::runtime::Builder::new_multi_thread()
@@ -284,15 +289,19 @@ fn read_token(file: Option<&std::path::Path>) -> Result<String, StartError> {
     Ok(token)
 }
 
-/// Parse the spec and enter the sandbox it describes.
+/// Parse the spec and enter the sandbox it describes; the spec comes back
+/// with the report (the agent enforces its disk quotas).
 ///
 /// # Safety
 /// The process must be single-threaded (see [`cortex_sandbox::enter`]).
-unsafe fn enter_sandbox(spec: &str) -> Result<cortex_sandbox::Report, StartError> {
+unsafe fn enter_sandbox(
+    spec: &str,
+) -> Result<(cortex_sandbox::Report, cortex_sandbox::SandboxSpec), StartError> {
     let spec: cortex_sandbox::SandboxSpec =
         serde_json::from_str(spec).map_err(StartError::BadSandboxSpec)?;
     // SAFETY: forwarded from this function's own contract.
-    unsafe { cortex_sandbox::enter(&spec) }.map_err(StartError::Sandbox)
+    let report = unsafe { cortex_sandbox::enter(&spec) }.map_err(StartError::Sandbox)?;
+    Ok((report, spec))
 }
 
 fn init_logging() {
