@@ -8,8 +8,8 @@
 
 mod common;
 
-use common::run;
 use common::sandbox::{Sandbox, as_nobody, bash, is_root, marker, provider, start};
+use common::{CallJson, run};
 use cortex_protocol::{SandboxPolicy, ToolName, ToolOutcome};
 use cortex_runtime::{Guest, Quota, Quotas, SandboxProvider};
 use serde_json::json;
@@ -19,7 +19,7 @@ use std::path::Path;
 const MB: u64 = 1_000_000;
 
 /// Small quotas: 20 MB and 2000 inodes of workspace growth, 8 MB and 1000
-/// inodes of home, 16 MB and 500 inodes per private tmpfs.
+/// inodes of home, 16 MiB and 500 inodes per private tmpfs.
 fn small_quotas() -> Quotas {
     Quotas {
         workspace: Quota {
@@ -31,23 +31,47 @@ fn small_quotas() -> Quotas {
             inodes: 1000,
         },
         scratch: Quota {
-            bytes: 16 * MB,
+            bytes: 16 << 20,
             inodes: 500,
         },
     }
 }
 
-/// The providers to try: the test's user, and `nobody` when that is root.
-fn providers(sandbox: &Sandbox) -> Vec<(&'static str, SandboxProvider)> {
-    let mut own = provider(common::guest_binary(), Vec::new(), sandbox.homes.path());
-    own.quotas = small_quotas();
-    let mut all = vec![("own user", own)];
+/// The users to try: the test's own, and `nobody` when that is root.
+fn users() -> Vec<bool> {
     if is_root() {
-        let mut nobody = as_nobody(sandbox);
-        nobody.quotas = small_quotas();
-        all.push(("nobody", nobody));
+        vec![false, true]
+    } else {
+        vec![false]
     }
-    all
+}
+
+/// The provider with small quotas, as the test's user or as `nobody` (which
+/// hands the sandbox's folders to `nobody`: call it last).
+fn provider_for(sandbox: &Sandbox, nobody: bool) -> (&'static str, SandboxProvider) {
+    let (who, mut provider) = if nobody {
+        ("nobody", as_nobody(sandbox))
+    } else {
+        (
+            "own user",
+            provider(common::guest_binary(), Vec::new(), sandbox.homes.path()),
+        )
+    };
+    provider.quotas = small_quotas();
+    (who, provider)
+}
+
+/// Host pids whose command line contains `marker`.
+fn host_processes_with(marker: &str) -> usize {
+    std::fs::read_dir("/proc")
+        .expect("/proc")
+        .flatten()
+        .filter(|entry| entry.file_name().to_string_lossy().parse::<u32>().is_ok())
+        .filter(|entry| {
+            let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+            String::from_utf8_lossy(&cmdline).contains(marker)
+        })
+        .count()
 }
 
 /// Allocated bytes and inodes under `root` on the host.
@@ -91,7 +115,8 @@ async fn still_works(guest: &Guest, who: &str) {
 #[tokio::test]
 async fn filling_the_workspace_is_stopped_at_its_quota() {
     let sandbox = Sandbox::new();
-    for (who, provider) in providers(&sandbox) {
+    for nobody in users() {
+        let (who, provider) = provider_for(&sandbox, nobody);
         let Some(guest) = start(&provider, &sandbox.spec()).await else {
             return;
         };
@@ -120,7 +145,9 @@ async fn filling_the_workspace_is_stopped_at_its_quota() {
         assert!(out.ok, "{who}: {}", out.output);
         still_works(&guest, who).await;
         // One write bigger than what is left is refused before it starts.
-        let big = "x".repeat(21 * MB as usize);
+        let out = bash(&guest, "head -c 19500000 /dev/zero > pad").await;
+        assert!(out.ok, "{who}: under the quota: {}", out.output);
+        let big = "x".repeat(900_000);
         let refused = run(
             &guest,
             ToolName::WriteFile,
@@ -133,6 +160,8 @@ async fn filling_the_workspace_is_stopped_at_its_quota() {
             refused.output
         );
         assert!(!sandbox.path("big.txt").exists());
+        let out = bash(&guest, "rm pad").await;
+        assert!(out.ok, "{who}: {}", out.output);
         guest.close().await;
         std::fs::remove_file(sandbox.path("after.txt")).expect("clean");
     }
@@ -141,7 +170,8 @@ async fn filling_the_workspace_is_stopped_at_its_quota() {
 #[tokio::test]
 async fn one_huge_file_stops_at_the_file_size_limit() {
     let sandbox = Sandbox::new();
-    for (who, provider) in providers(&sandbox) {
+    for nobody in users() {
+        let (who, provider) = provider_for(&sandbox, nobody);
         let Some(guest) = start(&provider, &sandbox.spec()).await else {
             return;
         };
@@ -162,7 +192,8 @@ async fn one_huge_file_stops_at_the_file_size_limit() {
 #[tokio::test]
 async fn millions_of_empty_files_are_stopped_at_the_inode_quota() {
     let sandbox = Sandbox::new();
-    for (who, provider) in providers(&sandbox) {
+    for nobody in users() {
+        let (who, provider) = provider_for(&sandbox, nobody);
         let Some(guest) = start(&provider, &sandbox.spec()).await else {
             return;
         };
@@ -188,12 +219,13 @@ async fn millions_of_empty_files_are_stopped_at_the_inode_quota() {
 #[tokio::test]
 async fn dev_shm_and_tmp_are_bounded_tmpfs() {
     let sandbox = Sandbox::new();
-    for (who, provider) in providers(&sandbox) {
+    for nobody in users() {
+        let (who, provider) = provider_for(&sandbox, nobody);
         let Some(guest) = start(&provider, &sandbox.spec()).await else {
             return;
         };
         for dir in ["/dev/shm", "/tmp", "/var/tmp"] {
-            // 100 MB into a 16 MB tmpfs: ENOSPC, not the host's memory.
+            // 100 MB into a 16 MiB tmpfs: ENOSPC, not the host's memory.
             let out = bash(&guest, &format!("head -c 100000000 /dev/zero > {dir}/x")).await;
             assert!(
                 !out.ok && out.output.contains("No space left"),
@@ -209,7 +241,7 @@ async fn dev_shm_and_tmp_are_bounded_tmpfs() {
                 .trim()
                 .parse()
                 .unwrap_or(0);
-            assert!(kept <= 16 * MB, "{who}: {dir} kept {kept}: {}", out.output);
+            assert!(kept <= 16 << 20, "{who}: {dir} kept {kept}: {}", out.output);
             // Inodes: 2000 empty files into a 500-inode tmpfs.
             let out = bash(
                 &guest,
@@ -235,7 +267,8 @@ async fn dev_shm_and_tmp_are_bounded_tmpfs() {
 #[tokio::test]
 async fn filling_the_home_is_stopped_at_its_quota() {
     let sandbox = Sandbox::new();
-    for (who, provider) in providers(&sandbox) {
+    for nobody in users() {
+        let (who, provider) = provider_for(&sandbox, nobody);
         let Some(guest) = start(&provider, &sandbox.spec()).await else {
             return;
         };
@@ -290,24 +323,31 @@ async fn fork_and_memory_bombs_are_bounded_unprivileged() {
         );
     }
     let mark = marker();
-    // 64 processes for the whole guest: 100 sleepers cannot all start,
-    // though each alone is far under every per-process bound.
-    let out = bash(
-        &guest,
-        &format!(
-            "n=0; for i in $(seq 100); do sleep 100.{mark} 2>/dev/null & n=$((n+1)); done; \
-             sleep 1; echo running=$(pgrep -c -f {mark})"
-        ),
-    )
-    .await;
-    let running: usize = out
-        .output
-        .lines()
-        .find_map(|l| l.strip_prefix("running="))
-        .and_then(|n| n.trim().parse().ok())
-        .unwrap_or(usize::MAX);
-    assert!(running < 64, "{running} sleepers: {}", out.output);
+    // 64 processes for the whole guest: 100 sleepers (in sessions of
+    // their own, so they outlive the command) cannot all start, though
+    // each alone is far under every per-process bound.
+    let mut call = guest
+        .call_json(
+            ToolName::Bash,
+            json!({
+                "command": format!(
+                    "for i in $(seq 100); do setsid sleep 100.{mark} & done 2>/dev/null"
+                ),
+                "timeout_ms": 5_000,
+            }),
+        )
+        .await
+        .expect("call");
+    let _ = common::collect(&mut call).await;
+    let running = host_processes_with(&mark);
+    eprintln!("nobody: {running} of 100 sleepers ran (max_processes 64)");
+    assert!(running > 0 && running < 64, "{running} sleepers");
     guest.stop().await.expect("stop");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while host_processes_with(&mark) > 0 && std::time::Instant::now() < deadline {
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert_eq!(host_processes_with(&mark), 0, "Stop leaves no sleeper");
     let out = common::sandbox::bash(&guest, "bomb() { bomb | bomb & }; bomb; sleep 2").await;
     eprintln!(
         "fork bomb: ok={} {}",
