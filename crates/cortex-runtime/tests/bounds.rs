@@ -112,6 +112,15 @@ async fn still_works(guest: &Guest, who: &str) {
     assert!(out.ok, "{who}: {}", out.output);
 }
 
+/// After an attack: `clean` up, check that the session still works, close.
+async fn recover(guest: Guest, sandbox: &Sandbox, who: &str, clean: &str) {
+    let out = bash(&guest, clean).await;
+    assert!(out.ok, "{who}: {}", out.output);
+    still_works(&guest, who).await;
+    guest.close().await;
+    std::fs::remove_file(sandbox.path("after.txt")).expect("clean");
+}
+
 #[tokio::test]
 async fn filling_the_workspace_is_stopped_at_its_quota() {
     let sandbox = Sandbox::new();
@@ -160,10 +169,7 @@ async fn filling_the_workspace_is_stopped_at_its_quota() {
             refused.output
         );
         assert!(!sandbox.path("big.txt").exists());
-        let out = bash(&guest, "rm pad").await;
-        assert!(out.ok, "{who}: {}", out.output);
-        guest.close().await;
-        std::fs::remove_file(sandbox.path("after.txt")).expect("clean");
+        recover(guest, &sandbox, who, "rm pad").await;
     }
 }
 
@@ -181,11 +187,7 @@ async fn one_huge_file_stops_at_the_file_size_limit() {
         assert!(!out.ok, "{who}: {}", out.output);
         let size = std::fs::metadata(sandbox.path("huge")).expect("huge").len();
         assert!(size <= 20 * MB, "{who}: {size} bytes in one file");
-        let out = bash(&guest, "rm huge").await;
-        assert!(out.ok, "{who}: {}", out.output);
-        still_works(&guest, who).await;
-        guest.close().await;
-        std::fs::remove_file(sandbox.path("after.txt")).expect("clean");
+        recover(guest, &sandbox, who, "rm huge").await;
     }
 }
 
@@ -208,11 +210,7 @@ async fn millions_of_empty_files_are_stopped_at_the_inode_quota() {
         let (_, inodes) = host_usage(&sandbox.path("many"));
         eprintln!("{who}: the workspace kept {inodes} files past a 2000-inode quota");
         assert!(inodes < 3_000_000, "{who}");
-        let out = bash(&guest, "rm -rf many && echo cleaned").await;
-        assert!(out.ok, "{who}: {}", out.output);
-        still_works(&guest, who).await;
-        guest.close().await;
-        std::fs::remove_file(sandbox.path("after.txt")).expect("clean");
+        recover(guest, &sandbox, who, "rm -rf many && echo cleaned").await;
     }
 }
 
@@ -258,9 +256,7 @@ async fn dev_shm_and_tmp_are_bounded_tmpfs() {
             let out = bash(&guest, &format!("rm -rf {dir}/n")).await;
             assert!(out.ok, "{who}: {}", out.output);
         }
-        still_works(&guest, who).await;
-        guest.close().await;
-        std::fs::remove_file(sandbox.path("after.txt")).expect("clean");
+        recover(guest, &sandbox, who, "true").await;
     }
 }
 
@@ -285,11 +281,7 @@ async fn filling_the_home_is_stopped_at_its_quota() {
         );
         let homes = host_usage(sandbox.homes.path());
         eprintln!("{who}: the home kept {} bytes past an 8 MB quota", homes.0);
-        let out = bash(&guest, "rm -rf ~/.cache/fill && echo cleaned").await;
-        assert!(out.ok, "{who}: {}", out.output);
-        still_works(&guest, who).await;
-        guest.close().await;
-        std::fs::remove_file(sandbox.path("after.txt")).expect("clean");
+        recover(guest, &sandbox, who, "rm -rf ~/.cache/fill && echo cleaned").await;
     }
 }
 
