@@ -32,6 +32,15 @@
 //! read_write = ["~/.cache/pip"]           # host paths the sandbox may change
 //! memory_mb = 4096                        # memory of the whole guest
 //! max_processes = 512                     # processes and threads of the guest
+//! workspace_quota_mb = 8192               # how much the workspace may grow in a session
+//! workspace_quota_inodes = 1000000        # files it may gain
+//! home_quota_mb = 4096                    # the guest's home (per repository)
+//! home_quota_inodes = 500000
+//! tmp_quota_mb = 1024                     # each of /tmp, /var/tmp, /dev/shm in the guest
+//! tmp_quota_inodes = 100000
+//!
+//! [store]
+//! quota_mb = 10240   # the session store refuses new events past this size (default: none)
 //!
 //! [sandbox]
 //! git_write = false   # true: the model may commit (the git folder is writable in the guest)
@@ -65,6 +74,8 @@ pub struct Config {
     pub guest: GuestSection,
     #[serde(default)]
     pub sandbox: SandboxSection,
+    #[serde(default)]
+    pub store: StoreSection,
     #[serde(default)]
     pub local: LocalSection,
     /// `[mcp_servers.NAME]`, as Codex writes them (see `cortex_mcp::config`).
@@ -173,6 +184,15 @@ impl TimeoutsSection {
     }
 }
 
+/// `[store]`: the session store (SQLite).
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StoreSection {
+    /// Past this size the store refuses new events (a turn then fails
+    /// with the store's error); none by default.
+    pub quota_mb: Option<u64>,
+}
+
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct GuestSection {
@@ -184,6 +204,12 @@ pub struct GuestSection {
     pub read_write: Vec<String>,
     pub memory_mb: Option<u64>,
     pub max_processes: Option<u64>,
+    pub workspace_quota_mb: Option<u64>,
+    pub workspace_quota_inodes: Option<u64>,
+    pub home_quota_mb: Option<u64>,
+    pub home_quota_inodes: Option<u64>,
+    pub tmp_quota_mb: Option<u64>,
+    pub tmp_quota_inodes: Option<u64>,
 }
 
 fn xdg_dir(var: &str, fallback: &str) -> anyhow::Result<PathBuf> {
@@ -253,9 +279,18 @@ impl Config {
 }
 
 pub async fn open_store() -> anyhow::Result<std::sync::Arc<dyn cortex_store::Store>> {
-    let path = data_dir()?.join("cortex.db");
-    let store = cortex_store::SqliteStore::open(&path)
+    open_sqlite(&data_dir()?.join("cortex.db"))
+}
+
+/// A SQLite store with the `[store] quota_mb` of the config file, if any.
+fn open_sqlite(path: &std::path::Path) -> anyhow::Result<std::sync::Arc<dyn cortex_store::Store>> {
+    let store = cortex_store::SqliteStore::open(path)
         .with_context(|| format!("cannot open the session store {}", path.display()))?;
+    if let Some(mb) = Config::load()?.store.quota_mb {
+        store
+            .set_quota(mb.saturating_mul(1 << 20))
+            .context("cannot set the store's quota")?;
+    }
     Ok(std::sync::Arc::new(store))
 }
 
@@ -265,9 +300,7 @@ pub async fn open_store_url(url: &str) -> anyhow::Result<std::sync::Arc<dyn cort
         return open_store().await;
     }
     if let Some(path) = url.strip_prefix("sqlite:") {
-        let store = cortex_store::SqliteStore::open(std::path::Path::new(path))
-            .with_context(|| format!("cannot open the session store {path}"))?;
-        return Ok(std::sync::Arc::new(store));
+        return open_sqlite(std::path::Path::new(path));
     }
     if url.starts_with("postgres://") || url.starts_with("postgresql://") {
         let store = cortex_store::PgStore::connect(url)

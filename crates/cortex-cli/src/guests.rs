@@ -4,7 +4,8 @@
 use crate::config::{Config, data_dir};
 use anyhow::Context;
 use cortex_runtime::{
-    DockerProvider, GuestProvider, Limits, ProcessProvider, RemoteProvider, SandboxProvider,
+    DockerProvider, GuestProvider, Limits, ProcessProvider, Quota, Quotas, RemoteProvider,
+    SandboxProvider,
 };
 use std::path::PathBuf;
 use std::str::FromStr;
@@ -96,6 +97,7 @@ pub fn provider(choice: &GuestChoice, config: &Config) -> anyhow::Result<Arc<dyn
                 .map(|p| expand_home(p))
                 .collect();
             provider.limits = limits(config);
+            provider.quotas = quotas(config);
             provider.git_write = config.sandbox.git_write;
             provider.copies = Some(data_dir()?.join("workspaces"));
             Arc::new(provider)
@@ -127,6 +129,25 @@ fn limits(config: &Config) -> Limits {
             .memory_mb
             .map_or(defaults.memory_bytes, |mb| mb.saturating_mul(1 << 20)),
         max_processes: config.guest.max_processes.unwrap_or(defaults.max_processes),
+    }
+}
+
+/// The `[guest] *_quota_mb` / `*_quota_inodes` keys over the defaults.
+fn quotas(config: &Config) -> Quotas {
+    let defaults = Quotas::default();
+    let guest = &config.guest;
+    let quota = |mb: Option<u64>, inodes: Option<u64>, default: Quota| Quota {
+        bytes: mb.map_or(default.bytes, |mb| mb.saturating_mul(1 << 20)),
+        inodes: inodes.unwrap_or(default.inodes),
+    };
+    Quotas {
+        workspace: quota(
+            guest.workspace_quota_mb,
+            guest.workspace_quota_inodes,
+            defaults.workspace,
+        ),
+        home: quota(guest.home_quota_mb, guest.home_quota_inodes, defaults.home),
+        scratch: quota(guest.tmp_quota_mb, guest.tmp_quota_inodes, defaults.scratch),
     }
 }
 

@@ -159,16 +159,20 @@ pub(crate) fn main_entry(args: impl IntoIterator<Item = String>) -> ExitCode {
     };
     // SAFETY: no thread has been started yet (the async runtime is built
     // below, logging starts none).
-    let sandbox = match unsafe { isolate(&options) } {
-        Ok(report) => report,
+    let entered = match unsafe { isolate(&options) } {
+        Ok(entered) => entered,
         Err(code) => return code,
     };
     init_logging();
-    match configure(options, sandbox) {
+    match configure(options, entered) {
         Ok((config, listen)) => run(config, listen),
         Err(code) => code,
     }
 }
+
+/// What entering the sandbox gave: what it enforces, and the spec it was
+/// entered with (its quotas and home).
+type Entered = (cortex_sandbox::Report, cortex_sandbox::SandboxSpec);
 
 /// Die with the parent (`--die-with`), then enter the sandbox (`--sandbox`);
 /// what the sandbox enforces, or the exit code after the message.
@@ -176,7 +180,7 @@ pub(crate) fn main_entry(args: impl IntoIterator<Item = String>) -> ExitCode {
 /// # Safety
 /// The process must be single-threaded: namespaces need it (see
 /// [`cortex_sandbox::enter`]).
-unsafe fn isolate(options: &Options) -> Result<Option<cortex_sandbox::Report>, ExitCode> {
+unsafe fn isolate(options: &Options) -> Result<Option<Entered>, ExitCode> {
     if let Some(parent) = options.die_with.as_deref()
         && let Err(message) = die_with(parent)
     {
@@ -207,7 +211,7 @@ struct Listen {
 /// commands get; or the exit code after the message.
 fn configure(
     options: Options,
-    sandbox: Option<cortex_sandbox::Report>,
+    entered: Option<Entered>,
 ) -> Result<(GuestConfig, Option<Listen>), ExitCode> {
     let root = match options.root {
         Some(root) => root,
@@ -252,7 +256,12 @@ fn configure(
     let config = GuestConfig {
         root,
         bash_env,
-        sandbox,
+        quotas: entered.as_ref().map(|(_, spec)| spec.quotas),
+        home: entered
+            .as_ref()
+            .and_then(|(_, spec)| spec.home.as_ref())
+            .map(|_| cortex_sandbox::guest_home()),
+        sandbox: entered.map(|(report, _)| report),
     };
     let listen = options
         .listen
@@ -315,15 +324,19 @@ fn read_token(file: Option<&std::path::Path>) -> Result<String, StartError> {
     Ok(token)
 }
 
-/// Parse the spec and enter the sandbox it describes.
+/// Parse the spec and enter the sandbox it describes; the spec comes back
+/// with the report (the agent enforces its disk quotas).
 ///
 /// # Safety
 /// The process must be single-threaded (see [`cortex_sandbox::enter`]).
-unsafe fn enter_sandbox(spec: &str) -> Result<cortex_sandbox::Report, StartError> {
+unsafe fn enter_sandbox(
+    spec: &str,
+) -> Result<(cortex_sandbox::Report, cortex_sandbox::SandboxSpec), StartError> {
     let spec: cortex_sandbox::SandboxSpec =
         serde_json::from_str(spec).map_err(StartError::BadSandboxSpec)?;
     // SAFETY: forwarded from this function's own contract.
-    unsafe { cortex_sandbox::enter(&spec) }.map_err(StartError::Sandbox)
+    let report = unsafe { cortex_sandbox::enter(&spec) }.map_err(StartError::Sandbox)?;
+    Ok((report, spec))
 }
 
 fn init_logging() {

@@ -16,6 +16,7 @@ mod cli;
 pub mod lines;
 mod listen;
 mod process;
+mod quota;
 mod serve;
 mod state;
 mod tool;

@@ -3,8 +3,9 @@
 
 use crate::lines::{Line, read_bounded_line};
 use crate::process;
+use crate::quota;
 use crate::state::{Capabilities, GuestConfig, Responses, State, respond};
-use crate::tool;
+use crate::tool::{self, AbortOnDrop};
 use cortex_protocol::{GuestOp, GuestRequest, GuestResponse, MAX_ARGUMENT_BYTES, ToolOutcome};
 use std::sync::Arc;
 use std::time::Duration;
@@ -49,7 +50,19 @@ where
     let (tx, rx) = mpsc::unbounded_channel();
     let writer_failed = CancellationToken::new();
     let writer_task = tokio::spawn(write_responses(writer, rx, writer_failed.clone()));
-    let state = Arc::new(State::new(config));
+    let quota = match config.quotas {
+        Some(quotas) => {
+            let (root, home) = (config.root.clone(), config.home.clone());
+            tokio::task::spawn_blocking(move || {
+                Some(quota::Guard::new(&root, home.as_deref(), &quotas))
+            })
+            .await
+            .map_err(std::io::Error::other)?
+        }
+        None => None,
+    };
+    let state = Arc::new(State::new(config, quota));
+    let _watchdog = AbortOnDrop(tokio::spawn(watch_quotas(Arc::clone(&state))));
     let mut tasks = JoinSet::new();
     let mut reader = BufReader::new(reader);
 
@@ -106,6 +119,37 @@ where
         )),
     };
     read_result.and(write_result)
+}
+
+/// Measure the quota'd trees while any process but the agent runs in the
+/// guest, and kill every such process when one grows past its quota.
+async fn watch_quotas(state: Arc<State>) {
+    if state.quota.is_none() {
+        return;
+    }
+    let mut interval = quota::MIN_INTERVAL;
+    loop {
+        tokio::time::sleep(interval).await;
+        let watched = Arc::clone(&state);
+        let measured = tokio::task::spawn_blocking(move || {
+            let guard = watched.quota.as_ref()?;
+            if !quota::others_running() {
+                return None;
+            }
+            let (took, verdict) = quota::timed(|| guard.watch());
+            Some((took, verdict))
+        })
+        .await;
+        let Ok(Some((took, verdict))) = measured else {
+            continue;
+        };
+        interval = quota::next_interval(took);
+        if let (Some(reason), Some(guard)) = (verdict, state.quota.as_ref()) {
+            tracing::warn!("{reason}: killing the guest's commands");
+            guard.note_killed(reason);
+            cortex_sandbox::kill_all_other_processes();
+        }
+    }
 }
 
 /// Handle one request line: answer protocol ops inline (so they are applied

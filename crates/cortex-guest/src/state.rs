@@ -20,6 +20,11 @@ pub struct GuestConfig {
     pub bash_env: Vec<(String, String)>,
     /// What the local sandbox enforced, when the agent runs in one.
     pub sandbox: Option<cortex_sandbox::Report>,
+    /// Disk quotas the agent enforces on the workspace and [`home`](Self::home)
+    /// (see the `quota` module); `None`: none (no sandbox).
+    pub quotas: Option<cortex_sandbox::Quotas>,
+    /// The guest's home, measured against its quota.
+    pub home: Option<PathBuf>,
 }
 
 /// Where responses go; every task holds a clone.
@@ -67,16 +72,19 @@ pub(crate) struct State {
     caps: Mutex<Capabilities>,
     running: Mutex<Running>,
     pub(crate) inputs: Inputs,
+    /// The disk quotas, when the agent enforces them.
+    pub(crate) quota: Option<crate::quota::Guard>,
 }
 
 impl State {
     /// A connection's state at its start: read-only, nothing running.
-    pub(crate) fn new(config: GuestConfig) -> State {
+    pub(crate) fn new(config: GuestConfig, quota: Option<crate::quota::Guard>) -> State {
         State {
             config,
             caps: Mutex::new(Capabilities::default()),
             running: Mutex::new(Running::default()),
             inputs: Inputs::default(),
+            quota,
         }
     }
 

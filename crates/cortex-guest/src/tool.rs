@@ -45,7 +45,7 @@ pub(crate) fn needs_token(args: &ToolArgs) -> bool {
 }
 
 /// Aborts the task when dropped, so abandoning a request abandons its work.
-struct AbortOnDrop<T>(JoinHandle<T>);
+pub(crate) struct AbortOnDrop<T>(pub(crate) JoinHandle<T>);
 
 impl<T> Drop for AbortOnDrop<T> {
     fn drop(&mut self) {
@@ -91,8 +91,14 @@ async fn run(
         ToolArgs::ReadFile(a) => {
             blocking(root, move |ws| ws.read_file(&a).map(ToolOutcome::ok)).await
         }
-        ToolArgs::WriteFile(a) => blocking(root, move |ws| ws.write_file(&a).map(written)).await,
-        ToolArgs::EditFile(a) => blocking(root, move |ws| ws.edit_file(&a).map(written)).await,
+        ToolArgs::WriteFile(a) => {
+            let size = a.content.len() as u64;
+            write(&state, size, move |ws| ws.write_file(&a).map(written)).await
+        }
+        ToolArgs::EditFile(a) => {
+            let size = a.new_string.len() as u64;
+            write(&state, size, move |ws| ws.edit_file(&a).map(written)).await
+        }
         ToolArgs::Glob(a) => blocking(root, move |ws| ws.glob(&a).map(ToolOutcome::ok)).await,
         ToolArgs::Grep(a) => blocking(root, move |ws| ws.grep(&a).map(ToolOutcome::ok)).await,
         ToolArgs::Bash(a) => {
@@ -115,7 +121,60 @@ fn written(w: Written) -> ToolOutcome {
     }
 }
 
-/// Run a filesystem tool on the blocking pool.
+/// Run a file tool that writes about `size` bytes, within the disk quotas:
+/// refused while a tree is over its quota or when the write would take the
+/// workspace past it; measured again afterwards.
+async fn write<F>(state: &Arc<State>, size: u64, f: F) -> ToolOutcome
+where
+    F: FnOnce(&Workspace) -> Result<ToolOutcome, ToolError> + Send + 'static,
+{
+    if let Some(guard) = &state.quota
+        && let Err(refusal) = guard.admit_write(size)
+    {
+        return ToolOutcome::error(refusal);
+    }
+    let outcome = blocking(state.config.root.clone(), f).await;
+    settle(state, outcome, false).await
+}
+
+/// Measure the quota'd trees after a tool that may have written, and make
+/// its outcome an error that says so when one is over (or, for a
+/// `command`, when the watchdog killed it meanwhile).
+async fn settle(state: &Arc<State>, mut outcome: ToolOutcome, command: bool) -> ToolOutcome {
+    if state.quota.is_none() {
+        return outcome;
+    }
+    let measured = Arc::clone(state);
+    let verdict = tokio::task::spawn_blocking(move || {
+        let guard = measured.quota.as_ref()?;
+        let killed = command.then(|| guard.take_killed()).flatten();
+        let over = guard.settle();
+        Some((killed, over))
+    })
+    .await;
+    let (killed, over) = match verdict {
+        Ok(Some(verdict)) => verdict,
+        Ok(None) => return outcome,
+        Err(e) => {
+            tracing::error!("measuring the disk quotas failed: {e}");
+            return outcome;
+        }
+    };
+    let note = match (killed, over) {
+        (Some(reason), _) => format!("the command was killed: {reason}"),
+        (None, Some(reason)) => reason,
+        (None, None) => return outcome,
+    };
+    if outcome.status == OutcomeStatus::Ok {
+        outcome.status = OutcomeStatus::Error;
+    }
+    if !outcome.output.is_empty() && !outcome.output.ends_with('\n') {
+        outcome.output.push('\n');
+    }
+    outcome.output.push_str(&note);
+    outcome
+}
+
 /// How many workspace tools (reads, writes, searches) run at once; the rest
 /// wait for a turn. Each holds a blocking thread, and a search its walker's
 /// threads too, all counted by the guest's process limit; a walker that
@@ -126,6 +185,7 @@ const WORKSPACE_TOOLS_AT_ONCE: usize = 4;
 static WORKSPACE_TOOLS: tokio::sync::Semaphore =
     tokio::sync::Semaphore::const_new(WORKSPACE_TOOLS_AT_ONCE);
 
+/// Run a filesystem tool on the blocking pool.
 async fn blocking<F>(root: std::path::PathBuf, f: F) -> ToolOutcome
 where
     F: FnOnce(&Workspace) -> Result<ToolOutcome, ToolError> + Send + 'static,
@@ -150,7 +210,7 @@ where
 }
 
 async fn bash(
-    state: &State,
+    state: &Arc<State>,
     id: u64,
     args: &BashArgs,
     token: CancellationToken,
@@ -171,7 +231,7 @@ async fn bash(
         token,
     )
     .await;
-    match result {
+    let outcome = match result {
         Err(e) => ToolOutcome::error(format!("cannot run the command: {e}")),
         // run_bash's output already ends with notes on how the command ended
         // (exit code, timeout, stop).
@@ -186,5 +246,6 @@ async fn bash(
             diff: None,
             exit_code: done.exit_code,
         },
-    }
+    };
+    settle(state, outcome, true).await
 }

@@ -29,6 +29,8 @@ impl Agent {
             root: root.clone(),
             bash_env: vec![("PATH".into(), std::env::var("PATH").unwrap_or_default())],
             sandbox: None,
+            quotas: None,
+            home: None,
         };
         let task = tokio::spawn(serve(r, w, config));
         let (r, w) = tokio::io::split(ours);

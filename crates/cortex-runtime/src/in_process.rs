@@ -22,6 +22,8 @@ impl GuestProvider for InProcessProvider {
             root: spec.workspace.clone(),
             bash_env: spec.env.clone(),
             sandbox: None,
+            quotas: None,
+            home: None,
         };
         // Ends when the harness side closes (the Guest is closed or dropped).
         tokio::spawn(async move {

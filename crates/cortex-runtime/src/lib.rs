@@ -28,7 +28,7 @@ mod remote;
 mod sandbox;
 
 pub use client::{CallHandle, Guest, Liveness};
-pub use cortex_sandbox::{Limits, Report, nested};
+pub use cortex_sandbox::{Limits, Quota, Quotas, Report, nested};
 pub use docker::DockerProvider;
 pub use env::{BASE_ENV_ALLOWLIST, allowed_env};
 pub use error::RuntimeError;

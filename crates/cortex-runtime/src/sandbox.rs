@@ -8,7 +8,7 @@
 use crate::process::launch;
 use crate::{Guest, GuestProvider, GuestSpec, RuntimeError};
 use cortex_protocol::{NetworkPolicy, SandboxPolicy};
-use cortex_sandbox::{Limits, SandboxSpec, guest_home};
+use cortex_sandbox::{Limits, Quotas, SandboxSpec, guest_home};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
@@ -20,8 +20,10 @@ pub struct SandboxProvider {
     /// Arguments before the ones the provider adds (`--die-with PID --root
     /// WORKSPACE --sandbox SPEC`); for the CLI binary, `guest`.
     pub args: Vec<String>,
-    /// Where each repository's private home lives (`<homes>/<name>-<hash>`),
-    /// so tool caches survive between sessions.
+    /// Where each repository's private home lives (`<homes>/<name>-<hash>`,
+    /// the hash of the repository's path *and* identity: a repository
+    /// deleted and another made at the same path gets a fresh home), so
+    /// tool caches survive between sessions.
     pub homes: PathBuf,
     /// Host paths the guest may read besides the system folders.
     pub read_only: Vec<PathBuf>,
@@ -33,6 +35,8 @@ pub struct SandboxProvider {
     pub hide: Vec<PathBuf>,
     /// Memory and process limits of the sandbox.
     pub limits: Limits,
+    /// Disk quotas: the workspace's growth, the home, the private tmpfs.
+    pub quotas: Quotas,
     /// `[sandbox] git_write`: the model may change the repository's
     /// metadata (commit, branch). Off: the git folder is read-only.
     pub git_write: bool,
@@ -69,6 +73,7 @@ impl SandboxProvider {
             read_write: Vec::new(),
             hide,
             limits: Limits::default(),
+            quotas: Quotas::default(),
             git_write: false,
             copies: None,
         }
@@ -79,7 +84,9 @@ impl SandboxProvider {
         spec: &GuestSpec,
         workspace: PathBuf,
     ) -> Result<SandboxSpec, RuntimeError> {
-        let home = self.homes.join(home_name(&workspace));
+        let home = self
+            .homes
+            .join(home_name(&workspace, &repository_identity(&workspace)));
         std::fs::create_dir_all(&home).map_err(|e| RuntimeError::Start {
             program: self.program.display().to_string(),
             reason: format!("cannot create the guest's home {}: {e}", home.display()),
@@ -90,20 +97,25 @@ impl SandboxProvider {
                 .as_ref()
                 .and_then(|copies| copies.canonicalize().ok())
                 .is_some_and(|copies| workspace.starts_with(copies));
+        let writable = spec.policy == SandboxPolicy::WorkspaceWrite && spec.writable;
         Ok(SandboxSpec {
             git_writable,
             workspace,
-            workspace_writable: spec.policy == SandboxPolicy::WorkspaceWrite && spec.writable,
+            workspace_writable: writable,
             protected: cortex_tools::PROTECTED_PATHS
                 .iter()
                 .map(PathBuf::from)
                 .collect(),
             home: Some(home),
+            // A read-only session leaves nothing in the home (a planted
+            // `.bashrc` or cache) that a later, writable session would use.
+            home_writable: writable,
             hide: self.hide.clone(),
             read_only: self.read_only.clone(),
             read_write: self.read_write.clone(),
             network: spec.network == NetworkPolicy::On,
             limits: self.limits,
+            quotas: self.quotas,
         })
     }
 }
@@ -157,11 +169,29 @@ fn hideable(path: &Path) -> bool {
         .any(|system| path == Path::new(system) || Path::new(system).starts_with(path))
 }
 
-/// `calc-3f2a…`: readable, and unique per repository path.
-fn home_name(workspace: &Path) -> String {
+/// What tells this repository from another that once lived at the same
+/// path: its root folder's device, inode and birth time (to the nanosecond,
+/// where the filesystem records it; a reused inode number alone would not
+/// tell them apart). Empty when the folder cannot be read.
+fn repository_identity(workspace: &Path) -> String {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(meta) = std::fs::metadata(workspace) else {
+        return String::new();
+    };
+    let born = meta
+        .created()
+        .ok()
+        .and_then(|time| time.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0, |since| since.as_nanos());
+    format!("{}:{}:{born}", meta.dev(), meta.ino())
+}
+
+/// `calc-3f2a…`: readable, and unique per repository path and identity.
+fn home_name(workspace: &Path, identity: &str) -> String {
     // FNV-1a: stable across runs and builds, unlike std's hasher.
     let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    for byte in workspace.as_os_str().as_encoded_bytes() {
+    let path = workspace.as_os_str().as_encoded_bytes();
+    for byte in path.iter().chain(b"\0").chain(identity.as_bytes()) {
         hash ^= u64::from(*byte);
         hash = hash.wrapping_mul(0x0100_0000_01b3);
     }
@@ -187,11 +217,27 @@ mod tests {
 
     #[test]
     fn homes_are_per_repository_and_stable() {
-        let a = home_name(Path::new("/src/calc"));
+        let a = home_name(Path::new("/src/calc"), "1:2:3");
         assert!(a.starts_with("calc-"), "{a}");
-        assert_eq!(a, home_name(Path::new("/src/calc")));
-        assert_ne!(a, home_name(Path::new("/other/calc")));
-        assert!(home_name(Path::new("/")).starts_with("root-"));
+        assert_eq!(a, home_name(Path::new("/src/calc"), "1:2:3"));
+        assert_ne!(a, home_name(Path::new("/other/calc"), "1:2:3"));
+        assert_ne!(a, home_name(Path::new("/src/calc"), "1:2:4"));
+        assert!(home_name(Path::new("/"), "").starts_with("root-"));
+    }
+
+    #[test]
+    fn a_repository_made_again_at_the_same_path_is_another_identity() {
+        let parent = tempfile::tempdir().expect("tempdir");
+        let path = parent.path().join("calc");
+        std::fs::create_dir(&path).expect("mkdir");
+        let first = repository_identity(&path);
+        assert_eq!(first, repository_identity(&path), "stable while it lives");
+        std::fs::remove_dir(&path).expect("rmdir");
+        std::fs::create_dir(&path).expect("mkdir again");
+        let second = repository_identity(&path);
+        assert!(!first.is_empty());
+        assert_ne!(first, second, "the same path, another repository");
+        assert_ne!(home_name(&path, &first), home_name(&path, &second));
     }
 
     #[test]

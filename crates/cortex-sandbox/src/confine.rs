@@ -41,8 +41,12 @@ pub(crate) enum LandlockUnavailable {
 pub(crate) fn landlock(spec: &SandboxSpec) -> Result<&'static str, LandlockUnavailable> {
     let abi = ABI::V5;
     let mut writable: Vec<PathBuf> = SCRATCH.iter().map(PathBuf::from).collect();
-    writable.push(guest_home());
     let mut readable: Vec<PathBuf> = SYSTEM.iter().map(PathBuf::from).collect();
+    if spec.home_writable {
+        writable.push(guest_home());
+    } else {
+        readable.push(guest_home());
+    }
     readable.extend(spec.read_only.iter().cloned());
     // A linked worktree's metadata outside the workspace, mounted read-only.
     readable.extend(crate::git::metadata(&spec.workspace).paths);

@@ -39,7 +39,7 @@ mod spec;
 #[cfg(target_os = "linux")]
 mod sys;
 
-pub use spec::{Limits, Report, SandboxSpec, guest_home};
+pub use spec::{Limits, Quota, Quotas, Report, SandboxSpec, guest_home};
 
 /// Why the sandbox could not be entered.
 #[derive(Debug, thiserror::Error)]
@@ -288,15 +288,18 @@ unsafe fn confine_guest(
     match cgroup {
         Some(cgroup) => layers.push(cgroup.kind),
         None => {
-            if let Some(warning) =
-                limits::rlimits(&spec.limits, host_uid).map_err(SandboxError::Confine)?
-            {
-                warnings.push(warning);
-            }
+            warnings
+                .extend(limits::rlimits(&spec.limits, host_uid).map_err(SandboxError::Confine)?);
             layers.push("rlimits");
         }
     }
     sys::set_rlimit(libc::RLIMIT_CORE, 0).map_err(SandboxError::Confine)?;
+    // No single file may outgrow the largest quota before the agent's next
+    // measurement; a write past it fails with EFBIG (the agent ignores
+    // SIGXFSZ, and commands inherit that) instead of killing the writer.
+    let largest_file = spec.quotas.workspace.bytes.max(spec.quotas.home.bytes);
+    sys::set_rlimit(libc::RLIMIT_FSIZE, largest_file).map_err(SandboxError::Confine)?;
+    sys::ignore_file_size_signal().map_err(SandboxError::Confine)?;
     match confine::landlock(spec) {
         Ok(layer) => layers.push(layer),
         Err(warning) => warnings.push(warning.to_string()),

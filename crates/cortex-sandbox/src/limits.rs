@@ -1,10 +1,15 @@
 //! Memory and process-count bounds for everything the guest runs.
 //!
 //! A cgroup bounds the guest as a whole: cgroup v2 where this process may
-//! create a child with the `memory` and `pids` controllers, else the v1
-//! `memory` and `pids` hierarchies. Without a writable cgroup, `setrlimit`
-//! bounds each process's address space and the user's process count (which
-//! the kernel does not apply to uid 0: that case is reported as a warning).
+//! create a group with the `memory` and `pids` controllers (a child of its
+//! own, or of the nearest ancestor delegated to its user, as systemd's
+//! `user@UID.service` is), else the v1 `memory` and `pids` hierarchies.
+//! Without a writable cgroup, `setrlimit` bounds each process's address
+//! space, and the process count of the whole guest: since Linux 5.14
+//! `RLIMIT_NPROC` counts the processes of the uid *in the guest's own user
+//! namespace*, which only the guest's processes belong to. The kernel does
+//! not apply it when that uid is host root; both gaps are reported as
+//! warnings.
 //!
 //! The cgroup is made by the outer process before it enters the namespaces
 //! and removed by it when the guest has exited; folders that a killed guest
@@ -48,11 +53,20 @@ impl Cgroup {
 fn v2(own: &str, mounts: &str, limits: &Limits) -> Option<Cgroup> {
     let relative = own.lines().find_map(|l| l.strip_prefix("0::"))?;
     let root = mount_point(mounts, |fstype, _| fstype == "cgroup2")?;
-    let parent = root.join(relative.trim_start_matches('/'));
-    let controllers = std::fs::read_to_string(parent.join("cgroup.subtree_control")).ok()?;
-    if !(controllers.contains("memory") && controllers.contains("pids")) {
-        return None;
-    }
+    let own_dir = root.join(relative.trim_start_matches('/'));
+    let parent = delegated_parent(&root, &own_dir, |dir| {
+        let controllers =
+            std::fs::read_to_string(dir.join("cgroup.subtree_control")).unwrap_or_default();
+        let enabled = |name| controllers.split_whitespace().any(|c| c == name);
+        // Moving this process needs write access to the common ancestor's
+        // `cgroup.procs`; opening it for writing checks that, writing nothing.
+        enabled("memory")
+            && enabled("pids")
+            && std::fs::OpenOptions::new()
+                .write(true)
+                .open(dir.join("cgroup.procs"))
+                .is_ok()
+    })?;
     let dir = make_dir(&parent)?;
     let ok = sys::write_file(
         &path_str(&dir, "memory.max"),
@@ -67,6 +81,16 @@ fn v2(own: &str, mounts: &str, limits: &Limits) -> Option<Cgroup> {
         && enter(&dir).is_ok();
     let _ = sys::write_file(&path_str(&dir, "memory.swap.max"), "0");
     finish(vec![dir], ok, "cgroup v2")
+}
+
+/// Our own cgroup when it may have children with the controllers, else the
+/// nearest ancestor that may (a child there is a sibling of our leaf, as a
+/// systemd user session delegates `user@UID.service`), never above `root`.
+fn delegated_parent(root: &Path, own: &Path, usable: impl Fn(&Path) -> bool) -> Option<PathBuf> {
+    own.ancestors()
+        .take_while(|dir| dir.starts_with(root))
+        .find(|dir| usable(dir))
+        .map(Path::to_path_buf)
 }
 
 fn v1(own: &str, mounts: &str, limits: &Limits) -> Option<Cgroup> {
@@ -162,13 +186,24 @@ fn mount_point(mountinfo: &str, matches: impl Fn(&str, &str) -> bool) -> Option<
     })
 }
 
-/// Per-process bounds, the fallback without a cgroup. Returns a warning when
-/// the process count cannot be bounded this way.
-pub(crate) fn rlimits(limits: &Limits, host_uid: libc::uid_t) -> io::Result<Option<String>> {
+/// The bounds without a cgroup: each process's address space, and the
+/// guest's process count (`RLIMIT_NPROC`, counted in the guest's user
+/// namespace). Returns the warnings that say what is not bounded.
+pub(crate) fn rlimits(limits: &Limits, host_uid: libc::uid_t) -> io::Result<Vec<String>> {
     sys::set_rlimit(libc::RLIMIT_AS, limits.memory_bytes)?;
     sys::set_rlimit(libc::RLIMIT_NPROC, limits.max_processes)?;
-    Ok((host_uid == 0)
-        .then(|| "process count not bounded: running as root without a writable cgroup".to_owned()))
+    let mut warnings = vec![format!(
+        "memory bounded per process ({} MiB of address space each), not for the whole guest: \
+         no writable cgroup (no delegated cgroup v2 subtree and no cgroup v1 access); \
+         /tmp, /var/tmp and /dev/shm are capped by their own size",
+        limits.memory_bytes >> 20
+    )];
+    if host_uid == 0 {
+        warnings.push(
+            "process count not bounded: running as root without a writable cgroup".to_owned(),
+        );
+    }
+    Ok(warnings)
 }
 
 #[cfg(test)]
@@ -192,5 +227,23 @@ mod tests {
             Some(PathBuf::from("/sys/fs/cgroup/unified"))
         );
         assert_eq!(mount_point(MOUNTINFO, |t, _| t == "nfs"), None);
+    }
+
+    #[test]
+    fn a_delegated_ancestor_is_used_when_the_own_group_is_a_leaf() {
+        let root = Path::new("/sys/fs/cgroup");
+        let own = root.join("user.slice/user-1000.slice/user@1000.service/app.slice/x.scope");
+        let delegated = root.join("user.slice/user-1000.slice/user@1000.service");
+        assert_eq!(
+            delegated_parent(root, &own, |dir| dir == delegated),
+            Some(delegated.clone())
+        );
+        // The own group first, when it qualifies.
+        assert_eq!(delegated_parent(root, &own, |_| true), Some(own.clone()));
+        // Never above the mount point.
+        assert_eq!(
+            delegated_parent(root, &own, |dir| !dir.starts_with(root)),
+            None
+        );
     }
 }

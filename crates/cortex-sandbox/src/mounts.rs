@@ -11,7 +11,7 @@
 
 use crate::git;
 use crate::root::{self, mount_point, tmpfs};
-use crate::spec::{SandboxSpec, guest_home};
+use crate::spec::{Quota, SandboxSpec, guest_home};
 use crate::sys::{self, MOUNT_ATTR_NODEV, MOUNT_ATTR_NOSUID, MOUNT_ATTR_RDONLY, MountRef};
 use std::io;
 use std::os::fd::OwnedFd;
@@ -58,13 +58,14 @@ pub(crate) fn build(spec: &SandboxSpec) -> io::Result<Vec<String>> {
     let system = root::System::take(spec.network)?;
 
     root::switch(spec.network, &mut warnings)?;
-    private_dev(devices)?;
+    let scratch = scratch_options(&spec.quotas.scratch);
+    private_dev(devices, &scratch)?;
     root::attach_system(system)?;
     root::mask_proc()?;
     std::fs::create_dir_all("/var")?;
     for dir in PRIVATE_TMP.iter().map(Path::new) {
         std::fs::create_dir_all(dir)?;
-        tmpfs(dir, "1777", 0)?;
+        tmpfs(dir, &scratch, 0)?;
     }
     // Parents before children: a workspace under /tmp goes into the
     // private /tmp, an extra path under the workspace on top of it.
@@ -126,7 +127,7 @@ fn take_pending(
         pending.push(Pending {
             mount: sys::clone_mount(home)?,
             target: guest_home(),
-            writable: true,
+            writable: spec.home_writable,
             is_dir: true,
         });
     }
@@ -280,8 +281,19 @@ fn protect(path: &Path, as_file: bool) -> io::Result<()> {
     sys::attach(&copy, path)
 }
 
+/// The mode and bounds of a private scratch tmpfs: what is written there is
+/// memory, so the kernel caps it (`size=`, `nr_inodes=`) whether or not a
+/// cgroup also counts it.
+fn scratch_options(quota: &Quota) -> String {
+    format!(
+        "1777,size={},nr_inodes={}",
+        quota.bytes.max(1 << 20),
+        quota.inodes.max(64)
+    )
+}
+
 /// `/dev` with the harmless nodes only, plus the usual links and `/dev/shm`.
-fn private_dev(devices: Vec<(OwnedFd, PathBuf)>) -> io::Result<()> {
+fn private_dev(devices: Vec<(OwnedFd, PathBuf)>, scratch: &str) -> io::Result<()> {
     let dev = Path::new("/dev");
     std::fs::create_dir_all(dev)?;
     tmpfs(dev, "0755", 0)?;
@@ -305,7 +317,7 @@ fn private_dev(devices: Vec<(OwnedFd, PathBuf)>) -> io::Result<()> {
     }
     let shm = dev.join("shm");
     std::fs::create_dir(&shm)?;
-    tmpfs(&shm, "1777", 0)?;
+    tmpfs(&shm, scratch, 0)?;
     // Nothing new in /dev: a command's `> /dev/tty` must fail, not make a
     // file that looks like a terminal to the next command.
     sys::set_mount_attrs(

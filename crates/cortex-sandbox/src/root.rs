@@ -116,7 +116,9 @@ impl System {
 /// while the host's is still in this mount namespace.
 pub(crate) fn switch(network: bool, warnings: &mut Vec<String>) -> io::Result<()> {
     let staging = Path::new("/tmp");
-    tmpfs(staging, "0755", 0)?;
+    // Only mount points are made in the root, and it is sealed read-only
+    // once built; bounded all the same.
+    tmpfs(staging, "0755,size=16m,nr_inodes=4096", 0)?;
     let proc_dir = staging.join("proc");
     std::fs::create_dir(&proc_dir)?;
     let proc_flags = libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC;
@@ -236,7 +238,8 @@ fn hide_file(path: &Path) -> io::Result<()> {
     sys::attach(&null, path)
 }
 
-/// A tmpfs at `target` with `mode`, `nosuid,nodev` and `extra` flags.
+/// A tmpfs at `target` with `mode` (which may carry further options after
+/// a comma, e.g. `size=`), `nosuid,nodev` and `extra` flags.
 pub(crate) fn tmpfs(target: &Path, mode: &str, extra: libc::c_ulong) -> io::Result<()> {
     sys::mount(
         "tmpfs",

@@ -29,6 +29,10 @@ pub struct SandboxSpec {
     /// between sessions). `None`: an empty private home.
     #[serde(default)]
     pub home: Option<PathBuf>,
+    /// Whether the home is mounted writable. Off (policy `read-only`): the
+    /// session cannot plant anything there for later sessions.
+    #[serde(default)]
+    pub home_writable: bool,
     /// Host folders that must never be visible (Cortex's own config, data
     /// and runtime folders): covered by an empty read-only folder wherever an
     /// attached tree contains them.
@@ -47,6 +51,54 @@ pub struct SandboxSpec {
     /// per-process rlimits (see [`Report::warnings`]).
     #[serde(default)]
     pub limits: Limits,
+    /// Disk bounds: the private tmpfs sizes (enforced by the kernel) and the
+    /// workspace's and home's quotas (enforced by the guest agent).
+    #[serde(default)]
+    pub quotas: Quotas,
+}
+
+/// A bound on one writable tree: bytes of disk (allocated blocks, so a
+/// sparse file counts what it uses) and inodes (files, folders, links).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Quota {
+    /// Bytes of allocated disk.
+    pub bytes: u64,
+    /// Files, folders and links.
+    pub inodes: u64,
+}
+
+/// Disk bounds for what the guest writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Quotas {
+    /// How much the workspace may grow over what it held when the guest
+    /// started (a repository may be bigger than any fixed bound).
+    pub workspace: Quota,
+    /// The guest's home, absolute: it is Cortex's own folder.
+    pub home: Quota,
+    /// Each private tmpfs (`/tmp`, `/var/tmp`, `/dev/shm`): its `size=` and
+    /// `nr_inodes=`, enforced by the kernel.
+    pub scratch: Quota,
+}
+
+impl Default for Quotas {
+    fn default() -> Self {
+        Quotas {
+            workspace: Quota {
+                bytes: 8 << 30,
+                inodes: 1_000_000,
+            },
+            home: Quota {
+                bytes: 4 << 30,
+                inodes: 500_000,
+            },
+            scratch: Quota {
+                bytes: 1 << 30,
+                inodes: 100_000,
+            },
+        }
+    }
 }
 
 /// Resource bounds for everything the guest runs.

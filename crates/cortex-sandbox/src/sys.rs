@@ -288,6 +288,18 @@ pub fn loopback_up() -> io::Result<()> {
     check(|| "ioctl(SIOCSIFFLAGS lo)".into(), ret.into()).map(drop)
 }
 
+/// `SIGXFSZ` ignored: a write past `RLIMIT_FSIZE` then fails with `EFBIG`
+/// instead of killing the writer. Commands inherit the disposition (an
+/// ignored signal stays ignored across `exec`).
+pub fn ignore_file_size_signal() -> io::Result<()> {
+    // SAFETY: SIG_IGN installs no handler code.
+    let previous = unsafe { libc::signal(libc::SIGXFSZ, libc::SIG_IGN) };
+    if previous == libc::SIG_ERR {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
 pub fn set_rlimit(resource: libc::__rlimit_resource_t, value: u64) -> io::Result<()> {
     let limit = libc::rlimit {
         rlim_cur: value,

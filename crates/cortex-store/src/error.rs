@@ -40,6 +40,19 @@ pub enum StoreError {
     /// written.
     #[error("rejected: {0}")]
     Invalid(#[from] Refused),
+    /// The store is at its size quota: the event was not written. What the
+    /// timeline holds stays; the events that end a turn are still written
+    /// (from a reserve past the quota), so the turn ends with this error.
+    #[error(
+        "the session store is full: it holds {size} bytes, its quota is {quota} bytes; \
+         delete old sessions or raise the quota"
+    )]
+    Full {
+        /// The database's size now.
+        size: u64,
+        /// The quota it reached.
+        quota: u64,
+    },
 }
 
 /// Why a store could not be opened (`StoreError::Open`).

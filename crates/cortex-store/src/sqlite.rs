@@ -34,7 +34,14 @@ const STATEMENT_CACHE: usize = 32;
 /// holds the file's write lock, up to five seconds more.
 pub struct SqliteStore {
     conn: Mutex<rusqlite::Connection>,
+    /// Past this many bytes, appends are refused ([`StoreError::Full`])
+    /// but those that end a turn; `u64::MAX`: no quota.
+    quota: std::sync::atomic::AtomicU64,
 }
+
+/// Room past the quota for the events that end a turn (SQLite's own hard
+/// limit, `max_page_count`, sits this far above it).
+const TURN_END_RESERVE: u64 = 4 << 20;
 
 impl SqliteStore {
     /// Open (creating and migrating) the database file.
@@ -88,7 +95,44 @@ impl SqliteStore {
         migrations::migrate_sqlite(&mut conn)?;
         Ok(Self {
             conn: Mutex::new(conn),
+            quota: std::sync::atomic::AtomicU64::new(u64::MAX),
         })
+    }
+
+    /// Bound the database's size: past `bytes`, an append is refused with
+    /// [`StoreError::Full`] unless it ends a turn; those get a reserve of a
+    /// few MiB, past which SQLite itself refuses to grow the file. Sessions
+    /// and turns already stored stay readable.
+    pub fn set_quota(&self, bytes: u64) -> Result<(), StoreError> {
+        let conn = self.lock();
+        let page_size: i64 = conn.query_row("PRAGMA page_size", [], |row| row.get(0))?;
+        let page_size = u64::try_from(page_size).unwrap_or(1).max(1);
+        let pages = bytes.saturating_add(TURN_END_RESERVE) / page_size;
+        let pages = i64::try_from(pages).unwrap_or(i64::MAX);
+        let _: i64 = conn.query_row(&format!("PRAGMA max_page_count = {pages}"), [], |row| {
+            row.get(0)
+        })?;
+        self.quota
+            .store(bytes, std::sync::atomic::Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// Refuse an append past the quota unless `kind` ends a turn.
+    fn check_quota(&self, tx: &Transaction<'_>, kind: &EventKind) -> Result<(), StoreError> {
+        let quota = self.quota.load(std::sync::atomic::Ordering::Relaxed);
+        if quota == u64::MAX || TurnStatus::after(kind).is_some() {
+            return Ok(());
+        }
+        let size: i64 = tx.query_row(
+            "SELECT page_count * page_size FROM pragma_page_count(), pragma_page_size()",
+            [],
+            |row| row.get(0),
+        )?;
+        let size = u64::try_from(size).unwrap_or(0);
+        if size >= quota {
+            return Err(StoreError::Full { size, quota });
+        }
+        Ok(())
     }
 
     /// The connection. A panic while holding the lock cannot leave a
@@ -326,7 +370,10 @@ impl Store for SqliteStore {
         turn: Option<&TurnId>,
         kind: &EncodedKind,
     ) -> Result<Stamp, StoreError> {
-        self.write(|tx| Self::append_in(tx, session, turn, kind))
+        self.write(|tx| {
+            self.check_quota(tx, kind.kind())?;
+            Self::append_in(tx, session, turn, kind)
+        })
     }
 
     async fn events(&self, session: &SessionId, after: u64) -> Result<Vec<Event>, StoreError> {

@@ -205,3 +205,53 @@ async fn malformed_payload_is_reported_as_corrupt_with_its_seq() {
     // Reading past the bad row still works.
     assert_eq!(store.events(&sid("s"), 2).await.expect("events").len(), 1);
 }
+
+#[tokio::test]
+async fn past_its_quota_the_store_refuses_appends_but_ends_the_turn() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("store.db");
+    let store = SqliteStore::open(&path).expect("open");
+    store
+        .create_session(&record("s", "2026-01-01T00:00:00.000Z"))
+        .await
+        .expect("create");
+    store.set_quota(256 * 1024).expect("quota");
+    let (s, t) = (sid("s"), tid("t"));
+    store
+        .append(&s, Some(&t), started("flood"))
+        .await
+        .expect("start");
+    let line = "x".repeat(16 * 1024);
+    let mut written = 0;
+    let full = loop {
+        let event = EventKind::MessageDelta { text: line.clone() };
+        match store.append(&s, Some(&t), event).await {
+            Ok(_) => written += 1,
+            Err(e) => break e,
+        }
+        assert!(written < 1000, "the quota never bit");
+    };
+    assert!(matches!(full, StoreError::Full { .. }), "{full}");
+    assert!(full.to_string().contains("store is full"), "{full}");
+    // The timeline keeps what it has, and the turn still ends with the error.
+    let failed = EventKind::TurnFailed {
+        error: full.to_string(),
+        finish: None,
+    };
+    store.append(&s, Some(&t), failed).await.expect("turn end");
+    let events = store.events(&s, 0).await.expect("events");
+    assert_eq!(events.len(), written + 2);
+    assert!(matches!(
+        events.last().map(|e| &e.kind),
+        Some(EventKind::TurnFailed { .. })
+    ));
+    let size = std::fs::metadata(&path).expect("db").len();
+    eprintln!("{written} deltas of 16 KiB before the 256 KiB quota; the file is {size} bytes");
+    // Reopened without a quota, it takes appends again.
+    drop(store);
+    let store = SqliteStore::open(&path).expect("reopen");
+    store
+        .append(&s, Some(&tid("t2")), started("again"))
+        .await
+        .expect("no quota");
+}
