@@ -39,6 +39,7 @@ mod stop_rule;
 mod test_support;
 mod timeline;
 mod turn;
+mod unrun_call;
 mod verify;
 mod workspace;
 
