@@ -33,6 +33,7 @@ impl Session {
         let Some(listing) = listing else {
             return Ok(());
         };
+        self.turn_work.set_files(&listing);
         let text = describe_files(&listing);
         if let Some(last) = self.history.last_mut() {
             last.content = with_context(&text, &last.content);

@@ -238,6 +238,10 @@ impl Session {
         let any_ok = answers.iter().flatten().any(|a| a.status == ToolStatus::Ok);
 
         self.turn_progress |= changed_something(calls, &answers);
+        for (call, answer) in calls.iter().zip(&answers) {
+            let status = answer.as_ref().map_or(ToolStatus::Stopped, |a| a.status);
+            self.turn_work.record(call, status);
+        }
         for (call, answer) in calls.iter().zip(answers) {
             let output = answer
                 .map(|a| a.output)

@@ -16,6 +16,7 @@
 
 mod approvals;
 mod attach;
+mod coach;
 mod compaction;
 mod context;
 mod continuation;

@@ -85,6 +85,8 @@ pub struct Session {
     /// The running turn changed something (a write, an edit, a command
     /// that ran) or checked a step off.
     pub(crate) turn_progress: bool,
+    /// What the running turn changed and ran, for the answer checks.
+    pub(crate) turn_work: crate::coach::TurnWork,
     /// The approval policy and the calls waiting for the user's answer.
     pub(crate) approvals: crate::approvals::Approvals,
     /// MCP servers: added, then started with the next turn.
@@ -183,6 +185,7 @@ impl Session {
             idle_continuations: 0,
             continuations: 0,
             turn_progress: false,
+            turn_work: Default::default(),
             approvals: crate::approvals::Approvals::new(timeline, Default::default()),
             mcp: Default::default(),
             turn_finish: None,
@@ -249,6 +252,7 @@ impl Session {
             idle_continuations: 0,
             continuations: 0,
             turn_progress: false,
+            turn_work: Default::default(),
             approvals,
             mcp: Default::default(),
             turn_finish: None,

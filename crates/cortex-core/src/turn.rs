@@ -75,6 +75,7 @@ impl Session {
                 .await?;
         }
         self.turn_progress = false;
+        self.turn_work = crate::coach::TurnWork::new(message);
         self.history.push(Message::user(message));
         let outcome = self.turn_loop(&turn, &cancel).await?;
         if cancel.is_cancelled()
@@ -159,6 +160,10 @@ impl Session {
                         continue;
                     }
                     UnrunCall::Fail(error) => return Ok(TurnOutcome::Failed { error }),
+                }
+                if let Some(text) = self.coach(&assembled.text) {
+                    self.remind(turn, &text).await?;
+                    continue;
                 }
                 if std::mem::take(&mut verify) {
                     self.remind(turn, VERIFY_ANSWER).await?;
