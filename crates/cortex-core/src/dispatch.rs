@@ -188,6 +188,11 @@ impl Session {
                     continue;
                 }
             };
+            if let Some(answer) = self.unread_write(&args).await {
+                self.answer(turn, call, answer, 0.0, &mut answers[index])
+                    .await?;
+                continue;
+            }
             match args {
                 ToolArgs::TodoWrite(a) => {
                     let started = Instant::now();
@@ -241,6 +246,7 @@ impl Session {
         for (call, answer) in calls.iter().zip(&answers) {
             let status = answer.as_ref().map_or(ToolStatus::Stopped, |a| a.status);
             self.turn_work.record(call, status);
+            self.note_seen(call, status).await;
         }
         for (call, answer) in calls.iter().zip(answers) {
             let output = answer

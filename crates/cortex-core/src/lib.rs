@@ -31,6 +31,7 @@ pub mod mcp_guest;
 mod mcp_session;
 mod plans;
 mod prompt;
+mod read_first;
 mod session;
 mod session_tools;
 pub mod setup_trust;

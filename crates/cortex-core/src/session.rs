@@ -87,6 +87,8 @@ pub struct Session {
     pub(crate) turn_progress: bool,
     /// What the running turn changed and ran, for the answer checks.
     pub(crate) turn_work: crate::coach::TurnWork,
+    /// What the model last saw of each file (read before write).
+    pub(crate) seen: crate::read_first::Seen,
     /// The approval policy and the calls waiting for the user's answer.
     pub(crate) approvals: crate::approvals::Approvals,
     /// MCP servers: added, then started with the next turn.
@@ -186,6 +188,7 @@ impl Session {
             continuations: 0,
             turn_progress: false,
             turn_work: Default::default(),
+            seen: Default::default(),
             approvals: crate::approvals::Approvals::new(timeline, Default::default()),
             mcp: Default::default(),
             turn_finish: None,
@@ -253,6 +256,7 @@ impl Session {
             continuations: 0,
             turn_progress: false,
             turn_work: Default::default(),
+            seen: Default::default(),
             approvals,
             mcp: Default::default(),
             turn_finish: None,
