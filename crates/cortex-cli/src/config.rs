@@ -25,6 +25,7 @@
 //! max_output_tokens = 4096
 //! parallel_tool_calls = false
 //! prices = { input = 0.5, output = 1.5, cache_read = 0.05, cache_write = 0.5 }  # $ per 1M tokens
+//! recover_text_calls = true   # run tool calls it writes as text (default: on for a server on this machine)
 //!
 //! [guest]
 //! env = ["CARGO_HOME", "RUSTUP_HOME"]     # more variables the guest may see

@@ -6,6 +6,7 @@ use anyhow::{Context, bail};
 use cortex_model::anthropic::{AnthropicConfig, AnthropicProvider};
 use cortex_model::meter::{Meter, Metered};
 use cortex_model::openai::{OpenAiConfig, OpenAiProvider, OpenAiWire};
+use cortex_model::recover::{RecoverTextCalls, is_loopback_url};
 use cortex_model::scripted::ScriptedProvider;
 use cortex_model::{ModelInfo, ModelProvider};
 use std::path::Path;
@@ -22,10 +23,44 @@ pub fn select(spec: Option<&str>, config: &Config) -> anyhow::Result<Arc<dyn Mod
                 format!("model `{spec}` must be PROVIDER:NAME, e.g. openai:gpt-4o-mini")
             })?;
             let info = ModelInfo::resolve(name, config.models.get(name));
-            (build(provider, name, info.as_ref(), config)?, info)
+            let built = build(provider, name, info.as_ref(), config)?;
+            (recover_text_calls(built, provider, name, config), info)
         }
     };
     Ok(Arc::new(Metered::new(provider, info, Meter::default())))
+}
+
+/// Wraps `built` so that calls the model writes as text run
+/// ([`RecoverTextCalls`]): when `[models."NAME"] recover_text_calls` says
+/// so, else for an OpenAI-compatible server on this machine (a local server
+/// runs small open models, which write their calls as ```json blocks the
+/// server returns as text). The embedded model reads such calls itself.
+fn recover_text_calls(
+    built: Arc<dyn ModelProvider>,
+    provider: &str,
+    name: &str,
+    config: &Config,
+) -> Arc<dyn ModelProvider> {
+    let configured = config.models.get(name).and_then(|m| m.recover_text_calls);
+    let on = configured.unwrap_or_else(|| {
+        matches!(provider, "openai" | "openai-responses")
+            && is_loopback_url(&openai_base_url(config))
+    });
+    if on && provider != "local" {
+        Arc::new(RecoverTextCalls::new(built))
+    } else {
+        built
+    }
+}
+
+/// The base URL the OpenAI provider will use: the environment's, else the
+/// config's, else the default.
+fn openai_base_url(config: &Config) -> String {
+    let from_env = OpenAiConfig::from_env();
+    match &config.openai.base_url {
+        Some(url) if std::env::var_os("OPENAI_BASE_URL").is_none() => url.clone(),
+        _ => from_env.base_url,
+    }
 }
 
 fn build(

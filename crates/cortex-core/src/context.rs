@@ -33,6 +33,7 @@ impl Session {
         let Some(listing) = listing else {
             return Ok(());
         };
+        self.turn_work.set_files(&listing);
         let text = describe_files(&listing);
         // Folded in before the turn's message (`SessionState::apply`).
         self.record(Some(turn), EventKind::TurnContext { text })
@@ -44,17 +45,21 @@ impl Session {
 impl Session {
     /// The glob tool's listing of every file, run in the guest.
     async fn list_workspace(&self) -> Option<String> {
+        self.harness_call(ToolArgs::Glob(GlobArgs {
+            pattern: "*".to_owned(),
+            path: None,
+        }))
+        .await
+    }
+
+    /// A tool the harness itself runs in the guest (not the model): its
+    /// output when it succeeded; `None` when it failed or there is no guest.
+    pub(crate) async fn harness_call(&self, args: ToolArgs) -> Option<String> {
         let guest = self.guest.as_ref()?;
-        let mut handle = match guest
-            .call(ToolArgs::Glob(GlobArgs {
-                pattern: "*".to_owned(),
-                path: None,
-            }))
-            .await
-        {
+        let mut handle = match guest.call(args).await {
             Ok(handle) => handle,
             Err(e) => {
-                tracing::warn!("listing the workspace failed: {e}");
+                tracing::warn!("a call of the harness in the guest failed: {e}");
                 return None;
             }
         };

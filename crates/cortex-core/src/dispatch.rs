@@ -84,6 +84,11 @@ impl Session {
         let stopped = stopped || cancel.is_cancelled();
         let any_ok = answers.iter().flatten().any(|a| a.status == ToolStatus::Ok);
         self.turn_progress |= changed_something(calls, &answers);
+        for (call, answer) in calls.iter().zip(&answers) {
+            let status = answer.as_ref().map_or(ToolStatus::Stopped, |a| a.status);
+            self.turn_work.record(call, status);
+            self.note_seen(call, status).await;
+        }
         // Every call is answered: the round is complete, and its message
         // and answers join the history as the next request's fold would.
         self.state.close_round();
@@ -202,6 +207,11 @@ impl Session {
                     continue;
                 }
             };
+            if let Some(answer) = self.unread_write(&args).await {
+                self.answer(turn, call, answer, 0.0, &mut answers[index])
+                    .await?;
+                continue;
+            }
             match self.run_session_tool(turn, args).await? {
                 Ok(answer) => {
                     self.answer(turn, call, answer, ms(started), &mut answers[index])

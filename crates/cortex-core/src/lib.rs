@@ -19,6 +19,7 @@
 mod answer;
 mod approvals;
 mod attach;
+mod coach;
 mod compaction;
 mod context;
 mod continuation;
@@ -34,6 +35,7 @@ pub mod mcp_guest;
 mod mcp_session;
 mod plans;
 mod prompt;
+mod read_first;
 mod session;
 mod session_tools;
 pub mod setup_trust;
@@ -44,6 +46,7 @@ mod stop_rule;
 mod test_support;
 mod timeline;
 mod turn;
+mod unrun_call;
 mod verify;
 mod workspace;
 

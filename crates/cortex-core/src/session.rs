@@ -95,6 +95,10 @@ pub struct Session {
     /// The running turn changed something (a write, an edit, a command
     /// that ran) or checked a step off.
     pub(crate) turn_progress: bool,
+    /// What the running turn changed and ran, for the answer checks.
+    pub(crate) turn_work: crate::coach::TurnWork,
+    /// What the model last saw of each file (read before write).
+    pub(crate) seen: crate::read_first::Seen,
     /// The approval policy and the calls waiting for the user's answer.
     pub(crate) approvals: crate::approvals::Approvals,
     /// MCP servers: added, then started with the next turn.
@@ -191,6 +195,8 @@ impl Session {
             idle_continuations: 0,
             continuations: 0,
             turn_progress: false,
+            turn_work: Default::default(),
+            seen: Default::default(),
             approvals: crate::approvals::Approvals::new(timeline, Default::default()),
             mcp: Default::default(),
             turn_finish: None,
@@ -251,6 +257,8 @@ impl Session {
             idle_continuations: 0,
             continuations: 0,
             turn_progress: false,
+            turn_work: Default::default(),
+            seen: Default::default(),
             approvals,
             mcp: Default::default(),
             turn_finish: None,

@@ -3,6 +3,7 @@
 
 use crate::attach::Readiness;
 use crate::dispatch::{DispatchEnd, STOPPED_BY_USER};
+use crate::unrun_call::UnrunCall;
 use crate::verify::VERIFY_ANSWER;
 use crate::{CoreError, Session, StopRuleState, TurnOutcome, new_id, system_prompt};
 use cortex_model::{
@@ -79,6 +80,7 @@ impl Session {
         }
         self.turn_progress = false;
         let metadata = self.metadata_before_turn().await;
+        self.turn_work = crate::coach::TurnWork::new(message);
         let outcome = self.turn_loop(&turn, &cancel).await?;
         if cancel.is_cancelled()
             && let Some(guest) = &self.guest
@@ -137,6 +139,7 @@ impl Session {
         let mut stop_rule = StopRuleState::new(self.stop_rule);
         let mut round = 0;
         let mut verify = self.verifies_answers();
+        let mut call_reminded = false;
         loop {
             if cancel.is_cancelled() {
                 return Ok(stopped());
@@ -156,6 +159,18 @@ impl Session {
                 RoundEnd::Failed(error) => return Ok(TurnOutcome::Failed { error }),
             };
             if assembled.tool_calls.is_empty() {
+                match self.unrun_call(&assembled.text, &mut call_reminded) {
+                    UnrunCall::None => {}
+                    UnrunCall::Remind(text) => {
+                        self.remind(turn, &text).await?;
+                        continue;
+                    }
+                    UnrunCall::Fail(error) => return Ok(TurnOutcome::Failed { error }),
+                }
+                if let Some(text) = self.coach(&assembled.text) {
+                    self.remind(turn, &text).await?;
+                    continue;
+                }
                 if std::mem::take(&mut verify) {
                     self.remind(turn, VERIFY_ANSWER).await?;
                     continue;

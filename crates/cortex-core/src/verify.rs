@@ -24,7 +24,11 @@ tests), then give the final answer.";
 /// resumed session asks the same.
 pub(crate) fn tool_choice(history: &[Message]) -> ToolChoice {
     match history.last() {
-        Some(last) if last.role == Role::User && last.content == VERIFY_ANSWER => {
+        Some(last)
+            if last.role == Role::User
+                && (last.content == VERIFY_ANSWER
+                    || last.content.starts_with(crate::coach::DO_IT_PREFIX)) =>
+        {
             ToolChoice::Required
         }
         _ => ToolChoice::Auto,

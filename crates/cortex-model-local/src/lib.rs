@@ -2,7 +2,8 @@
 //! so `cortex exec` works offline without an API key.
 //!
 //! - [`template`]: the model's own chat template (minijinja, HF-compatible).
-//! - [`parse`]: tool calls read from the reply (tagged, fenced, bare JSON).
+//! - [`parse`]: tool calls read from the reply (tagged, fenced, bare JSON):
+//!   `cortex_model::text_calls`, shared with the HTTP providers.
 //! - [`grammar`]: GBNF built from the tool schemas, switched on once a reply
 //!   starts a call.
 //! - `engine`: the inference thread, streaming and KV-cache prefix reuse.
@@ -22,11 +23,11 @@ pub mod fetch;
 pub mod grammar;
 mod kv_store;
 mod models;
-pub mod parse;
 mod provider;
 mod reply;
 pub mod template;
 
+pub use cortex_model::text_calls as parse;
 pub use engine::RoundStats;
 pub use error::LocalError;
 pub use models::{

@@ -17,8 +17,10 @@ mod error;
 pub mod metadata;
 pub mod meter;
 pub mod openai;
+pub mod recover;
 mod retry;
 pub mod scripted;
+pub mod text_calls;
 mod timeouts;
 mod wire;
 

@@ -63,6 +63,11 @@ pub struct ModelOverride {
     pub prices: Option<Prices>,
     /// Replaces [`ModelInfo::verify_answers`].
     pub verify_answers: Option<bool>,
+    /// Read tool calls the model writes as text in its answer
+    /// ([`crate::recover::RecoverTextCalls`]). Unset: on for an
+    /// OpenAI-compatible server on this machine, off otherwise. Not part of
+    /// [`ModelInfo`]: it chooses how the provider is built.
+    pub recover_text_calls: Option<bool>,
 }
 
 /// Tokens of one or more responses.
@@ -226,6 +231,7 @@ mod tests {
             parallel_tool_calls: Some(false),
             prices: None,
             verify_answers: Some(true),
+            recover_text_calls: Some(true),
         };
         let info = ModelInfo::resolve("my-local", Some(&full)).expect("complete");
         assert!(!info.parallel_tool_calls);

@@ -41,6 +41,14 @@ fn plural(n: usize, one: &str, many: &str) -> String {
     }
 }
 
+/// The summary, and the syntax check's note on a line of its own.
+fn with_note(summary: String, note: Option<String>) -> String {
+    match note {
+        Some(note) => format!("{summary}\n{note}"),
+        None => summary,
+    }
+}
+
 impl Workspace {
     /// Create or replace a file; parent folders created.
     pub fn write_file(&self, args: &WriteFileArgs) -> Result<Written, ToolError> {
@@ -72,20 +80,23 @@ impl Workspace {
         }
         write_regular(&path, &shown, &args.content)?;
         let lines = plural(line_count(&args.content), "line", "lines");
-        let (verb, diff) = match old {
+        let old_text = old.map(|bytes| {
+            String::from_utf8(bytes)
+                .ok()
+                .filter(|t| !looks_binary(t.as_bytes()))
+        });
+        let (verb, diff) = match &old_text {
             None => ("Created", unified_diff(&shown, "", &args.content)),
-            Some(bytes) => {
-                let diff = match String::from_utf8(bytes) {
-                    Ok(old) if !looks_binary(old.as_bytes()) => {
-                        unified_diff(&shown, &old, &args.content)
-                    }
-                    _ => format!("(the previous content of `{shown}` was binary)\n"),
-                };
-                ("Updated", diff)
-            }
+            Some(Some(old)) => ("Updated", unified_diff(&shown, old, &args.content)),
+            Some(None) => (
+                "Updated",
+                format!("(the previous content of `{shown}` was binary)\n"),
+            ),
         };
+        let checked =
+            crate::syntax::after_write(&path, old_text.flatten().as_deref(), &args.content);
         Ok(Written {
-            summary: format!("{verb} {shown} ({lines})"),
+            summary: with_note(format!("{verb} {shown} ({lines})"), checked),
             diff,
         })
     }
@@ -133,11 +144,12 @@ impl Workspace {
             old.replacen(&args.old_string, &args.new_string, 1)
         };
         write_regular(&path, &shown, &new)?;
+        let summary = format!(
+            "Edited {shown} ({})",
+            plural(matches, "replacement", "replacements")
+        );
         Ok(Written {
-            summary: format!(
-                "Edited {shown} ({})",
-                plural(matches, "replacement", "replacements")
-            ),
+            summary: with_note(summary, crate::syntax::after_write(&path, Some(&old), &new)),
             diff: unified_diff(&shown, &old, &new),
         })
     }

@@ -21,6 +21,7 @@ mod read;
 mod search;
 mod spec;
 mod suggest;
+mod syntax;
 mod todo;
 mod workspace;
 

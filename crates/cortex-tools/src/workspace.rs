@@ -55,7 +55,9 @@ pub struct Workspace {
 /// What a write or edit did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Written {
-    /// One line for the model, e.g. "Edited src/lib.rs (1 replacement)".
+    /// One line for the model, e.g. "Edited src/lib.rs (1 replacement)",
+    /// and a second one when the file no longer parses (JSON, TOML, YAML,
+    /// Python: see the `syntax` module).
     pub summary: String,
     /// Unified diff of the change (capped).
     pub diff: String,

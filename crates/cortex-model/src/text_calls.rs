@@ -1,11 +1,17 @@
-//! Reading tool calls out of a small model's reply, and deciding what part
+//! Reading tool calls out of a model's reply text, and deciding what part
 //! of a reply is safe to stream as text before the reply is complete.
 //!
 //! Small Qwen models rarely use `<tool_call>` tags; they write
-//! `{"name": …, "arguments": …}`, usually in a ```json fence. All three are
-//! read. Fenced and bare objects count as calls only when they name a tool of
-//! the request (otherwise they are an example in an answer); a tagged call is
+//! `{"name": …, "arguments": …}`, usually in a ```json fence, sometimes in
+//! `<tools>` tags. All of them are read. Fenced, bare and `<tools>` objects
+//! count as calls only when they name a tool of the request (otherwise they
+//! are an example in an answer, or the tool list echoed); a `<tool_call>` is
 //! always a call, so the dispatcher can tell the model the tool is unknown.
+//!
+//! Used by the embedded model (`cortex-model-local`) on every reply, by
+//! [`crate::recover::RecoverTextCalls`] for HTTP providers whose server
+//! returns such calls as plain text, and by the turn loop to notice an answer
+//! that is a call nobody ran ([`unreadable_call`]).
 
 use serde_json::Value;
 
@@ -31,6 +37,10 @@ pub struct ParsedReply {
 
 const TAG_OPEN: &str = "<tool_call>";
 const TAG_CLOSE: &str = "</tool_call>";
+/// Qwen's template lists the tools in `<tools>` tags, and small models
+/// sometimes answer in the same tags.
+const TOOLS_OPEN: &str = "<tools>";
+const TOOLS_CLOSE: &str = "</tools>";
 const FENCE: &str = "```";
 
 /// Split `reply` into text and the calls it makes; `tools` are the names the
@@ -52,6 +62,19 @@ pub fn parse_reply(reply: &str, tools: &[&str]) -> ParsedReply {
                 calls.extend(found);
             }
             i = (body_end + TAG_CLOSE.len()).min(reply.len());
+            continue;
+        }
+        if rest.starts_with(TOOLS_OPEN) {
+            let body_start = i + TOOLS_OPEN.len();
+            let body_end = reply[body_start..]
+                .find(TOOLS_CLOSE)
+                .map_or(reply.len(), |e| body_start + e);
+            let found = calls_in(&reply[body_start..body_end], Some(tools));
+            if !found.is_empty() {
+                first_call.get_or_insert(i);
+                calls.extend(found);
+            }
+            i = (body_end + TOOLS_CLOSE.len()).min(reply.len());
             continue;
         }
         if rest.starts_with(FENCE) {
@@ -138,6 +161,10 @@ fn call_of(value: &Value, tools: Option<&[&str]>) -> Option<ParsedCall> {
         return None;
     }
     let args = obj.get("arguments").or_else(|| obj.get("parameters"));
+    if args.is_some_and(is_schema) {
+        // A tool's declaration (the tool list echoed back), not a call.
+        return None;
+    }
     let arguments = match args {
         None | Some(Value::Null) => "{}".to_owned(),
         Some(Value::String(s)) => match serde_json::from_str::<Value>(s) {
@@ -150,6 +177,82 @@ fn call_of(value: &Value, tools: Option<&[&str]>) -> Option<ParsedCall> {
         name: name.to_owned(),
         arguments,
     })
+}
+
+/// A JSON schema of parameters rather than arguments: `{"type": "object",
+/// "properties": {…}}`.
+fn is_schema(args: &Value) -> bool {
+    args.get("type").and_then(Value::as_str) == Some("object")
+        && args.get("properties").is_some_and(Value::is_object)
+}
+
+/// Why `reply` — which [`parse_reply`] found no call in — still looks like
+/// a call to one of `tools`: a `<tool_call>` that does not parse, or a tag,
+/// a JSON fence or an object opening a line that names an offered tool
+/// (`"name": "read_file"`) but is not valid JSON or not a call's shape.
+/// `None` when nothing in the reply looks like a call, or when the reply
+/// holds calls that parse. The message is for the model: it says what was
+/// wrong, so the next try can fix it.
+pub fn unreadable_call(reply: &str, tools: &[&str]) -> Option<String> {
+    if !parse_reply(reply, tools).calls.is_empty() {
+        return None;
+    }
+    call_regions(reply).into_iter().find_map(|(body, tagged)| {
+        let names_tool = tools.iter().any(|t| body.contains(&format!("\"{t}\"")));
+        if !(tagged || names_tool) {
+            return None;
+        }
+        let body = body.trim();
+        let mut values = serde_json::Deserializer::from_str(body).into_iter::<Value>();
+        Some(match values.next() {
+            None => "the call is empty".to_owned(),
+            Some(Err(e)) => format!("its JSON does not parse ({e})"),
+            Some(Ok(value)) => match call_of(&value, None) {
+                Some(call) => format!(
+                    "`{}` is not one of the tools offered ({})",
+                    call.name,
+                    tools.join(", ")
+                ),
+                None => "it is not of the shape {\"name\": TOOL, \"arguments\": {…}}".to_owned(),
+            },
+        })
+    })
+}
+
+/// The places a call may be written: `<tool_call>` bodies (`true`: always
+/// meant as a call), `<tools>` and JSON-fence bodies, and from an object
+/// that opens a line to the end of the reply.
+fn call_regions(reply: &str) -> Vec<(&str, bool)> {
+    let mut out = Vec::new();
+    let mut from = 0;
+    while let Some(at) = marker_at(reply, from) {
+        let rest = &reply[at..];
+        let (body, tagged, end) = if let Some(after) = rest.strip_prefix(TAG_OPEN) {
+            let len = after.find(TAG_CLOSE).unwrap_or(after.len());
+            (
+                &after[..len],
+                true,
+                at + TAG_OPEN.len() + len + TAG_CLOSE.len(),
+            )
+        } else if let Some(after) = rest.strip_prefix(TOOLS_OPEN) {
+            let len = after.find(TOOLS_CLOSE).unwrap_or(after.len());
+            (
+                &after[..len],
+                false,
+                at + TOOLS_OPEN.len() + len + TOOLS_CLOSE.len(),
+            )
+        } else if let Some(after) = rest.strip_prefix(FENCE) {
+            let start = after.find('\n').map_or(after.len(), |n| n + 1);
+            let len = after[start..].find(FENCE).unwrap_or(after.len() - start);
+            let end = at + FENCE.len() + start + len + FENCE.len();
+            (&after[start..start + len], false, end)
+        } else {
+            (rest, false, reply.len())
+        };
+        out.push((body, tagged));
+        from = end.min(reply.len());
+    }
+    out
 }
 
 /// How a reply begins, for switching on the tool-call grammar.
@@ -268,7 +371,7 @@ impl TextGate {
 fn marker_at(reply: &str, from: usize) -> Option<usize> {
     let hay = &reply[from..];
     let mut best: Option<usize> = None;
-    for m in [TAG_OPEN, FENCE] {
+    for m in [TAG_OPEN, TOOLS_OPEN, FENCE] {
         if let Some(p) = hay.find(m) {
             best = Some(best.map_or(from + p, |b: usize| b.min(from + p)));
         }
@@ -288,7 +391,7 @@ fn marker_at(reply: &str, from: usize) -> Option<usize> {
 /// be completing: trailing whitespace and marker prefixes are held back.
 fn safe_end(reply: &str, from: usize) -> usize {
     let mut end = reply.len();
-    for m in [TAG_OPEN, FENCE] {
+    for m in [TAG_OPEN, TOOLS_OPEN, FENCE] {
         for k in (1..m.len()).rev() {
             if reply[from..].ends_with(&m[..k]) {
                 end = end.min(reply.len() - k);
@@ -388,6 +491,44 @@ mod tests {
     fn truncated_call_is_not_a_call() {
         let r = parse_reply("```json\n{\"name\": \"read_file\", \"argu", TOOLS);
         assert!(r.calls.is_empty());
+    }
+
+    #[test]
+    fn tools_tags_are_calls_only_for_offered_tools_and_never_a_declaration() {
+        let r = parse_reply(
+            "<tools>\n{\"name\": \"glob\", \"arguments\": {\"pattern\": \"*.py\"}}\n</tools>",
+            TOOLS,
+        );
+        assert_eq!(r.calls, vec![call("glob", r#"{"pattern":"*.py"}"#)]);
+        let echoed = "<tools>\n{\"type\": \"function\", \"function\": {\"name\": \"glob\", \
+                      \"parameters\": {\"type\": \"object\", \"properties\": {\"pattern\": {}}}}}\n</tools>";
+        assert!(parse_reply(echoed, TOOLS).calls.is_empty());
+        let unknown = "<tools>{\"name\": \"rm\", \"arguments\": {}}</tools>";
+        assert!(parse_reply(unknown, TOOLS).calls.is_empty());
+    }
+
+    #[test]
+    fn an_unreadable_call_says_what_is_wrong() {
+        let broken = "```json\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"a.py\"}\n```";
+        let why = unreadable_call(broken, TOOLS).expect("looks like a call");
+        assert!(why.contains("does not parse"), "{why}");
+        let tagged = "<tool_call>{\"tool\": \"read_file\"}</tool_call>";
+        let why = unreadable_call(tagged, TOOLS).expect("a tag is always a call");
+        assert!(why.contains("shape"), "{why}");
+        let bare = "Reading it now.\n{\"name\": \"read_file\", \"arguments\": {\"path\": 1";
+        assert!(unreadable_call(bare, TOOLS).is_some());
+    }
+
+    #[test]
+    fn answers_and_readable_calls_are_not_unreadable_calls() {
+        for reply in [
+            "The port is 8080.",
+            "Here is the config:\n```json\n{\"name\": \"my-app\", \"version\": 1}\n```",
+            "```rust\nfn main() {}\n```",
+            "```json\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"a\"}}\n```",
+        ] {
+            assert_eq!(unreadable_call(reply, TOOLS), None, "{reply}");
+        }
     }
 
     #[test]

@@ -1,0 +1,111 @@
+//! A small model behind an OpenAI-compatible server on this machine writes
+//! its calls as ```json blocks, which the server returns as text: `cortex
+//! exec --model openai:…` runs them as the embedded model would (issue 19,
+//! item 1), and with recovery turned off it does not end the turn on them as
+//! if they were answers.
+
+mod common;
+mod scripted_openai;
+
+use common::{Env, json_lines, run};
+use scripted_openai::{Server, text};
+use serde_json::Value;
+
+const APP: &str = "def greet():\n    return 'Hello, Cortex'\n";
+const FENCED_EDIT: &str = "I will change it.\n```json\n{\"name\": \"edit_file\", \"arguments\": \
+    {\"path\": \"app.py\", \"old_string\": \"Hello, Cortex\", \"new_string\": \"Hi\"}}\n```";
+
+fn exec(env: &Env, server: &Server, config: &str) -> std::process::Output {
+    let config_dir = env.home.path().join("config/cortex");
+    std::fs::create_dir_all(&config_dir).expect("config dir");
+    std::fs::write(config_dir.join("config.toml"), config).expect("config");
+    let mut cmd = env.command();
+    cmd.env("OPENAI_BASE_URL", server.base_url())
+        .env("OPENAI_API_KEY", "sk-local")
+        .args(["exec", "--json", "--guest", "process", "--repo"])
+        .arg(env.repo.path())
+        .args(["--model", "openai:qwen2.5-coder-1.5b"])
+        .arg("Change the greeting to 'Hi'.");
+    run(cmd)
+}
+
+fn tool_results(events: &[Value]) -> Vec<&Value> {
+    events
+        .iter()
+        .filter(|e| e["type"] == "tool.result")
+        .collect()
+}
+
+#[test]
+fn calls_written_as_text_run_through_a_server_on_this_machine() {
+    let env = Env::new(&[("app.py", APP)]);
+    let server = Server::start(vec![text(FENCED_EDIT), text("Done: it says 'Hi' now.")]);
+    let out = exec(&env, &server, "");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let events = json_lines(&out.stdout);
+    let results = tool_results(&events);
+    assert_eq!(results.len(), 1, "{events:?}");
+    assert_eq!(results[0]["payload"]["name"], "edit_file");
+    assert_eq!(results[0]["payload"]["status"], "ok", "{:?}", results[0]);
+    let call = events
+        .iter()
+        .find(|e| e["type"] == "tool.call")
+        .expect("a tool.call event");
+    assert!(
+        call["payload"]["call_id"]
+            .as_str()
+            .is_some_and(|id| id.starts_with("recovered_")),
+        "{call}"
+    );
+    // The call was never shown as the answer's text.
+    let shown: String = events
+        .iter()
+        .filter(|e| e["type"] == "message.delta")
+        .filter_map(|e| e["payload"]["text"].as_str())
+        .collect();
+    assert!(!shown.contains("old_string"), "{shown}");
+    assert!(
+        std::fs::read_to_string(env.repo.path().join("app.py"))
+            .expect("read")
+            .contains("'Hi'")
+    );
+    // The server was told about the call and its result in the next round.
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    let messages = requests[1]["messages"].as_array().expect("messages");
+    assert!(messages.iter().any(|m| m["role"] == "tool"), "{messages:?}");
+}
+
+#[test]
+fn with_recovery_off_a_call_written_as_text_is_not_taken_as_the_answer() {
+    let env = Env::new(&[("app.py", APP)]);
+    let server = Server::start(vec![text(FENCED_EDIT), text(FENCED_EDIT)]);
+    let config = "[models.\"qwen2.5-coder-1.5b\"]\nrecover_text_calls = false\n";
+    let out = exec(&env, &server, config);
+    assert!(
+        !out.status.success(),
+        "a turn that ran nothing must not succeed"
+    );
+    let events = json_lines(&out.stdout);
+    assert!(tool_results(&events).is_empty());
+    let reminders: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["type"] == "turn.reminder")
+        .collect();
+    assert_eq!(reminders.len(), 1, "{events:?}");
+    let failed = events
+        .iter()
+        .find(|e| e["type"] == "turn.failed")
+        .expect("turn.failed");
+    assert!(
+        failed["payload"]["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("did not run")),
+        "{failed}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(env.repo.path().join("app.py")).expect("read"),
+        APP
+    );
+}

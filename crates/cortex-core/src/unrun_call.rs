@@ -1,0 +1,58 @@
+//! Never ending a turn on an answer that is a tool call nobody ran.
+//!
+//! A model may write its call in the answer's text instead of calling the
+//! tool: a provider without recovery (a hosted API, or an OpenAI-compatible
+//! server with `recover_text_calls = false`) returns it as the answer, and a
+//! call whose JSON is broken is text on every provider. Ending the turn there
+//! would report success for work that never happened (docs/BENCHMARKS.md,
+//! the task set: 0 calls run in 9 turns behind a llama.cpp server, exit 0).
+//! So the first such answer of a turn goes back to the model once with what
+//! was wrong; a second one fails the turn, saying why.
+
+use crate::Session;
+use cortex_model::text_calls::{parse_reply, unreadable_call};
+
+/// What to do with an answer that made no call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum UnrunCall {
+    /// The answer is an answer: the turn may end.
+    None,
+    /// Tell the model this, then ask again.
+    Remind(String),
+    /// The model did it again: end the turn with this error.
+    Fail(String),
+}
+
+impl Session {
+    /// Checks an answer without calls; `reminded` is whether this turn
+    /// already sent the reminder (set here when it does).
+    pub(crate) fn unrun_call(&self, answer: &str, reminded: &mut bool) -> UnrunCall {
+        let offered: Vec<String> = self
+            .offered_tools()
+            .iter()
+            .map(|t| t.as_str().to_owned())
+            .chain(self.mcp_offered().into_iter().map(|t| t.name))
+            .collect();
+        let names: Vec<&str> = offered.iter().map(String::as_str).collect();
+        let problem = match parse_reply(answer, &names).calls.first() {
+            Some(call) => format!(
+                "Your reply wrote a call to `{}` as text, so it did not run",
+                call.name
+            ),
+            None => match unreadable_call(answer, &names) {
+                Some(why) => format!("Your reply looks like a tool call, but {why}"),
+                None => return UnrunCall::None,
+            },
+        };
+        if std::mem::replace(reminded, true) {
+            return UnrunCall::Fail(format!(
+                "the model answered twice with a tool call written as text that did not run \
+                 ({problem}); nothing was done"
+            ));
+        }
+        UnrunCall::Remind(format!(
+            "{problem}. Call the tool through the tool-calling interface, with its arguments as \
+             a JSON object, or answer without a call if the work is done."
+        ))
+    }
+}

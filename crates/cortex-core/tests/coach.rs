@@ -1,0 +1,253 @@
+//! The answer checks for small models (issue 19, items 2, 5, 7 and 8): read
+//! before write, advice instead of action, a named file left untouched, a
+//! change never tested. Each check goes back to the model once; a model
+//! without `verify_answers` never gets them.
+
+mod common;
+
+use common::*;
+use cortex_core::{Session, TurnOutcome};
+use cortex_model::meter::{Meter, Metered};
+use cortex_model::scripted::ScriptedProvider;
+use cortex_model::{ModelInfo, ToolChoice};
+use cortex_protocol::{EventKind, Mode, StopRule};
+use cortex_store::{SqliteStore, Store};
+use serde_json::{Value, json};
+use std::sync::Arc;
+use tokio_util::sync::CancellationToken;
+
+struct Ran {
+    outcome: TurnOutcome,
+    /// (status, output) of every tool result, in order.
+    results: Vec<(String, String)>,
+    reminders: Vec<String>,
+    choices: Vec<ToolChoice>,
+    repo: tempfile::TempDir,
+}
+
+async fn run(small: bool, files: &[(&str, &str)], prompt: &str, script: Value) -> Ran {
+    let repo = tempfile::tempdir().expect("tempdir");
+    for (path, content) in files {
+        write(repo.path(), path, content);
+    }
+    let store: Arc<dyn Store> = Arc::new(SqliteStore::in_memory().expect("store"));
+    let scripted = Arc::new(ScriptedProvider::from_json(&script.to_string()).expect("script"));
+    let mut config = config(
+        repo.path(),
+        store.clone(),
+        scripted.clone(),
+        Mode::Agent,
+        StopRule::Code,
+    );
+    let info = ModelInfo {
+        context_window: 32_768,
+        max_output_tokens: 1024,
+        parallel_tool_calls: true,
+        prices: None,
+        verify_answers: small,
+    };
+    config.model = Arc::new(Metered::new(scripted.clone(), Some(info), Meter::default()));
+    let mut session = Session::create(config).await.expect("session");
+    let outcome = session
+        .run_turn(prompt, CancellationToken::new())
+        .await
+        .expect("turn");
+    let events = store.events(session.id(), 0).await.expect("events");
+    let reminders = events
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::TurnReminder { text } => Some(text.clone()),
+            _ => None,
+        })
+        .collect();
+    let results = events
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::ToolResult { status, output, .. } => Some((
+                serde_json::to_value(status).ok()?.as_str()?.to_owned(),
+                output.clone(),
+            )),
+            _ => None,
+        })
+        .collect();
+    let choices = scripted.requests().iter().map(|r| r.tool_choice).collect();
+    Ran {
+        outcome,
+        results,
+        reminders,
+        choices,
+        repo,
+    }
+}
+
+fn read(path: &str) -> Value {
+    json!({"tool_calls": [{"name": "read_file", "arguments": {"path": path}}]})
+}
+
+fn edit(path: &str, old: &str, new: &str) -> Value {
+    json!({"tool_calls": [{"name": "edit_file", "arguments": {"path": path, "old_string": old, "new_string": new}}]})
+}
+
+fn bash(command: &str) -> Value {
+    json!({"tool_calls": [{"name": "bash", "arguments": {"command": command}}]})
+}
+
+fn text(text: &str) -> Value {
+    json!({ "text": text })
+}
+
+fn file(ran: &Ran, path: &str) -> String {
+    std::fs::read_to_string(ran.repo.path().join(path)).expect("read")
+}
+
+const CALC: &str = "def add(a, b):\n    return a - b\n";
+const TEST: &str = "from calc import add\nassert add(2, 3) == 5\nprint('ok')\n";
+const FIX: &str = "python3 test_calc.py fails. Fix the bug in calc.py.";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn advice_goes_back_and_the_next_reply_must_act() {
+    let script = json!({"responses": [
+        text("Replace the minus with a plus:\n```python\nreturn a + b\n```"),
+        read("calc.py"),
+        edit("calc.py", "a - b", "a + b"),
+        bash("python3 test_calc.py"),
+        text("Fixed; the test passes."),
+    ]});
+    let ran = run(
+        true,
+        &[("calc.py", CALC), ("test_calc.py", TEST)],
+        FIX,
+        script,
+    )
+    .await;
+    assert_eq!(ran.outcome, TurnOutcome::Completed { rounds: 5 });
+    assert_eq!(ran.reminders.len(), 1, "{:?}", ran.reminders);
+    assert!(
+        ran.reminders[0].contains("edit_file"),
+        "{:?}",
+        ran.reminders
+    );
+    assert_eq!(ran.choices[1], ToolChoice::Required);
+    assert!(file(&ran, "calc.py").contains("a + b"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_change_never_tested_is_met_with_the_test_to_run() {
+    let script = json!({"responses": [
+        read("calc.py"),
+        edit("calc.py", "a - b", "a + b"),
+        text("Fixed."),
+        bash("python3 test_calc.py"),
+        text("Fixed; the test prints ok."),
+    ]});
+    let ran = run(
+        true,
+        &[("calc.py", CALC), ("test_calc.py", TEST)],
+        FIX,
+        script,
+    )
+    .await;
+    assert_eq!(ran.outcome, TurnOutcome::Completed { rounds: 5 });
+    assert_eq!(ran.reminders.len(), 1, "{:?}", ran.reminders);
+    assert!(
+        ran.reminders[0].contains("`python3 test_calc.py`"),
+        "{:?}",
+        ran.reminders
+    );
+    assert_eq!(ran.choices[3], ToolChoice::Required);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_named_file_left_untouched_is_listed_once() {
+    let files = [
+        ("client.py", "TIMEOUT = 30\n"),
+        ("worker.py", "TIMEOUT = 30\n"),
+    ];
+    let prompt = "Change the timeout from 30 to 45 in both client.py and worker.py.";
+    let script = json!({"responses": [
+        read("client.py"),
+        edit("client.py", "30", "45"),
+        text("Done."),
+        read("worker.py"),
+        edit("worker.py", "30", "45"),
+        text("Done, both."),
+    ]});
+    let ran = run(true, &files, prompt, script).await;
+    assert_eq!(ran.outcome, TurnOutcome::Completed { rounds: 6 });
+    assert_eq!(ran.reminders.len(), 1, "{:?}", ran.reminders);
+    assert!(
+        ran.reminders[0].contains("worker.py needs a change"),
+        "{:?}",
+        ran.reminders
+    );
+    for path in ["client.py", "worker.py"] {
+        assert_eq!(file(&ran, path), "TIMEOUT = 45\n");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_edit_of_an_unread_or_changed_file_is_refused_with_its_content() {
+    let script = json!({"responses": [
+        // Invented old_string, never read: refused, with the file shown.
+        edit("calc.py", "fn add(a: i32)", "x"),
+        // Quoting what it was shown: runs.
+        edit("calc.py", "a - b", "a + b"),
+        // A command changes the file behind the model's back...
+        bash("echo '# note' >> calc.py && python3 test_calc.py"),
+        // ...so the next edit is refused again, with the new content.
+        edit("calc.py", "# note", "# checked"),
+        edit("calc.py", "# note", "# checked"),
+        bash("python3 test_calc.py"),
+        text("Fixed and tested."),
+    ]});
+    let files = [("calc.py", CALC), ("test_calc.py", TEST)];
+    let ran = run(true, &files, "Fix the bug in calc.py.", script).await;
+    assert_eq!(ran.outcome, TurnOutcome::Completed { rounds: 7 });
+    assert!(ran.reminders.is_empty(), "{:?}", ran.reminders);
+    assert_eq!(
+        file(&ran, "calc.py"),
+        "def add(a, b):\n    return a + b\n# checked\n"
+    );
+    assert_eq!(ran.results.len(), 6, "{:?}", ran.results);
+    let (status, output) = &ran.results[0];
+    assert_eq!(status, "error");
+    assert!(
+        output.contains("have not read it") && output.contains("def add(a, b):"),
+        "{output}"
+    );
+    assert_eq!(ran.results[1].0, "ok", "{:?}", ran.results[1]);
+    let (status, output) = &ran.results[3];
+    assert_eq!(status, "error");
+    assert!(output.contains("# note"), "{output}");
+    assert_eq!(ran.results[4].0, "ok", "{:?}", ran.results[4]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn other_models_get_no_checks() {
+    let script = json!({"responses": [
+        edit("calc.py", "a - b", "a + b"),
+        text("Replace the minus with a plus:\n```python\nreturn a + b\n```"),
+    ]});
+    let ran = run(
+        false,
+        &[("calc.py", CALC), ("test_calc.py", TEST)],
+        FIX,
+        script,
+    )
+    .await;
+    assert_eq!(ran.outcome, TurnOutcome::Completed { rounds: 2 });
+    assert_eq!(ran.results[0].0, "ok", "{:?}", ran.results);
+    assert!(ran.reminders.is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_question_answered_after_reading_gets_no_checks() {
+    let script = json!({"responses": [
+        read("calc.py"),
+        text("add() returns a - b, which is a bug."),
+    ]});
+    let files = [("calc.py", CALC)];
+    let ran = run(true, &files, "What does add() in calc.py return?", script).await;
+    assert_eq!(ran.outcome, TurnOutcome::Completed { rounds: 2 });
+    assert!(ran.reminders.is_empty(), "{:?}", ran.reminders);
+}

@@ -1,0 +1,222 @@
+//! Checking a file the model just wrote still parses.
+//!
+//! Small models make edits that succeed and break the file (`"debug": true`
+//! turned into `"false": true` by replacing `debug`; a Python line left
+//! half-indented). A write of a file whose syntax has a cheap checker —
+//! JSON, TOML and YAML in process, Python with the guest's `python3` (its
+//! parser only: `ast.parse`, which runs nothing and writes no `__pycache__`)
+//! — reports a parse failure in the tool's result, so the model sees it
+//! broke the file while it still has the change in view.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// How long `python3` may take to parse one file.
+const PYTHON_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The languages checked, by file extension.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Syntax {
+    Json,
+    Toml,
+    Yaml,
+    Python,
+}
+
+impl Syntax {
+    fn of(path: &Path) -> Option<Syntax> {
+        let ext = path.extension()?.to_str()?.to_ascii_lowercase();
+        Some(match ext.as_str() {
+            "json" => Syntax::Json,
+            "toml" => Syntax::Toml,
+            "yaml" | "yml" => Syntax::Yaml,
+            "py" => Syntax::Python,
+            _ => return None,
+        })
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Syntax::Json => "JSON",
+            Syntax::Toml => "TOML",
+            Syntax::Yaml => "YAML",
+            Syntax::Python => "Python",
+        }
+    }
+
+    /// The parser's complaint, `None` when `text` parses (or cannot be
+    /// checked here: no `python3`, a parser that did not finish in time).
+    fn problem(self, text: &str) -> Option<String> {
+        match self {
+            Syntax::Json => serde_json::from_str::<serde::de::IgnoredAny>(text)
+                .err()
+                .map(|e| e.to_string()),
+            Syntax::Toml => toml::from_str::<toml::Table>(text)
+                .err()
+                .map(|e| e.message().to_owned() + &toml_line(text, e.span())),
+            Syntax::Yaml => yaml_rust2::YamlLoader::load_from_str(text)
+                .err()
+                .map(|e| e.to_string()),
+            Syntax::Python => python_problem(text),
+        }
+    }
+}
+
+/// What to add to a write's summary when `path` no longer parses: a
+/// sentence for the model, or `None` when it parses, is of no checked kind,
+/// or was already broken before (`old`, when the file existed).
+pub(crate) fn after_write(path: &Path, old: Option<&str>, new: &str) -> Option<String> {
+    let syntax = Syntax::of(path)?;
+    let problem = syntax.problem(new)?;
+    if old.is_some_and(|old| syntax.problem(old).is_some()) {
+        return Some(format!(
+            "Note: the file does not parse as {} ({problem}); it did not before this change either.",
+            syntax.name()
+        ));
+    }
+    Some(format!(
+        "Warning: this change broke the file: it no longer parses as {} ({problem}). Fix it \
+         before going on.",
+        syntax.name()
+    ))
+}
+
+/// ` at line N` for a TOML error's byte span.
+fn toml_line(text: &str, span: Option<std::ops::Range<usize>>) -> String {
+    span.and_then(|s| text.get(..s.start))
+        .map(|before| format!(" at line {}", before.lines().count().max(1)))
+        .unwrap_or_default()
+}
+
+/// `python3`'s parser on `text`, given on stdin; `None` when it parses or
+/// there is no `python3` to ask.
+fn python_problem(text: &str) -> Option<String> {
+    const PARSE: &str = "import ast, sys\n\
+        try:\n    ast.parse(sys.stdin.read())\n\
+        except SyntaxError as e:\n    print(f'{e.msg} at line {e.lineno}'); sys.exit(1)\n";
+    let mut child = Command::new("python3")
+        .args(["-I", "-S", "-c", PARSE])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .ok()?;
+    if let Some(mut stdin) = child.stdin.take() {
+        // A parser that exits early closes the pipe: its verdict still stands.
+        let _ = stdin.write_all(text.as_bytes());
+    }
+    let deadline = Instant::now() + PYTHON_TIMEOUT;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(5)),
+            _ => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return None;
+            }
+        }
+    };
+    if status.success() {
+        return None;
+    }
+    let mut out = String::new();
+    std::io::Read::read_to_string(&mut child.stdout.take()?, &mut out).ok()?;
+    let out = out.trim();
+    (!out.is_empty()).then(|| out.to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_broken_json_setting_is_reported_with_where() {
+        let old = "{\n  \"debug\": true,\n  \"port\": 8080\n}\n";
+        let new = "{\n  \"debug\": true\n  \"port\": 8080\n}\n";
+        let note = after_write(Path::new("config.json"), Some(old), new).expect("broken");
+        assert!(note.contains("no longer parses as JSON"), "{note}");
+        assert!(note.contains("line 3"), "{note}");
+        assert_eq!(after_write(Path::new("config.json"), Some(old), old), None);
+    }
+
+    #[test]
+    fn toml_and_yaml_are_checked() {
+        let note =
+            after_write(Path::new("Cargo.toml"), None, "[package]\nname = \n").expect("toml");
+        assert!(note.contains("TOML") && note.contains("line 2"), "{note}");
+        assert_eq!(after_write(Path::new("a.toml"), None, "a = 1\n"), None);
+        let note = after_write(Path::new("ci.yml"), None, "a: [1, 2\nb: 3\n").expect("yaml");
+        assert!(note.contains("YAML"), "{note}");
+        assert_eq!(
+            after_write(Path::new("ci.yaml"), None, "a: 1\nb: [2]\n"),
+            None
+        );
+    }
+
+    #[test]
+    fn a_file_broken_before_is_said_to_be_so() {
+        let note = after_write(Path::new("x.json"), Some("{"), "{ \"a\": ").expect("broken");
+        assert!(note.contains("did not before"), "{note}");
+    }
+
+    #[test]
+    fn the_edit_that_breaks_a_setting_says_so_in_its_result() {
+        use cortex_protocol::{EditFileArgs, WriteFileArgs};
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::write(dir.path().join("settings.json"), "{\"debug\": true}\n").expect("write");
+        let ws = crate::Workspace::new(dir.path()).expect("workspace");
+        let edited = ws
+            .edit_file(&EditFileArgs {
+                path: "settings.json".into(),
+                old_string: "debug".into(),
+                new_string: "\"debug\": false".into(),
+                replace_all: None,
+            })
+            .expect("the edit itself succeeds");
+        assert!(
+            edited.summary.starts_with("Edited settings.json"),
+            "{}",
+            edited.summary
+        );
+        assert!(
+            edited.summary.contains("no longer parses as JSON"),
+            "{}",
+            edited.summary
+        );
+        let written = ws
+            .write_file(&WriteFileArgs {
+                path: "settings.json".into(),
+                content: "{\"debug\": false}\n".into(),
+            })
+            .expect("write");
+        assert!(!written.summary.contains("parse"), "{}", written.summary);
+    }
+
+    #[test]
+    fn other_files_are_not_checked() {
+        assert_eq!(after_write(Path::new("notes.txt"), None, "{"), None);
+        assert_eq!(after_write(Path::new("Makefile"), None, "{"), None);
+    }
+
+    #[test]
+    fn python_is_parsed_by_python3_when_there_is_one() {
+        if Command::new("python3").arg("-V").output().is_err() {
+            eprintln!("SKIPPED: no python3");
+            return;
+        }
+        let good = "def greet():\n    return 'hi'\n";
+        assert_eq!(after_write(Path::new("app.py"), Some(good), good), None);
+        let bad = "def greet():\n    return 'hi'\n  x = 1\n";
+        let note = after_write(Path::new("app.py"), Some(good), bad).expect("broken");
+        assert!(note.contains("Python") && note.contains("line 3"), "{note}");
+        // Parsing runs nothing the file says.
+        let dir = tempfile::tempdir().expect("tempdir");
+        let marker = dir.path().join("ran");
+        let code = format!("open({:?}, 'w')\n", marker.display().to_string());
+        assert_eq!(after_write(Path::new("evil.py"), None, &code), None);
+        assert!(!marker.exists());
+    }
+}
