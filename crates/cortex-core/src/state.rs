@@ -22,11 +22,11 @@ pub(crate) struct Round {
     pub(crate) provider_items: Vec<ProviderItem>,
     /// The calls in the order the model made them, each with its answer once
     /// recorded.
-    pub(crate) calls: Vec<(
-        ToolCallRequest,
-        Option<(String, Vec<cortex_protocol::Attachment>)>,
-    )>,
+    pub(crate) calls: Vec<(ToolCallRequest, Option<Answered>)>,
 }
+
+/// A call's recorded answer: its output and the images that go with it.
+pub(crate) type Answered = (String, Vec<cortex_protocol::Attachment>);
 
 /// What a session's timeline says about it so far.
 #[derive(Debug, Clone, Default)]
