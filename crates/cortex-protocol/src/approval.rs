@@ -56,8 +56,11 @@ named_setting!(ApprovalDecision, "approval decision", [
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ApprovalResolution {
+    /// The user allowed this call once; it ran.
     Allow,
+    /// The user denied it; the model reads the denial.
     Deny,
+    /// The user allowed it and a rule now covers calls like it; it ran.
     Always,
     /// The turn was stopped while it waited: the call did not run.
     Stopped,
@@ -77,6 +80,7 @@ impl From<ApprovalDecision> for ApprovalResolution {
 }
 
 impl ApprovalResolution {
+    /// The wire name, e.g. `always`.
     pub fn as_str(self) -> &'static str {
         match self {
             ApprovalResolution::Allow => "allow",
@@ -95,12 +99,23 @@ impl ApprovalResolution {
 pub enum RuleMatch {
     /// A `bash` command whose every part starts with these words (canonical
     /// argv: quotes and escapes removed), e.g. `["git", "status"]`.
-    Bash { prefix: Vec<String> },
+    Bash {
+        /// The leading words, in order.
+        prefix: Vec<String>,
+    },
     /// A file write (`write_file`, `edit_file`) to a path matching this glob,
     /// relative to the workspace.
-    Write { glob: String },
+    Write {
+        /// The glob, relative to the workspace root.
+        glob: String,
+    },
     /// One tool of one MCP server.
-    Mcp { server: String, tool: String },
+    Mcp {
+        /// The server's name in the user's config.
+        server: String,
+        /// The tool's name as the server offers it.
+        tool: String,
+    },
 }
 
 impl fmt::Display for RuleMatch {
@@ -117,13 +132,16 @@ impl fmt::Display for RuleMatch {
 #[cfg_attr(feature = "utoipa", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Rule {
+    /// Assigned when the rule is created; the rules API names it by this.
     pub id: String,
     /// The repository it applies to (canonical path); absent: every
     /// repository of its principal (user-wide).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub repository: Option<String>,
+    /// What it covers (`match` on the wire).
     #[serde(rename = "match")]
     pub matches: RuleMatch,
+    /// When it was created, RFC 3339 as the timeline writes it.
     pub created_at: String,
 }
 

@@ -19,6 +19,7 @@ pub enum CompactionTrigger {
 }
 
 impl CompactionTrigger {
+    /// The wire name: `threshold` or `explicit`.
     pub fn as_str(self) -> &'static str {
         match self {
             CompactionTrigger::Threshold => "threshold",

@@ -12,11 +12,14 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GoalStep {
+    /// What the step is.
     pub title: String,
+    /// Whether the model has done it.
     #[serde(default)]
     pub done: bool,
 }
 
+/// Where a goal stands.
 #[cfg_attr(feature = "utoipa", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -30,6 +33,7 @@ pub enum GoalStatus {
 }
 
 impl GoalStatus {
+    /// The wire name: `active`, `paused` or `complete`.
     pub fn as_str(self) -> &'static str {
         match self {
             GoalStatus::Active => "active",
@@ -59,6 +63,7 @@ pub enum PauseReason {
 }
 
 impl PauseReason {
+    /// The wire name, e.g. `budget`.
     pub fn as_str(self) -> &'static str {
         match self {
             PauseReason::User => "user",
@@ -77,10 +82,13 @@ impl PauseReason {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct GoalBudget {
+    /// Turns the goal may take.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub turns: Option<u32>,
+    /// Prompt plus output tokens it may use.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tokens: Option<u64>,
+    /// Time its turns may take, in minutes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub minutes: Option<u32>,
 }
@@ -89,6 +97,7 @@ pub struct GoalBudget {
 #[cfg_attr(feature = "utoipa", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct GoalSpent {
+    /// Turns taken.
     pub turns: u32,
     /// Prompt plus output tokens, as the provider reported them.
     pub tokens: u64,
@@ -110,21 +119,28 @@ impl GoalSpent {
 /// A session's goal.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Goal {
+    /// What it is to achieve, in the user's words.
     pub objective: String,
+    /// The model's breakdown, as its last `goal` call gave it.
     pub steps: Vec<GoalStep>,
+    /// Where it stands.
     pub status: GoalStatus,
+    /// Limits after which it pauses.
     #[serde(default)]
     pub budget: GoalBudget,
     /// Why it is paused, while it is.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub paused: Option<PauseReason>,
+    /// What the model says shows it met the objective, once complete.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub evidence: Option<String>,
+    /// What it has used so far, against `budget`.
     #[serde(default)]
     pub spent: GoalSpent,
 }
 
 impl Goal {
+    /// A goal just set: active, no steps yet, nothing spent.
     pub fn new(objective: String, budget: GoalBudget) -> Goal {
         Goal {
             objective,
@@ -137,14 +153,17 @@ impl Goal {
         }
     }
 
+    /// Steps done.
     pub fn done(&self) -> usize {
         self.steps.iter().filter(|s| s.done).count()
     }
 
+    /// Steps in all.
     pub fn total(&self) -> usize {
         self.steps.len()
     }
 
+    /// Whether the harness keeps continuing it.
     pub fn is_active(&self) -> bool {
         self.status == GoalStatus::Active
     }

@@ -13,6 +13,7 @@ macro_rules! id_type {
         pub struct $name(pub String);
 
         impl $name {
+            /// The id as it is on the wire.
             pub fn as_str(&self) -> &str {
                 &self.0
             }

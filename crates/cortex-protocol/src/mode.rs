@@ -26,6 +26,7 @@ pub enum Mode {
 }
 
 impl Mode {
+    /// Every mode, in the order clients list them.
     pub const ALL: [Mode; 4] = [Mode::Ask, Mode::Plan, Mode::Spec, Mode::Agent];
 
     /// How clients show it (`Agent — Goal · 2/8`).
@@ -51,6 +52,8 @@ impl Mode {
         }
     }
 
+    /// Whether this mode's table lists `tool`; the dispatcher refuses any
+    /// other call.
     pub fn offers(self, tool: ToolName) -> bool {
         self.tools().contains(&tool)
     }
@@ -74,6 +77,7 @@ impl Mode {
         self.tools().iter().any(|t| t.mutates_workspace())
     }
 
+    /// The wire and command-line name: `ask`, `plan`, `spec` or `agent`.
     pub fn as_str(self) -> &'static str {
         match self {
             Mode::Ask => "ask",
@@ -90,6 +94,7 @@ impl fmt::Display for Mode {
     }
 }
 
+/// A name that is not a mode's; holds the name as given.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("unknown mode `{0}` (expected ask, plan, spec or agent)")]
 pub struct UnknownMode(pub String);
@@ -108,14 +113,23 @@ impl FromStr for Mode {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ToolName {
+    /// `read_file`: a text file as numbered lines.
     ReadFile,
+    /// `write_file`: create or overwrite a file.
     WriteFile,
+    /// `edit_file`: replace an exact string in a file.
     EditFile,
+    /// `glob`: find files by name pattern.
     Glob,
+    /// `grep`: search file contents.
     Grep,
+    /// `bash`: run a shell command in the workspace.
     Bash,
+    /// `todo_read`: the session's todo list.
     TodoRead,
+    /// `todo_write`: replace the session's todo list.
     TodoWrite,
+    /// Plan mode's own: proposes a plan.
     Plan,
     /// Spec mode's own: proposes one phase of the spec.
     Spec,
@@ -125,6 +139,7 @@ pub enum ToolName {
 }
 
 impl ToolName {
+    /// Every tool, in declaration order (the spec cache is indexed by it).
     pub const ALL: [ToolName; 11] = [
         ToolName::ReadFile,
         ToolName::WriteFile,
@@ -139,6 +154,7 @@ impl ToolName {
         ToolName::Goal,
     ];
 
+    /// The wire name the model calls it by, e.g. `read_file`.
     pub fn as_str(self) -> &'static str {
         match self {
             ToolName::ReadFile => "read_file",
@@ -193,6 +209,7 @@ impl fmt::Display for ToolName {
     }
 }
 
+/// A name that is not a tool Cortex knows; holds the name as given.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("unknown tool `{0}`")]
 pub struct UnknownTool(pub String);

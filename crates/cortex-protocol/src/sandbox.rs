@@ -48,10 +48,13 @@ pub enum WorkspaceMode {
 /// A session's sandbox settings, recorded in `session.created`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
 pub struct Sandbox {
+    /// How much of the machine the guest may change.
     #[serde(default)]
     pub policy: SandboxPolicy,
+    /// Whether the guest can reach the network.
     #[serde(default)]
     pub network: NetworkPolicy,
+    /// Where the guest's workspace comes from.
     #[serde(default)]
     pub workspace: WorkspaceMode,
 }
@@ -60,14 +63,19 @@ pub struct Sandbox {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("unknown {what} `{value}`; expected one of: {expected}")]
 pub struct UnknownSetting {
+    /// Which setting, e.g. `sandbox policy`.
     pub what: &'static str,
+    /// The value as given.
     pub value: String,
+    /// The setting's names, space-separated.
     pub expected: &'static str,
 }
 
 macro_rules! named_setting {
     ($ty:ty, $what:literal, [$($variant:path => $name:literal),+ $(,)?]) => {
         impl $ty {
+            /// The setting's name on the wire, in config and on the command
+            /// line.
             pub fn as_str(self) -> &'static str {
                 match self { $($variant => $name),+ }
             }

@@ -11,6 +11,7 @@ use std::fmt;
 /// the design (with a mermaid diagram), the tasks (a checkbox list). The
 /// variants carry no doc comments of their own: those would go into the
 /// tool's schema, which every request carries.
+#[allow(missing_docs)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum SpecPhase {
@@ -20,8 +21,10 @@ pub enum SpecPhase {
 }
 
 impl SpecPhase {
+    /// Every phase, in the order they are proposed.
     pub const ALL: [SpecPhase; 3] = [SpecPhase::Requirements, SpecPhase::Design, SpecPhase::Tasks];
 
+    /// The wire name: `requirements`, `design` or `tasks`.
     pub fn as_str(self) -> &'static str {
         match self {
             SpecPhase::Requirements => "requirements",

@@ -18,7 +18,9 @@ pub const MAX_ARGUMENT_BYTES: usize = 1024 * 1024;
 /// What the model is offered for one tool.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolSpec {
+    /// The tool's wire name, e.g. `read_file`.
     pub name: String,
+    /// What the tool does, as the model reads it.
     pub description: String,
     /// JSON Schema of the arguments object.
     pub parameters: serde_json::Value,
@@ -38,6 +40,7 @@ pub struct ReadFileArgs {
     pub limit: Option<u64>,
 }
 
+/// Create or overwrite a file of the workspace.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WriteFileArgs {
@@ -47,6 +50,7 @@ pub struct WriteFileArgs {
     pub content: String,
 }
 
+/// Replace an exact string in a file of the workspace.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct EditFileArgs {
@@ -61,6 +65,7 @@ pub struct EditFileArgs {
     pub replace_all: Option<bool>,
 }
 
+/// Find files of the workspace by name pattern.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GlobArgs {
@@ -71,6 +76,7 @@ pub struct GlobArgs {
     pub path: Option<String>,
 }
 
+/// What a grep returns.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum GrepMode {
@@ -83,6 +89,7 @@ pub enum GrepMode {
     Count,
 }
 
+/// Search file contents of the workspace with a regular expression.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GrepArgs {
@@ -105,6 +112,7 @@ pub struct GrepArgs {
     pub ignore_case: Option<bool>,
 }
 
+/// Run a shell command in the workspace.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BashArgs {
@@ -115,25 +123,34 @@ pub struct BashArgs {
     pub timeout_ms: Option<u64>,
 }
 
+/// Read the session's todo list; takes no arguments.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema, Default)]
 #[serde(deny_unknown_fields)]
 pub struct TodoReadArgs {}
 
+/// Where a todo item stands (`pending`, `in_progress`, `completed`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum TodoStatus {
+    /// Not started.
     Pending,
+    /// Being worked on; the model keeps one item in this state.
     InProgress,
+    /// Done.
     Completed,
 }
 
+/// One item of the session's todo list.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Todo {
+    /// What is to be done.
     pub content: String,
+    /// Where it stands.
     pub status: TodoStatus,
 }
 
+/// Replace the session's todo list.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TodoWriteArgs {
@@ -141,6 +158,7 @@ pub struct TodoWriteArgs {
     pub todos: Vec<Todo>,
 }
 
+/// Propose a plan (Plan mode); it waits for the user's accept or reject.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PlanArgs {
@@ -154,28 +172,49 @@ pub struct PlanArgs {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "tool", content = "args", rename_all = "snake_case")]
 pub enum ToolArgs {
+    /// `read_file`.
     ReadFile(ReadFileArgs),
+    /// `write_file`.
     WriteFile(WriteFileArgs),
+    /// `edit_file`.
     EditFile(EditFileArgs),
+    /// `glob`.
     Glob(GlobArgs),
+    /// `grep`.
     Grep(GrepArgs),
+    /// `bash`.
     Bash(BashArgs),
+    /// `todo_read`.
     TodoRead(TodoReadArgs),
+    /// `todo_write`.
     TodoWrite(TodoWriteArgs),
+    /// `plan`.
     Plan(PlanArgs),
+    /// `spec`.
     Spec(SpecArgs),
+    /// `goal`.
     Goal(GoalArgs),
 }
 
 /// Why a call's arguments were refused; the message is for the model.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ArgError {
+    /// The raw text is over [`MAX_ARGUMENT_BYTES`]; it was not parsed.
     #[error("arguments are {size} bytes; the limit is {limit} bytes")]
-    TooLarge { size: usize, limit: usize },
+    TooLarge {
+        /// The text's size, in bytes.
+        size: usize,
+        /// The limit, in bytes.
+        limit: usize,
+    },
+    /// The text is not a JSON object matching the tool's schema.
     #[error("invalid arguments for {tool}: {reason}. Expected an object matching: {schema}")]
     Invalid {
+        /// The tool called.
         tool: ToolName,
+        /// The parser's complaint.
         reason: String,
+        /// The tool's argument schema, so the model can correct the call.
         schema: String,
     },
 }
@@ -215,6 +254,7 @@ impl ToolArgs {
         })
     }
 
+    /// The tool these arguments are for.
     pub fn tool(&self) -> ToolName {
         match self {
             ToolArgs::ReadFile(_) => ToolName::ReadFile,
