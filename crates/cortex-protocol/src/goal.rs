@@ -8,13 +8,15 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// One step of a goal.
+// Its title, and whether the model has done it. No doc comments on the
+// fields: the `goal` tool's schema inlines them, and every request carries
+// it.
+#[allow(missing_docs)]
 #[cfg_attr(feature = "utoipa", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GoalStep {
-    /// What the step is.
     pub title: String,
-    /// Whether the model has done it.
     #[serde(default)]
     pub done: bool,
 }

@@ -10,6 +10,8 @@
 //! schema the model is offered and the parser that reads its arguments cannot
 //! drift apart.
 
+#![warn(missing_docs)]
+
 mod approval;
 mod compaction;
 mod event;
