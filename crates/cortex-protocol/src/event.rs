@@ -356,9 +356,10 @@ pub enum EventKind {
     ModelProgress {
         /// The round being read.
         round: u32,
-        /// Prompt tokens read so far.
+        /// Prompt tokens read so far (tokens the model had cached count
+        /// as read).
         done: u64,
-        /// Prompt tokens in all.
+        /// Prompt tokens of the request in all.
         total: u64,
     },
     /// A piece of the assistant's answer text, as it streams; the round's
@@ -435,7 +436,8 @@ pub enum EventKind {
         attachments: Vec<crate::Attachment>,
     },
     /// The session's mode changed: the user switched it, or accepted a plan
-    /// or a spec's tasks (the model never changes it).
+    /// or a spec's task list (both switch to Agent). The model never changes
+    /// the mode.
     #[serde(rename = "mode.changed")]
     ModeChanged {
         /// The mode before.
