@@ -50,6 +50,8 @@
 //! kv_keep = 8    # KV-cache states of the local model kept on disk between runs (0: none)
 //! first_round_tool_call = false   # the first round of a turn must call a tool
 //! verify_answers = true   # ask once to check an answer given without any tool call
+//! threads = 1          # generation threads (default: the cores less one, 1 to 8)
+//! prompt_threads = 2   # prompt-reading threads (default: every core, at most 8)
 //! ```
 
 use anyhow::Context;
@@ -109,6 +111,12 @@ pub struct LocalSection {
     /// tool (small models answer from guesses).
     #[serde(default = "default_true")]
     pub verify_answers: bool,
+    /// Generation threads; `None` keeps the provider's default.
+    #[serde(default)]
+    pub threads: Option<usize>,
+    /// Prompt-reading threads; `None` keeps the provider's default.
+    #[serde(default)]
+    pub prompt_threads: Option<usize>,
 }
 
 fn default_kv_keep() -> usize {
@@ -125,6 +133,8 @@ impl Default for LocalSection {
             kv_keep: default_kv_keep(),
             first_round_tool_call: false,
             verify_answers: true,
+            threads: None,
+            prompt_threads: None,
         }
     }
 }

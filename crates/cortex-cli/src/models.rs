@@ -147,14 +147,25 @@ fn default_model(_config: &Config) -> anyhow::Result<Arc<dyn ModelProvider>> {
 fn local(name: &str, config: &Config) -> anyhow::Result<Arc<dyn ModelProvider>> {
     let path = cortex_model_local::resolve_model(name)?;
     let keep = config.local.kv_keep;
+    let defaults = cortex_model_local::LocalOptions::default();
     let options = cortex_model_local::LocalOptions {
+        threads: config
+            .local
+            .threads
+            .unwrap_or(defaults.threads)
+            .clamp(1, 64),
+        prompt_threads: config
+            .local
+            .prompt_threads
+            .unwrap_or(defaults.prompt_threads)
+            .clamp(1, 64),
         kv_dir: (keep > 0)
             .then(|| crate::config::data_dir().map(|d| d.join("kv")))
             .transpose()?,
         kv_keep: keep,
         first_round_tool_call: config.local.first_round_tool_call,
         verify_answers: config.local.verify_answers,
-        ..cortex_model_local::LocalOptions::default()
+        ..defaults
     };
     let provider = cortex_model_local::LocalProvider::load(&path, options)
         .with_context(|| format!("cannot load the local model {}", path.display()))?;

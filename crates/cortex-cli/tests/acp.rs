@@ -624,7 +624,9 @@ async fn the_providers_length_limit_and_refusal_are_stop_reasons() {
     let env = Env::new(&[]);
     let repo = env.repo.path().canonicalize().expect("repo");
     let script = json!({"responses": [
+        // Cut, retried once by the harness, cut again: the turn ends cut.
         {"text": "The answer is cut", "finish": "length"},
+        {"text": "The answer is cut again", "finish": "length"},
         {"refusal": "I can't help with that."},
         {"text": "Fine."}
     ]});

@@ -24,6 +24,7 @@ mod compaction;
 mod context;
 mod continuation;
 pub mod copy;
+mod cut_reply;
 mod dispatch;
 mod error;
 pub mod git;

@@ -140,6 +140,7 @@ impl Session {
         let mut round = 0;
         let mut verify = self.verifies_answers();
         let mut call_reminded = false;
+        let mut cut_retried = false;
         loop {
             if cancel.is_cancelled() {
                 return Ok(stopped());
@@ -158,6 +159,10 @@ impl Session {
                 RoundEnd::Stopped => return Ok(stopped()),
                 RoundEnd::Failed(error) => return Ok(TurnOutcome::Failed { error }),
             };
+            if let Some(text) = self.cut_reply(&assembled, &mut cut_retried) {
+                self.remind(turn, &text).await?;
+                continue;
+            }
             if assembled.tool_calls.is_empty() {
                 match self.unrun_call(&assembled.text, &mut call_reminded) {
                     UnrunCall::None => {}

@@ -7,9 +7,8 @@ mod common;
 
 use common::*;
 use cortex_core::{Session, TurnOutcome};
-use cortex_model::meter::{Meter, Metered};
+use cortex_model::ToolChoice;
 use cortex_model::scripted::ScriptedProvider;
-use cortex_model::{ModelInfo, ToolChoice};
 use cortex_protocol::{EventKind, Mode, StopRule};
 use cortex_store::{SqliteStore, Store};
 use serde_json::{Value, json};
@@ -39,14 +38,7 @@ async fn run(small: bool, files: &[(&str, &str)], prompt: &str, script: Value) -
         Mode::Agent,
         StopRule::Code,
     );
-    let info = ModelInfo {
-        context_window: 32_768,
-        max_output_tokens: 1024,
-        parallel_tool_calls: true,
-        prices: None,
-        verify_answers: small,
-    };
-    config.model = Arc::new(Metered::new(scripted.clone(), Some(info), Meter::default()));
+    config.model = checked_model(scripted.clone(), small);
     let mut session = Session::create(config).await.expect("session");
     let outcome = session
         .run_turn(prompt, CancellationToken::new())

@@ -12,6 +12,26 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+/// `scripted` as a model whose info asks for answer checks
+/// (`verify_answers`, as the embedded model's does) or not.
+pub fn checked_model(
+    scripted: Arc<ScriptedProvider>,
+    verify_answers: bool,
+) -> Arc<dyn cortex_model::ModelProvider> {
+    let info = cortex_model::ModelInfo {
+        context_window: 32_768,
+        max_output_tokens: 1024,
+        parallel_tool_calls: true,
+        prices: None,
+        verify_answers,
+    };
+    Arc::new(cortex_model::meter::Metered::new(
+        scripted,
+        Some(info),
+        cortex_model::meter::Meter::default(),
+    ))
+}
+
 pub struct Harness {
     pub repo: tempfile::TempDir,
     pub store: Arc<dyn Store>,

@@ -434,8 +434,11 @@ async fn a_third_identical_read_in_a_row_is_refused_and_the_turn_goes_on() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_turns_end_says_when_the_provider_cut_or_refused_the_answer() {
+    // A cut reply is retried once with the bound stated; cut again, the turn
+    // ends as cut.
     let script = json!({"responses": [
         {"text": "cut", "finish": "length"},
+        {"text": "cut again", "finish": "length"},
         {"refusal": "I can't help with that."},
         {"tool_calls": [{"name": "read_file", "arguments": {"path": "a.txt"}}], "finish": "length"},
         {"text": "a"}
@@ -476,5 +479,44 @@ async fn the_turns_end_says_when_the_provider_cut_or_refused_the_answer() {
             rounds: 2,
             finish: None
         }
+    ));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reply_cut_at_the_output_limit_is_retried_once_with_the_limit_said() {
+    let script = json!({"responses": [
+        {"text": "```python\ndef f():\n    return 1\n    return 1\n    return 1", "finish": "length"},
+        {"tool_calls": [{"name": "read_file", "arguments": {"path": "a.txt"}}]},
+        {"text": "It says a."}
+    ]});
+    let mut h = harness(&[("a.txt", "a")], Mode::Agent, script).await;
+    let outcome = h
+        .session
+        .run_turn("What does a.txt say?", CancellationToken::new())
+        .await
+        .expect("turn");
+    assert_eq!(outcome, TurnOutcome::Completed { rounds: 3 });
+    let events: Vec<EventKind> = h.events().await.into_iter().map(|e| e.kind).collect();
+    let reminders: Vec<&String> = events
+        .iter()
+        .filter_map(|e| match e {
+            EventKind::TurnReminder { text } => Some(text),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(reminders.len(), 1, "{reminders:?}");
+    assert!(
+        reminders[0].contains("cut off at the output limit"),
+        "{reminders:?}"
+    );
+    // The model's next request ends with the reminder, after the cut reply.
+    let second = &h.model.requests()[1];
+    let n = second.messages.len();
+    assert_eq!(second.messages[n - 1].content, *reminders[0]);
+    assert!(second.messages[n - 2].content.starts_with("```python"));
+    // The turn ended by the model's choice, not as cut.
+    assert!(matches!(
+        events.last(),
+        Some(EventKind::TurnCompleted { finish: None, .. })
     ));
 }

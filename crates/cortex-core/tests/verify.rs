@@ -5,24 +5,13 @@ mod common;
 
 use common::*;
 use cortex_core::{Rebuilt, Session, TurnOutcome};
-use cortex_model::meter::{Meter, Metered};
+use cortex_model::ToolChoice;
 use cortex_model::scripted::ScriptedProvider;
-use cortex_model::{ModelInfo, ToolChoice};
 use cortex_protocol::{EventKind, Mode, Role, StopRule};
 use cortex_store::{SqliteStore, Store};
 use serde_json::json;
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
-
-fn info(verify_answers: bool) -> ModelInfo {
-    ModelInfo {
-        context_window: 32_768,
-        max_output_tokens: 1024,
-        parallel_tool_calls: true,
-        prices: None,
-        verify_answers,
-    }
-}
 
 struct Ran {
     session: Session,
@@ -48,11 +37,7 @@ async fn run(verify_answers: bool, script: serde_json::Value) -> Ran {
         Mode::Agent,
         StopRule::Code,
     );
-    config.model = Arc::new(Metered::new(
-        scripted.clone(),
-        Some(info(verify_answers)),
-        Meter::default(),
-    ));
+    config.model = checked_model(scripted.clone(), verify_answers);
     let mut session = Session::create(config).await.expect("session");
     let outcome = session
         .run_turn("What does greet() return?", CancellationToken::new())

@@ -261,6 +261,10 @@ fn configure(
             .as_ref()
             .and_then(|(_, spec)| spec.home.as_ref())
             .map(|_| cortex_sandbox::guest_home()),
+        memory_watch: entered
+            .as_ref()
+            .filter(|(report, _)| !report.layers.contains("cgroup"))
+            .map(|(_, spec)| spec.limits.memory_bytes),
         sandbox: entered.map(|(report, _)| report),
     };
     let listen = options

@@ -15,6 +15,7 @@
 mod cli;
 pub mod lines;
 mod listen;
+mod memory;
 mod process;
 mod quota;
 mod serve;

@@ -63,6 +63,7 @@ where
     };
     let state = Arc::new(State::new(config, quota));
     let _watchdog = AbortOnDrop(tokio::spawn(watch_quotas(Arc::clone(&state))));
+    let _memory = AbortOnDrop(tokio::spawn(crate::memory::watch(Arc::clone(&state))));
     let mut tasks = JoinSet::new();
     let mut reader = BufReader::new(reader);
 

@@ -25,6 +25,10 @@ pub struct GuestConfig {
     pub quotas: Option<cortex_sandbox::Quotas>,
     /// The guest's home, measured against its quota.
     pub home: Option<PathBuf>,
+    /// The memory limit the agent watches for the whole guest, in bytes,
+    /// when no cgroup enforces it (see the `memory` module); `None`: a
+    /// cgroup does, or there is no sandbox.
+    pub memory_watch: Option<u64>,
 }
 
 /// Where responses go; every task holds a clone.

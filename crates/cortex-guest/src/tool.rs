@@ -9,6 +9,7 @@ use cortex_tools::{
     BashEnding, MAX_OUTPUT_BYTES, ToolError, Workspace, Written, cap_middle, run_bash,
 };
 use std::sync::Arc;
+use std::time::Duration;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
@@ -185,8 +186,23 @@ const WORKSPACE_TOOLS_AT_ONCE: usize = 4;
 static WORKSPACE_TOOLS: tokio::sync::Semaphore =
     tokio::sync::Semaphore::const_new(WORKSPACE_TOOLS_AT_ONCE);
 
+/// The longest a workspace tool may take. A walk whose worker threads the
+/// guest's process limit refused (the model's own processes filled it)
+/// waits for them forever inside the `ignore` crate, while the agent still
+/// answers pings: past this the call ends with an error, so the turn goes
+/// on (the stuck thread is left to the guest's end).
+const WORKSPACE_TOOL_DEADLINE: Duration = Duration::from_secs(120);
+
 /// Run a filesystem tool on the blocking pool.
 async fn blocking<F>(root: std::path::PathBuf, f: F) -> ToolOutcome
+where
+    F: FnOnce(&Workspace) -> Result<ToolOutcome, ToolError> + Send + 'static,
+{
+    blocking_within(root, f, WORKSPACE_TOOL_DEADLINE).await
+}
+
+/// [`blocking`] with its deadline given.
+async fn blocking_within<F>(root: std::path::PathBuf, f: F, deadline: Duration) -> ToolOutcome
 where
     F: FnOnce(&Workspace) -> Result<ToolOutcome, ToolError> + Send + 'static,
 {
@@ -194,18 +210,22 @@ where
     let Ok(_turn) = WORKSPACE_TOOLS.acquire().await else {
         return ToolOutcome::error("the guest is shutting down");
     };
-    let result = tokio::task::spawn_blocking(move || {
+    let work = tokio::task::spawn_blocking(move || {
         let workspace = Workspace::new(&root)?;
         f(&workspace)
-    })
-    .await;
-    match result {
-        Ok(Ok(outcome)) => outcome,
-        Ok(Err(e)) => ToolOutcome::error(e.to_string()),
-        Err(e) => {
+    });
+    match tokio::time::timeout(deadline, work).await {
+        Ok(Ok(Ok(outcome))) => outcome,
+        Ok(Ok(Err(e))) => ToolOutcome::error(e.to_string()),
+        Ok(Err(e)) => {
             tracing::error!("a workspace tool failed inside the guest: {e}");
             ToolOutcome::error("internal error in the guest")
         }
+        Err(_) => ToolOutcome::error(format!(
+            "the tool did not finish within {} s and was given up (too many processes in the \
+             guest, or a very large tree); a write may still complete, so check before retrying",
+            deadline.as_secs()
+        )),
     }
 }
 
@@ -248,4 +268,41 @@ async fn bash(
         },
     };
     settle(state, outcome, true).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_workspace_tool_that_never_ends_is_given_up_at_its_deadline() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let (release, wait) = std::sync::mpsc::channel::<()>();
+        let outcome = blocking_within(
+            dir.path().to_path_buf(),
+            move |_| {
+                // Stuck until the test ends, as a walk waiting for a thread
+                // that never started.
+                let _ = wait.recv();
+                Ok(ToolOutcome::ok("never"))
+            },
+            Duration::from_millis(200),
+        )
+        .await;
+        assert!(!outcome.is_ok());
+        assert!(
+            outcome.output.contains("did not finish"),
+            "{}",
+            outcome.output
+        );
+        // The semaphore's permit came back: the next tool runs.
+        let next = blocking_within(
+            dir.path().to_path_buf(),
+            |_| Ok(ToolOutcome::ok("ran")),
+            Duration::from_secs(30),
+        )
+        .await;
+        assert_eq!(next.output, "ran");
+        drop(release);
+    }
 }

@@ -31,6 +31,7 @@ impl Agent {
             sandbox: None,
             quotas: None,
             home: None,
+            memory_watch: None,
         };
         let task = tokio::spawn(serve(r, w, config));
         let (r, w) = tokio::io::split(ours);

@@ -1,5 +1,5 @@
 //! Measure the local provider on one model:
-//! `cargo run --release -p cortex-model-local --example bench -- MODEL [THREADS]`
+//! `cargo run --release -p cortex-model-local --example bench -- MODEL [THREADS [PROMPT_THREADS]]`
 //! where MODEL is a short name (`smollm2-135m`, `qwen2.5-coder-0.5b`,
 //! `qwen2.5-coder-1.5b`) or a GGUF path. Prints load time, prompt and
 //! generation speed, a first and a second round (KV prefix reuse), a
@@ -22,13 +22,17 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     if let Some(t) = args.next() {
         options.threads = t.parse()?;
     }
+    if let Some(t) = args.next() {
+        options.prompt_threads = t.parse()?;
+    }
     let path = resolve_model(&name)?;
     let t = Instant::now();
     let p = LocalProvider::load(&path, options.clone())?;
     println!(
-        "model {} threads {} load {:.2}s",
+        "model {} threads {} prompt threads {} load {:.2}s",
         p.describe(),
         options.threads,
+        options.prompt_threads,
         t.elapsed().as_secs_f64()
     );
 

@@ -32,6 +32,7 @@ use std::time::Instant;
 pub(crate) struct EngineOptions {
     pub context: u32,
     pub threads: usize,
+    pub prompt_threads: usize,
     pub batch: u32,
     /// Tokens per compute step. llama.cpp sizes its compute buffer for a
     /// step in which every token returns logits (n_ubatch × vocabulary ×
@@ -238,12 +239,13 @@ fn load_model(
             reason: e.to_string(),
         })?;
     let threads = i32::try_from(options.threads.max(1)).unwrap_or(1);
+    let prompt_threads = i32::try_from(options.prompt_threads.max(1)).unwrap_or(1);
     let params = LlamaContextParams::default()
         .with_n_ctx(NonZeroU32::new(options.context))
         .with_n_batch(options.batch)
         .with_n_ubatch(options.ubatch.clamp(1, options.batch.max(1)))
         .with_n_threads(threads)
-        .with_n_threads_batch(threads);
+        .with_n_threads_batch(prompt_threads);
     Ok((backend, model, params))
 }
 

@@ -23,6 +23,11 @@ pub struct LocalOptions {
     /// on a 2-core machine shared with the harness 2 threads measured ~8x
     /// slower generation than 1.
     pub threads: usize,
+    /// CPU threads for reading the prompt. Default: every core (at most 8).
+    /// Reading a prompt is batched matrix work that scales with cores, and
+    /// the harness waits on the model meanwhile; it is most of a small
+    /// model's first round (docs/BENCHMARKS.md, prompt threads).
+    pub prompt_threads: usize,
     /// Most tokens one reply may have.
     pub max_output_tokens: u32,
     /// 0 (the default) samples greedily.
@@ -53,6 +58,9 @@ impl Default for LocalOptions {
             context: 8192,
             threads: std::thread::available_parallelism()
                 .map_or(1, |n| n.get().saturating_sub(1))
+                .clamp(1, 8),
+            prompt_threads: std::thread::available_parallelism()
+                .map_or(1, std::num::NonZeroUsize::get)
                 .clamp(1, 8),
             max_output_tokens: 2048,
             temperature: 0.0,
@@ -96,6 +104,7 @@ impl LocalProvider {
             EngineOptions {
                 context: options.context,
                 threads: options.threads,
+                prompt_threads: options.prompt_threads,
                 batch: 512,
                 ubatch: 128,
                 mmap: false,

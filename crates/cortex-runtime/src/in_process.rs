@@ -24,6 +24,7 @@ impl GuestProvider for InProcessProvider {
             sandbox: None,
             quotas: None,
             home: None,
+            memory_watch: None,
         };
         // Ends when the harness side closes (the Guest is closed or dropped).
         tokio::spawn(async move {

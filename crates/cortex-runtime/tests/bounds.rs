@@ -362,6 +362,57 @@ async fn fork_and_memory_bombs_are_bounded_unprivileged() {
     guest.close().await;
 }
 
+/// As `nobody` there is no cgroup either: processes each far under the
+/// per-process bound but together past the guest's memory limit (256 MiB
+/// here) are killed by the agent's watch, the call says why, and the guest
+/// goes on.
+#[tokio::test]
+async fn memory_of_the_whole_guest_is_watched_unprivileged() {
+    if !is_root() {
+        eprintln!("SKIPPED: needs root to become nobody (the other tests run unprivileged)");
+        return;
+    }
+    if std::process::Command::new("python3")
+        .arg("-V")
+        .output()
+        .is_err()
+    {
+        eprintln!("SKIPPED: no python3");
+        return;
+    }
+    let sandbox = Sandbox::new();
+    let provider = as_nobody(&sandbox);
+    let Some(guest) = start(&provider, &sandbox.spec()).await else {
+        return;
+    };
+    let report = guest.describe().await.expect("describe").expect("sandbox");
+    if report.layers.contains("cgroup") {
+        eprintln!("SKIPPED: a cgroup bounds this guest's memory: {report:?}");
+        guest.close().await;
+        return;
+    }
+    let mark = marker();
+    // Six holders of 64 MiB each (written, so resident): about 400 MiB.
+    let command = format!(
+        "for i in 1 2 3 4 5 6; do python3 -c 'import time; b = b\"x\" * (64 << 20); \
+         time.sleep(30)' {mark} & done; wait; echo all-done"
+    );
+    let out = bash(&guest, &command).await;
+    assert!(
+        !out.is_ok() && out.output.contains("memory limit") && !out.output.contains("all-done"),
+        "{}",
+        out.output
+    );
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while host_processes_with(&mark) > 0 && std::time::Instant::now() < deadline {
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert_eq!(host_processes_with(&mark), 0, "every holder was killed");
+    let out = bash(&guest, "echo still here").await;
+    assert!(out.is_ok(), "the guest did not survive: {}", out.output);
+    guest.close().await;
+}
+
 #[tokio::test]
 async fn a_repository_made_again_at_the_same_path_gets_a_fresh_home() {
     let sandbox = Sandbox::new();

@@ -193,9 +193,11 @@ pub(crate) fn rlimits(limits: &Limits, host_uid: libc::uid_t) -> io::Result<Vec<
     sys::set_rlimit(libc::RLIMIT_AS, limits.memory_bytes)?;
     sys::set_rlimit(libc::RLIMIT_NPROC, limits.max_processes)?;
     let mut warnings = vec![format!(
-        "memory bounded per process ({} MiB of address space each), not for the whole guest: \
-         no writable cgroup (no delegated cgroup v2 subtree and no cgroup v1 access); \
-         /tmp, /var/tmp and /dev/shm are capped by their own size",
+        "memory bounded per process ({} MiB of address space each) by the kernel, and for the \
+         whole guest by the agent's watch (resident memory and /tmp, /var/tmp, /dev/shm summed \
+         every 0.2 s, every command killed past {} MiB): no writable cgroup (no delegated \
+         cgroup v2 subtree and no cgroup v1 access)",
+        limits.memory_bytes >> 20,
         limits.memory_bytes >> 20
     )];
     if host_uid == 0 {

@@ -13,6 +13,7 @@ use crate::{ToolError, Workspace};
 use cortex_protocol::{GrepArgs, GrepMode};
 use grep_regex::RegexMatcherBuilder;
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkMatch};
+use ignore::WalkBuilder;
 use ignore::overrides::OverrideBuilder;
 use std::fmt::Write as _;
 use std::os::unix::ffi::OsStrExt;
@@ -65,18 +66,7 @@ impl Workspace {
             .before_context(context)
             .after_context(context);
         let (mut walk, skipped) = self.walker(&target)?;
-        if let Some(glob) = args
-            .glob
-            .as_deref()
-            .map(str::trim)
-            .filter(|g| !g.is_empty())
-        {
-            let overrides = OverrideBuilder::new(&target)
-                .add(glob)
-                .and_then(|b| b.build())
-                .map_err(|e| ToolError::Invalid(format!("invalid glob `{glob}`: {e}")))?;
-            walk.overrides(overrides);
-        }
+        only_matching(&mut walk, &target, args.glob.as_deref())?;
         let root = self.root();
         let stored = AtomicUsize::new(0);
         let mut hits = collect_parallel(&walk, || {
@@ -123,10 +113,22 @@ impl Workspace {
             let none = "No matches found".to_owned();
             return Ok(note.map_or(none.clone(), |note| format!("{none}\n{note}")));
         }
-        let out = match mode {
+        let out = self.render_hits(&mut hits, mode, context);
+        let out = match note {
+            Some(note) if out.ends_with('\n') => format!("{out}{note}"),
+            Some(note) => format!("{out}\n{note}"),
+            None => out,
+        };
+        Ok(cap_middle(&out, MAX_OUTPUT_BYTES))
+    }
+
+    /// The hits as the mode shows them: file names, counts per file, or
+    /// the matching lines (with `context` lines around them).
+    fn render_hits(&self, hits: &mut Vec<FileHit>, mode: GrepMode, context: usize) -> String {
+        match mode {
             GrepMode::Files => {
                 let total = hits.len();
-                let hits = first_by_path(&mut hits, MAX_GREP_FILES);
+                let hits = first_by_path(hits, MAX_GREP_FILES);
                 let mut out: Vec<String> = hits.iter().map(|h| self.display(&h.path)).collect();
                 if total > hits.len() {
                     out.push(format!("({} more files not shown)", total - hits.len()));
@@ -136,7 +138,7 @@ impl Workspace {
             GrepMode::Count => {
                 let total_files = hits.len();
                 let total: u64 = hits.iter().map(|h| h.count).sum();
-                let hits = first_by_path(&mut hits, MAX_GREP_FILES);
+                let hits = first_by_path(hits, MAX_GREP_FILES);
                 let mut out: Vec<String> = hits
                     .iter()
                     .map(|h| format!("{}:{}", self.display(&h.path), h.count))
@@ -149,15 +151,26 @@ impl Workspace {
                 }
                 out.join("\n")
             }
-            GrepMode::Content => render_content(&mut hits, context > 0),
-        };
-        let out = match note {
-            Some(note) if out.ends_with('\n') => format!("{out}{note}"),
-            Some(note) => format!("{out}\n{note}"),
-            None => out,
-        };
-        Ok(cap_middle(&out, MAX_OUTPUT_BYTES))
+            GrepMode::Content => render_content(hits, context > 0),
+        }
     }
+}
+
+/// Narrows the walk to the files `glob` matches (none or a blank one: all).
+fn only_matching(
+    walk: &mut WalkBuilder,
+    target: &Path,
+    glob: Option<&str>,
+) -> Result<(), ToolError> {
+    let Some(glob) = glob.map(str::trim).filter(|g| !g.is_empty()) else {
+        return Ok(());
+    };
+    let overrides = OverrideBuilder::new(target)
+        .add(glob)
+        .and_then(|b| b.build())
+        .map_err(|e| ToolError::Invalid(format!("invalid glob `{glob}`: {e}")))?;
+    walk.overrides(overrides);
+    Ok(())
 }
 
 fn by_path(a: &FileHit, b: &FileHit) -> std::cmp::Ordering {
