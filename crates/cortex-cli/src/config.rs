@@ -52,6 +52,7 @@
 //! verify_answers = true   # ask once to check an answer given without any tool call
 //! threads = 1          # generation threads (default: the cores less one, 1 to 8)
 //! prompt_threads = 2   # prompt-reading threads (default: every core, at most 8)
+//! files_in_prompt = 24576   # bytes of file content a turn's context may carry (0: names only)
 //! ```
 
 use anyhow::Context;
@@ -117,6 +118,10 @@ pub struct LocalSection {
     /// Prompt-reading threads; `None` keeps the provider's default.
     #[serde(default)]
     pub prompt_threads: Option<usize>,
+    /// Bytes of file content a turn's context may carry; `None` keeps the
+    /// provider's default.
+    #[serde(default)]
+    pub files_in_prompt: Option<u32>,
 }
 
 fn default_kv_keep() -> usize {
@@ -135,6 +140,7 @@ impl Default for LocalSection {
             verify_answers: true,
             threads: None,
             prompt_threads: None,
+            files_in_prompt: None,
         }
     }
 }

@@ -165,6 +165,10 @@ fn local(name: &str, config: &Config) -> anyhow::Result<Arc<dyn ModelProvider>> 
         kv_keep: keep,
         first_round_tool_call: config.local.first_round_tool_call,
         verify_answers: config.local.verify_answers,
+        files_in_prompt: config
+            .local
+            .files_in_prompt
+            .unwrap_or(defaults.files_in_prompt),
         ..defaults
     };
     let provider = cortex_model_local::LocalProvider::load(&path, options)

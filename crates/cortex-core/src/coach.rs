@@ -56,6 +56,11 @@ impl TurnWork {
     }
 
     /// The turn's context listed these files.
+    /// The turn's message.
+    pub(crate) fn prompt(&self) -> &str {
+        &self.prompt
+    }
+
     pub(crate) fn set_files(&mut self, listing: &str) {
         self.files = listing.lines().map(str::to_owned).collect();
     }
@@ -250,13 +255,13 @@ fn normalise(path: &str) -> String {
     path.trim().trim_start_matches("./").to_owned()
 }
 
-fn same_file(changed: &str, named: &str) -> bool {
+pub(crate) fn same_file(changed: &str, named: &str) -> bool {
     changed == named || changed.ends_with(&format!("/{named}"))
 }
 
 /// Words of the prompt that look like file names (`name.ext`), in order,
 /// without repeats; trailing punctuation dropped.
-fn named_files(prompt: &str) -> Vec<String> {
+pub(crate) fn named_files(prompt: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for word in
         prompt.split(|c: char| c.is_whitespace() || matches!(c, ',' | '`' | '\'' | '"' | '(' | ')'))

@@ -34,7 +34,17 @@ impl Session {
             return Ok(());
         };
         self.turn_work.set_files(&listing);
-        let text = describe_files(&listing);
+        let listing = Listing::parse(&listing);
+        let mut text = listing.describe();
+        let message = self.turn_work.prompt().to_owned();
+        let complete = listing.paths.len() == listing.total;
+        if let Some(files) = self
+            .files_in_prompt(&listing.paths, complete, &message)
+            .await
+        {
+            text.push_str("\n\n");
+            text.push_str(&files);
+        }
         // Folded in before the turn's message (`SessionState::apply`).
         self.record(Some(turn), EventKind::TurnContext { text })
             .await?;
@@ -77,42 +87,65 @@ pub(crate) fn with_context(context: &str, message: &str) -> String {
     format!("{context}\n\n{message}")
 }
 
-/// Turns the glob tool's output (newest first, capped, with a "(N more not
-/// shown)" line) into a sorted list of at most [`MAX_FILES`] paths, the
-/// newest kept when there are more.
-fn describe_files(glob_output: &str) -> String {
-    let mut paths: Vec<&str> = Vec::new();
-    let mut total = 0usize;
-    for line in glob_output.lines() {
-        if let Some(more) = line
-            .strip_prefix('(')
-            .and_then(|l| l.strip_suffix(" more not shown)"))
-            .and_then(|n| n.parse::<usize>().ok())
-        {
-            total += more;
-        } else if line.starts_with('(') && line.contains(" folders not searched: ") {
-            // The walk's note, not a path (a path's newlines are escaped).
-        } else if !line.is_empty() && line != "No files matched" {
-            total += 1;
-            if paths.len() < MAX_FILES {
-                paths.push(line);
+/// The glob tool's output (newest first, capped, with a "(N more not
+/// shown)" line) read back: the paths it lists, newest first, and how many
+/// files there are in all.
+struct Listing {
+    paths: Vec<String>,
+    total: usize,
+}
+
+impl Listing {
+    fn parse(glob_output: &str) -> Listing {
+        let mut paths = Vec::new();
+        let mut total = 0usize;
+        for line in glob_output.lines() {
+            if let Some(more) = line
+                .strip_prefix('(')
+                .and_then(|l| l.strip_suffix(" more not shown)"))
+                .and_then(|n| n.parse::<usize>().ok())
+            {
+                total += more;
+            } else if line.starts_with('(') && line.contains(" folders not searched: ") {
+                // The walk's note, not a path (a path's newlines are escaped).
+            } else if !line.is_empty() && line != "No files matched" {
+                total += 1;
+                paths.push(line.to_owned());
             }
         }
+        Listing { paths, total }
     }
-    if total == 0 {
-        return "The repository has no files yet.".to_owned();
+
+    /// A sorted list of at most [`MAX_FILES`] paths, the newest kept when
+    /// there are more.
+    fn describe(&self) -> String {
+        if self.total == 0 {
+            return "The repository has no files yet.".to_owned();
+        }
+        let mut paths: Vec<&str> = self
+            .paths
+            .iter()
+            .take(MAX_FILES)
+            .map(String::as_str)
+            .collect();
+        paths.sort_unstable();
+        let mut text = format!("Files in the repository ({}):\n", self.total);
+        text.push_str(&paths.join("\n"));
+        if self.total > paths.len() {
+            text.push_str(&format!(
+                "\n(and {} more; the {} most recently changed are listed)",
+                self.total - paths.len(),
+                paths.len()
+            ));
+        }
+        text
     }
-    paths.sort_unstable();
-    let mut text = format!("Files in the repository ({total}):\n");
-    text.push_str(&paths.join("\n"));
-    if total > paths.len() {
-        text.push_str(&format!(
-            "\n(and {} more; the {} most recently changed are listed)",
-            total - paths.len(),
-            paths.len()
-        ));
-    }
-    text
+}
+
+/// [`Listing::describe`] of the glob tool's output.
+#[cfg(test)]
+fn describe_files(glob_output: &str) -> String {
+    Listing::parse(glob_output).describe()
 }
 
 #[cfg(test)]

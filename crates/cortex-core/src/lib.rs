@@ -22,6 +22,7 @@ mod attach;
 mod coach;
 mod compaction;
 mod context;
+mod context_files;
 mod continuation;
 pub mod copy;
 mod cut_reply;

@@ -88,7 +88,14 @@ impl Session {
         }
     }
 
-    async fn read_whole(&self, path: &str) -> Option<String> {
+    /// Notes that the model was shown `text`, the `read_file` output of
+    /// `path` (the files in the turn's context).
+    pub(crate) fn note_shown(&mut self, path: &str, text: &str) {
+        self.seen.0.insert(key(path), digest(text));
+    }
+
+    /// The file's `read_file` output, read by the harness in the guest.
+    pub(crate) async fn read_whole(&self, path: &str) -> Option<String> {
         self.harness_call(ToolArgs::ReadFile(ReadFileArgs {
             path: path.to_owned(),
             offset: None,

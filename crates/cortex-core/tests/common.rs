@@ -18,12 +18,23 @@ pub fn checked_model(
     scripted: Arc<ScriptedProvider>,
     verify_answers: bool,
 ) -> Arc<dyn cortex_model::ModelProvider> {
+    small_model(scripted, verify_answers, 0)
+}
+
+/// [`checked_model`] whose turn context may carry `files_in_prompt` bytes of
+/// file content.
+pub fn small_model(
+    scripted: Arc<ScriptedProvider>,
+    verify_answers: bool,
+    files_in_prompt: u32,
+) -> Arc<dyn cortex_model::ModelProvider> {
     let info = cortex_model::ModelInfo {
         context_window: 32_768,
         max_output_tokens: 1024,
         parallel_tool_calls: true,
         prices: None,
         verify_answers,
+        files_in_prompt,
     };
     Arc::new(cortex_model::meter::Metered::new(
         scripted,

@@ -50,6 +50,10 @@ pub struct LocalOptions {
     /// Reported in `info()`: the harness asks once to check an answer given
     /// without any tool call. On by default.
     pub verify_answers: bool,
+    /// Reported in `info()`, capped at a quarter of the context (about 4
+    /// bytes a token): bytes of file content the turn's context carries. Default
+    /// 24 KiB.
+    pub files_in_prompt: u32,
 }
 
 impl Default for LocalOptions {
@@ -70,6 +74,7 @@ impl Default for LocalOptions {
             kv_keep: 8,
             first_round_tool_call: false,
             verify_answers: true,
+            files_in_prompt: 24 * 1024,
         }
     }
 }
@@ -83,6 +88,7 @@ pub struct LocalProvider {
     max_output_tokens: u32,
     first_round_tool_call: bool,
     verify_answers: bool,
+    files_in_prompt: u32,
     template: ChatTemplate,
     engine: Engine,
 }
@@ -131,6 +137,7 @@ impl LocalProvider {
             max_output_tokens: options.max_output_tokens,
             first_round_tool_call: options.first_round_tool_call,
             verify_answers: options.verify_answers,
+            files_in_prompt: options.files_in_prompt,
             template,
             engine,
         })
@@ -172,6 +179,10 @@ impl ModelProvider for LocalProvider {
             parallel_tool_calls: true,
             prices: None,
             verify_answers: self.verify_answers,
+            // About a quarter of the window at most (4 bytes a token): the
+            // task, the replies and the reads still fit, and the first
+            // round stays short on a small machine.
+            files_in_prompt: self.files_in_prompt.min(self.engine.info.context),
         })
     }
 

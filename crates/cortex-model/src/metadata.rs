@@ -46,6 +46,11 @@ pub struct ModelInfo {
     /// tool in the turn: small models answer from guesses (docs/BENCHMARKS.md,
     /// the task set). Off for hosted models, on for the embedded one.
     pub verify_answers: bool,
+    /// Bytes of file content the turn's context may carry (the files of a
+    /// small workspace, or the files the prompt names), so that a small
+    /// model sees the code before it acts; 0 (hosted models) sends names
+    /// only.
+    pub files_in_prompt: u32,
 }
 
 /// A `[models."NAME"]` table of the config: every field optional, laid over
@@ -63,6 +68,8 @@ pub struct ModelOverride {
     pub prices: Option<Prices>,
     /// Replaces [`ModelInfo::verify_answers`].
     pub verify_answers: Option<bool>,
+    /// Replaces [`ModelInfo::files_in_prompt`].
+    pub files_in_prompt: Option<u32>,
     /// Read tool calls the model writes as text in its answer
     /// ([`crate::recover::RecoverTextCalls`]). Unset: on for an
     /// OpenAI-compatible server on this machine, off otherwise. Not part of
@@ -93,6 +100,7 @@ const fn entry(
         max_output_tokens,
         parallel_tool_calls: true,
         verify_answers: false,
+        files_in_prompt: 0,
         prices: Some(Prices {
             input,
             output,
@@ -179,6 +187,10 @@ impl ModelInfo {
                 .verify_answers
                 .or(base.map(|b| b.verify_answers))
                 .unwrap_or(false),
+            files_in_prompt: over
+                .files_in_prompt
+                .or(base.map(|b| b.files_in_prompt))
+                .unwrap_or(0),
         })
     }
 
@@ -231,11 +243,13 @@ mod tests {
             parallel_tool_calls: Some(false),
             prices: None,
             verify_answers: Some(true),
+            files_in_prompt: Some(8192),
             recover_text_calls: Some(true),
         };
         let info = ModelInfo::resolve("my-local", Some(&full)).expect("complete");
         assert!(!info.parallel_tool_calls);
         assert!(info.verify_answers);
+        assert_eq!(info.files_in_prompt, 8192);
         assert_eq!(info.cost(&TokenCounts::default()), None);
     }
 

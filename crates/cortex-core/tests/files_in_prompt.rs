@@ -1,0 +1,170 @@
+//! The files in the prompt (issue 19, item 3): a small model's turn context
+//! carries a small workspace's files, or in a larger one the files the task
+//! names, as `read_file` shows them; what it was shown counts as read.
+
+mod common;
+
+use common::*;
+use cortex_core::{Session, TurnOutcome};
+use cortex_model::scripted::ScriptedProvider;
+use cortex_protocol::{EventKind, Mode, StopRule, ToolStatus};
+use cortex_store::{SqliteStore, Store};
+use serde_json::{Value, json};
+use std::sync::Arc;
+use tokio_util::sync::CancellationToken;
+
+const CALC: &str = "def add(a, b):\n    return a - b\n";
+
+struct Ran {
+    outcome: TurnOutcome,
+    /// The turn's `turn.context` text.
+    context: String,
+    statuses: Vec<ToolStatus>,
+    repo: tempfile::TempDir,
+}
+
+async fn run(budget: u32, files: &[(String, String)], prompt: &str, script: Value) -> Ran {
+    let repo = tempfile::tempdir().expect("tempdir");
+    for (path, content) in files {
+        write(repo.path(), path, content);
+    }
+    let store: Arc<dyn Store> = Arc::new(SqliteStore::in_memory().expect("store"));
+    let scripted = Arc::new(ScriptedProvider::from_json(&script.to_string()).expect("script"));
+    let mut config = config(
+        repo.path(),
+        store.clone(),
+        scripted.clone(),
+        Mode::Agent,
+        StopRule::Code,
+    );
+    // Answer checks off, so that only the files in the prompt are at work;
+    // read before write on (it reads `verify_answers`) is what the second
+    // test needs, so it asks for it.
+    config.model = small_model(scripted, budget > 0, budget);
+    let mut session = Session::create(config).await.expect("session");
+    let outcome = session
+        .run_turn(prompt, CancellationToken::new())
+        .await
+        .expect("turn");
+    let events = store.events(session.id(), 0).await.expect("events");
+    let context = events
+        .iter()
+        .find_map(|e| match &e.kind {
+            EventKind::TurnContext { text } => Some(text.clone()),
+            _ => None,
+        })
+        .expect("a turn.context");
+    let statuses = events
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::ToolResult { status, .. } => Some(*status),
+            _ => None,
+        })
+        .collect();
+    Ran {
+        outcome,
+        context,
+        statuses,
+        repo,
+    }
+}
+
+fn files(list: &[(&str, &str)]) -> Vec<(String, String)> {
+    list.iter()
+        .map(|(p, c)| ((*p).to_owned(), (*c).to_owned()))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_small_workspace_is_shown_whole_and_an_edit_runs_without_a_read() {
+    let fix = json!({"responses": [
+        {"tool_calls": [{"name": "edit_file", "arguments":
+            {"path": "calc.py", "old_string": "a - b", "new_string": "a + b"}}]},
+        {"text": "Fixed: add now adds."},
+        {"text": "Checked: calc.py returns a + b."},
+    ]});
+    let ran = run(
+        4096,
+        &files(&[("calc.py", CALC), ("README.md", "A calculator.\n")]),
+        "Fix the bug in add.",
+        fix,
+    )
+    .await;
+    assert!(
+        matches!(ran.outcome, TurnOutcome::Completed { .. }),
+        "{:?}",
+        ran.outcome
+    );
+    assert!(
+        ran.context.starts_with("Files in the repository (2):"),
+        "{}",
+        ran.context
+    );
+    assert!(
+        ran.context
+            .contains("--- calc.py\n     1\tdef add(a, b):\n     2\t    return a - b"),
+        "{}",
+        ran.context
+    );
+    assert!(
+        ran.context.contains("--- README.md\n     1\tA calculator."),
+        "{}",
+        ran.context
+    );
+    // Shown counts as read: the edit ran at once (read before write is on).
+    assert_eq!(
+        ran.statuses.first(),
+        Some(&ToolStatus::Ok),
+        "{:?}",
+        ran.statuses
+    );
+    let calc = std::fs::read_to_string(ran.repo.path().join("calc.py")).expect("read");
+    assert!(calc.contains("a + b"), "{calc}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_larger_workspace_shows_only_the_files_the_task_names() {
+    let mut list: Vec<(String, String)> = (0..40)
+        .map(|i| (format!("pkg/m{i:02}.py"), format!("X = {i}\n")))
+        .collect();
+    list.push(("src/calc.py".to_owned(), CALC.to_owned()));
+    let ran = run(4096, &list, "Fix add in calc.py.", json!({"responses": [{"text": "Done."}, {"text": "Done."}, {"text": "Done."}, {"text": "Done."}]})).await;
+    assert!(
+        ran.context
+            .contains("The contents of the files the task names"),
+        "{}",
+        ran.context
+    );
+    assert!(
+        ran.context.contains("--- src/calc.py\n     1\tdef add"),
+        "{}",
+        ran.context
+    );
+    assert!(!ran.context.contains("X = "), "{}", ran.context);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_workspace_over_the_budget_is_not_shown_whole() {
+    let big = "y = 0\n".repeat(200);
+    let ran = run(
+        1024,
+        &files(&[("big.py", &big), ("calc.py", CALC)]),
+        "Fix add in calc.py.",
+        json!({"responses": [{"text": "Done."}, {"text": "Done."}, {"text": "Done."}, {"text": "Done."}]}),
+    )
+    .await;
+    assert!(ran.context.contains("--- calc.py\n"), "{}", ran.context);
+    assert!(!ran.context.contains("--- big.py"), "{}", ran.context);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_model_without_the_budget_gets_names_only() {
+    let ran = run(
+        0,
+        &files(&[("calc.py", CALC)]),
+        "Fix add in calc.py.",
+        json!({"responses": [{"text": "Done."}]}),
+    )
+    .await;
+    assert_eq!(ran.context, "Files in the repository (1):\ncalc.py");
+}
