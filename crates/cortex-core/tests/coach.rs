@@ -8,11 +8,8 @@ mod common;
 use common::*;
 use cortex_core::{Session, TurnOutcome};
 use cortex_model::ToolChoice;
-use cortex_model::scripted::ScriptedProvider;
 use cortex_protocol::{EventKind, Mode, StopRule};
-use cortex_store::{SqliteStore, Store};
 use serde_json::{Value, json};
-use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
 struct Ran {
@@ -25,12 +22,7 @@ struct Ran {
 }
 
 async fn run(small: bool, files: &[(&str, &str)], prompt: &str, script: Value) -> Ran {
-    let repo = tempfile::tempdir().expect("tempdir");
-    for (path, content) in files {
-        write(repo.path(), path, content);
-    }
-    let store: Arc<dyn Store> = Arc::new(SqliteStore::in_memory().expect("store"));
-    let scripted = Arc::new(ScriptedProvider::from_json(&script.to_string()).expect("script"));
+    let (repo, store, scripted) = parts(files, &script);
     let mut config = config(
         repo.path(),
         store.clone(),

@@ -50,6 +50,21 @@ pub struct Harness {
     pub session: Session,
 }
 
+/// What a test session is made of: a repository holding `files`, an
+/// in-memory store and the scripted model of `script`.
+pub fn parts(
+    files: &[(&str, &str)],
+    script: &serde_json::Value,
+) -> (tempfile::TempDir, Arc<dyn Store>, Arc<ScriptedProvider>) {
+    let repo = tempfile::tempdir().expect("tempdir");
+    for (path, content) in files {
+        write(repo.path(), path, content);
+    }
+    let store: Arc<dyn Store> = Arc::new(SqliteStore::in_memory().expect("store"));
+    let scripted = Arc::new(ScriptedProvider::from_json(&script.to_string()).expect("script"));
+    (repo, store, scripted)
+}
+
 pub fn write(dir: &Path, path: &str, content: &str) {
     let full = dir.join(path);
     if let Some(parent) = full.parent() {

@@ -6,11 +6,8 @@ mod common;
 
 use common::*;
 use cortex_core::{Session, TurnOutcome};
-use cortex_model::scripted::ScriptedProvider;
 use cortex_protocol::{EventKind, Mode, StopRule, ToolStatus};
-use cortex_store::{SqliteStore, Store};
 use serde_json::{Value, json};
-use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
 const CALC: &str = "def add(a, b):\n    return a - b\n";
@@ -24,12 +21,11 @@ struct Ran {
 }
 
 async fn run(budget: u32, files: &[(String, String)], prompt: &str, script: Value) -> Ran {
-    let repo = tempfile::tempdir().expect("tempdir");
-    for (path, content) in files {
-        write(repo.path(), path, content);
-    }
-    let store: Arc<dyn Store> = Arc::new(SqliteStore::in_memory().expect("store"));
-    let scripted = Arc::new(ScriptedProvider::from_json(&script.to_string()).expect("script"));
+    let files: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(p, c)| (p.as_str(), c.as_str()))
+        .collect();
+    let (repo, store, scripted) = parts(&files, &script);
     let mut config = config(
         repo.path(),
         store.clone(),

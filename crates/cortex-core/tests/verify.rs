@@ -8,7 +8,7 @@ use cortex_core::{Rebuilt, Session, TurnOutcome};
 use cortex_model::ToolChoice;
 use cortex_model::scripted::ScriptedProvider;
 use cortex_protocol::{EventKind, Mode, Role, StopRule};
-use cortex_store::{SqliteStore, Store};
+use cortex_store::Store;
 use serde_json::json;
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
@@ -22,14 +22,8 @@ struct Ran {
 }
 
 async fn run(verify_answers: bool, script: serde_json::Value) -> Ran {
-    let repo = tempfile::tempdir().expect("tempdir");
-    write(
-        repo.path(),
-        "app.py",
-        "def greet():\n    return 'Hello, Cortex'\n",
-    );
-    let store: Arc<dyn Store> = Arc::new(SqliteStore::in_memory().expect("store"));
-    let scripted = Arc::new(ScriptedProvider::from_json(&script.to_string()).expect("script"));
+    let app = ("app.py", "def greet():\n    return 'Hello, Cortex'\n");
+    let (repo, store, scripted) = parts(&[app], &script);
     let mut config = config(
         repo.path(),
         store.clone(),
