@@ -44,26 +44,6 @@ pub struct SessionConfig {
     pub harness_dirs: HarnessDirs,
 }
 
-/// How a turn ended.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum TurnOutcome {
-    /// The model answered without a tool call.
-    Completed {
-        /// Model requests the turn made.
-        rounds: u32,
-    },
-    /// Stopped before the model finished.
-    Stopped {
-        /// Why: the user's Stop or the stop rule.
-        reason: String,
-    },
-    /// The turn failed (model, guest or environment); the timeline says how.
-    Failed {
-        /// What failed, for the user.
-        error: String,
-    },
-}
-
 /// A live session: its configuration, its guest, its timeline and the state
 /// folded from it. Methods that run a turn or change the state take `&mut
 /// self`; a caller runs one at a time (the server's actor owns it).

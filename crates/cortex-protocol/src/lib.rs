@@ -27,8 +27,8 @@ mod tools;
 pub use approval::{ApprovalDecision, ApprovalPolicy, ApprovalResolution, Rule, RuleMatch};
 pub use compaction::{CompactionKept, CompactionTrigger};
 pub use event::{
-    Event, EventKind, OutputStream, STOPPED_BY_USER, StopRule, ToolStatus, TurnFinish, now_rfc3339,
-    parse_rfc3339_ms,
+    Event, EventKind, OutputStream, STOPPED_BY_USER, StopRule, ToolStatus, TurnFinish, TurnOutcome,
+    now_rfc3339, parse_rfc3339_ms,
 };
 pub use goal::{
     Goal, GoalArgs, GoalBudget, GoalSpent, GoalStatus, GoalStep, PauseReason, chip as goal_chip,

@@ -4,7 +4,7 @@
 //! Every string in a cell has been through `text::clean` (or `clean_line`).
 
 use crate::time::Millis;
-use cortex_protocol::{Todo, ToolStatus};
+use cortex_protocol::{Todo, ToolStatus, TurnOutcome};
 
 /// One entry of the transcript. `rev` changes whenever its content does, so
 /// the view can keep what it drew for an unchanged cell.
@@ -135,26 +135,6 @@ pub struct TurnEnd {
     pub tokens_out: u64,
     /// From `turn.started` to this event.
     pub ms: Option<f64>,
-}
-
-/// How a turn ended.
-#[derive(Debug, Clone, PartialEq)]
-pub enum TurnOutcome {
-    /// The model answered.
-    Completed {
-        /// Model rounds it took.
-        rounds: u32,
-    },
-    /// The user or the stop rule stopped it.
-    Stopped {
-        /// Why.
-        reason: String,
-    },
-    /// It failed.
-    Failed {
-        /// Why.
-        error: String,
-    },
 }
 
 impl Cell {

@@ -13,7 +13,8 @@ mod review;
 mod session;
 mod summary;
 
-pub use cell::{Cell, CellKind, Level, ToolCell, ToolState, TurnEnd, TurnOutcome};
+pub use cell::{Cell, CellKind, Level, ToolCell, ToolState, TurnEnd};
+pub use cortex_protocol::TurnOutcome;
 pub use goal::GoalState;
 pub use review::{Review, Subject};
 pub use summary::summarize;
@@ -194,21 +195,13 @@ impl SessionState {
             EventKind::TurnStarted { message, mode } => {
                 self.turn_started(message, *mode, turn_id, at)
             }
-            EventKind::TurnCompleted { rounds, .. } => {
-                self.end_turn(TurnOutcome::Completed { rounds: *rounds }, at)
+            EventKind::TurnCompleted { .. }
+            | EventKind::TurnStopped { .. }
+            | EventKind::TurnFailed { .. } => {
+                if let Some(outcome) = kind.turn_outcome() {
+                    self.end_turn(outcome, at)
+                }
             }
-            EventKind::TurnStopped { reason } => self.end_turn(
-                TurnOutcome::Stopped {
-                    reason: clean_line(reason),
-                },
-                at,
-            ),
-            EventKind::TurnFailed { error, .. } => self.end_turn(
-                TurnOutcome::Failed {
-                    error: clean(error),
-                },
-                at,
-            ),
             EventKind::MessageDelta { text } => self.message_delta(text),
             EventKind::MessageDone { text, .. } => self.message_done(text),
             EventKind::ThinkingDelta { text } => self.thinking_delta(text),
@@ -470,6 +463,16 @@ impl SessionState {
     }
 
     fn end_turn(&mut self, outcome: TurnOutcome, at: Option<Millis>) {
+        // The reason and the error may carry text the model wrote.
+        let outcome = match outcome {
+            TurnOutcome::Stopped { reason } => TurnOutcome::Stopped {
+                reason: clean_line(&reason),
+            },
+            TurnOutcome::Failed { error } => TurnOutcome::Failed {
+                error: clean(&error),
+            },
+            completed => completed,
+        };
         self.close_open();
         self.approval = None;
         self.finish_setup(ToolStatus::Stopped, None);

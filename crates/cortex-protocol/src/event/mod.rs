@@ -13,8 +13,6 @@ use crate::sandbox::Sandbox;
 use crate::spec::SpecPhase;
 use crate::tools::Todo;
 use serde::{Deserialize, Serialize};
-use std::fmt;
-use std::str::FromStr;
 
 /// One entry of a session's timeline: an [`EventKind`] with its place in the
 /// log.
@@ -46,146 +44,12 @@ pub fn parse_rfc3339_ms(ts: &str) -> Option<i64> {
     rfc3339::parse_ms(ts)
 }
 
-mod rfc3339 {
-    //! RFC 3339 formatting without a date crate: days-from-civil arithmetic.
-    use std::time::{SystemTime, UNIX_EPOCH};
+mod rfc3339;
+mod status;
+#[cfg(test)]
+mod tests;
 
-    pub fn format(t: SystemTime) -> String {
-        let d = t.duration_since(UNIX_EPOCH).unwrap_or_default();
-        let secs = d.as_secs() as i64;
-        let millis = d.subsec_millis();
-        let days = secs.div_euclid(86_400);
-        let rem = secs.rem_euclid(86_400);
-        let (h, m, s) = (rem / 3600, (rem % 3600) / 60, rem % 60);
-        // Howard Hinnant's civil_from_days.
-        let z = days + 719_468;
-        let era = z.div_euclid(146_097);
-        let doe = z.rem_euclid(146_097);
-        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-        let mp = (5 * doy + 2) / 153;
-        let day = doy - (153 * mp + 2) / 5 + 1;
-        let month = if mp < 10 { mp + 3 } else { mp - 9 };
-        let year = yoe + era * 400 + i64::from(month <= 2);
-        format!("{year:04}-{month:02}-{day:02}T{h:02}:{m:02}:{s:02}.{millis:03}Z")
-    }
-
-    /// The inverse of [`format`] (days_from_civil), for its exact shape only.
-    pub fn parse_ms(ts: &str) -> Option<i64> {
-        let b = ts.as_bytes();
-        if b.len() != 24 || b[4] != b'-' || b[10] != b'T' || b[19] != b'.' || b[23] != b'Z' {
-            return None;
-        }
-        let num = |from: usize, to: usize| -> Option<i64> { ts.get(from..to)?.parse().ok() };
-        let (y, mo, d) = (num(0, 4)?, num(5, 7)?, num(8, 10)?);
-        let (h, mi, s, ms) = (num(11, 13)?, num(14, 16)?, num(17, 19)?, num(20, 23)?);
-        let y = if mo <= 2 { y - 1 } else { y };
-        let era = y.div_euclid(400);
-        let yoe = y - era * 400;
-        let mp = (mo + 9) % 12;
-        let doy = (153 * mp + 2) / 5 + d - 1;
-        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-        let days = era * 146_097 + doe - 719_468;
-        Some((((days * 24 + h) * 60 + mi) * 60 + s) * 1000 + ms)
-    }
-
-    #[cfg(test)]
-    mod tests {
-        use std::time::{Duration, UNIX_EPOCH};
-
-        #[test]
-        fn parses_what_it_formats() {
-            for ms in [0u64, 1_796_040_000_123, 951_782_400_000, 4_107_542_399_999] {
-                let text = super::format(UNIX_EPOCH + Duration::from_millis(ms));
-                assert_eq!(super::parse_ms(&text), Some(ms as i64), "{text}");
-            }
-            assert_eq!(super::parse_ms("2026-11-30 12:00:00"), None);
-        }
-
-        #[test]
-        fn formats_known_instants() {
-            assert_eq!(super::format(UNIX_EPOCH), "1970-01-01T00:00:00.000Z");
-            let t = UNIX_EPOCH + Duration::from_millis(1_796_040_000_123);
-            assert_eq!(super::format(t), "2026-11-30T12:00:00.123Z");
-        }
-    }
-}
-
-/// The reason of a `turn.stopped` the user's Stop caused (and the output of
-/// the calls it interrupted); any other reason is the session's stop rule.
-pub const STOPPED_BY_USER: &str = "stopped by user";
-
-/// How a tool call ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ToolStatus {
-    /// The tool ran and succeeded (a command exited with 0).
-    Ok,
-    /// The tool ran (or its arguments were refused) and failed.
-    Error,
-    /// A gate refused it before anything ran (mode, stop rule, unknown tool).
-    Refused,
-    /// The approval policy or the user denied it.
-    Denied,
-    /// Stop was pressed before it finished.
-    Stopped,
-}
-
-/// Which output stream of a process a piece of text came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum OutputStream {
-    /// Standard output (`stdout`).
-    Stdout,
-    /// Standard error (`stderr`).
-    Stderr,
-}
-
-/// When a turn stops on its own besides the model finishing. Code has none;
-/// the other presets exist for the Chat and Bot products.
-#[cfg_attr(feature = "utoipa", derive(utoipa::ToSchema))]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[serde(rename_all = "snake_case")]
-pub enum StopRule {
-    /// No round budget: the model stops or the user presses Stop.
-    #[default]
-    Code,
-    /// At most 8 tool rounds.
-    Chat,
-    /// A 15-minute deadline, or six identical consecutive calls.
-    Bot,
-}
-
-impl StopRule {
-    /// The wire and config name: `code`, `chat` or `bot`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            StopRule::Code => "code",
-            StopRule::Chat => "chat",
-            StopRule::Bot => "bot",
-        }
-    }
-}
-
-impl fmt::Display for StopRule {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl FromStr for StopRule {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "code" => Ok(StopRule::Code),
-            "chat" => Ok(StopRule::Chat),
-            "bot" => Ok(StopRule::Bot),
-            other => Err(format!(
-                "unknown stop rule `{other}` (expected code, chat or bot)"
-            )),
-        }
-    }
-}
+pub use status::{OutputStream, STOPPED_BY_USER, StopRule, ToolStatus, TurnFinish, TurnOutcome};
 
 /// Every event type, named on the wire as in the design (`turn.started`, …).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -702,19 +566,6 @@ pub enum EventKind {
     },
 }
 
-/// How a provider reported that the model's last response ended, when
-/// that is not an ordinary end (the reason an editor's `stopReason` is
-/// `max_tokens` or `refusal`).
-#[cfg_attr(feature = "utoipa", derive(utoipa::ToSchema))]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum TurnFinish {
-    /// The response was cut at the provider's output token limit.
-    MaxTokens,
-    /// The provider refused to answer.
-    Refusal,
-}
-
 impl EventKind {
     /// The wire name, e.g. `tool.result`.
     pub fn type_name(&self) -> &'static str {
@@ -774,6 +625,23 @@ impl EventKind {
         }
     }
 
+    /// How the turn ended, when this event ends one (the inverse of the turn
+    /// loop's last append); `None` for every other event.
+    pub fn turn_outcome(&self) -> Option<TurnOutcome> {
+        match self {
+            EventKind::TurnCompleted { rounds, .. } => {
+                Some(TurnOutcome::Completed { rounds: *rounds })
+            }
+            EventKind::TurnStopped { reason } => Some(TurnOutcome::Stopped {
+                reason: reason.clone(),
+            }),
+            EventKind::TurnFailed { error, .. } => Some(TurnOutcome::Failed {
+                error: error.clone(),
+            }),
+            _ => None,
+        }
+    }
+
     /// Whether this event ends a turn.
     pub fn ends_turn(&self) -> bool {
         matches!(
@@ -787,146 +655,4 @@ impl EventKind {
 
 fn is_zero(value: &u64) -> bool {
     *value == 0
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn wire_shape_has_type_and_payload() {
-        let event = Event {
-            seq: 3,
-            ts: now_rfc3339(),
-            session_id: "s1".into(),
-            turn_id: Some("t1".into()),
-            kind: EventKind::ToolCall {
-                call_id: "c1".into(),
-                name: "read_file".into(),
-                arguments: r#"{"path":"a"}"#.into(),
-            },
-        };
-        let json: serde_json::Value = serde_json::to_value(&event).expect("serialize event");
-        assert_eq!(json["type"], "tool.call");
-        assert_eq!(json["payload"]["name"], "read_file");
-        assert_eq!(json["seq"], 3);
-        let back: Event = serde_json::from_value(json).expect("deserialize event");
-        assert_eq!(back, event);
-        assert_eq!(back.kind.type_name(), "tool.call");
-    }
-
-    #[test]
-    fn type_name_matches_serde_name() {
-        let kinds = [
-            EventKind::TurnCompleted {
-                rounds: 1,
-                finish: None,
-            },
-            EventKind::Usage {
-                input_tokens: 1,
-                output_tokens: 2,
-                cache_read_tokens: 0,
-                cache_write_tokens: 0,
-                cost_usd: None,
-            },
-            EventKind::ThinkingDelta { text: "hm".into() },
-            EventKind::ToolOutputDelta {
-                call_id: "c".into(),
-                stream: OutputStream::Stderr,
-                text: "x".into(),
-            },
-            EventKind::EnvReady { ms: 1.0 },
-            EventKind::PlanAccepted { version: 2 },
-            EventKind::SpecProposed {
-                phase: SpecPhase::Design,
-                version: 2,
-                markdown: "m".into(),
-            },
-            EventKind::SpecAccepted {
-                phase: SpecPhase::Tasks,
-                version: 3,
-            },
-            EventKind::SpecRejected {
-                phase: SpecPhase::Requirements,
-                version: 1,
-                feedback: "f".into(),
-            },
-            EventKind::SpecWritten {
-                paths: vec!["specs/x/tasks.md".into()],
-            },
-            EventKind::ApprovalPolicySet {
-                policy: ApprovalPolicy::Ask,
-            },
-            EventKind::ApprovalRequested {
-                call_id: CallId::from("c1"),
-                name: "bash".into(),
-                summary: "git status".into(),
-                reason: "no rule covers `git status`".into(),
-            },
-            EventKind::ApprovalResolved {
-                call_id: CallId::from("c1"),
-                decision: ApprovalResolution::Always,
-            },
-            EventKind::GoalSet {
-                objective: "o".into(),
-                budget: GoalBudget::default(),
-            },
-            EventKind::GoalUpdated {
-                done: 0,
-                total: 0,
-                steps: vec![],
-            },
-            EventKind::GoalPaused {
-                reason: PauseReason::Budget,
-            },
-            EventKind::GoalResumed {},
-            EventKind::GoalCompleted {
-                evidence: "e".into(),
-            },
-            EventKind::GoalCleared {},
-            EventKind::GoalContinued { continuation: 1 },
-            EventKind::PlanRejected {
-                version: 1,
-                feedback: "smaller".into(),
-            },
-            EventKind::EnvSetupSkipped {
-                reason: "not committed".into(),
-            },
-            EventKind::McpServerReady {
-                name: "docs".into(),
-                tools: vec!["mcp__docs__search".into()],
-                rejected: Vec::new(),
-                ms: 1.0,
-            },
-            EventKind::McpServerFailed {
-                name: "docs".into(),
-                reason: "it exited".into(),
-            },
-            EventKind::CompactionStarted {
-                trigger: CompactionTrigger::Threshold,
-                tokens_before: 10,
-                context_window: Some(100),
-                messages: 3,
-            },
-            EventKind::CompactionDone {
-                trigger: CompactionTrigger::Explicit,
-                tokens_before: 10,
-                tokens_after: 5,
-                messages_before: 9,
-                messages_after: 3,
-                summarised: 7,
-                kept: CompactionKept::default(),
-                summary: "s".into(),
-                context: "c".into(),
-            },
-            EventKind::CompactionFailed {
-                trigger: CompactionTrigger::Threshold,
-                error: "e".into(),
-            },
-        ];
-        for kind in kinds {
-            let json = serde_json::to_value(&kind).expect("serialize kind");
-            assert_eq!(json["type"], kind.type_name());
-        }
-    }
 }
