@@ -11,11 +11,11 @@
 
 use crate::migrations;
 use crate::rows::{self, RawEvent, RawSession, RawTurn};
-use crate::turn_rules;
+use crate::turn_rules::{self, RowChange};
 use crate::{
     EncodedKind, Refused, SessionRecord, Stamp, Store, StoreError, TurnRecord, TurnStatus,
 };
-use cortex_protocol::{Event, EventKind, Rule, SessionId, TurnId, now_rfc3339};
+use cortex_protocol::{Event, Rule, SessionId, TurnId, now_rfc3339};
 use std::sync::Arc;
 use tokio::sync::MutexGuard;
 use tokio_postgres::error::SqlState;
@@ -138,25 +138,24 @@ async fn append_in(
     encoded: &EncodedKind,
 ) -> Result<Stamp, StoreError> {
     let stamp = insert_event(tx, session, turn, encoded).await?;
-    let kind = encoded.kind();
-    let needs_turn = || turn_rules::require_turn(turn, kind);
-    match kind {
-        EventKind::TurnStarted { message, .. } => {
-            start_turn(tx, session, needs_turn()?, message, &stamp).await?;
+    match turn_rules::row_change(encoded.kind(), turn)? {
+        Some(RowChange::OpenTurn { turn, title }) => {
+            start_turn(tx, session, turn, title, &stamp).await?;
         }
-        EventKind::ModeChanged { to, .. } => {
+        Some(RowChange::SetMode(mode)) => {
             tx.execute(
                 "UPDATE sessions SET mode = $2 WHERE id = $1",
-                &[&session.as_str(), &to.as_str()],
+                &[&session.as_str(), &mode],
             )
             .await
             .map_err(pg)?;
         }
-        _ => {
-            if let Some((status, error)) = TurnStatus::after(kind) {
-                close_turn(tx, session, needs_turn()?, status, error, &stamp.ts).await?;
-            }
-        }
+        Some(RowChange::CloseTurn {
+            turn,
+            status,
+            error,
+        }) => close_turn(tx, session, turn, status, error, &stamp.ts).await?,
+        None => {}
     }
     Ok(stamp)
 }
@@ -210,7 +209,7 @@ async fn start_turn(
     tx: &Transaction<'_>,
     session: &SessionId,
     turn: &TurnId,
-    message: &str,
+    title: Option<String>,
     stamp: &Stamp,
 ) -> Result<(), StoreError> {
     let inserted = tx
@@ -233,7 +232,7 @@ async fn start_turn(
         }
         Err(e) => return Err(pg(e)),
     }
-    if let Some(title) = rows::title_from_message(message) {
+    if let Some(title) = title {
         tx.execute(
             "UPDATE sessions SET title = $2 WHERE id = $1 AND title IS NULL",
             &[&session.as_str(), &title],

@@ -9,7 +9,7 @@
 use crate::error::OpenError;
 use crate::migrations;
 use crate::rows::{self, RawEvent, RawSession, RawTurn};
-use crate::turn_rules::{self, require_turn};
+use crate::turn_rules::{self, RowChange};
 use crate::{
     EncodedKind, Refused, SessionRecord, Stamp, Store, StoreError, TurnRecord, TurnStatus,
 };
@@ -187,28 +187,26 @@ impl SqliteStore {
         tx.prepare_cached("UPDATE sessions SET last_seq = ?2 WHERE id = ?1")?
             .execute(params![session.as_str(), rows::seq_to_db(seq)])?;
 
-        let kind = encoded.kind();
-        match kind {
-            EventKind::TurnStarted { message, .. } => {
-                let turn = require_turn(turn, kind)?;
+        match turn_rules::row_change(encoded.kind(), turn)? {
+            Some(RowChange::OpenTurn { turn, title }) => {
                 open_turn(tx, session, turn, seq, &ts)?;
-                if let Some(title) = rows::title_from_message(message) {
+                if let Some(title) = title {
                     tx.prepare_cached(
                         "UPDATE sessions SET title = ?2 WHERE id = ?1 AND title IS NULL",
                     )?
                     .execute(params![session.as_str(), title])?;
                 }
             }
-            EventKind::ModeChanged { to, .. } => {
+            Some(RowChange::SetMode(mode)) => {
                 tx.prepare_cached("UPDATE sessions SET mode = ?2 WHERE id = ?1")?
-                    .execute(params![session.as_str(), to.as_str()])?;
+                    .execute(params![session.as_str(), mode])?;
             }
-            _ => {
-                if let Some((status, error)) = TurnStatus::after(kind) {
-                    let turn = require_turn(turn, kind)?;
-                    close_turn(tx, session, turn, status, error, &ts)?;
-                }
-            }
+            Some(RowChange::CloseTurn {
+                turn,
+                status,
+                error,
+            }) => close_turn(tx, session, turn, status, error, &ts)?,
+            None => {}
         }
 
         Ok(Stamp { seq, ts })
