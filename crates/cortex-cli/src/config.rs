@@ -80,7 +80,10 @@ pub struct Config {
     pub sandbox: SandboxSection,
     #[serde(default)]
     pub store: StoreSection,
+    /// Read without the `local` feature too (unused there), so a config
+    /// written for the embedded model stays valid in a build without it.
     #[serde(default)]
+    #[cfg_attr(not(feature = "local"), allow(dead_code))]
     pub local: LocalSection,
     /// `[mcp_servers.NAME]`, as Codex writes them (see `cortex_mcp::config`).
     #[serde(default)]
@@ -99,6 +102,7 @@ pub struct SandboxSection {
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[cfg_attr(not(feature = "local"), allow(dead_code))]
 pub struct LocalSection {
     /// How many KV-cache states the local model keeps in
     /// `$XDG_DATA_HOME/cortex/kv` so a later `cortex exec` (a resumed
