@@ -1,10 +1,14 @@
 //! Checks on an answer that ends a turn, for models that need them: advice
-//! instead of action, a named file left untouched, a change never tested.
+//! instead of action, a question left unanswered, a definition removed by
+//! mistake, a named file left untouched, a rename left half done, a change
+//! never tested.
 //!
-//! Small local models stop too early in three recognisable ways
+//! Small local models stop too early in recognisable ways
 //! (docs/BENCHMARKS.md, the task set): they tell the user what to run or
-//! change instead of doing it; they change one of the two files a task
-//! names and answer; they claim a fix works without running the test the
+//! change instead of doing it; they say they found the file without naming
+//! it; they replace the function they were asked to add a sibling to; they
+//! change one of the two files a task names and answer; they rename one of
+//! two occurrences; they claim a fix works without running the test the
 //! task named. Each answer is checked for these in that order; the first
 //! that applies goes back to the model once per turn as a `turn.reminder`
 //! (advice and untested changes with a reply that must call a tool), and
@@ -17,7 +21,11 @@
 //! starts from nothing as the live one does.
 
 use crate::Session;
-use cortex_protocol::{Mode, ToolCallRequest, ToolName, ToolStatus};
+use cortex_protocol::{GrepArgs, GrepMode, Mode, ToolArgs, ToolCallRequest, ToolName, ToolStatus};
+use std::collections::BTreeMap;
+
+/// Lines of remaining occurrences a rename reminder quotes.
+const MAX_LEFT_LINES: usize = 8;
 
 /// The start of every coach reminder that requires the next reply to call
 /// a tool (see [`crate::verify::tool_choice`]).
@@ -34,6 +42,9 @@ pub(crate) struct TurnWork {
     changed: Vec<String>,
     /// Every `bash` command that ran after the last change.
     commands_since_change: Vec<String>,
+    /// Definitions the turn's changes removed and did not put back, with
+    /// the file they were in (read from the changes' diffs).
+    removed: BTreeMap<String, String>,
     /// Checks already sent this turn.
     sent: Vec<Check>,
 }
@@ -42,7 +53,10 @@ pub(crate) struct TurnWork {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Check {
     Advice,
+    Unanswered,
+    Removed,
     NamedFiles,
+    RenameLeft,
     Untested,
 }
 
@@ -65,8 +79,14 @@ impl TurnWork {
         self.files = listing.lines().map(str::to_owned).collect();
     }
 
-    /// A call of the turn was answered with `status`.
-    pub(crate) fn record(&mut self, call: &ToolCallRequest, status: ToolStatus) {
+    /// A call of the turn was answered with `status` (and, for a change,
+    /// its `diff`).
+    pub(crate) fn record(
+        &mut self,
+        call: &ToolCallRequest,
+        status: ToolStatus,
+        diff: Option<&str>,
+    ) {
         let Ok(tool) = call.name.parse::<ToolName>() else {
             return;
         };
@@ -75,6 +95,14 @@ impl TurnWork {
         match tool {
             ToolName::WriteFile | ToolName::EditFile if status == ToolStatus::Ok => {
                 if let Some(path) = text("path").map(|p| normalise(&p)) {
+                    let (gone, added) =
+                        cortex_tools::defs::changed_by_diff(&path, diff.unwrap_or_default());
+                    for name in added {
+                        self.removed.remove(&name);
+                    }
+                    for name in gone {
+                        self.removed.insert(name, path.clone());
+                    }
                     if !self.changed.contains(&path) {
                         self.changed.push(path);
                     }
@@ -89,11 +117,16 @@ impl TurnWork {
     }
 
     /// The first check that applies to `answer` and was not sent yet, as
-    /// the reminder to send; marks it sent.
-    fn next_reminder(&mut self, answer: &str) -> Option<String> {
+    /// the reminder to send; marks it sent. `left` is what a rename the
+    /// task asked for left behind ([`TurnWork::rename_to_check`]), looked
+    /// up by the caller in the workspace.
+    fn next_reminder(&mut self, answer: &str, left: Option<String>) -> Option<String> {
         let checks = [
             (Check::Advice, self.advice(answer)),
+            (Check::Unanswered, self.unanswered(answer)),
+            (Check::Removed, self.removed_by_mistake()),
             (Check::NamedFiles, self.untouched_files()),
+            (Check::RenameLeft, left),
             (Check::Untested, self.untested()),
         ];
         let (check, text) = checks.into_iter().find_map(|(check, text)| {
@@ -148,6 +181,67 @@ impl TurnWork {
              have the tools to do it yourself and nothing has been changed yet. Call {tool} now \
              to do it, then answer with what you did."
         ))
+    }
+
+    /// A question asking for a file or a count, answered without one:
+    /// "I found the file that defines it."
+    fn unanswered(&self, answer: &str) -> Option<String> {
+        let prompt = self.prompt.to_lowercase();
+        let wants_file = [
+            "which file",
+            "what file",
+            "which files",
+            "where is",
+            "where are",
+        ]
+        .iter()
+        .any(|p| prompt.contains(p))
+            || prompt.contains("answer with its path")
+            || prompt.contains("answer with the path");
+        let wants_count = prompt.contains("how many");
+        let names_file =
+            !named_files(answer).is_empty() || answer.split_whitespace().any(|w| w.contains('/'));
+        let has_number = answer.chars().any(|c| c.is_ascii_digit())
+            || NUMBER_WORDS.iter().any(|w| {
+                answer
+                    .to_lowercase()
+                    .split(|c: char| !c.is_alphabetic())
+                    .any(|x| x == *w)
+            });
+        let missing = if wants_file && !names_file {
+            "the file's path"
+        } else if wants_count && !has_number {
+            "the number"
+        } else {
+            return None;
+        };
+        Some(format!(
+            "Your answer does not give {missing} the question asks for. Answer again with it, \
+             stated plainly (take it from what the tools showed you)."
+        ))
+    }
+
+    /// A definition the turn's changes removed, which the task does not
+    /// name (a removal or rename names it).
+    fn removed_by_mistake(&self) -> Option<String> {
+        let (name, path) = self
+            .removed
+            .iter()
+            .find(|(name, _)| !mentions_word(&self.prompt, name))?;
+        Some(format!(
+            "{DO_IT_PREFIX} your change to {path} removed the definition of `{name}`, which the \
+             task does not ask to remove. Put `{name}` back (keep what you added beside it): \
+             read {path}, then edit it. Then answer."
+        ))
+    }
+
+    /// The old name of a rename the task asks for, when files changed and
+    /// the check was not sent yet: the caller looks it up in the workspace.
+    pub(crate) fn rename_to_check(&self) -> Option<(String, String)> {
+        if self.changed.is_empty() || self.sent.contains(&Check::RenameLeft) {
+            return None;
+        }
+        rename_pair(&self.prompt)
     }
 
     /// A task that names several files, some changed and some not.
@@ -206,12 +300,97 @@ impl Session {
     /// The reminder for an answer that ends the turn too early, if any (see
     /// the module docs); `None` also for models without `verify_answers`
     /// and outside Agent mode.
-    pub(crate) fn coach(&mut self, answer: &str) -> Option<String> {
+    pub(crate) async fn coach(&mut self, answer: &str) -> Option<String> {
         if self.mode() != Mode::Agent || !self.model.info().is_some_and(|i| i.verify_answers) {
             return None;
         }
-        self.turn_work.next_reminder(answer)
+        let left = match self.turn_work.rename_to_check() {
+            Some((old, new)) => self.rename_left(&old, &new).await,
+            None => None,
+        };
+        self.turn_work.next_reminder(answer, left)
     }
+
+    /// Where `old` still occurs as a word after a rename to `new` (the
+    /// files the task names, else the whole workspace), as the reminder.
+    async fn rename_left(&self, old: &str, new: &str) -> Option<String> {
+        let named = named_files(&self.turn_work.prompt);
+        let places: Vec<Option<String>> = if named.is_empty() {
+            vec![None]
+        } else {
+            named.into_iter().map(Some).collect()
+        };
+        let mut lines = Vec::new();
+        for path in places {
+            let found = self
+                .harness_call(ToolArgs::Grep(GrepArgs {
+                    // `old` is an identifier (see `rename_pair`): no regex syntax.
+                    pattern: format!(r"\b{old}\b"),
+                    path,
+                    glob: None,
+                    mode: Some(GrepMode::Content),
+                    context: None,
+                    ignore_case: None,
+                }))
+                .await
+                .unwrap_or_default();
+            lines.extend(found.lines().filter(|l| l.contains(old)).map(str::to_owned));
+        }
+        if lines.is_empty() {
+            return None;
+        }
+        let total = lines.len();
+        lines.truncate(MAX_LEFT_LINES);
+        Some(format!(
+            "{DO_IT_PREFIX} the task renames `{old}` to `{new}`, but `{old}` still occurs \
+             ({total} line{}):\n{}\nChange every one of them to `{new}` (edit_file with \
+             replace_all: true changes all in a file), then answer.",
+            if total == 1 { "" } else { "s" },
+            lines.join("\n")
+        ))
+    }
+}
+
+/// Number words a count may be given in.
+const NUMBER_WORDS: &[&str] = &[
+    "zero", "no", "none", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine",
+    "ten", "eleven", "twelve",
+];
+
+/// Whether `word` occurs in `text` as a whole word.
+fn mentions_word(text: &str, word: &str) -> bool {
+    text.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .any(|w| w == word)
+}
+
+/// `rename X to Y` in the prompt (backticks, quotes, `()` and a kind word
+/// such as "function" allowed), as (X, Y).
+fn rename_pair(prompt: &str) -> Option<(String, String)> {
+    const KINDS: &[&str] = &[
+        "the", "function", "method", "variable", "class", "constant", "field", "type",
+    ];
+    let clean = |w: &str| -> String {
+        w.trim_matches(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .trim_end_matches("()")
+            .trim_matches(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .to_owned()
+    };
+    let words: Vec<&str> = prompt.split_whitespace().collect();
+    let start = words
+        .iter()
+        .position(|w| w.to_lowercase().trim_matches(|c: char| !c.is_alphabetic()) == "rename")?;
+    let mut rest = words[start + 1..]
+        .iter()
+        .skip_while(|w| KINDS.contains(&w.to_lowercase().as_str()));
+    let old = clean(rest.next()?);
+    if rest.next().map(|w| w.to_lowercase()) != Some("to".to_owned()) {
+        return None;
+    }
+    let new = clean(rest.next()?);
+    let identifier = |s: &str| {
+        !s.is_empty() && s.chars().all(|c| c.is_alphanumeric() || c == '_') && !s.contains('.')
+    };
+    (identifier(&old) && identifier(&new) && old != new).then_some((old, new))
 }
 
 /// Whether the prompt asks for a change rather than an answer: one of the
@@ -335,22 +514,25 @@ mod tests {
     fn advice_is_met_once_and_only_before_any_change() {
         let mut work = TurnWork::new("python3 test_calc.py fails. Fix calc.py.");
         let advice = "Change the minus to a plus:\n```python\nreturn a + b\n```";
-        let text = work.next_reminder(advice).expect("advice");
+        let text = work.next_reminder(advice, None).expect("advice");
         assert!(
             text.starts_with(DO_IT_PREFIX) && text.contains("edit_file"),
             "{text}"
         );
-        assert_eq!(work.next_reminder(advice), None);
+        assert_eq!(work.next_reminder(advice, None), None);
         let mut work = TurnWork::new("Make the tests pass.");
         let text = work
-            .next_reminder("You can run `pytest` to see them fail.")
+            .next_reminder("You can run `pytest` to see them fail.", None)
             .expect("command advice");
         assert!(text.contains("bash"), "{text}");
         // A question is answered, even with code in the answer.
         let mut work = TurnWork::new("How do I run the app?");
-        assert_eq!(work.next_reminder("```sh\npython3 app.py\n```"), None);
+        assert_eq!(work.next_reminder("```sh\npython3 app.py\n```", None), None);
         let mut work = TurnWork::new("What does greet() return?");
-        assert_eq!(work.next_reminder("It returns 'Hello, Cortex'."), None);
+        assert_eq!(
+            work.next_reminder("It returns 'Hello, Cortex'.", None),
+            None
+        );
     }
 
     #[test]
@@ -360,8 +542,9 @@ mod tests {
         work.record(
             &call("edit_file", serde_json::json!({"path": "client.py"})),
             ToolStatus::Ok,
+            None,
         );
-        let text = work.next_reminder("Done.").expect("untouched");
+        let text = work.next_reminder("Done.", None).expect("untouched");
         assert!(
             text.contains("changed client.py only") && text.contains("worker.py needs"),
             "{text}"
@@ -369,6 +552,7 @@ mod tests {
         work.record(
             &call("edit_file", serde_json::json!({"path": "./worker.py"})),
             ToolStatus::Ok,
+            None,
         );
         let mut both = work.clone();
         both.sent.clear();
@@ -382,18 +566,21 @@ mod tests {
         work.record(
             &call("edit_file", serde_json::json!({"path": "calc.py"})),
             ToolStatus::Ok,
+            None,
         );
         // test_calc.py is named, but it is the test to run, not a file to change.
         work.record(
             &call("edit_file", serde_json::json!({"path": "x"})),
             ToolStatus::Error,
+            None,
         );
-        let text = work.next_reminder("Fixed.").expect("a reminder");
+        let text = work.next_reminder("Fixed.", None).expect("a reminder");
         assert!(text.contains("test_calc.py"), "{text}");
         let mut ran = TurnWork::new("python3 test_calc.py fails. Fix calc.py.");
         ran.record(
             &call("edit_file", serde_json::json!({"path": "calc.py"})),
             ToolStatus::Ok,
+            None,
         );
         ran.record(
             &call(
@@ -401,8 +588,9 @@ mod tests {
                 serde_json::json!({"command": "python3 test_calc.py"}),
             ),
             ToolStatus::Ok,
+            None,
         );
-        assert_eq!(ran.next_reminder("Fixed."), None);
+        assert_eq!(ran.next_reminder("Fixed.", None), None);
     }
 
     #[test]
@@ -418,6 +606,73 @@ mod tests {
             Some("python3 tests/test_app.py".into())
         );
         assert_eq!(test_command("Fix app.py", &["app.py".to_owned()]), None);
+    }
+
+    #[test]
+    fn a_question_for_a_file_or_a_count_needs_one_in_the_answer() {
+        let mut work =
+            TurnWork::new("Which file defines the function parse_config? Answer with its path.");
+        let text = work
+            .next_reminder(
+                "I found the file that defines the function `parse_config`.",
+                None,
+            )
+            .expect("unanswered");
+        assert!(text.contains("the file's path"), "{text}");
+        let mut work = TurnWork::new("Which file defines parse_config?");
+        assert_eq!(work.next_reminder("src/config/loader.py", None), None);
+        let mut work = TurnWork::new("How many TODO comments are there?");
+        assert!(work.next_reminder("I counted them.", None).is_some());
+        let mut work = TurnWork::new("How many TODO comments are there?");
+        assert_eq!(work.next_reminder("There are three.", None), None);
+    }
+
+    #[test]
+    fn a_definition_replaced_instead_of_kept_is_met_until_it_is_back() {
+        let mut work = TurnWork::new("Add a function sub(a, b) to calc.py.");
+        let replaced = "--- a/calc.py\n+++ b/calc.py\n@@ -1,2 +1,2 @@\n-def add(a, b):\n+def sub(a, b):\n     return a + b\n";
+        work.record(
+            &call("edit_file", serde_json::json!({"path": "calc.py"})),
+            ToolStatus::Ok,
+            Some(replaced),
+        );
+        let text = work.next_reminder("Added sub.", None).expect("removed");
+        assert!(
+            text.starts_with(DO_IT_PREFIX) && text.contains("`add`"),
+            "{text}"
+        );
+        let restored = "--- a/calc.py\n+++ b/calc.py\n@@ -1,0 +1,3 @@\n+def add(a, b):\n+    return a + b\n+\n";
+        let mut back = work.clone();
+        back.sent.clear();
+        back.record(
+            &call("edit_file", serde_json::json!({"path": "calc.py"})),
+            ToolStatus::Ok,
+            Some(restored),
+        );
+        assert_eq!(back.removed_by_mistake(), None);
+        // A removal the task asks for is not a mistake.
+        let mut asked = TurnWork::new("Remove the unused function add from calc.py.");
+        asked.record(
+            &call("edit_file", serde_json::json!({"path": "calc.py"})),
+            ToolStatus::Ok,
+            Some(replaced),
+        );
+        assert_eq!(asked.removed_by_mistake(), None);
+    }
+
+    #[test]
+    fn renames_are_read_from_the_prompt() {
+        let pair = |a: &str, b: &str| Some((a.to_owned(), b.to_owned()));
+        assert_eq!(
+            rename_pair("Rename old_name to double in util.py and main.py."),
+            pair("old_name", "double")
+        );
+        assert_eq!(
+            rename_pair("Please rename the function `fetch()` to `load` everywhere"),
+            pair("fetch", "load")
+        );
+        assert_eq!(rename_pair("Rename a.py to b.py"), None);
+        assert_eq!(rename_pair("Fix the rename logic"), None);
     }
 
     #[test]

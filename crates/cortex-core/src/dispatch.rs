@@ -86,7 +86,8 @@ impl Session {
         self.turn_progress |= changed_something(calls, &answers);
         for (call, answer) in calls.iter().zip(&answers) {
             let status = answer.as_ref().map_or(ToolStatus::Stopped, |a| a.status);
-            self.turn_work.record(call, status);
+            let diff = answer.as_ref().and_then(|a| a.diff.as_deref());
+            self.turn_work.record(call, status, diff);
             self.note_seen(call, status).await;
         }
         // Every call is answered: the round is complete, and its message

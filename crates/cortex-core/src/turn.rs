@@ -172,7 +172,7 @@ impl Session {
                     }
                     UnrunCall::Fail(error) => return Ok(TurnOutcome::Failed { error }),
                 }
-                if let Some(text) = self.coach(&assembled.text) {
+                if let Some(text) = self.coach(&assembled.text).await {
                     self.remind(turn, &text).await?;
                     continue;
                 }

@@ -1,6 +1,7 @@
-//! The answer checks for small models (issue 19, items 2, 5, 7 and 8): read
-//! before write, advice instead of action, a named file left untouched, a
-//! change never tested. Each check goes back to the model once; a model
+//! The answer checks for small models (issue 19, items 2, 5, 7 and 8, and
+//! the failure classes of run C): read before write, advice instead of
+//! action, a definition replaced instead of kept, a named file left
+//! untouched, a rename left half done, a change never tested. Each check goes back to the model once; a model
 //! without `verify_answers` never gets them.
 
 mod common;
@@ -234,4 +235,72 @@ async fn a_question_answered_after_reading_gets_no_checks() {
     let ran = run(true, &files, "What does add() in calc.py return?", script).await;
     assert_eq!(ran.outcome, TurnOutcome::Completed { rounds: 2 });
     assert!(ran.reminders.is_empty(), "{:?}", ran.reminders);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rename_left_half_done_lists_what_remains_from_the_workspace() {
+    let files = [
+        ("util.py", "def old_name(x):\n    return x * 2\n"),
+        (
+            "main.py",
+            "from util import old_name\nprint(old_name(21))\n",
+        ),
+    ];
+    let prompt = "Rename old_name to double in util.py and main.py.";
+    let script = json!({"responses": [
+        read("util.py"),
+        edit("util.py", "old_name", "double"),
+        read("main.py"),
+        edit("main.py", "old_name(21)", "double(21)"),
+        text("Renamed."),
+        json!({"tool_calls": [{"name": "edit_file", "arguments": {
+            "path": "main.py", "old_string": "import old_name", "new_string": "import double"}}]}),
+        text("Renamed everywhere."),
+    ]});
+    let ran = run(true, &files, prompt, script).await;
+    assert_eq!(ran.outcome, TurnOutcome::Completed { rounds: 7 });
+    assert_eq!(ran.reminders.len(), 1, "{:?}", ran.reminders);
+    let reminder = &ran.reminders[0];
+    assert!(
+        reminder.contains("`old_name` still occurs (1 line)")
+            && reminder.contains("main.py:1:from util import old_name"),
+        "{reminder}"
+    );
+    assert_eq!(ran.choices[5], ToolChoice::Required);
+    assert!(!file(&ran, "main.py").contains("old_name"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_definition_replaced_instead_of_kept_is_noted_and_must_come_back() {
+    let files = [("calc.py", "def add(a, b):\n    return a + b\n")];
+    let prompt = "Add a function sub(a, b) that returns a - b to calc.py.";
+    let script = json!({"responses": [
+        read("calc.py"),
+        edit("calc.py", "def add(a, b):", "def sub(a, b):"),
+        text("Added sub."),
+        read("calc.py"),
+        edit("calc.py", "def sub(a, b):\n    return a + b\n",
+             "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n"),
+        text("Added sub beside add."),
+    ]});
+    let ran = run(true, &files, prompt, script).await;
+    assert_eq!(ran.outcome, TurnOutcome::Completed { rounds: 6 });
+    // The tool result says it at once, the answer check once more.
+    assert!(
+        ran.results[1].1.contains("removed the definition of `add`"),
+        "{:?}",
+        ran.results
+    );
+    assert_eq!(ran.reminders.len(), 1, "{:?}", ran.reminders);
+    assert!(
+        ran.reminders[0].contains("Put `add` back"),
+        "{:?}",
+        ran.reminders
+    );
+    assert_eq!(ran.choices[3], ToolChoice::Required);
+    let calc = file(&ran, "calc.py");
+    assert!(
+        calc.contains("def add") && calc.contains("def sub"),
+        "{calc}"
+    );
 }

@@ -7,6 +7,7 @@ use crate::read::{looks_binary, read_text};
 use crate::{ToolError, Workspace, Written};
 use cortex_protocol::{EditFileArgs, WriteFileArgs};
 use std::io::Read as _;
+use std::path::Path;
 use std::time::Duration;
 
 /// A recorded diff is at most this many bytes.
@@ -41,12 +42,26 @@ fn plural(n: usize, one: &str, many: &str) -> String {
     }
 }
 
-/// The summary, and the syntax check's note on a line of its own.
-fn with_note(summary: String, note: Option<String>) -> String {
-    match note {
-        Some(note) => format!("{summary}\n{note}"),
-        None => summary,
-    }
+/// The summary, then each note (the syntax check's, the definitions the
+/// change removed) on a line of its own.
+fn with_notes(summary: String, notes: [Option<String>; 2]) -> String {
+    notes
+        .into_iter()
+        .flatten()
+        .fold(summary, |text, note| format!("{text}\n{note}"))
+}
+
+/// What the harness says after replacing `old` (if any) with `new`.
+fn notes_after_write(
+    path: &Path,
+    shown: &str,
+    old: Option<&str>,
+    new: &str,
+) -> [Option<String>; 2] {
+    [
+        crate::syntax::after_write(path, old, new),
+        old.and_then(|old| crate::defs::note(shown, old, new)),
+    ]
 }
 
 impl Workspace {
@@ -93,10 +108,9 @@ impl Workspace {
                 format!("(the previous content of `{shown}` was binary)\n"),
             ),
         };
-        let checked =
-            crate::syntax::after_write(&path, old_text.flatten().as_deref(), &args.content);
+        let notes = notes_after_write(&path, &shown, old_text.flatten().as_deref(), &args.content);
         Ok(Written {
-            summary: with_note(format!("{verb} {shown} ({lines})"), checked),
+            summary: with_notes(format!("{verb} {shown} ({lines})"), notes),
             diff,
         })
     }
@@ -149,7 +163,7 @@ impl Workspace {
             plural(matches, "replacement", "replacements")
         );
         Ok(Written {
-            summary: with_note(summary, crate::syntax::after_write(&path, Some(&old), &new)),
+            summary: with_notes(summary, notes_after_write(&path, &shown, Some(&old), &new)),
             diff: unified_diff(&shown, &old, &new),
         })
     }

@@ -9,6 +9,7 @@
 
 pub mod bash;
 mod cap;
+pub mod defs;
 mod edit;
 mod error;
 mod glob;

@@ -154,7 +154,15 @@ fn write_creates_and_updates_with_diff() {
     let done =
         f.ws.write_file(&write("a/b.rs", "fn a() {}\nfn c() {}\n"))
             .expect("update");
-    assert_eq!(done.summary, "Updated a/b.rs (2 lines)");
+    // `b` is gone: the result says so on a line of its own.
+    assert_eq!(
+        done.summary.lines().collect::<Vec<_>>(),
+        [
+            "Updated a/b.rs (2 lines)",
+            "Note: this change removed the definition of `b` from the file. If the task did not \
+             ask for that (a rename or a removal), put it back beside the new code."
+        ]
+    );
     assert!(
         done.diff.contains("-fn b() {}\n+fn c() {}"),
         "{}",
