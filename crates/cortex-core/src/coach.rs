@@ -140,10 +140,25 @@ impl TurnWork {
     /// Advice instead of action: nothing changed, and the answer hands the
     /// user a command to run or a change to make.
     fn advice(&self, answer: &str) -> Option<String> {
-        if !self.changed.is_empty() || !asks_for_work(&self.prompt) {
+        if !asks_for_work(&self.prompt) {
             return None;
         }
         let lower = answer.to_lowercase();
+        // Describing a call to one of its own tools instead of making it is
+        // advice even after a change ("you can use the `write_file`
+        // function. Here's the updated code: …").
+        if let Some(tool) = ["write_file", "edit_file"]
+            .into_iter()
+            .find(|t| lower.contains("you can use") && lower.contains(t))
+        {
+            return Some(format!(
+                "{DO_IT_PREFIX} your answer describes a {tool} call instead of making it. Call \
+                 {tool} now with the change, then answer with what you did."
+            ));
+        }
+        if !self.changed.is_empty() {
+            return None;
+        }
         let command = has_fence(&lower, &["sh", "bash", "shell", "console", "zsh"])
             || [
                 "you can run",
@@ -449,8 +464,9 @@ pub(crate) fn named_files(prompt: &str) -> Vec<String> {
         let Some((stem, ext)) = word.rsplit_once('.') else {
             continue;
         };
-        // `e.g` and `i.e` are not files; `main.c` is.
+        // `e.g` and `i.e` are not files; `main.c` is; `1..n` is a range.
         let plausible = !stem.is_empty()
+            && !stem.ends_with('.')
             && (ext.len() >= 2 || stem.len() >= 2)
             && (1..=5).contains(&ext.len())
             && ext.chars().all(|c| c.is_ascii_alphanumeric())
@@ -528,6 +544,20 @@ mod tests {
         // A question is answered, even with code in the answer.
         let mut work = TurnWork::new("How do I run the app?");
         assert_eq!(work.next_reminder("```sh\npython3 app.py\n```", None), None);
+        // A described call is advice even after a change.
+        let mut work = TurnWork::new("Add a function sub to calc.py.");
+        work.record(
+            &call("write_file", serde_json::json!({"path": "calc.py"})),
+            ToolStatus::Ok,
+            None,
+        );
+        let text = work
+            .next_reminder(
+                "You can use the `write_file` function. Here's the updated code: ...",
+                None,
+            )
+            .expect("a described call");
+        assert!(text.contains("describes a write_file call"), "{text}");
         let mut work = TurnWork::new("What does greet() return?");
         assert_eq!(
             work.next_reminder("It returns 'Hello, Cortex'.", None),
@@ -686,6 +716,10 @@ mod tests {
         assert_eq!(
             named_files("Version 1.2 of e.g. the app"),
             Vec::<String>::new()
+        );
+        assert_eq!(
+            named_files("Fix first_n in loop.py so it returns 1..n inclusive"),
+            ["loop.py"]
         );
     }
 }
