@@ -7,11 +7,10 @@
 mod common;
 
 use common::*;
-use cortex_core::{Session, TurnOutcome};
+use cortex_core::TurnOutcome;
 use cortex_model::ToolChoice;
-use cortex_protocol::{EventKind, Mode, StopRule};
+use cortex_protocol::EventKind;
 use serde_json::{Value, json};
-use tokio_util::sync::CancellationToken;
 
 struct Ran {
     outcome: TurnOutcome,
@@ -24,19 +23,13 @@ struct Ran {
 
 async fn run(small: bool, files: &[(&str, &str)], prompt: &str, script: Value) -> Ran {
     let (repo, store, scripted) = parts(files, &script);
-    let mut config = config(
+    let (session, outcome) = one_agent_turn(
         repo.path(),
         store.clone(),
-        scripted.clone(),
-        Mode::Agent,
-        StopRule::Code,
-    );
-    config.model = checked_model(scripted.clone(), small);
-    let mut session = Session::create(config).await.expect("session");
-    let outcome = session
-        .run_turn(prompt, CancellationToken::new())
-        .await
-        .expect("turn");
+        checked_model(scripted.clone(), small),
+        prompt,
+    )
+    .await;
     let events = store.events(session.id(), 0).await.expect("events");
     let reminders = events
         .iter()

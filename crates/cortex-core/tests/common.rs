@@ -3,7 +3,7 @@
 
 #![allow(dead_code)]
 
-use cortex_core::{Session, SessionConfig};
+use cortex_core::{Session, SessionConfig, TurnOutcome};
 use cortex_model::scripted::ScriptedProvider;
 use cortex_protocol::{Event, EventKind, Mode, StopRule, ToolStatus};
 use cortex_runtime::InProcessProvider;
@@ -96,6 +96,24 @@ pub fn config(
         compaction: Default::default(),
         harness_dirs: Default::default(),
     }
+}
+
+/// One Agent-mode turn of `prompt` in a new session on `repo` with `model`
+/// (the checks' tests wrap the scripted model to set its info): the session
+/// and how the turn ended.
+pub async fn one_agent_turn(
+    repo: &Path,
+    store: Arc<dyn Store>,
+    model: Arc<dyn cortex_model::ModelProvider>,
+    prompt: &str,
+) -> (Session, TurnOutcome) {
+    let config = config(repo, store, model, Mode::Agent, StopRule::Code);
+    let mut session = Session::create(config).await.expect("session");
+    let outcome = session
+        .run_turn(prompt, tokio_util::sync::CancellationToken::new())
+        .await
+        .expect("turn");
+    (session, outcome)
 }
 
 pub async fn harness(files: &[(&str, &str)], mode: Mode, script: serde_json::Value) -> Harness {

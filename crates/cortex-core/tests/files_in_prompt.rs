@@ -5,10 +5,9 @@
 mod common;
 
 use common::*;
-use cortex_core::{Session, TurnOutcome};
-use cortex_protocol::{EventKind, Mode, StopRule, ToolStatus};
+use cortex_core::TurnOutcome;
+use cortex_protocol::{EventKind, ToolStatus};
 use serde_json::{Value, json};
-use tokio_util::sync::CancellationToken;
 
 const CALC: &str = "def add(a, b):\n    return a - b\n";
 
@@ -26,22 +25,16 @@ async fn run(budget: u32, files: &[(String, String)], prompt: &str, script: Valu
         .map(|(p, c)| (p.as_str(), c.as_str()))
         .collect();
     let (repo, store, scripted) = parts(&files, &script);
-    let mut config = config(
-        repo.path(),
-        store.clone(),
-        scripted.clone(),
-        Mode::Agent,
-        StopRule::Code,
-    );
     // Answer checks off, so that only the files in the prompt are at work;
     // read before write on (it reads `verify_answers`) is what the second
     // test needs, so it asks for it.
-    config.model = small_model(scripted, budget > 0, budget);
-    let mut session = Session::create(config).await.expect("session");
-    let outcome = session
-        .run_turn(prompt, CancellationToken::new())
-        .await
-        .expect("turn");
+    let (session, outcome) = one_agent_turn(
+        repo.path(),
+        store.clone(),
+        small_model(scripted, budget > 0, budget),
+        prompt,
+    )
+    .await;
     let events = store.events(session.id(), 0).await.expect("events");
     let context = events
         .iter()

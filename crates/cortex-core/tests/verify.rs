@@ -7,11 +7,10 @@ use common::*;
 use cortex_core::{Rebuilt, Session, TurnOutcome};
 use cortex_model::ToolChoice;
 use cortex_model::scripted::ScriptedProvider;
-use cortex_protocol::{EventKind, Mode, Role, StopRule};
+use cortex_protocol::{EventKind, Role};
 use cortex_store::Store;
 use serde_json::json;
 use std::sync::Arc;
-use tokio_util::sync::CancellationToken;
 
 struct Ran {
     session: Session,
@@ -24,19 +23,13 @@ struct Ran {
 async fn run(verify_answers: bool, script: serde_json::Value) -> Ran {
     let app = ("app.py", "def greet():\n    return 'Hello, Cortex'\n");
     let (repo, store, scripted) = parts(&[app], &script);
-    let mut config = config(
+    let (session, outcome) = one_agent_turn(
         repo.path(),
         store.clone(),
-        scripted.clone(),
-        Mode::Agent,
-        StopRule::Code,
-    );
-    config.model = checked_model(scripted.clone(), verify_answers);
-    let mut session = Session::create(config).await.expect("session");
-    let outcome = session
-        .run_turn("What does greet() return?", CancellationToken::new())
-        .await
-        .expect("turn");
+        checked_model(scripted.clone(), verify_answers),
+        "What does greet() return?",
+    )
+    .await;
     Ran {
         session,
         model: scripted,

@@ -121,17 +121,26 @@ async fn recover(guest: Guest, sandbox: &Sandbox, who: &str, clean: &str) {
     std::fs::remove_file(sandbox.path("after.txt")).expect("clean");
 }
 
-#[tokio::test]
-async fn filling_the_workspace_is_stopped_at_its_quota() {
-    let sandbox = Sandbox::new();
+/// Runs `attack` in a guest started as each user of [`users`], then
+/// [`recover`]s with `clean`; stops quietly where no guest can start.
+async fn as_each_user(sandbox: &Sandbox, clean: &str, attack: impl AsyncFn(&Guest, &'static str)) {
     for nobody in users() {
-        let (who, provider) = provider_for(&sandbox, nobody);
+        let (who, provider) = provider_for(sandbox, nobody);
         let Some(guest) = start(&provider, &sandbox.spec()).await else {
             return;
         };
+        attack(&guest, who).await;
+        recover(guest, sandbox, who, clean).await;
+    }
+}
+
+#[tokio::test]
+async fn filling_the_workspace_is_stopped_at_its_quota() {
+    let sandbox = Sandbox::new();
+    as_each_user(&sandbox, "rm pad", async |guest, who| {
         // Never ends on its own: only the quota (or the 20 s timeout) stops it.
         let out = bash(
-            &guest,
+            guest,
             "mkdir -p fill; i=0; while :; do head -c 1000000 /dev/zero > fill/f$i || exit 7; \
              i=$((i+1)); done",
         )
@@ -142,7 +151,7 @@ async fn filling_the_workspace_is_stopped_at_its_quota() {
         eprintln!("{who}: the workspace kept {bytes} bytes past a 20 MB quota");
         // Over the quota: the file tools refuse, whatever they write.
         let refused = run(
-            &guest,
+            guest,
             ToolName::WriteFile,
             json!({"path": "more.txt", "content": "x"}),
         )
@@ -150,15 +159,15 @@ async fn filling_the_workspace_is_stopped_at_its_quota() {
         assert!(quota_error(&refused), "{who}: {}", refused.output);
         assert!(!sandbox.path("more.txt").exists());
         // Deleting is a command like any other, and brings it back under.
-        let out = bash(&guest, "rm -rf fill && echo cleaned").await;
+        let out = bash(guest, "rm -rf fill && echo cleaned").await;
         assert!(out.is_ok(), "{who}: {}", out.output);
-        still_works(&guest, who).await;
+        still_works(guest, who).await;
         // One write bigger than what is left is refused before it starts.
-        let out = bash(&guest, "head -c 19500000 /dev/zero > pad").await;
+        let out = bash(guest, "head -c 19500000 /dev/zero > pad").await;
         assert!(out.is_ok(), "{who}: under the quota: {}", out.output);
         let big = "x".repeat(900_000);
         let refused = run(
-            &guest,
+            guest,
             ToolName::WriteFile,
             json!({"path": "big.txt", "content": big}),
         )
@@ -169,68 +178,60 @@ async fn filling_the_workspace_is_stopped_at_its_quota() {
             refused.output
         );
         assert!(!sandbox.path("big.txt").exists());
-        recover(guest, &sandbox, who, "rm pad").await;
-    }
+    })
+    .await;
 }
 
 #[tokio::test]
 async fn one_huge_file_stops_at_the_file_size_limit() {
     let sandbox = Sandbox::new();
-    for nobody in users() {
-        let (who, provider) = provider_for(&sandbox, nobody);
-        let Some(guest) = start(&provider, &sandbox.spec()).await else {
-            return;
-        };
+    as_each_user(&sandbox, "rm huge", async |guest, who| {
         // `yes` into one file: RLIMIT_FSIZE ends it with EFBIG at the
         // largest quota (20 MB here) before the disk can fill.
-        let out = bash(&guest, "yes > huge; echo \"code=$?\"").await;
+        let out = bash(guest, "yes > huge; echo \"code=$?\"").await;
         assert!(!out.is_ok(), "{who}: {}", out.output);
         let size = std::fs::metadata(sandbox.path("huge")).expect("huge").len();
         assert!(size <= 20 * MB, "{who}: {size} bytes in one file");
-        recover(guest, &sandbox, who, "rm huge").await;
-    }
+    })
+    .await;
 }
 
 #[tokio::test]
 async fn millions_of_empty_files_are_stopped_at_the_inode_quota() {
     let sandbox = Sandbox::new();
-    for nobody in users() {
-        let (who, provider) = provider_for(&sandbox, nobody);
-        let Some(guest) = start(&provider, &sandbox.spec()).await else {
-            return;
-        };
-        let out = bash(
-            &guest,
-            "mkdir -p many && cd many && i=0; while [ $i -lt 3000000 ]; do : > f$i || exit 7; \
+    as_each_user(
+        &sandbox,
+        "rm -rf many && echo cleaned",
+        async |guest, who| {
+            let out = bash(
+                guest,
+                "mkdir -p many && cd many && i=0; while [ $i -lt 3000000 ]; do : > f$i || exit 7; \
              i=$((i+1)); done; echo all made",
-        )
-        .await;
-        assert!(quota_error(&out), "{who}: {}", out.output);
-        assert!(!out.output.contains("all made"), "{who}: {}", out.output);
-        let (_, inodes) = host_usage(&sandbox.path("many"));
-        eprintln!("{who}: the workspace kept {inodes} files past a 2000-inode quota");
-        assert!(inodes < 3_000_000, "{who}");
-        recover(guest, &sandbox, who, "rm -rf many && echo cleaned").await;
-    }
+            )
+            .await;
+            assert!(quota_error(&out), "{who}: {}", out.output);
+            assert!(!out.output.contains("all made"), "{who}: {}", out.output);
+            let (_, inodes) = host_usage(&sandbox.path("many"));
+            eprintln!("{who}: the workspace kept {inodes} files past a 2000-inode quota");
+            assert!(inodes < 3_000_000, "{who}");
+        },
+    )
+    .await;
 }
 
 #[tokio::test]
 async fn dev_shm_and_tmp_are_bounded_tmpfs() {
     let sandbox = Sandbox::new();
-    for nobody in users() {
-        let (who, provider) = provider_for(&sandbox, nobody);
-        let Some(guest) = start(&provider, &sandbox.spec()).await else {
-            return;
-        };
+    as_each_user(&sandbox, "true", async |guest, who| {
         for dir in ["/dev/shm", "/tmp", "/var/tmp"] {
             // 100 MB into a 16 MiB tmpfs: ENOSPC, not the host's memory.
-            let out = bash(&guest, &format!("head -c 100000000 /dev/zero > {dir}/x")).await;
+            let out = bash(guest, &format!("head -c 100000000 /dev/zero > {dir}/x")).await;
             assert!(
                 !out.is_ok() && out.output.contains("No space left"),
                 "{who}: {dir}: {}",
                 out.output
             );
-            let out = bash(&guest, &format!("stat -c %s {dir}/x; rm {dir}/x")).await;
+            let out = bash(guest, &format!("stat -c %s {dir}/x; rm {dir}/x")).await;
             let kept: u64 = out
                 .output
                 .lines()
@@ -242,7 +243,7 @@ async fn dev_shm_and_tmp_are_bounded_tmpfs() {
             assert!(kept <= 16 << 20, "{who}: {dir} kept {kept}: {}", out.output);
             // Inodes: 2000 empty files into a 500-inode tmpfs.
             let out = bash(
-                &guest,
+                guest,
                 &format!(
                     "mkdir {dir}/n && for i in $(seq 2000); do : > {dir}/n/$i || exit 7; done"
                 ),
@@ -253,23 +254,19 @@ async fn dev_shm_and_tmp_are_bounded_tmpfs() {
                 "{who}: {dir}: {}",
                 out.output
             );
-            let out = bash(&guest, &format!("rm -rf {dir}/n")).await;
+            let out = bash(guest, &format!("rm -rf {dir}/n")).await;
             assert!(out.is_ok(), "{who}: {}", out.output);
         }
-        recover(guest, &sandbox, who, "true").await;
-    }
+    })
+    .await;
 }
 
 #[tokio::test]
 async fn filling_the_home_is_stopped_at_its_quota() {
     let sandbox = Sandbox::new();
-    for nobody in users() {
-        let (who, provider) = provider_for(&sandbox, nobody);
-        let Some(guest) = start(&provider, &sandbox.spec()).await else {
-            return;
-        };
+    as_each_user(&sandbox, "rm -rf ~/.cache/fill && echo cleaned", async |guest, who| {
         let out = bash(
-            &guest,
+            guest,
             "mkdir -p ~/.cache/fill; i=0; while :; do head -c 1000000 /dev/zero > ~/.cache/fill/f$i \
              || exit 7; i=$((i+1)); done",
         )
@@ -281,8 +278,8 @@ async fn filling_the_home_is_stopped_at_its_quota() {
         );
         let homes = host_usage(sandbox.homes.path());
         eprintln!("{who}: the home kept {} bytes past an 8 MB quota", homes.0);
-        recover(guest, &sandbox, who, "rm -rf ~/.cache/fill && echo cleaned").await;
-    }
+    })
+    .await;
 }
 
 /// As `nobody` there is no cgroup to write here: the process count must hold
