@@ -25,6 +25,7 @@
 //! max_output_tokens = 4096
 //! parallel_tool_calls = false
 //! prices = { input = 0.5, output = 1.5, cache_read = 0.05, cache_write = 0.5 }  # $ per 1M tokens
+//! edit_format = "lines"      # edit_file by line ranges instead of exact strings
 //! recover_text_calls = true   # run tool calls it writes as text (default: on for a server on this machine)
 //!
 //! [guest]
@@ -53,6 +54,7 @@
 //! threads = 1          # generation threads (default: the cores less one, 1 to 8)
 //! prompt_threads = 2   # prompt-reading threads (default: every core, at most 8)
 //! files_in_prompt = 24576   # bytes of file content a turn's context may carry (0: names only)
+//! edit_format = "string"    # edit_file by exact strings, or "lines" (line ranges)
 //! ```
 
 use anyhow::Context;
@@ -126,6 +128,10 @@ pub struct LocalSection {
     /// provider's default.
     #[serde(default)]
     pub files_in_prompt: Option<u32>,
+    /// The shape of `edit_file` offered; `None` keeps the provider's
+    /// default.
+    #[serde(default)]
+    pub edit_format: Option<cortex_protocol::EditFormat>,
 }
 
 fn default_kv_keep() -> usize {
@@ -145,6 +151,7 @@ impl Default for LocalSection {
             threads: None,
             prompt_threads: None,
             files_in_prompt: None,
+            edit_format: None,
         }
     }
 }
@@ -352,6 +359,9 @@ mod tests {
             context_window = 32768
             max_output_tokens = 4096
             prices = { input = 0.5, output = 1.5, cache_read = 0.05, cache_write = 0.5 }
+            edit_format = "lines"
+            [local]
+            edit_format = "string"
             "#,
         )
         .expect("valid");
@@ -362,6 +372,12 @@ mod tests {
         assert_eq!(timeouts.connect, cortex_model::Timeouts::default().connect);
         let over = &config.models["my-model"];
         assert_eq!(over.prices.map(|p| p.output), Some(1.5));
+        assert_eq!(over.edit_format, Some(cortex_protocol::EditFormat::Lines));
+        assert_eq!(
+            config.local.edit_format,
+            Some(cortex_protocol::EditFormat::String)
+        );
+        assert!(toml::from_str::<Config>("[local]\nedit_format = \"diff\"").is_err());
 
         let bad: Config = toml::from_str("[timeouts]\nconnect = -1").expect("parses");
         assert!(bad.timeouts.resolve().is_err());

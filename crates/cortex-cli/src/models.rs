@@ -169,6 +169,7 @@ fn local(name: &str, config: &Config) -> anyhow::Result<Arc<dyn ModelProvider>> 
             .local
             .files_in_prompt
             .unwrap_or(defaults.files_in_prompt),
+        edit_format: config.local.edit_format.unwrap_or(defaults.edit_format),
         ..defaults
     };
     let provider = cortex_model_local::LocalProvider::load(&path, options)

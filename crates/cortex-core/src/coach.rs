@@ -21,7 +21,9 @@
 //! starts from nothing as the live one does.
 
 use crate::Session;
-use cortex_protocol::{GrepArgs, GrepMode, Mode, ToolArgs, ToolCallRequest, ToolName, ToolStatus};
+use cortex_protocol::{
+    EditFormat, GrepArgs, GrepMode, Mode, ToolArgs, ToolCallRequest, ToolName, ToolStatus,
+};
 use std::collections::BTreeMap;
 
 /// Lines of remaining occurrences a rename reminder quotes.
@@ -147,13 +149,14 @@ impl TurnWork {
         // Describing a call to one of its own tools instead of making it is
         // advice even after a change ("you can use the `write_file`
         // function. Here's the updated code: …").
-        if let Some(tool) = ["write_file", "edit_file"]
+        if let Some(tool) = [ToolName::WriteFile, ToolName::EditFile]
             .into_iter()
-            .find(|t| lower.contains("you can use") && lower.contains(t))
+            .find(|t| lower.contains("you can use") && lower.contains(t.as_str()))
         {
             return Some(format!(
-                "{DO_IT_PREFIX} your answer describes a {tool} call instead of making it. Call \
-                 {tool} now with the change, then answer with what you did."
+                "{DO_IT_PREFIX} your answer describes a {tool} call instead of making it. {} \
+                 with the change, then answer with what you did.",
+                call_now(tool)
             ));
         }
         if !self.changed.is_empty() {
@@ -186,15 +189,16 @@ impl TurnWork {
                 &lower,
                 &["python", "py", "json", "toml", "yaml", "js", "rust", "diff"],
             );
-        let tool = match (change, command) {
-            (true, _) => "edit_file (or write_file)",
-            (false, true) => "bash",
+        let (tool, or) = match (change, command) {
+            (true, _) => (ToolName::EditFile, " (write_file for a new file)"),
+            (false, true) => (ToolName::Bash, ""),
             (false, false) => return None,
         };
         Some(format!(
             "{DO_IT_PREFIX} your answer tells the user to do work in the repository, but you \
-             have the tools to do it yourself and nothing has been changed yet. Call {tool} now \
-             to do it, then answer with what you did."
+             have the tools to do it yourself and nothing has been changed yet. {}{or} to do \
+             it, then answer with what you did.",
+            call_now(tool)
         ))
     }
 
@@ -245,8 +249,9 @@ impl TurnWork {
             .find(|(name, _)| !mentions_word(&self.prompt, name))?;
         Some(format!(
             "{DO_IT_PREFIX} your change to {path} removed the definition of `{name}`, which the \
-             task does not ask to remove. Put `{name}` back (keep what you added beside it): \
-             read {path}, then edit it. Then answer."
+             task does not ask to remove. {} to put `{name}` back in {path}, beside what you \
+             added. Then answer.",
+            call_now(ToolName::EditFile)
         ))
     }
 
@@ -304,9 +309,10 @@ impl TurnWork {
         }
         let command = test_command(&self.prompt, &self.files)?;
         Some(format!(
-            "{DO_IT_PREFIX} you changed {} but have not run the tests since. Run `{command}` \
-             with bash and check that it passes before you answer.",
-            self.changed.join(", ")
+            "{DO_IT_PREFIX} you changed {} but have not run the tests since. {} to run \
+             `{command}` and check that it passes before you answer.",
+            self.changed.join(", "),
+            call_now(ToolName::Bash)
         ))
     }
 }
@@ -356,14 +362,35 @@ impl Session {
         }
         let total = lines.len();
         lines.truncate(MAX_LEFT_LINES);
+        let how = match self.edit_format() {
+            EditFormat::String => "edit_file with replace_all: true changes all in a file",
+            EditFormat::Lines => "path:line:text above; edit_file each line",
+        };
         Some(format!(
             "{DO_IT_PREFIX} the task renames `{old}` to `{new}`, but `{old}` still occurs \
-             ({total} line{}):\n{}\nChange every one of them to `{new}` (edit_file with \
-             replace_all: true changes all in a file), then answer.",
+             ({total} line{}):\n{}\n{} to change every one of them to `{new}` ({how}), then \
+             answer.",
             if total == 1 { "" } else { "s" },
-            lines.join("\n")
+            lines.join("\n"),
+            call_now(ToolName::EditFile)
         ))
     }
+}
+
+/// How a reminder names the one tool the next reply must call: the words
+/// [`chosen_tool`] reads back from the history.
+fn call_now(tool: ToolName) -> String {
+    format!("Call {tool} now")
+}
+
+/// The tool a reminder of [`call_now`] names; `None` for any other text.
+pub(crate) fn chosen_tool(reminder: &str) -> Option<ToolName> {
+    let (_, rest) = reminder.split_once("Call ")?;
+    let (name, tail) = rest.split_once(' ')?;
+    if !tail.starts_with("now") {
+        return None;
+    }
+    name.parse().ok()
 }
 
 /// Number words a count may be given in.
@@ -527,20 +554,33 @@ mod tests {
     }
 
     #[test]
+    fn only_a_reminder_naming_a_tool_chooses_it() {
+        for tool in ToolName::ALL {
+            assert_eq!(chosen_tool(&call_now(tool)), Some(tool));
+        }
+        for text in [
+            "Call it now.",
+            "Call edit_file (or write_file) now.",
+            "Call nothing_known now.",
+            crate::verify::VERIFY_ANSWER,
+        ] {
+            assert_eq!(chosen_tool(text), None, "{text}");
+        }
+    }
+
+    #[test]
     fn advice_is_met_once_and_only_before_any_change() {
         let mut work = TurnWork::new("python3 test_calc.py fails. Fix calc.py.");
         let advice = "Change the minus to a plus:\n```python\nreturn a + b\n```";
         let text = work.next_reminder(advice, None).expect("advice");
-        assert!(
-            text.starts_with(DO_IT_PREFIX) && text.contains("edit_file"),
-            "{text}"
-        );
+        assert!(text.starts_with(DO_IT_PREFIX), "{text}");
+        assert_eq!(chosen_tool(&text), Some(ToolName::EditFile), "{text}");
         assert_eq!(work.next_reminder(advice, None), None);
         let mut work = TurnWork::new("Make the tests pass.");
         let text = work
             .next_reminder("You can run `pytest` to see them fail.", None)
             .expect("command advice");
-        assert!(text.contains("bash"), "{text}");
+        assert_eq!(chosen_tool(&text), Some(ToolName::Bash), "{text}");
         // A question is answered, even with code in the answer.
         let mut work = TurnWork::new("How do I run the app?");
         assert_eq!(work.next_reminder("```sh\npython3 app.py\n```", None), None);
@@ -671,6 +711,7 @@ mod tests {
             text.starts_with(DO_IT_PREFIX) && text.contains("`add`"),
             "{text}"
         );
+        assert_eq!(chosen_tool(&text), Some(ToolName::EditFile), "{text}");
         let restored = "--- a/calc.py\n+++ b/calc.py\n@@ -1,0 +1,3 @@\n+def add(a, b):\n+    return a + b\n+\n";
         let mut back = work.clone();
         back.sent.clear();

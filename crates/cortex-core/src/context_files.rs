@@ -7,16 +7,23 @@
 //! model is shown the files it works on. When the model's info allows it
 //! (`files_in_prompt`, bytes; 0 for hosted models), a workspace of at most
 //! [`MAX_WHOLE_FILES`] files that fits the budget is shown whole; a larger
-//! one shows the files the turn's message names, as many as fit. Each file
-//! is its `read_file` output (numbered lines), read by the harness in the
-//! guest, and counts as read (`read_first.rs`): the model may edit it at
-//! once. Binary files, and files `read_file` refuses, are left out.
+//! one shows the files the turn's message names, as many as fit, and a map
+//! of the definitions in the other files (Aider's repo map: `path: name,
+//! name`, from one grep in the guest and `cortex_tools::defs`), so that the
+//! model knows where to look. Each file is its `read_file` output (numbered
+//! lines), read by the harness in the guest, and counts as read
+//! (`read_first.rs`): the model may edit it at once. Binary files, and files
+//! `read_file` refuses, are left out.
 
 use crate::Session;
 use crate::coach::{named_files, same_file};
+use cortex_protocol::{GrepArgs, GrepMode, ToolArgs};
+use cortex_tools::defs::{DEFINITION_LINES, symbol_map};
 
 /// A workspace with more files than this is never shown whole.
 const MAX_WHOLE_FILES: usize = 30;
+/// The most bytes of the budget the symbol map may take.
+const MAX_MAP_BYTES: usize = 3 * 1024;
 
 impl Session {
     /// The contents to add to the turn's context, given the workspace's
@@ -46,10 +53,41 @@ impl Session {
             .iter()
             .filter(|p| named.iter().any(|n| same_file(p, n)));
         let shown = self.read_within(wanted, budget, false).await?;
-        (!shown.is_empty()).then(|| {
+        let used: usize = shown.iter().map(|(p, t)| p.len() + t.len()).sum();
+        let skip: Vec<String> = shown.iter().map(|(p, _)| p.clone()).collect();
+        let map = self
+            .symbol_map(&skip, budget.saturating_sub(used).min(MAX_MAP_BYTES))
+            .await;
+        let files = (!shown.is_empty()).then(|| {
             render(
                 "The contents of the files the task names, as read_file shows them",
                 &shown,
+            )
+        });
+        match (files, map) {
+            (Some(files), Some(map)) => Some(format!("{files}\n\n{map}")),
+            (files, map) => files.or(map),
+        }
+    }
+
+    /// The definitions per file of the workspace but `skip`, within
+    /// `budget` bytes; `None` when there are none or the grep failed.
+    async fn symbol_map(&self, skip: &[String], budget: usize) -> Option<String> {
+        let found = self
+            .harness_call(ToolArgs::Grep(GrepArgs {
+                pattern: DEFINITION_LINES.to_owned(),
+                path: None,
+                glob: None,
+                mode: Some(GrepMode::Content),
+                context: None,
+                ignore_case: None,
+            }))
+            .await?;
+        let map = symbol_map(&found, skip, budget);
+        (!map.is_empty()).then(|| {
+            format!(
+                "Definitions in the other files (read_file a file for its code):\n{}",
+                map.trim_end()
             )
         })
     }

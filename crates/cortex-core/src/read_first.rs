@@ -35,11 +35,24 @@ impl Session {
     /// it is, or `None` to let the call run (other tools, other models, a
     /// file that does not exist yet, no guest to read it with).
     pub(crate) async fn unread_write(&mut self, args: &ToolArgs) -> Option<Answer> {
-        let (tool, path) = match args {
-            ToolArgs::EditFile(a) => (ToolName::EditFile, &a.path),
-            ToolArgs::WriteFile(a) => (ToolName::WriteFile, &a.path),
+        let (how, path) = match args {
+            ToolArgs::EditFile(a) => (
+                "quote old_string exactly from these lines (without the line numbers and the \
+                 tab after them) and call edit_file again",
+                &a.path,
+            ),
+            ToolArgs::EditLines(a) => (
+                "call edit_file again with start_line and end_line as these lines are \
+                 numbered now",
+                &a.path,
+            ),
+            ToolArgs::WriteFile(a) => (
+                "call write_file again with the whole new content if you still mean to replace it",
+                &a.path,
+            ),
             _ => return None,
         };
+        let tool = args.tool();
         if !self.reads_first() {
             return None;
         }
@@ -50,13 +63,6 @@ impl Session {
             return None;
         }
         self.seen.0.insert(key, hash);
-        let how = match tool {
-            ToolName::EditFile => {
-                "quote old_string exactly from these lines (without the line \
-                numbers and the tab after them) and call edit_file again"
-            }
-            _ => "call write_file again with the whole new content if you still mean to replace it",
-        };
         Some(Answer::error(format!(
             "`{path}` has changed since you last read it, or you have not read it in this \
              session, so this {tool} was not made. Its current content:\n{current}\n\

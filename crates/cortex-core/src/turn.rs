@@ -196,17 +196,17 @@ impl Session {
     }
 
     pub(crate) fn build_request(&self) -> ModelRequest {
+        let offered = self.offered_tools();
         ModelRequest {
             model: crate::prompt::request_model_name(self.model.as_ref()),
             system: system_prompt(self.mode(), &self.repository.display().to_string()),
             messages: self.state.messages.clone(),
-            tools: self
-                .offered_tools()
+            tools: offered
                 .iter()
-                .map(|t| t.spec())
+                .map(|t| t.spec_in(self.edit_format()))
                 .chain(self.mcp_offered())
                 .collect(),
-            tool_choice: crate::verify::tool_choice(&self.state.messages),
+            tool_choice: crate::verify::tool_choice(&self.state.messages, &offered),
         }
     }
 
@@ -438,6 +438,12 @@ impl Session {
             tools.push(ToolName::Goal);
         }
         tools
+    }
+
+    /// The shape of `edit_file` the model is offered (its info says; exact
+    /// strings when it has none).
+    pub(crate) fn edit_format(&self) -> cortex_protocol::EditFormat {
+        self.model.info().map(|i| i.edit_format).unwrap_or_default()
     }
 
     /// A fresh, time-ordered turn id.

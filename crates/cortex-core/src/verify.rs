@@ -11,7 +11,7 @@
 
 use crate::{CoreError, Session};
 use cortex_model::ToolChoice;
-use cortex_protocol::{EventKind, Message, Role, TurnId};
+use cortex_protocol::{EventKind, Message, Role, ToolName, TurnId};
 
 pub(crate) const VERIFY_ANSWER: &str = "Your answer is not based on any successful tool call \
 in this turn. Check it against the repository first: call a tool now (read_file to read the \
@@ -20,16 +20,23 @@ tests), then give the final answer.";
 
 /// The round after the reminder must call a tool: asked in words, small
 /// models repeat their guess (the task set, docs/BENCHMARKS.md); made to
-/// call one, they read the file in question. Derived from the history, so a
-/// resumed session asks the same.
-pub(crate) fn tool_choice(history: &[Message]) -> ToolChoice {
+/// call one, they read the file in question. A reminder of the answer checks
+/// that names the tool to call (`coach::chosen_tool`) makes that tool the
+/// only choice, when `offered`: made to call just any tool after "put `add`
+/// back", a small model reads the file again and repeats its advice.
+/// Derived from the history, so a resumed session asks the same.
+pub(crate) fn tool_choice(history: &[Message], offered: &[ToolName]) -> ToolChoice {
     match history.last() {
-        Some(last)
-            if last.role == Role::User
-                && (last.content == VERIFY_ANSWER
-                    || last.content.starts_with(crate::coach::DO_IT_PREFIX)) =>
-        {
+        Some(last) if last.role == Role::User && last.content == VERIFY_ANSWER => {
             ToolChoice::Required
+        }
+        Some(last)
+            if last.role == Role::User && last.content.starts_with(crate::coach::DO_IT_PREFIX) =>
+        {
+            match crate::coach::chosen_tool(&last.content) {
+                Some(tool) if offered.contains(&tool) => ToolChoice::Tool(tool),
+                _ => ToolChoice::Required,
+            }
         }
         _ => ToolChoice::Auto,
     }

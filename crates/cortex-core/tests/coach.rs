@@ -9,7 +9,7 @@ mod common;
 use common::*;
 use cortex_core::TurnOutcome;
 use cortex_model::ToolChoice;
-use cortex_protocol::EventKind;
+use cortex_protocol::{EventKind, ToolName};
 use serde_json::{Value, json};
 
 struct Ran {
@@ -105,7 +105,7 @@ async fn advice_goes_back_and_the_next_reply_must_act() {
         "{:?}",
         ran.reminders
     );
-    assert_eq!(ran.choices[1], ToolChoice::Required);
+    assert_eq!(ran.choices[1], ToolChoice::Tool(ToolName::EditFile));
     assert!(file(&ran, "calc.py").contains("a + b"));
 }
 
@@ -132,7 +132,7 @@ async fn a_change_never_tested_is_met_with_the_test_to_run() {
         "{:?}",
         ran.reminders
     );
-    assert_eq!(ran.choices[3], ToolChoice::Required);
+    assert_eq!(ran.choices[3], ToolChoice::Tool(ToolName::Bash));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -259,7 +259,7 @@ async fn a_rename_left_half_done_lists_what_remains_from_the_workspace() {
             && reminder.contains("main.py:1:from util import old_name"),
         "{reminder}"
     );
-    assert_eq!(ran.choices[5], ToolChoice::Required);
+    assert_eq!(ran.choices[5], ToolChoice::Tool(ToolName::EditFile));
     assert!(!file(&ran, "main.py").contains("old_name"));
 }
 
@@ -271,13 +271,12 @@ async fn a_definition_replaced_instead_of_kept_is_noted_and_must_come_back() {
         read("calc.py"),
         edit("calc.py", "def add(a, b):", "def sub(a, b):"),
         text("Added sub."),
-        read("calc.py"),
         edit("calc.py", "def sub(a, b):\n    return a + b\n",
              "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n"),
         text("Added sub beside add."),
     ]});
     let ran = run(true, &files, prompt, script).await;
-    assert_eq!(ran.outcome, TurnOutcome::Completed { rounds: 6 });
+    assert_eq!(ran.outcome, TurnOutcome::Completed { rounds: 5 });
     // The tool result says it at once, the answer check once more.
     assert!(
         ran.results[1].1.contains("removed the definition of `add`"),
@@ -286,11 +285,12 @@ async fn a_definition_replaced_instead_of_kept_is_noted_and_must_come_back() {
     );
     assert_eq!(ran.reminders.len(), 1, "{:?}", ran.reminders);
     assert!(
-        ran.reminders[0].contains("Put `add` back"),
+        ran.reminders[0].contains("put `add` back in calc.py"),
         "{:?}",
         ran.reminders
     );
-    assert_eq!(ran.choices[3], ToolChoice::Required);
+    // The round after it must call the edit tool, not just any tool.
+    assert_eq!(ran.choices[3], ToolChoice::Tool(ToolName::EditFile));
     let calc = file(&ran, "calc.py");
     assert!(
         calc.contains("def add") && calc.contains("def sub"),

@@ -35,6 +35,7 @@ pub fn small_model(
         prices: None,
         verify_answers,
         files_in_prompt,
+        edit_format: cortex_protocol::EditFormat::String,
     };
     Arc::new(cortex_model::meter::Metered::new(
         scripted,

@@ -112,11 +112,16 @@ async fn a_small_workspace_is_shown_whole_and_an_edit_runs_without_a_read() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_larger_workspace_shows_only_the_files_the_task_names() {
+async fn a_larger_workspace_shows_the_files_the_task_names_and_a_map_of_the_rest() {
     let mut list: Vec<(String, String)> = (0..40)
         .map(|i| (format!("pkg/m{i:02}.py"), format!("X = {i}\n")))
         .collect();
     list.push(("src/calc.py".to_owned(), CALC.to_owned()));
+    list.push((
+        "pkg/util.py".to_owned(),
+        "def parse(s):\n    return s\n\n\nclass Loader:\n    def load(self):\n        pass\n"
+            .to_owned(),
+    ));
     let ran = run(4096, &list, "Fix add in calc.py.", json!({"responses": [{"text": "Done."}, {"text": "Done."}, {"text": "Done."}, {"text": "Done."}]})).await;
     assert!(
         ran.context
@@ -130,6 +135,15 @@ async fn a_larger_workspace_shows_only_the_files_the_task_names() {
         ran.context
     );
     assert!(!ran.context.contains("X = "), "{}", ran.context);
+    // The symbol map names the other files' definitions, not the shown one.
+    assert!(
+        ran.context.ends_with(
+            "Definitions in the other files (read_file a file for its code):\n\
+             pkg/util.py: parse, Loader, load"
+        ),
+        "{}",
+        ran.context
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -100,6 +100,10 @@ async fn run(
             let size = a.new_string.len() as u64;
             write(&state, size, move |ws| ws.edit_file(&a).map(written)).await
         }
+        ToolArgs::EditLines(a) => {
+            let size = a.new_text.len() as u64;
+            write(&state, size, move |ws| ws.edit_lines(&a).map(written)).await
+        }
         ToolArgs::Glob(a) => blocking(root, move |ws| ws.glob(&a).map(ToolOutcome::ok)).await,
         ToolArgs::Grep(a) => blocking(root, move |ws| ws.grep(&a).map(ToolOutcome::ok)).await,
         ToolArgs::Bash(a) => {

@@ -4,7 +4,7 @@ use crate::engine::{Engine, EngineOptions, Job, RoundStats};
 use crate::error::LocalError;
 use crate::template::ChatTemplate;
 use cortex_model::{ModelError, ModelEvent, ModelProvider, ModelRequest, ModelStream, ToolChoice};
-use cortex_protocol::Role;
+use cortex_protocol::{EditFormat, Role, ToolName, ToolSpec};
 use futures::Stream;
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
@@ -54,6 +54,9 @@ pub struct LocalOptions {
     /// bytes a token): bytes of file content the turn's context carries. Default
     /// 24 KiB.
     pub files_in_prompt: u32,
+    /// Reported in `info()`: the shape of `edit_file` offered. Default
+    /// exact strings.
+    pub edit_format: EditFormat,
 }
 
 impl Default for LocalOptions {
@@ -75,6 +78,7 @@ impl Default for LocalOptions {
             first_round_tool_call: false,
             verify_answers: true,
             files_in_prompt: 24 * 1024,
+            edit_format: EditFormat::String,
         }
     }
 }
@@ -89,6 +93,7 @@ pub struct LocalProvider {
     first_round_tool_call: bool,
     verify_answers: bool,
     files_in_prompt: u32,
+    edit_format: EditFormat,
     template: ChatTemplate,
     engine: Engine,
 }
@@ -138,6 +143,7 @@ impl LocalProvider {
             first_round_tool_call: options.first_round_tool_call,
             verify_answers: options.verify_answers,
             files_in_prompt: options.files_in_prompt,
+            edit_format: options.edit_format,
             template,
             engine,
         })
@@ -183,6 +189,7 @@ impl ModelProvider for LocalProvider {
             // task, the replies and the reads still fit, and the first
             // round stays short on a small machine.
             files_in_prompt: self.files_in_prompt.min(self.engine.info.context),
+            edit_format: self.edit_format,
         })
     }
 
@@ -208,12 +215,18 @@ impl ModelProvider for LocalProvider {
                 .messages
                 .last()
                 .is_some_and(|m| m.role == Role::User);
-        let force_call = !request.tools.is_empty()
-            && (first_round || request.tool_choice == ToolChoice::Required);
+        let force_call =
+            !request.tools.is_empty() && (first_round || request.tool_choice != ToolChoice::Auto);
         let submitted = self.render(&request).and_then(|prompt| {
+            // The prompt lists every tool; a chosen one is the only call the
+            // grammar allows and the reply may make.
+            let tools = match request.tool_choice {
+                ToolChoice::Tool(name) => only(request.tools, name),
+                _ => request.tools,
+            };
             self.engine.submit(Job {
                 prompt,
-                tools: request.tools,
+                tools,
                 events: tx.clone(),
                 cancel: Arc::clone(&cancel),
                 force_call,
@@ -224,6 +237,19 @@ impl ModelProvider for LocalProvider {
         }
         drop(tx);
         Box::pin(LocalStream { rx, cancel })
+    }
+}
+
+/// `tools` narrowed to `name`; all of them when it is not among them (a
+/// request that chose a tool it does not offer is not made unanswerable).
+fn only(tools: Vec<ToolSpec>, name: ToolName) -> Vec<ToolSpec> {
+    if tools.iter().any(|t| t.name == name.as_str()) {
+        tools
+            .into_iter()
+            .filter(|t| t.name == name.as_str())
+            .collect()
+    } else {
+        tools
     }
 }
 
@@ -245,5 +271,21 @@ impl Stream for LocalStream {
 impl Drop for LocalStream {
     fn drop(&mut self) {
         self.cancel.store(true, Ordering::Relaxed);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_chosen_tool_narrows_the_calls_to_it_when_offered() {
+        let tools = || vec![ToolName::ReadFile.spec(), ToolName::EditFile.spec()];
+        let names = |t: Vec<ToolSpec>| t.into_iter().map(|s| s.name).collect::<Vec<_>>();
+        assert_eq!(names(only(tools(), ToolName::EditFile)), ["edit_file"]);
+        assert_eq!(
+            names(only(tools(), ToolName::Bash)),
+            ["read_file", "edit_file"]
+        );
     }
 }

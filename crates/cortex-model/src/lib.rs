@@ -30,7 +30,7 @@ pub use metadata::{ModelInfo, ModelOverride, Prices, TokenCounts};
 pub use retry::RetryPolicy;
 pub use timeouts::Timeouts;
 
-use cortex_protocol::{Message, ProviderItem, ToolSpec};
+use cortex_protocol::{Message, ProviderItem, ToolName, ToolSpec};
 use futures::Stream;
 use std::pin::Pin;
 
@@ -68,6 +68,10 @@ pub enum ToolChoice {
     /// The reply must call one of the offered tools (OpenAI `"required"`,
     /// Anthropic `"any"`, a grammar for the local model).
     Required,
+    /// The reply must call this tool, which the request offers (OpenAI
+    /// `{"type": "function", …}`, Anthropic `{"type": "tool", …}`, a grammar
+    /// of that tool alone for the local model).
+    Tool(ToolName),
 }
 
 /// Why a response ended, as the provider reported it (mapped from its own

@@ -8,6 +8,7 @@
 //! *estimate* a session's cost. Override them, or add a model, in the config
 //! (`[models."NAME"]`).
 
+use cortex_protocol::EditFormat;
 use serde::Deserialize;
 
 /// US dollars per million tokens.
@@ -51,6 +52,9 @@ pub struct ModelInfo {
     /// model sees the code before it acts; 0 (hosted models) sends names
     /// only.
     pub files_in_prompt: u32,
+    /// The shape of `edit_file` the model is offered: exact strings
+    /// (hosted models) or line ranges (docs/BENCHMARKS.md, edit formats).
+    pub edit_format: EditFormat,
 }
 
 /// A `[models."NAME"]` table of the config: every field optional, laid over
@@ -70,6 +74,8 @@ pub struct ModelOverride {
     pub verify_answers: Option<bool>,
     /// Replaces [`ModelInfo::files_in_prompt`].
     pub files_in_prompt: Option<u32>,
+    /// Replaces [`ModelInfo::edit_format`] (`"string"` or `"lines"`).
+    pub edit_format: Option<EditFormat>,
     /// Read tool calls the model writes as text in its answer
     /// ([`crate::recover::RecoverTextCalls`]). Unset: on for an
     /// OpenAI-compatible server on this machine, off otherwise. Not part of
@@ -101,6 +107,7 @@ const fn entry(
         parallel_tool_calls: true,
         verify_answers: false,
         files_in_prompt: 0,
+        edit_format: EditFormat::String,
         prices: Some(Prices {
             input,
             output,
@@ -191,6 +198,10 @@ impl ModelInfo {
                 .files_in_prompt
                 .or(base.map(|b| b.files_in_prompt))
                 .unwrap_or(0),
+            edit_format: over
+                .edit_format
+                .or(base.map(|b| b.edit_format))
+                .unwrap_or_default(),
         })
     }
 
@@ -245,11 +256,17 @@ mod tests {
             verify_answers: Some(true),
             files_in_prompt: Some(8192),
             recover_text_calls: Some(true),
+            edit_format: Some(EditFormat::Lines),
         };
         let info = ModelInfo::resolve("my-local", Some(&full)).expect("complete");
         assert!(!info.parallel_tool_calls);
         assert!(info.verify_answers);
         assert_eq!(info.files_in_prompt, 8192);
+        assert_eq!(info.edit_format, EditFormat::Lines);
+        assert_eq!(
+            ModelInfo::resolve("o3", None).map(|i| i.edit_format),
+            Some(EditFormat::String)
+        );
         assert_eq!(info.cost(&TokenCounts::default()), None);
     }
 

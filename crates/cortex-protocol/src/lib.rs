@@ -40,6 +40,7 @@ pub use mode::{Mode, ToolName, UnknownMode, UnknownTool};
 pub use sandbox::{NetworkPolicy, Sandbox, SandboxPolicy, UnknownSetting, WorkspaceMode};
 pub use spec::{SpecArgs, SpecPhase};
 pub use tools::{
-    ArgError, BashArgs, EditFileArgs, GlobArgs, GrepArgs, GrepMode, MAX_ARGUMENT_BYTES, PlanArgs,
-    ReadFileArgs, Todo, TodoReadArgs, TodoStatus, TodoWriteArgs, ToolArgs, ToolSpec, WriteFileArgs,
+    ArgError, BashArgs, EditFileArgs, EditFormat, EditLinesArgs, GlobArgs, GrepArgs, GrepMode,
+    MAX_ARGUMENT_BYTES, PlanArgs, ReadFileArgs, Todo, TodoReadArgs, TodoStatus, TodoWriteArgs,
+    ToolArgs, ToolSpec, UnknownEditFormat, WriteFileArgs,
 };

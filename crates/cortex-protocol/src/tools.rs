@@ -65,6 +65,61 @@ pub struct EditFileArgs {
     pub replace_all: Option<bool>,
 }
 
+/// Replace a range of lines of a file of the workspace (the `lines` edit
+/// format, [`EditFormat::Lines`]): the line numbers are those `read_file`
+/// and the files in the prompt show.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EditLinesArgs {
+    /// Path relative to the workspace root.
+    pub path: String,
+    /// First line to replace, 1-based.
+    pub start_line: u64,
+    /// Last line to replace (inclusive); start_line - 1 inserts before start_line.
+    pub end_line: u64,
+    /// The new text of those lines (empty deletes them).
+    pub new_text: String,
+}
+
+/// How the model is offered `edit_file`: which shape of arguments it
+/// writes. A call in either shape is accepted whichever was offered; the
+/// format decides only the schema and description in the request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EditFormat {
+    /// `old_string` / `new_string`: exact text replaced ([`EditFileArgs`]).
+    #[default]
+    String,
+    /// `start_line` / `end_line` / `new_text` ([`EditLinesArgs`]): small
+    /// models quote text from memory, but copy line numbers they were shown.
+    Lines,
+}
+
+impl EditFormat {
+    /// The config's name of the format (`string`, `lines`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EditFormat::String => "string",
+            EditFormat::Lines => "lines",
+        }
+    }
+}
+
+impl std::str::FromStr for EditFormat {
+    type Err = UnknownEditFormat;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        [EditFormat::String, EditFormat::Lines]
+            .into_iter()
+            .find(|f| f.as_str().eq_ignore_ascii_case(s))
+            .ok_or_else(|| UnknownEditFormat(s.to_owned()))
+    }
+}
+
+/// A name that is not an [`EditFormat`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown edit format `{0}` (expected string or lines)")]
+pub struct UnknownEditFormat(pub String);
+
 /// Find files of the workspace by name pattern.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -179,8 +234,10 @@ pub enum ToolArgs {
     ReadFile(ReadFileArgs),
     /// `write_file`.
     WriteFile(WriteFileArgs),
-    /// `edit_file`.
+    /// `edit_file` with `old_string` / `new_string`.
     EditFile(EditFileArgs),
+    /// `edit_file` with a line range ([`EditFormat::Lines`]).
+    EditLines(EditLinesArgs),
     /// `glob`.
     Glob(GlobArgs),
     /// `grep`.
@@ -234,10 +291,15 @@ impl ToolArgs {
             });
         }
         let raw = if raw.trim().is_empty() { "{}" } else { raw };
+        let lines = tool == ToolName::EditFile && names_a_line_range(raw);
         let invalid = |e: serde_json::Error| ArgError::Invalid {
             tool,
             reason: e.to_string(),
-            schema: tool.spec().parameters.to_string(),
+            schema: if lines {
+                edit_lines_spec().parameters.to_string()
+            } else {
+                tool.spec().parameters.to_string()
+            },
         };
         fn de<T: serde::de::DeserializeOwned>(raw: &str) -> Result<T, serde_json::Error> {
             serde_json::from_str(raw)
@@ -245,6 +307,7 @@ impl ToolArgs {
         Ok(match tool {
             ToolName::ReadFile => ToolArgs::ReadFile(de(raw).map_err(invalid)?),
             ToolName::WriteFile => ToolArgs::WriteFile(de(raw).map_err(invalid)?),
+            ToolName::EditFile if lines => ToolArgs::EditLines(de(raw).map_err(invalid)?),
             ToolName::EditFile => ToolArgs::EditFile(de(raw).map_err(invalid)?),
             ToolName::Glob => ToolArgs::Glob(de(raw).map_err(invalid)?),
             ToolName::Grep => ToolArgs::Grep(de(raw).map_err(invalid)?),
@@ -262,7 +325,7 @@ impl ToolArgs {
         match self {
             ToolArgs::ReadFile(_) => ToolName::ReadFile,
             ToolArgs::WriteFile(_) => ToolName::WriteFile,
-            ToolArgs::EditFile(_) => ToolName::EditFile,
+            ToolArgs::EditFile(_) | ToolArgs::EditLines(_) => ToolName::EditFile,
             ToolArgs::Glob(_) => ToolName::Glob,
             ToolArgs::Grep(_) => ToolName::Grep,
             ToolArgs::Bash(_) => ToolName::Bash,
@@ -273,6 +336,25 @@ impl ToolArgs {
             ToolArgs::Goal(_) => ToolName::Goal,
         }
     }
+}
+
+/// Whether an `edit_file` call's raw arguments are in the line-range shape:
+/// an object with a `start_line` or `end_line` key.
+fn names_a_line_range(raw: &str) -> bool {
+    serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(raw)
+        .is_ok_and(|obj| obj.contains_key("start_line") || obj.contains_key("end_line"))
+}
+
+/// `edit_file` as [`EditFormat::Lines`] offers it.
+fn edit_lines_spec() -> ToolSpec {
+    static SPEC: std::sync::LazyLock<ToolSpec> = std::sync::LazyLock::new(|| {
+        ToolSpec {
+        name: ToolName::EditFile.as_str().to_owned(),
+        description: "Replace lines start_line..end_line (inclusive, numbered as read_file shows them) of a file you have read with new_text. Returns the lines replaced and the new numbering around them.".to_owned(),
+        parameters: schema_of::<EditLinesArgs>(),
+    }
+    });
+    SPEC.clone()
 }
 
 fn schema_of<T: JsonSchema>() -> serde_json::Value {
@@ -302,6 +384,14 @@ impl ToolName {
                 .collect()
         });
         SPECS[self as usize].clone()
+    }
+
+    /// [`ToolName::spec`], with `edit_file` in the given edit format.
+    pub fn spec_in(self, format: EditFormat) -> ToolSpec {
+        match (self, format) {
+            (ToolName::EditFile, EditFormat::Lines) => edit_lines_spec(),
+            _ => self.spec(),
+        }
     }
 
     fn generate_spec(self) -> ToolSpec {
@@ -417,6 +507,47 @@ mod tests {
             ToolArgs::parse(ToolName::WriteFile, &huge),
             Err(ArgError::TooLarge { .. })
         ));
+    }
+
+    #[test]
+    fn an_edit_with_a_line_range_parses_as_edit_lines() {
+        let raw = r#"{"path":"a.py","start_line":2,"end_line":3,"new_text":"x = 1\n"}"#;
+        assert_eq!(
+            ToolArgs::parse(ToolName::EditFile, raw),
+            Ok(ToolArgs::EditLines(EditLinesArgs {
+                path: "a.py".into(),
+                start_line: 2,
+                end_line: 3,
+                new_text: "x = 1\n".into(),
+            }))
+        );
+        let parsed = ToolArgs::parse(ToolName::EditFile, raw).expect("parses");
+        assert_eq!(parsed.tool(), ToolName::EditFile);
+        // A bad line-range call is explained with the line-range schema.
+        let err = ToolArgs::parse(ToolName::EditFile, r#"{"path":"a.py","start_line":2}"#)
+            .expect_err("no end_line");
+        assert!(err.to_string().contains("new_text"), "{err}");
+        assert!(!err.to_string().contains("old_string"), "{err}");
+        // The string shape is unchanged.
+        let raw = r#"{"path":"a.py","old_string":"a","new_string":"b"}"#;
+        assert!(matches!(
+            ToolArgs::parse(ToolName::EditFile, raw),
+            Ok(ToolArgs::EditFile(_))
+        ));
+        // The offered spec follows the format; the name stays edit_file.
+        let lines = ToolName::EditFile.spec_in(EditFormat::Lines);
+        assert_eq!(lines.name, "edit_file");
+        assert!(lines.parameters.to_string().contains("start_line"));
+        assert_eq!(
+            ToolName::EditFile.spec_in(EditFormat::String),
+            ToolName::EditFile.spec()
+        );
+        assert_eq!(
+            ToolName::Grep.spec_in(EditFormat::Lines),
+            ToolName::Grep.spec()
+        );
+        assert_eq!("LINES".parse(), Ok(EditFormat::Lines));
+        assert!("diff".parse::<EditFormat>().is_err());
     }
 
     #[test]

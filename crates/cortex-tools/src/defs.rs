@@ -8,6 +8,10 @@
 //! model see it while the change is in view; the harness also reads the same
 //! names from a turn's diffs ([`removed_by_diff`]) to check the answer.
 //!
+//! The same scanner gives a larger workspace's symbol map for small models
+//! ([`symbol_map`], Aider's repo map without a parser): the lines grep finds
+//! with [`DEFINITION_LINES`], as `path: name, name, …`.
+//!
 //! Definitions are found per line by a small scanner per language (Python,
 //! Rust, JavaScript/TypeScript, Go), not a parser: a name is what follows
 //! `def`, `class`, `fn`, `function`, `struct`, `func`… at the start of a
@@ -89,6 +93,65 @@ fn defined_on(lang: Lang, line: &str) -> Option<String> {
 
 fn definitions<'a>(lang: Lang, lines: impl Iterator<Item = &'a str>) -> BTreeSet<String> {
     lines.filter_map(|l| defined_on(lang, l)).collect()
+}
+
+/// A regular expression (ripgrep's syntax) for the lines that may define
+/// something in a scanned language; [`symbol_map`] keeps those that do.
+pub const DEFINITION_LINES: &str = r"^\s*((pub(\([a-z]+\))?|export|default|async|const|unsafe)\s+)*(def|class|fn|struct|enum|trait|mod|type|function\*?|func)\s";
+
+/// A compact map of the definitions per file, from grep's content output
+/// (`path:line:text`) of [`DEFINITION_LINES`]: one line per file, `path:
+/// name, name, …`, files in the order grep gave them, without the files in
+/// `skip`, and no longer than `budget` bytes (the files left out are
+/// counted on a last line). Empty when nothing is defined.
+pub fn symbol_map(grep_output: &str, skip: &[String], budget: usize) -> String {
+    let mut files: Vec<(&str, Vec<String>)> = Vec::new();
+    for line in grep_output.lines() {
+        let Some((path, text)) = split_hit(line) else {
+            continue;
+        };
+        let Some(name) = Lang::of(path).and_then(|lang| defined_on(lang, text)) else {
+            continue;
+        };
+        if skip.iter().any(|s| s == path) {
+            continue;
+        }
+        match files.last_mut() {
+            Some((last, names)) if *last == path => {
+                if !names.contains(&name) {
+                    names.push(name);
+                }
+            }
+            _ => files.push((path, vec![name])),
+        }
+    }
+    let mut out = String::new();
+    for (i, (path, names)) in files.iter().enumerate() {
+        let line = format!("{path}: {}\n", names.join(", "));
+        let left = files.len() - i;
+        // Room for the closing count whenever a file may be left out.
+        if out.len() + line.len() + if left > 1 { 40 } else { 0 } > budget {
+            out.push_str(&format!("({left} more files with definitions not shown)\n"));
+            break;
+        }
+        out.push_str(&line);
+    }
+    out
+}
+
+/// A grep content line's path and text: `path:line:text`.
+fn split_hit(line: &str) -> Option<(&str, &str)> {
+    let mut from = 0;
+    while let Some(at) = line[from..].find(':') {
+        let colon = from + at;
+        let rest = &line[colon + 1..];
+        let digits = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+        if digits > 0 && rest[digits..].starts_with(':') {
+            return Some((&line[..colon], &rest[digits + 1..]));
+        }
+        from = colon + 1;
+    }
+    None
 }
 
 /// Names defined in `old` and not in `new`, sorted; empty for a language
@@ -175,6 +238,57 @@ mod tests {
         // A call or a comment defines nothing; unknown languages say nothing.
         assert!(removed("a.py", "add(1, 2)\n# def x\n", "").is_empty());
         assert!(removed("notes.txt", "def x():\n", "").is_empty());
+    }
+
+    #[test]
+    fn a_symbol_map_lists_each_files_names_within_its_budget() {
+        let hits = "src/a.py:1:class Store:\nsrc/a.py:4:    def get(self, key):\n\
+                    src/a.py:9:    def get(self, key, default):\nsrc/b.rs:3:pub(crate) fn run() {\n\
+                    src/c.py:2:# def not_this\nsrc/d:e.go:7:func (s *S) Start() {\nshown.py:1:def skip():\n";
+        assert_eq!(
+            symbol_map(hits, &["shown.py".to_owned()], 1000),
+            "src/a.py: Store, get\nsrc/b.rs: run\nsrc/d:e.go: Start\n"
+        );
+        let cut = symbol_map(hits, &[], 70);
+        assert_eq!(
+            cut,
+            "src/a.py: Store, get\n(3 more files with definitions not shown)\n"
+        );
+        assert!(symbol_map("notes.txt:1:def x():\n", &[], 1000).is_empty());
+    }
+
+    /// The pattern through the grep tool itself, as the harness runs it.
+    #[test]
+    fn grep_with_the_pattern_finds_every_form() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let files = [
+            (
+                "a.py",
+                "def f():\n    async def m(self):\n    return define(x)\n",
+            ),
+            ("b.rs", "pub(crate) fn run() {\n}\nlet fn_ptr = 1;\n"),
+            ("c.ts", "export default function main() {\n}\n"),
+            ("d.go", "func (s *S) Start() {\n}\ntype T struct{}\n"),
+        ];
+        for (path, text) in files {
+            std::fs::write(dir.path().join(path), text).expect("write");
+        }
+        let ws = crate::Workspace::new(dir.path()).expect("workspace");
+        let out = ws
+            .grep(&cortex_protocol::GrepArgs {
+                pattern: DEFINITION_LINES.to_owned(),
+                path: None,
+                glob: None,
+                mode: Some(cortex_protocol::GrepMode::Content),
+                context: None,
+                ignore_case: None,
+            })
+            .expect("grep");
+        assert_eq!(
+            symbol_map(&out, &[], 1000),
+            "a.py: f, m\nb.rs: run\nc.ts: main\nd.go: Start, T\n",
+            "{out}"
+        );
     }
 
     #[test]

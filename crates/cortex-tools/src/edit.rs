@@ -17,7 +17,7 @@ pub const MAX_DIFF_BYTES: usize = 8 * 1024;
 const DIFF_TIMEOUT: Duration = Duration::from_millis(500);
 
 /// Unified diff of `old` → `new` for the file shown as `shown`, capped.
-fn unified_diff(shown: &str, old: &str, new: &str) -> String {
+pub(crate) fn unified_diff(shown: &str, old: &str, new: &str) -> String {
     // A deadline keeps a pathological diff from stalling the tool; past it the
     // diff is coarser but still correct.
     let diff = similar::TextDiff::configure()
@@ -34,7 +34,7 @@ fn line_count(text: &str) -> usize {
     text.lines().count()
 }
 
-fn plural(n: usize, one: &str, many: &str) -> String {
+pub(crate) fn plural(n: usize, one: &str, many: &str) -> String {
     if n == 1 {
         format!("{n} {one}")
     } else {
@@ -44,7 +44,7 @@ fn plural(n: usize, one: &str, many: &str) -> String {
 
 /// The summary, then each note (the syntax check's, the definitions the
 /// change removed) on a line of its own.
-fn with_notes(summary: String, notes: [Option<String>; 2]) -> String {
+pub(crate) fn with_notes(summary: String, notes: [Option<String>; 2]) -> String {
     notes
         .into_iter()
         .flatten()
@@ -52,7 +52,7 @@ fn with_notes(summary: String, notes: [Option<String>; 2]) -> String {
 }
 
 /// What the harness says after replacing `old` (if any) with `new`.
-fn notes_after_write(
+pub(crate) fn notes_after_write(
     path: &Path,
     shown: &str,
     old: Option<&str>,

@@ -11,6 +11,7 @@ pub mod bash;
 mod cap;
 pub mod defs;
 mod edit;
+mod edit_lines;
 mod error;
 mod glob;
 mod grep;

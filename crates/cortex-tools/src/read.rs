@@ -135,7 +135,7 @@ fn number_lines(
 }
 
 /// One numbered line, cut if very long.
-fn render_line(number: u64, text: &str) -> String {
+pub(crate) fn render_line(number: u64, text: &str) -> String {
     let cut_at = text
         .char_indices()
         .nth(MAX_LINE_CHARS)

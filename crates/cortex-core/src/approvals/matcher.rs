@@ -49,6 +49,9 @@ impl Subject {
             ToolArgs::EditFile(a) => Some(Subject::Write {
                 path: a.path.clone(),
             }),
+            ToolArgs::EditLines(a) => Some(Subject::Write {
+                path: a.path.clone(),
+            }),
             _ => None,
         }
     }

@@ -62,17 +62,16 @@ pub(crate) fn build_body(
             last["cache_control"] = ephemeral();
         }
         body.insert("tools".into(), Value::Array(tools));
-        let kind = match request.tool_choice {
-            ToolChoice::Auto => "auto",
-            ToolChoice::Required => "any",
+        let mut choice = match request.tool_choice {
+            ToolChoice::Auto => json!({"type": "auto"}),
+            ToolChoice::Required => json!({"type": "any"}),
+            ToolChoice::Tool(name) => json!({"type": "tool", "name": name.as_str()}),
         };
         if !options.parallel_tool_calls {
-            body.insert(
-                "tool_choice".into(),
-                json!({"type": kind, "disable_parallel_tool_use": true}),
-            );
-        } else if request.tool_choice == ToolChoice::Required {
-            body.insert("tool_choice".into(), json!({"type": kind}));
+            choice["disable_parallel_tool_use"] = true.into();
+            body.insert("tool_choice".into(), choice);
+        } else if request.tool_choice != ToolChoice::Auto {
+            body.insert("tool_choice".into(), choice);
         }
     }
     body.insert("stream".into(), true.into());
@@ -287,6 +286,15 @@ mod tests {
         assert_eq!(
             body(&request, &serial)["tool_choice"],
             json!({"type": "any", "disable_parallel_tool_use": true})
+        );
+        request.tool_choice = ToolChoice::Tool(cortex_protocol::ToolName::EditFile);
+        assert_eq!(
+            body(&request, &parallel)["tool_choice"],
+            json!({"type": "tool", "name": "edit_file"})
+        );
+        assert_eq!(
+            body(&request, &serial)["tool_choice"],
+            json!({"type": "tool", "name": "edit_file", "disable_parallel_tool_use": true})
         );
     }
 

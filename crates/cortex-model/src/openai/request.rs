@@ -17,7 +17,7 @@ struct Body<'a> {
     parallel_tool_calls: Option<bool>,
     /// Sent only as `"required"`; the default is the server's.
     #[serde(skip_serializing_if = "Option::is_none")]
-    tool_choice: Option<&'static str>,
+    tool_choice: Option<serde_json::Value>,
     stream: bool,
     stream_options: StreamOptions,
 }
@@ -104,8 +104,17 @@ pub(crate) fn build_body(
         messages,
         tools: request.tools.iter().map(wire_tool).collect(),
         parallel_tool_calls: (!parallel_tool_calls && !request.tools.is_empty()).then_some(false),
-        tool_choice: (request.tool_choice == ToolChoice::Required && !request.tools.is_empty())
-            .then_some("required"),
+        tool_choice: if request.tools.is_empty() {
+            None
+        } else {
+            match request.tool_choice {
+                ToolChoice::Auto => None,
+                ToolChoice::Required => Some(serde_json::json!("required")),
+                ToolChoice::Tool(name) => Some(serde_json::json!(
+                    {"type": "function", "function": {"name": name.as_str()}}
+                )),
+            }
+        },
         stream: true,
         stream_options: StreamOptions {
             include_usage: true,
@@ -278,6 +287,11 @@ mod tests {
         assert!(body(&request).get("tool_choice").is_none());
         request.tool_choice = ToolChoice::Required;
         assert_eq!(body(&request)["tool_choice"], "required");
+        request.tool_choice = ToolChoice::Tool(cortex_protocol::ToolName::ReadFile);
+        assert_eq!(
+            body(&request)["tool_choice"],
+            json!({"type": "function", "function": {"name": "read_file"}})
+        );
         request.tools.clear();
         assert!(body(&request).get("tool_choice").is_none());
     }

@@ -29,8 +29,17 @@ pub(crate) fn build_body(
         if !parallel_tool_calls {
             body.insert("parallel_tool_calls".into(), false.into());
         }
-        if request.tool_choice == ToolChoice::Required {
-            body.insert("tool_choice".into(), "required".into());
+        match request.tool_choice {
+            ToolChoice::Auto => {}
+            ToolChoice::Required => {
+                body.insert("tool_choice".into(), "required".into());
+            }
+            ToolChoice::Tool(name) => {
+                body.insert(
+                    "tool_choice".into(),
+                    json!({"type": "function", "name": name.as_str()}),
+                );
+            }
         }
     }
     body.insert("stream".into(), true.into());
@@ -128,6 +137,33 @@ mod tests {
         ] {
             assert_eq!(is_reasoning_model(model), reasoning, "{model}");
         }
+    }
+
+    #[test]
+    fn a_chosen_tool_is_a_function_choice() {
+        let mut request = ModelRequest {
+            model: String::new(),
+            system: String::new(),
+            messages: vec![Message::user("fix it")],
+            tools: vec![ToolSpec {
+                name: "bash".into(),
+                description: "Run".into(),
+                parameters: json!({"type": "object"}),
+            }],
+            tool_choice: ToolChoice::Required,
+        };
+        let body = |r: &ModelRequest| -> Value {
+            serde_json::from_slice(&build_body("gpt-4.1", r, true).expect("serialises"))
+                .expect("json")
+        };
+        assert_eq!(body(&request)["tool_choice"], "required");
+        request.tool_choice = ToolChoice::Tool(cortex_protocol::ToolName::Bash);
+        assert_eq!(
+            body(&request)["tool_choice"],
+            json!({"type": "function", "name": "bash"})
+        );
+        request.tool_choice = ToolChoice::Auto;
+        assert!(body(&request).get("tool_choice").is_none());
     }
 
     #[test]
