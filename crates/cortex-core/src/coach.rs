@@ -24,7 +24,7 @@ use crate::Session;
 use cortex_protocol::{
     EditFormat, GrepArgs, GrepMode, Mode, ToolArgs, ToolCallRequest, ToolName, ToolStatus,
 };
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// Lines of remaining occurrences a rename reminder quotes.
 const MAX_LEFT_LINES: usize = 8;
@@ -44,11 +44,19 @@ pub(crate) struct TurnWork {
     changed: Vec<String>,
     /// Every `bash` command that ran after the last change.
     commands_since_change: Vec<String>,
+    /// The last `bash` command, when it failed (an exit code other than 0).
+    last_failed: Option<String>,
     /// Definitions the turn's changes removed and did not put back, with
     /// the file they were in (read from the changes' diffs).
     removed: BTreeMap<String, String>,
     /// Checks already sent this turn.
     sent: Vec<Check>,
+    /// (file, name) of the writes refused for dropping a definition.
+    drops_refused: BTreeSet<(String, String)>,
+    /// A write was refused because the task asks for none.
+    unasked_refused: bool,
+    /// Files the task says to run whose write was refused.
+    run_writes_refused: BTreeSet<String>,
 }
 
 /// The checks, in the order they are tried.
@@ -60,6 +68,7 @@ enum Check {
     NamedFiles,
     RenameLeft,
     Untested,
+    TestFails,
 }
 
 impl TurnWork {
@@ -71,12 +80,44 @@ impl TurnWork {
         }
     }
 
-    /// The turn's context listed these files.
     /// The turn's message.
     pub(crate) fn prompt(&self) -> &str {
         &self.prompt
     }
 
+    /// Whether the task names `word` (a removal or a rename of it).
+    pub(crate) fn names(&self, word: &str) -> bool {
+        mentions_word(&self.prompt, word)
+    }
+
+    /// Whether a write that drops `name` from `path` is refused: only the
+    /// first time in the turn (see `unwanted_write.rs`).
+    pub(crate) fn first_drop(&mut self, path: &str, name: &str) -> bool {
+        self.drops_refused
+            .insert((normalise(path), name.to_owned()))
+    }
+
+    /// Whether a write is refused because the task asks a question and no
+    /// change: only the first time in the turn (see `unwanted_write.rs`).
+    pub(crate) fn first_unasked_write(&mut self) -> bool {
+        if asks_for_work(&self.prompt) || self.unasked_refused {
+            return false;
+        }
+        self.unasked_refused = true;
+        true
+    }
+
+    /// Whether a write to `path` is refused because the task says to run
+    /// it: only the first time in the turn.
+    pub(crate) fn first_write_to_run(&mut self, path: &str) -> bool {
+        let path = normalise(path);
+        files_to_run(&self.prompt)
+            .iter()
+            .any(|f| same_file(&path, f))
+            && self.run_writes_refused.insert(path)
+    }
+
+    /// The turn's context listed these files.
     pub(crate) fn set_files(&mut self, listing: &str) {
         self.files = listing.lines().map(str::to_owned).collect();
     }
@@ -113,6 +154,7 @@ impl TurnWork {
             }
             ToolName::Bash if status != ToolStatus::Refused => {
                 self.commands_since_change.extend(text("command"));
+                self.last_failed = text("command").filter(|_| status == ToolStatus::Error);
             }
             _ => {}
         }
@@ -127,6 +169,7 @@ impl TurnWork {
             (Check::Advice, self.advice(answer)),
             (Check::Unanswered, self.unanswered(answer)),
             (Check::Removed, self.removed_by_mistake()),
+            (Check::TestFails, self.test_fails()),
             (Check::NamedFiles, self.untouched_files()),
             (Check::RenameLeft, left),
             (Check::Untested, self.untested()),
@@ -157,6 +200,18 @@ impl TurnWork {
                 "{DO_IT_PREFIX} your answer describes a {tool} call instead of making it. {} \
                  with the change, then answer with what you did.",
                 call_now(tool)
+            ));
+        }
+        // Steps for the user to follow are advice even after a change
+        // ("1. Open the `stack.py` file in a text editor.", run H).
+        if ["in a text editor", "follow these steps"]
+            .iter()
+            .any(|p| lower.contains(p))
+        {
+            return Some(format!(
+                "{DO_IT_PREFIX} your answer gives the user steps to follow instead of doing \
+                 them. {} to make the change, then answer with what you did.",
+                call_now(ToolName::EditFile)
             ));
         }
         if !self.changed.is_empty() {
@@ -270,10 +325,10 @@ impl TurnWork {
             return None;
         }
         // A test the prompt says to run is named, but not to be changed.
-        let to_run = test_command(&self.prompt, &[]).unwrap_or_default();
+        let to_run = files_to_run(&self.prompt);
         let named: Vec<String> = named_files(&self.prompt)
             .into_iter()
-            .filter(|n| !to_run.contains(n.as_str()))
+            .filter(|n| !to_run.iter().any(|r| same_file(r, n)))
             .collect();
         if named.len() < 2 {
             return None;
@@ -299,6 +354,27 @@ impl TurnWork {
             self.changed.join(", "),
             list.join(" and "),
             if list.len() == 1 { "s" } else { "" },
+        ))
+    }
+
+    /// Files changed, and the test the task or the workspace names failed
+    /// the last time it ran: an answer now gives up on it ("you need to
+    /// ensure that…") or claims what it did not see.
+    fn test_fails(&self) -> Option<String> {
+        let failed = self.last_failed.as_deref()?;
+        if self.changed.is_empty() {
+            return None;
+        }
+        let known = test_command(&self.prompt, &self.files)?;
+        let key = known.rsplit(' ').next().unwrap_or(&known);
+        if !failed.contains(key) {
+            return None;
+        }
+        Some(format!(
+            "{DO_IT_PREFIX} `{failed}` failed the last time you ran it, so the task is not done. \
+             Its output above says why. {} to fix the code so that it passes (not the test, \
+             unless the task asks for that), then run it again.",
+            call_now(ToolName::EditFile)
         ))
     }
 
@@ -375,6 +451,33 @@ impl Session {
             call_now(ToolName::EditFile)
         ))
     }
+}
+
+/// Files the task says to run, not to change: `run test_x.py`, `python3
+/// x.py`, `test_x.py fails`.
+pub(crate) fn files_to_run(prompt: &str) -> Vec<String> {
+    let words: Vec<&str> = prompt.split_whitespace().collect();
+    let bare = |w: &str| {
+        w.trim_matches(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .to_lowercase()
+    };
+    let mut out = Vec::new();
+    for (i, word) in words.iter().enumerate() {
+        let verb = bare(word);
+        let target = match verb.as_str() {
+            "run" | "execute" => {
+                let next = words.get(i + 1).map(|w| bare(w)).unwrap_or_default();
+                let skip = matches!(next.as_str(), "python3" | "python" | "bash" | "sh");
+                words.get(i + 1 + usize::from(skip))
+            }
+            "python3" | "python" | "bash" | "sh" => words.get(i + 1),
+            "fails" | "failed" | "failing" if i > 0 => words.get(i - 1),
+            _ => None,
+        };
+        out.extend(target.map(|w| named_files(w)).unwrap_or_default());
+    }
+    out.dedup();
+    out
 }
 
 /// How a reminder names the one tool the next reply must call: the words
@@ -457,10 +560,18 @@ fn asks_for_work(prompt: &str) -> bool {
         "refactor",
         "set",
     ];
+    // A word written as code (`add()`, `make.py`) names something; it asks
+    // for nothing.
     prompt
-        .to_lowercase()
-        .split(|c: char| !c.is_ascii_alphabetic())
-        .any(|w| VERBS.contains(&w))
+        .split_whitespace()
+        .filter(|w| {
+            !w.contains(['(', '`', '_'])
+                && !w
+                    .trim_end_matches(['.', ',', '?', '!', ':', ';'])
+                    .contains('.')
+        })
+        .flat_map(|w| w.split(|c: char| !c.is_ascii_alphabetic()))
+        .any(|w| VERBS.contains(&w.to_lowercase().as_str()))
 }
 
 /// A fenced block in one of `langs` (the text is lower-cased).
@@ -554,6 +665,82 @@ mod tests {
     }
 
     #[test]
+    fn work_is_asked_for_in_words_not_in_names() {
+        for prompt in [
+            "Fix the bug in calc.py.",
+            "Turn debug off in config.json.",
+            "python3 test_calc.py fails. Fix it.",
+            "Add a function sub(a, b) to calc.py.",
+        ] {
+            assert!(asks_for_work(prompt), "{prompt}");
+        }
+        for prompt in [
+            "What does add() in calc.py return for 2 and 3?",
+            "Which function calls vat()?",
+            "What does `make_user` return?",
+            "Run check.py and tell me what it prints.",
+        ] {
+            assert!(!asks_for_work(prompt), "{prompt}");
+        }
+    }
+
+    #[test]
+    fn files_to_run_are_those_after_run_or_before_fails() {
+        assert_eq!(
+            files_to_run("Fix ages.py and run test_ages.py."),
+            ["test_ages.py"]
+        );
+        assert_eq!(
+            files_to_run("python3 test_calc.py fails. Fix the bug in calc.py."),
+            ["test_calc.py"]
+        );
+        assert_eq!(
+            files_to_run("test_loop.py fails. Fix first_n in loop.py, then run the test."),
+            ["test_loop.py"]
+        );
+        assert!(files_to_run("Rename old_name to double in util.py and main.py.").is_empty());
+    }
+
+    #[test]
+    fn a_test_that_failed_last_is_met_until_it_passes() {
+        let prompt = "Fix ages.py and run test_ages.py.";
+        let mut work = TurnWork::new(prompt);
+        work.set_files("ages.py\ntest_ages.py");
+        work.record(
+            &call("edit_file", serde_json::json!({"path": "ages.py"})),
+            ToolStatus::Ok,
+            None,
+        );
+        let run = call(
+            "bash",
+            serde_json::json!({"command": "python3 test_ages.py"}),
+        );
+        work.record(&run, ToolStatus::Error, None);
+        let text = work
+            .next_reminder("You need to ensure that is_adult returns True.", None)
+            .expect("the test failed");
+        assert!(text.contains("`python3 test_ages.py` failed"), "{text}");
+        assert_eq!(chosen_tool(&text), Some(ToolName::EditFile));
+        // Once it passes, nothing is said; another command's failure is not the test's.
+        let mut passed = TurnWork::new(prompt);
+        passed.set_files("ages.py\ntest_ages.py");
+        passed.record(
+            &call("edit_file", serde_json::json!({"path": "ages.py"})),
+            ToolStatus::Ok,
+            None,
+        );
+        passed.record(&run, ToolStatus::Error, None);
+        passed.record(&run, ToolStatus::Ok, None);
+        assert_eq!(passed.test_fails(), None);
+        passed.record(
+            &call("bash", serde_json::json!({"command": "cargo test"})),
+            ToolStatus::Error,
+            None,
+        );
+        assert_eq!(passed.test_fails(), None);
+    }
+
+    #[test]
     fn only_a_reminder_naming_a_tool_chooses_it() {
         for tool in ToolName::ALL {
             assert_eq!(chosen_tool(&call_now(tool)), Some(tool));
@@ -581,6 +768,16 @@ mod tests {
             .next_reminder("You can run `pytest` to see them fail.", None)
             .expect("command advice");
         assert_eq!(chosen_tool(&text), Some(ToolName::Bash), "{text}");
+        // Steps for the user are advice even after a change.
+        let mut work = TurnWork::new("Add an is_empty() method to Stack in stack.py.");
+        work.record(
+            &call("edit_file", serde_json::json!({"path": "stack.py"})),
+            ToolStatus::Ok,
+            None,
+        );
+        let steps = "You can follow these steps:\n1. Open the `stack.py` file in a text editor.";
+        let text = work.next_reminder(steps, None).expect("steps");
+        assert_eq!(chosen_tool(&text), Some(ToolName::EditFile), "{text}");
         // A question is answered, even with code in the answer.
         let mut work = TurnWork::new("How do I run the app?");
         assert_eq!(work.next_reminder("```sh\npython3 app.py\n```", None), None);

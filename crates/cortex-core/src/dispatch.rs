@@ -208,7 +208,11 @@ impl Session {
                     continue;
                 }
             };
-            if let Some(answer) = self.unread_write(&args).await {
+            let refusal = match self.unread_write(&args).await {
+                Some(refusal) => Some(refusal),
+                None => self.unwanted_write(&args).await,
+            };
+            if let Some(answer) = refusal {
                 self.answer(turn, call, answer, 0.0, &mut answers[index])
                     .await?;
                 continue;

@@ -49,6 +49,7 @@ mod test_support;
 mod timeline;
 mod turn;
 mod unrun_call;
+mod unwanted_write;
 mod verify;
 mod workspace;
 

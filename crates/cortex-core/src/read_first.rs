@@ -27,7 +27,7 @@ use std::hash::{DefaultHasher, Hash, Hasher};
 pub(crate) struct Seen(HashMap<String, u64>);
 
 impl Session {
-    fn reads_first(&self) -> bool {
+    pub(crate) fn reads_first(&self) -> bool {
         self.model.info().is_some_and(|i| i.verify_answers)
     }
 

@@ -270,16 +270,27 @@ async fn a_definition_replaced_instead_of_kept_is_noted_and_must_come_back() {
     let script = json!({"responses": [
         read("calc.py"),
         edit("calc.py", "def add(a, b):", "def sub(a, b):"),
+        // Refused once before it runs; made when repeated.
+        edit("calc.py", "def add(a, b):", "def sub(a, b):"),
         text("Added sub."),
         edit("calc.py", "def sub(a, b):\n    return a + b\n",
              "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n"),
         text("Added sub beside add."),
     ]});
     let ran = run(true, &files, prompt, script).await;
-    assert_eq!(ran.outcome, TurnOutcome::Completed { rounds: 5 });
-    // The tool result says it at once, the answer check once more.
+    assert_eq!(ran.outcome, TurnOutcome::Completed { rounds: 6 });
+    assert_eq!(ran.results[1].0, "error", "{:?}", ran.results);
     assert!(
-        ran.results[1].1.contains("removed the definition of `add`"),
+        ran.results[1]
+            .1
+            .starts_with("not made: this edit_file would remove the definition of `add`")
+            && ran.results[1].1.contains("     1\tdef add(a, b):"),
+        "{:?}",
+        ran.results
+    );
+    // Made the second time: the result says it, the answer check once more.
+    assert!(
+        ran.results[2].1.contains("removed the definition of `add`"),
         "{:?}",
         ran.results
     );
@@ -290,10 +301,99 @@ async fn a_definition_replaced_instead_of_kept_is_noted_and_must_come_back() {
         ran.reminders
     );
     // The round after it must call the edit tool, not just any tool.
-    assert_eq!(ran.choices[3], ToolChoice::Tool(ToolName::EditFile));
+    assert_eq!(ran.choices[4], ToolChoice::Tool(ToolName::EditFile));
     let calc = file(&ran, "calc.py");
     assert!(
         calc.contains("def add") && calc.contains("def sub"),
         "{calc}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_write_that_would_drop_a_definition_is_refused_once_with_the_file() {
+    let files = [("calc.py", "def add(a, b):\n    return a + b\n")];
+    let prompt = "Add a function sub(a, b) that returns a - b to calc.py.";
+    let write = |content: &str| {
+        json!({"tool_calls": [{"name": "write_file", "arguments":
+            {"path": "calc.py", "content": content}}]})
+    };
+    let only_sub = write("def sub(a, b):\n    return a - b\n");
+    let both = write("def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n");
+    let script = json!({"responses": [
+        read("calc.py"), only_sub.clone(), both, text("Added sub beside add."),
+    ]});
+    let ran = run(true, &files, prompt, script).await;
+    assert_eq!(ran.outcome, TurnOutcome::Completed { rounds: 4 });
+    let (status, refusal) = &ran.results[1];
+    assert_eq!(status, "error");
+    assert!(
+        refusal.contains("remove the definition of `add`")
+            && refusal.contains("write_file replaces the whole file")
+            && refusal.contains("     2\t    return a + b"),
+        "{refusal}"
+    );
+    assert_eq!(ran.results[2].0, "ok", "{:?}", ran.results);
+    assert!(ran.reminders.is_empty(), "{:?}", ran.reminders);
+    let calc = file(&ran, "calc.py");
+    assert!(
+        calc.contains("def add") && calc.contains("def sub"),
+        "{calc}"
+    );
+
+    // A model without the answer checks (a hosted one) is not second-guessed.
+    let script = json!({"responses": [read("calc.py"), only_sub, text("Done.")]});
+    let ran = run(false, &files, prompt, script).await;
+    assert_eq!(ran.results[1].0, "ok", "{:?}", ran.results);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_question_is_not_answered_by_changing_the_code() {
+    let script = json!({"responses": [
+        read("calc.py"),
+        edit("calc.py", "a - b", "a + b"),
+        text("add() returns a - b."),
+    ]});
+    let prompt = "What does add() in calc.py return for 2 and 3?";
+    let ran = run(true, &[("calc.py", CALC)], prompt, script).await;
+    assert_eq!(ran.outcome, TurnOutcome::Completed { rounds: 3 });
+    assert_eq!(ran.results[1].0, "error", "{:?}", ran.results);
+    assert!(
+        ran.results[1]
+            .1
+            .contains("the task asks a question and no change"),
+        "{:?}",
+        ran.results
+    );
+    assert_eq!(file(&ran, "calc.py"), CALC);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_test_the_task_says_to_run_is_not_changed_at_first() {
+    let tests = "from calc import add\nassert add(2, 3) == 5\nprint('ok')\n";
+    let script = json!({"responses": [
+        read("test_calc.py"),
+        edit("test_calc.py", "== 5", "== -1"),
+        read("calc.py"),
+        edit("calc.py", "a - b", "a + b"),
+        bash("python3 test_calc.py"),
+        text("Fixed add; the test prints ok."),
+    ]});
+    let prompt = "Fix the bug in calc.py and run test_calc.py.";
+    let ran = run(
+        true,
+        &[("calc.py", CALC), ("test_calc.py", tests)],
+        prompt,
+        script,
+    )
+    .await;
+    assert_eq!(ran.outcome, TurnOutcome::Completed { rounds: 6 });
+    assert!(
+        ran.results[1]
+            .1
+            .starts_with("not made: the task says to run test_calc.py"),
+        "{:?}",
+        ran.results
+    );
+    assert_eq!(file(&ran, "test_calc.py"), tests);
+    assert!(ran.reminders.is_empty(), "{:?}", ran.reminders);
 }
