@@ -109,6 +109,11 @@ pub(crate) struct Guard {
     state: Mutex<State>,
 }
 
+/// A write the disk quotas refuse; its message is for the model.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub(crate) struct WriteRefused(String);
+
 impl Guard {
     /// Measure what the workspace holds now (its quota is growth over
     /// that) and set up the home's absolute quota. Blocking: a full walk
@@ -147,13 +152,13 @@ impl Guard {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// May a file tool write `bytes` more into the workspace? `Err` is the
-    /// message the model reads.
-    pub(crate) fn admit_write(&self, bytes: u64) -> Result<(), String> {
+    /// May a file tool write `bytes` more into the workspace? `Err` says
+    /// why not, as the model reads it.
+    pub(crate) fn admit_write(&self, bytes: u64) -> Result<(), WriteRefused> {
         let state = self.state();
         for (tree, usage) in self.trees.iter().zip(&state.last) {
             if usage.over(tree.cap()) {
-                return Err(tree.explain(*usage));
+                return Err(WriteRefused(tree.explain(*usage)));
             }
         }
         let (workspace, usage) = (&self.trees[0], state.last[0]);
@@ -162,12 +167,12 @@ impl Guard {
             inodes: usage.inodes.saturating_add(1),
         };
         if after.over(workspace.cap()) {
-            return Err(format!(
+            return Err(WriteRefused(format!(
                 "disk quota: this write would take the workspace past its limit of {} over its \
                  size at start ({} left); nothing was written.",
                 megabytes(workspace.quota.bytes),
                 megabytes(workspace.cap().bytes.saturating_sub(usage.bytes)),
-            ));
+            )));
         }
         Ok(())
     }
@@ -353,7 +358,10 @@ mod tests {
         assert_eq!(guard.settle(), None, "what was there at start is free");
         assert!(guard.admit_write(10_000).is_ok());
         let refused = guard.admit_write(150_000).expect_err("past the limit");
-        assert!(refused.contains("nothing was written"), "{refused}");
+        assert!(
+            refused.to_string().contains("nothing was written"),
+            "{refused}"
+        );
         std::fs::write(workspace.path().join("more"), vec![1u8; 150_000]).expect("write");
         let over = guard.settle().expect("over");
         assert!(over.contains("the workspace grew by"), "{over}");

@@ -136,7 +136,7 @@ where
     if let Some(guard) = &state.quota
         && let Err(refusal) = guard.admit_write(size)
     {
-        return ToolOutcome::error(refusal);
+        return ToolOutcome::error(refusal.to_string());
     }
     let outcome = blocking(state.config.root.clone(), f).await;
     settle(state, outcome, false).await
