@@ -4,7 +4,7 @@
 use crate::attach::Readiness;
 use crate::dispatch::{DispatchEnd, STOPPED_BY_USER};
 use crate::unrun_call::UnrunCall;
-use crate::verify::VERIFY_ANSWER;
+use crate::verify::verify_reminder;
 use crate::{CoreError, Session, StopRuleState, TurnOutcome, new_id, system_prompt};
 use cortex_model::{
     Assembled, Assembler, FinishReason, MAX_TEXT_BYTES, ModelError, ModelEvent, ModelRequest,
@@ -177,7 +177,8 @@ impl Session {
                     continue;
                 }
                 if std::mem::take(&mut verify) {
-                    self.remind(turn, VERIFY_ANSWER).await?;
+                    let reminder = verify_reminder(self.turn_work.prompt());
+                    self.remind(turn, &reminder).await?;
                     continue;
                 }
                 return Ok(TurnOutcome::Completed { rounds: round });

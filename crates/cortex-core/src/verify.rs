@@ -18,6 +18,23 @@ in this turn. Check it against the repository first: call a tool now (read_file 
 file in question, edit_file or write_file to make a change you described, bash to run the \
 tests), then give the final answer.";
 
+/// The start of every answer check's reminder.
+const VERIFY_PREFIX: &str = "Your answer is not based on any successful tool call in this turn.";
+
+/// The reminder for an answer given without any successful call: when the
+/// task says to run a file ("Run check.py and tell me what it prints"),
+/// running it is the check, and the reply must call `bash` (asked to call
+/// any tool, the 1.5B read `check.py` and repeated its guess, run H).
+pub(crate) fn verify_reminder(prompt: &str) -> String {
+    match crate::coach::files_to_run(prompt).first() {
+        Some(file) => format!(
+            "{VERIFY_PREFIX} The task says to run {file}: Call bash now to run it, then answer \
+             from its output."
+        ),
+        None => VERIFY_ANSWER.to_owned(),
+    }
+}
+
 /// The round after the reminder must call a tool: asked in words, small
 /// models repeat their guess (the task set, docs/BENCHMARKS.md); made to
 /// call one, they read the file in question. A reminder of the answer checks
@@ -27,11 +44,10 @@ tests), then give the final answer.";
 /// Derived from the history, so a resumed session asks the same.
 pub(crate) fn tool_choice(history: &[Message], offered: &[ToolName]) -> ToolChoice {
     match history.last() {
-        Some(last) if last.role == Role::User && last.content == VERIFY_ANSWER => {
-            ToolChoice::Required
-        }
         Some(last)
-            if last.role == Role::User && last.content.starts_with(crate::coach::DO_IT_PREFIX) =>
+            if last.role == Role::User
+                && (last.content.starts_with(VERIFY_PREFIX)
+                    || last.content.starts_with(crate::coach::DO_IT_PREFIX)) =>
         {
             match crate::coach::chosen_tool(&last.content) {
                 Some(tool) if offered.contains(&tool) => ToolChoice::Tool(tool),

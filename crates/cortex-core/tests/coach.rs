@@ -397,3 +397,24 @@ async fn the_test_the_task_says_to_run_is_not_changed_at_first() {
     assert_eq!(file(&ran, "test_calc.py"), tests);
     assert!(ran.reminders.is_empty(), "{:?}", ran.reminders);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_guess_at_what_a_file_prints_is_checked_by_running_it() {
+    let script = json!({"responses": [
+        text("45"),
+        bash("python3 check.py"),
+        text("55"),
+    ]});
+    let files = [("check.py", "print(sum(range(1, 11)))\n")];
+    let prompt = "Run check.py and tell me what it prints.";
+    let ran = run(true, &files, prompt, script).await;
+    assert_eq!(ran.outcome, TurnOutcome::Completed { rounds: 3 });
+    assert_eq!(ran.reminders.len(), 1, "{:?}", ran.reminders);
+    assert!(
+        ran.reminders[0].contains("The task says to run check.py: Call bash now"),
+        "{:?}",
+        ran.reminders
+    );
+    assert_eq!(ran.choices[1], ToolChoice::Tool(ToolName::Bash));
+    assert!(ran.results[0].1.starts_with("55\n"), "{:?}", ran.results);
+}

@@ -15,7 +15,8 @@
 //! Definitions are found per line by a small scanner per language (Python,
 //! Rust, JavaScript/TypeScript, Go), not a parser: a name is what follows
 //! `def`, `class`, `fn`, `function`, `struct`, `func`… at the start of a
-//! line. Other languages have none, so nothing is said for them.
+//! line; in Markdown, a heading names its section. Other languages have
+//! none, so nothing is said for them.
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -27,6 +28,9 @@ enum Lang {
     Rust,
     Script,
     Go,
+    /// A Markdown heading "defines" its section: a whole-file write that
+    /// keeps only the new section drops the others (run H, readme-section).
+    Markdown,
 }
 
 impl Lang {
@@ -37,6 +41,7 @@ impl Lang {
             "rs" => Lang::Rust,
             "js" | "mjs" | "cjs" | "ts" | "tsx" | "jsx" => Lang::Script,
             "go" => Lang::Go,
+            "md" | "markdown" => Lang::Markdown,
             _ => return None,
         })
     }
@@ -55,7 +60,7 @@ impl Lang {
                 "unsafe",
             ],
             Lang::Script => &["export", "default", "async"],
-            Lang::Go => &[],
+            Lang::Go | Lang::Markdown => &[],
         }
     }
 
@@ -65,12 +70,21 @@ impl Lang {
             Lang::Rust => &["fn", "struct", "enum", "trait", "mod", "type"],
             Lang::Script => &["function", "function*", "class"],
             Lang::Go => &["func", "type"],
+            Lang::Markdown => &[],
         }
     }
 }
 
 /// The name a line defines, if it defines one.
 fn defined_on(lang: Lang, line: &str) -> Option<String> {
+    if lang == Lang::Markdown {
+        let title = line
+            .strip_prefix('#')?
+            .trim_start_matches('#')
+            .strip_prefix(' ')?;
+        let title = title.trim().trim_end_matches('#').trim();
+        return (!title.is_empty()).then(|| title.to_owned());
+    }
     let mut words = line.split_whitespace().peekable();
     while words.peek().is_some_and(|w| lang.modifiers().contains(w)) {
         words.next();
@@ -233,6 +247,11 @@ mod tests {
         assert_eq!(removed("a.ts", js, ""), ["A", "f", "main"]);
         let go = "func (s *Server) Start() {}\nfunc main() {}\ntype T struct{}\n";
         assert_eq!(removed("a.go", go, ""), ["Start", "T", "main"]);
+        let md = "# Tool\n\n## Install\n\npip install tool\n\n#no-heading\n";
+        assert_eq!(
+            removed("README.md", md, "# Tool\n\n## Usage\n"),
+            ["Install"]
+        );
         let py = "class C:\n    async def m(self):\n        pass\n";
         assert_eq!(removed("a.py", py, ""), ["C", "m"]);
         // A call or a comment defines nothing; unknown languages say nothing.
