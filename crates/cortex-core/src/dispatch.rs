@@ -208,9 +208,14 @@ impl Session {
                     continue;
                 }
             };
-            let refusal = match self.unread_write(&args).await {
+            let current = self.written_file_now(&args).await;
+            let refusal = match current.as_deref() {
+                Some(now) => self.unread_write(&args, now),
+                None => None,
+            };
+            let refusal = match refusal {
                 Some(refusal) => Some(refusal),
-                None => self.unwanted_write(&args).await,
+                None => self.unwanted_write(&args, current.as_deref()),
             };
             if let Some(answer) = refusal {
                 self.answer(turn, call, answer, 0.0, &mut answers[index])

@@ -31,10 +31,28 @@ impl Session {
         self.model.info().is_some_and(|i| i.verify_answers)
     }
 
+    /// The file a write or edit would change, as `read_file` shows it now:
+    /// what the checks before a write look at ([`Session::unread_write`],
+    /// `unwanted_write.rs`). `None` for other calls, for models without
+    /// `verify_answers`, and for a file that does not exist yet (or no guest
+    /// to read it with).
+    pub(crate) async fn written_file_now(&self, args: &ToolArgs) -> Option<String> {
+        let path = match args {
+            ToolArgs::EditFile(a) => &a.path,
+            ToolArgs::EditLines(a) => &a.path,
+            ToolArgs::WriteFile(a) => &a.path,
+            _ => return None,
+        };
+        if !self.reads_first() {
+            return None;
+        }
+        self.read_whole(path).await
+    }
+
     /// The refusal for a write or edit of a file the model has not seen as
-    /// it is, or `None` to let the call run (other tools, other models, a
-    /// file that does not exist yet, no guest to read it with).
-    pub(crate) async fn unread_write(&mut self, args: &ToolArgs) -> Option<Answer> {
+    /// it is (`current`, from [`Session::written_file_now`]), or `None` to
+    /// let the call run.
+    pub(crate) fn unread_write(&mut self, args: &ToolArgs, current: &str) -> Option<Answer> {
         let (how, path) = match args {
             ToolArgs::EditFile(a) => (
                 "quote old_string exactly from these lines (without the line numbers and the \
@@ -53,12 +71,8 @@ impl Session {
             _ => return None,
         };
         let tool = args.tool();
-        if !self.reads_first() {
-            return None;
-        }
-        let current = self.read_whole(path).await?;
         let key = key(path);
-        let hash = digest(&current);
+        let hash = digest(current);
         if self.seen.0.get(&key) == Some(&hash) {
             return None;
         }

@@ -6,7 +6,7 @@
 //! Asked to add a function beside another, small models write the file
 //! with the new function only (add-a-function failed that way in every run
 //! of the task set from C to G, docs/BENCHMARKS.md). The note in the tool's
-//! result (`cortex_tools::defs`) and the answer check (`coach.rs`) come
+//! result (`cortex_tools::defs`) and the answer check (`coach`) come
 //! after the file has lost it, and a model that must then restore text it
 //! no longer sees rarely does. So for models with `verify_answers`, a
 //! `write_file` over an existing file, or an `edit_file` by exact strings,
@@ -18,7 +18,7 @@
 //!
 //! Asked "What does Square.describe() return for a square of side 2?", the
 //! 1.5B edited `shapes.py` to return `2` (the extended set, run H). When
-//! the task has none of the verbs of a change (`coach::asks_for_work`), the
+//! the task has none of the verbs of a change (`coach::words::asks_for_work`), the
 //! first `write_file` or `edit_file` of the turn is refused with a reminder
 //! that the task is a question.
 //!
@@ -31,9 +31,15 @@ use crate::answer::Answer;
 use cortex_protocol::ToolArgs;
 
 impl Session {
-    /// The refusal of a write or edit that drops a definition (see the
-    /// module docs), or `None` to let the call go on.
-    pub(crate) async fn unwanted_write(&mut self, args: &ToolArgs) -> Option<Answer> {
+    /// The refusal of a write the task did not ask for (see the module
+    /// docs), or `None` to let the call go on. `current` is the file as
+    /// `read_file` shows it now (`Session::written_file_now`; `None` for a
+    /// new file).
+    pub(crate) fn unwanted_write(
+        &mut self,
+        args: &ToolArgs,
+        current: Option<&str>,
+    ) -> Option<Answer> {
         let path = match args {
             ToolArgs::WriteFile(a) => &a.path,
             ToolArgs::EditFile(a) => &a.path,
@@ -56,8 +62,8 @@ impl Session {
                  so that it passes; if {path} itself is wrong, make this call again."
             )));
         }
-        let shown = self.read_whole(path).await?;
-        let old = unnumbered(&shown)?;
+        let shown = current?;
+        let old = unnumbered(shown)?;
         let new = match args {
             ToolArgs::WriteFile(a) => a.content.clone(),
             ToolArgs::EditFile(a) if old.contains(&a.old_string) && !a.old_string.is_empty() => {
@@ -72,7 +78,7 @@ impl Session {
         };
         let gone: Vec<String> = cortex_tools::defs::removed(path, &old, &new)
             .into_iter()
-            .filter(|name| !self.turn_work.names(name))
+            .filter(|name| !self.turn_work.asks_to_remove(name))
             .collect();
         let gone: Vec<String> = gone
             .into_iter()

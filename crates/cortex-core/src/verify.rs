@@ -28,10 +28,23 @@ const VERIFY_PREFIX: &str = "Your answer is not based on any successful tool cal
 pub(crate) fn verify_reminder(prompt: &str) -> String {
     match crate::coach::files_to_run(prompt).first() {
         Some(file) => format!(
-            "{VERIFY_PREFIX} The task says to run {file}: Call bash now to run it, then answer \
-             from its output."
+            "{VERIFY_PREFIX} The task says to run {file}: Call bash now with `{}`, then answer \
+             from its output.",
+            run_command(file)
         ),
         None => VERIFY_ANSWER.to_owned(),
+    }
+}
+
+/// How a file the task says to run is run: its interpreter by extension
+/// (told only "run check.py", the 1.5B ran `bash check.py`, run J).
+fn run_command(file: &str) -> String {
+    match file.rsplit_once('.').map(|(_, ext)| ext) {
+        Some("py") => format!("python3 {file}"),
+        Some("sh") => format!("sh {file}"),
+        Some("js" | "mjs") => format!("node {file}"),
+        _ if file.contains('/') => file.to_owned(),
+        _ => format!("./{file}"),
     }
 }
 

@@ -411,7 +411,8 @@ async fn a_guess_at_what_a_file_prints_is_checked_by_running_it() {
     assert_eq!(ran.outcome, TurnOutcome::Completed { rounds: 3 });
     assert_eq!(ran.reminders.len(), 1, "{:?}", ran.reminders);
     assert!(
-        ran.reminders[0].contains("The task says to run check.py: Call bash now"),
+        ran.reminders[0]
+            .contains("The task says to run check.py: Call bash now with `python3 check.py`"),
         "{:?}",
         ran.reminders
     );

@@ -28,6 +28,21 @@ pub fn small_model(
     verify_answers: bool,
     files_in_prompt: u32,
 ) -> Arc<dyn cortex_model::ModelProvider> {
+    small_model_editing(
+        scripted,
+        verify_answers,
+        files_in_prompt,
+        cortex_protocol::EditFormat::String,
+    )
+}
+
+/// [`small_model`] offered `edit_file` in `edit_format`.
+pub fn small_model_editing(
+    scripted: Arc<ScriptedProvider>,
+    verify_answers: bool,
+    files_in_prompt: u32,
+    edit_format: cortex_protocol::EditFormat,
+) -> Arc<dyn cortex_model::ModelProvider> {
     let info = cortex_model::ModelInfo {
         context_window: 32_768,
         max_output_tokens: 1024,
@@ -35,7 +50,7 @@ pub fn small_model(
         prices: None,
         verify_answers,
         files_in_prompt,
-        edit_format: cortex_protocol::EditFormat::String,
+        edit_format,
     };
     Arc::new(cortex_model::meter::Metered::new(
         scripted,

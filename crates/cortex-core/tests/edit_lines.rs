@@ -14,26 +14,6 @@ use std::sync::Arc;
 
 const CALC: &str = "def add(a, b):\n    return a - b\n\n\ndef sub(a, b):\n    return a - b\n";
 
-fn lines_model(
-    scripted: Arc<ScriptedProvider>,
-    reads_first: bool,
-) -> Arc<dyn cortex_model::ModelProvider> {
-    let info = cortex_model::ModelInfo {
-        context_window: 32_768,
-        max_output_tokens: 1024,
-        parallel_tool_calls: true,
-        prices: None,
-        verify_answers: reads_first,
-        files_in_prompt: 0,
-        edit_format: EditFormat::Lines,
-    };
-    Arc::new(cortex_model::meter::Metered::new(
-        scripted,
-        Some(info),
-        cortex_model::meter::Meter::default(),
-    ))
-}
-
 fn edit(start: u64, end: u64, text: &str) -> Value {
     json!({"tool_calls": [{"name": "edit_file", "arguments":
         {"path": "calc.py", "start_line": start, "end_line": end, "new_text": text}}]})
@@ -51,7 +31,7 @@ async fn run(
     tempfile::TempDir,
 ) {
     let (repo, store, scripted) = parts(&[("calc.py", CALC)], &script);
-    let model = lines_model(scripted.clone(), reads_first);
+    let model = small_model_editing(scripted.clone(), reads_first, 0, EditFormat::Lines);
     let (session, outcome) = one_agent_turn(
         repo.path(),
         store.clone(),

@@ -1,0 +1,474 @@
+//! Checks on an answer that ends a turn, for models that need them: advice
+//! instead of action, a question left unanswered, a definition removed by
+//! mistake, a named file left untouched, a rename left half done, a change
+//! never tested.
+//!
+//! Small local models stop too early in recognisable ways
+//! (docs/BENCHMARKS.md, the task set): they tell the user what to run or
+//! change instead of doing it; they say they found the file without naming
+//! it; they replace the function they were asked to add a sibling to; they
+//! change one of the two files a task names and answer; they rename one of
+//! two occurrences; they claim a fix works without running the test the
+//! task named. Each answer is checked for these in that order; the first
+//! that applies goes back to the model once per turn as a `turn.reminder`
+//! (advice and untested changes with a reply that must call a tool), and
+//! the turn ends normally when the model answers again. Only for models
+//! whose info has `verify_answers` (the embedded model by default): a strong
+//! model's "you can run `make`" after its own work is not worth a round.
+//!
+//! What the turn did is read from its calls as they are answered
+//! ([`TurnWork::record`]), so a resumed session, which starts a new turn,
+//! starts from nothing as the live one does.
+
+use crate::Session;
+use cortex_protocol::{
+    EditFormat, GrepArgs, GrepMode, Mode, ToolArgs, ToolCallRequest, ToolName, ToolStatus,
+};
+use std::collections::{BTreeMap, BTreeSet};
+
+mod words;
+
+use words::{
+    NUMBER_WORDS, asks_for_work, call_now, has_fence, mentions_word, normalise, rename_pair,
+    test_command,
+};
+pub(crate) use words::{chosen_tool, files_to_run, named_files, same_file};
+
+/// Lines of remaining occurrences a rename reminder quotes.
+const MAX_LEFT_LINES: usize = 8;
+
+/// The start of every coach reminder that requires the next reply to call
+/// a tool (see [`crate::verify::tool_choice`]).
+pub(crate) const DO_IT_PREFIX: &str = "Do it with the tools:";
+
+/// What the running turn did so far, for the answer checks.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct TurnWork {
+    /// The turn's message.
+    prompt: String,
+    /// The workspace's files as the turn's context listed them.
+    files: Vec<String>,
+    /// Paths written or edited successfully, in order, without repeats.
+    changed: Vec<String>,
+    /// Every `bash` command that ran after the last change.
+    commands_since_change: Vec<String>,
+    /// The last `bash` command, when it failed (an exit code other than 0).
+    last_failed: Option<String>,
+    /// Definitions the turn's changes removed and did not put back, with
+    /// the file they were in (read from the changes' diffs).
+    removed: BTreeMap<String, String>,
+    /// Checks already sent this turn.
+    sent: Vec<Check>,
+    /// The writes refused before they ran (`unwanted_write.rs`), each once.
+    refused_writes: BTreeSet<RefusedWrite>,
+}
+
+/// Why a write was refused before it ran.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+enum RefusedWrite {
+    /// The task asks a question and no change.
+    Question,
+    /// The task says to run this file.
+    ToRun(String),
+    /// The write would drop this definition from this file.
+    Drop(String, String),
+}
+
+/// The checks, in the order they are tried.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Check {
+    Advice,
+    Unanswered,
+    Removed,
+    NamedFiles,
+    RenameLeft,
+    Untested,
+    TestFails,
+}
+
+impl TurnWork {
+    /// A turn that starts with `prompt`.
+    pub(crate) fn new(prompt: &str) -> Self {
+        TurnWork {
+            prompt: prompt.to_owned(),
+            ..TurnWork::default()
+        }
+    }
+
+    /// The turn's message.
+    pub(crate) fn prompt(&self) -> &str {
+        &self.prompt
+    }
+
+    /// Whether the task may ask to remove `word`: it names it and says a
+    /// verb of removal (remove, delete, rename, replace…). Named only as a
+    /// place ("a section after Install"), it is to be kept (run J).
+    pub(crate) fn asks_to_remove(&self, word: &str) -> bool {
+        const VERBS: &[&str] = &[
+            "remove", "delete", "drop", "rename", "replace", "move", "merge", "inline",
+        ];
+        let lower = self.prompt.to_lowercase();
+        mentions_word(&self.prompt, word) && VERBS.iter().any(|v| mentions_word(&lower, v))
+    }
+
+    /// Whether a write that drops `name` from `path` is refused: only the
+    /// first time in the turn (see `unwanted_write.rs`).
+    pub(crate) fn first_drop(&mut self, path: &str, name: &str) -> bool {
+        self.refused_writes
+            .insert(RefusedWrite::Drop(normalise(path), name.to_owned()))
+    }
+
+    /// Whether a write is refused because the task asks a question and no
+    /// change: only the first time in the turn (see `unwanted_write.rs`).
+    pub(crate) fn first_unasked_write(&mut self) -> bool {
+        !asks_for_work(&self.prompt) && self.refused_writes.insert(RefusedWrite::Question)
+    }
+
+    /// Whether a write to `path` is refused because the task says to run
+    /// it: only the first time in the turn.
+    pub(crate) fn first_write_to_run(&mut self, path: &str) -> bool {
+        let path = normalise(path);
+        files_to_run(&self.prompt)
+            .iter()
+            .any(|f| same_file(&path, f))
+            && self.refused_writes.insert(RefusedWrite::ToRun(path))
+    }
+
+    /// The turn's context listed these files.
+    pub(crate) fn set_files(&mut self, listing: &str) {
+        self.files = listing.lines().map(str::to_owned).collect();
+    }
+
+    /// A call of the turn was answered with `status` (and, for a change,
+    /// its `diff`).
+    pub(crate) fn record(
+        &mut self,
+        call: &ToolCallRequest,
+        status: ToolStatus,
+        diff: Option<&str>,
+    ) {
+        let Ok(tool) = call.name.parse::<ToolName>() else {
+            return;
+        };
+        let args: serde_json::Value = serde_json::from_str(&call.arguments).unwrap_or_default();
+        let text = |key: &str| args.get(key).and_then(|v| v.as_str()).map(str::to_owned);
+        match tool {
+            ToolName::WriteFile | ToolName::EditFile if status == ToolStatus::Ok => {
+                if let Some(path) = text("path").map(|p| normalise(&p)) {
+                    let (gone, added) =
+                        cortex_tools::defs::changed_by_diff(&path, diff.unwrap_or_default());
+                    for name in added {
+                        self.removed.remove(&name);
+                    }
+                    for name in gone {
+                        self.removed.insert(name, path.clone());
+                    }
+                    if !self.changed.contains(&path) {
+                        self.changed.push(path);
+                    }
+                    self.commands_since_change.clear();
+                }
+            }
+            ToolName::Bash if status != ToolStatus::Refused => {
+                self.commands_since_change.extend(text("command"));
+                self.last_failed = text("command").filter(|_| status == ToolStatus::Error);
+            }
+            _ => {}
+        }
+    }
+
+    /// The first check that applies to `answer` and was not sent yet, as
+    /// the reminder to send; marks it sent. `left` is what a rename the
+    /// task asked for left behind ([`TurnWork::rename_to_check`]), looked
+    /// up by the caller in the workspace.
+    fn next_reminder(&mut self, answer: &str, left: Option<String>) -> Option<String> {
+        let checks = [
+            (Check::Advice, self.advice(answer)),
+            (Check::Unanswered, self.unanswered(answer)),
+            (Check::Removed, self.removed_by_mistake()),
+            (Check::TestFails, self.test_fails()),
+            (Check::NamedFiles, self.untouched_files()),
+            (Check::RenameLeft, left),
+            (Check::Untested, self.untested()),
+        ];
+        let (check, text) = checks.into_iter().find_map(|(check, text)| {
+            text.filter(|_| !self.sent.contains(&check))
+                .map(|t| (check, t))
+        })?;
+        self.sent.push(check);
+        Some(text)
+    }
+
+    /// Advice instead of action: nothing changed, and the answer hands the
+    /// user a command to run or a change to make.
+    fn advice(&self, answer: &str) -> Option<String> {
+        if !asks_for_work(&self.prompt) {
+            return None;
+        }
+        let lower = answer.to_lowercase();
+        // Describing a call to one of its own tools instead of making it is
+        // advice even after a change ("you can use the `write_file`
+        // function. Here's the updated code: …").
+        if let Some(tool) = [ToolName::WriteFile, ToolName::EditFile]
+            .into_iter()
+            .find(|t| lower.contains("you can use") && lower.contains(t.as_str()))
+        {
+            return Some(format!(
+                "{DO_IT_PREFIX} your answer describes a {tool} call instead of making it. {} \
+                 with the change, then answer with what you did.",
+                call_now(tool)
+            ));
+        }
+        // Steps for the user to follow are advice even after a change
+        // ("1. Open the `stack.py` file in a text editor.", run H).
+        if ["in a text editor", "follow these steps"]
+            .iter()
+            .any(|p| lower.contains(p))
+        {
+            return Some(format!(
+                "{DO_IT_PREFIX} your answer gives the user steps to follow instead of doing \
+                 them. {} to make the change, then answer with what you did.",
+                call_now(ToolName::EditFile)
+            ));
+        }
+        if !self.changed.is_empty() {
+            return None;
+        }
+        let command = has_fence(&lower, &["sh", "bash", "shell", "console", "zsh"])
+            || [
+                "you can run",
+                "run the following",
+                "you should run",
+                "try running",
+                "execute the following",
+            ]
+            .iter()
+            .any(|p| lower.contains(p));
+        let change = [
+            "replace ",
+            "change the ",
+            "you can use write_file",
+            "you can use edit_file",
+            "update the file",
+            "modify the",
+            "add the following",
+            "you should change",
+            "you need to change",
+        ]
+        .iter()
+        .any(|p| lower.contains(p))
+            || has_fence(
+                &lower,
+                &["python", "py", "json", "toml", "yaml", "js", "rust", "diff"],
+            );
+        let (tool, or) = match (change, command) {
+            (true, _) => (ToolName::EditFile, " (write_file for a new file)"),
+            (false, true) => (ToolName::Bash, ""),
+            (false, false) => return None,
+        };
+        Some(format!(
+            "{DO_IT_PREFIX} your answer tells the user to do work in the repository, but you \
+             have the tools to do it yourself and nothing has been changed yet. {}{or} to do \
+             it, then answer with what you did.",
+            call_now(tool)
+        ))
+    }
+
+    /// A question asking for a file or a count, answered without one:
+    /// "I found the file that defines it."
+    fn unanswered(&self, answer: &str) -> Option<String> {
+        let prompt = self.prompt.to_lowercase();
+        let wants_file = [
+            "which file",
+            "what file",
+            "which files",
+            "where is",
+            "where are",
+        ]
+        .iter()
+        .any(|p| prompt.contains(p))
+            || prompt.contains("answer with its path")
+            || prompt.contains("answer with the path");
+        let wants_count = prompt.contains("how many");
+        let names_file =
+            !named_files(answer).is_empty() || answer.split_whitespace().any(|w| w.contains('/'));
+        let has_number = answer.chars().any(|c| c.is_ascii_digit())
+            || NUMBER_WORDS.iter().any(|w| {
+                answer
+                    .to_lowercase()
+                    .split(|c: char| !c.is_alphabetic())
+                    .any(|x| x == *w)
+            });
+        let missing = if wants_file && !names_file {
+            "the file's path"
+        } else if wants_count && !has_number {
+            "the number"
+        } else {
+            return None;
+        };
+        Some(format!(
+            "Your answer does not give {missing} the question asks for. Answer again with it, \
+             stated plainly (take it from what the tools showed you)."
+        ))
+    }
+
+    /// A definition the turn's changes removed, which the task does not
+    /// name (a removal or rename names it).
+    fn removed_by_mistake(&self) -> Option<String> {
+        let (name, path) = self
+            .removed
+            .iter()
+            .find(|(name, _)| !self.asks_to_remove(name))?;
+        Some(format!(
+            "{DO_IT_PREFIX} your change to {path} removed the definition of `{name}`, which the \
+             task does not ask to remove. {} to put `{name}` back in {path}, beside what you \
+             added. Then answer.",
+            call_now(ToolName::EditFile)
+        ))
+    }
+
+    /// The old name of a rename the task asks for, when files changed and
+    /// the check was not sent yet: the caller looks it up in the workspace.
+    pub(crate) fn rename_to_check(&self) -> Option<(String, String)> {
+        if self.changed.is_empty() || self.sent.contains(&Check::RenameLeft) {
+            return None;
+        }
+        rename_pair(&self.prompt)
+    }
+
+    /// A task that names several files, some changed and some not.
+    fn untouched_files(&self) -> Option<String> {
+        if self.changed.is_empty() {
+            return None;
+        }
+        // A test the prompt says to run is named, but not to be changed.
+        let to_run = files_to_run(&self.prompt);
+        let named: Vec<String> = named_files(&self.prompt)
+            .into_iter()
+            .filter(|n| !to_run.iter().any(|r| same_file(r, n)))
+            .collect();
+        if named.len() < 2 {
+            return None;
+        }
+        let untouched: Vec<&String> = named
+            .iter()
+            .filter(|n| !self.changed.iter().any(|c| same_file(c, n)))
+            .filter(|n| {
+                !self
+                    .commands_since_change
+                    .iter()
+                    .any(|c| c.contains(n.as_str()))
+            })
+            .collect();
+        if untouched.is_empty() {
+            return None;
+        }
+        let list: Vec<&str> = untouched.iter().map(|s| s.as_str()).collect();
+        Some(format!(
+            "The task names {} and you have changed {} only. If {} need{} a change too, make it \
+             now (read it first); otherwise answer again.",
+            named.join(", "),
+            self.changed.join(", "),
+            list.join(" and "),
+            if list.len() == 1 { "s" } else { "" },
+        ))
+    }
+
+    /// Files changed, and the test the task or the workspace names failed
+    /// the last time it ran: an answer now gives up on it ("you need to
+    /// ensure that…") or claims what it did not see.
+    fn test_fails(&self) -> Option<String> {
+        let failed = self.last_failed.as_deref()?;
+        if self.changed.is_empty() {
+            return None;
+        }
+        let known = test_command(&self.prompt, &self.files)?;
+        let key = known.rsplit(' ').next().unwrap_or(&known);
+        if !failed.contains(key) {
+            return None;
+        }
+        Some(format!(
+            "{DO_IT_PREFIX} `{failed}` failed the last time you ran it, so the task is not done. \
+             Its output above says why. {} to fix the code so that it passes (not the test, \
+             unless the task asks for that), then run it again.",
+            call_now(ToolName::EditFile)
+        ))
+    }
+
+    /// Files changed, a test command known, and no command run since.
+    fn untested(&self) -> Option<String> {
+        if self.changed.is_empty() || !self.commands_since_change.is_empty() {
+            return None;
+        }
+        let command = test_command(&self.prompt, &self.files)?;
+        Some(format!(
+            "{DO_IT_PREFIX} you changed {} but have not run the tests since. {} to run \
+             `{command}` and check that it passes before you answer.",
+            self.changed.join(", "),
+            call_now(ToolName::Bash)
+        ))
+    }
+}
+
+impl Session {
+    /// The reminder for an answer that ends the turn too early, if any (see
+    /// the module docs); `None` also for models without `verify_answers`
+    /// and outside Agent mode.
+    pub(crate) async fn coach(&mut self, answer: &str) -> Option<String> {
+        if self.mode() != Mode::Agent || !self.model.info().is_some_and(|i| i.verify_answers) {
+            return None;
+        }
+        let left = match self.turn_work.rename_to_check() {
+            Some((old, new)) => self.rename_left(&old, &new).await,
+            None => None,
+        };
+        self.turn_work.next_reminder(answer, left)
+    }
+
+    /// Where `old` still occurs as a word after a rename to `new` (the
+    /// files the task names, else the whole workspace), as the reminder.
+    async fn rename_left(&self, old: &str, new: &str) -> Option<String> {
+        let named = named_files(&self.turn_work.prompt);
+        let places: Vec<Option<String>> = if named.is_empty() {
+            vec![None]
+        } else {
+            named.into_iter().map(Some).collect()
+        };
+        let mut lines = Vec::new();
+        for path in places {
+            let found = self
+                .harness_call(ToolArgs::Grep(GrepArgs {
+                    // `old` is an identifier (see `rename_pair`): no regex syntax.
+                    pattern: format!(r"\b{old}\b"),
+                    path,
+                    glob: None,
+                    mode: Some(GrepMode::Content),
+                    context: None,
+                    ignore_case: None,
+                }))
+                .await
+                .unwrap_or_default();
+            lines.extend(found.lines().filter(|l| l.contains(old)).map(str::to_owned));
+        }
+        if lines.is_empty() {
+            return None;
+        }
+        let total = lines.len();
+        lines.truncate(MAX_LEFT_LINES);
+        let how = match self.edit_format() {
+            EditFormat::String => "edit_file with replace_all: true changes all in a file",
+            EditFormat::Lines => "path:line:text above; edit_file each line",
+        };
+        Some(format!(
+            "{DO_IT_PREFIX} the task renames `{old}` to `{new}`, but `{old}` still occurs \
+             ({total} line{}):\n{}\n{} to change every one of them to `{new}` ({how}), then \
+             answer.",
+            if total == 1 { "" } else { "s" },
+            lines.join("\n"),
+            call_now(ToolName::EditFile)
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,204 @@
+//! What the task's words and the model's answers say, read without a
+//! model: the files a prompt names or says to run, whether it asks for a
+//! change, a rename it asks for, the test command it implies, and how a
+//! reminder names the tool the next reply must call.
+
+use cortex_protocol::ToolName;
+
+/// Files the task says to run, not to change: `run test_x.py`, `python3
+/// x.py`, `test_x.py fails`.
+pub(crate) fn files_to_run(prompt: &str) -> Vec<String> {
+    let words: Vec<&str> = prompt.split_whitespace().collect();
+    let bare = |w: &str| {
+        w.trim_matches(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .to_lowercase()
+    };
+    let mut out = Vec::new();
+    for (i, word) in words.iter().enumerate() {
+        let verb = bare(word);
+        let target = match verb.as_str() {
+            "run" | "execute" => {
+                let next = words.get(i + 1).map(|w| bare(w)).unwrap_or_default();
+                let skip = matches!(next.as_str(), "python3" | "python" | "bash" | "sh");
+                words.get(i + 1 + usize::from(skip))
+            }
+            "python3" | "python" | "bash" | "sh" => words.get(i + 1),
+            "fails" | "failed" | "failing" if i > 0 => words.get(i - 1),
+            _ => None,
+        };
+        out.extend(target.map(|w| named_files(w)).unwrap_or_default());
+    }
+    out.dedup();
+    out
+}
+
+/// How a reminder names the one tool the next reply must call: the words
+/// [`chosen_tool`] reads back from the history.
+pub(super) fn call_now(tool: ToolName) -> String {
+    format!("Call {tool} now")
+}
+
+/// The tool a reminder of [`call_now`] names; `None` for any other text.
+pub(crate) fn chosen_tool(reminder: &str) -> Option<ToolName> {
+    let (_, rest) = reminder.split_once("Call ")?;
+    let (name, tail) = rest.split_once(' ')?;
+    if !tail.starts_with("now") {
+        return None;
+    }
+    name.parse().ok()
+}
+
+/// Number words a count may be given in.
+pub(super) const NUMBER_WORDS: &[&str] = &[
+    "zero", "no", "none", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine",
+    "ten", "eleven", "twelve",
+];
+
+/// Whether `word` occurs in `text` as a whole word.
+pub(super) fn mentions_word(text: &str, word: &str) -> bool {
+    text.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .any(|w| w == word)
+}
+
+/// `rename X to Y` in the prompt (backticks, quotes, `()` and a kind word
+/// such as "function" allowed), as (X, Y).
+pub(super) fn rename_pair(prompt: &str) -> Option<(String, String)> {
+    const KINDS: &[&str] = &[
+        "the", "function", "method", "variable", "class", "constant", "field", "type",
+    ];
+    let clean = |w: &str| -> String {
+        w.trim_matches(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .trim_end_matches("()")
+            .trim_matches(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .to_owned()
+    };
+    let words: Vec<&str> = prompt.split_whitespace().collect();
+    let start = words
+        .iter()
+        .position(|w| w.to_lowercase().trim_matches(|c: char| !c.is_alphabetic()) == "rename")?;
+    let mut rest = words[start + 1..]
+        .iter()
+        .skip_while(|w| KINDS.contains(&w.to_lowercase().as_str()));
+    let old = clean(rest.next()?);
+    if rest.next().map(|w| w.to_lowercase()) != Some("to".to_owned()) {
+        return None;
+    }
+    let new = clean(rest.next()?);
+    let identifier = |s: &str| {
+        !s.is_empty() && s.chars().all(|c| c.is_alphanumeric() || c == '_') && !s.contains('.')
+    };
+    (identifier(&old) && identifier(&new) && old != new).then_some((old, new))
+}
+
+/// Whether the prompt asks for a change rather than an answer: one of the
+/// usual verbs of a coding task appears as a word.
+pub(super) fn asks_for_work(prompt: &str) -> bool {
+    const VERBS: &[&str] = &[
+        "fix",
+        "add",
+        "change",
+        "rename",
+        "create",
+        "write",
+        "remove",
+        "delete",
+        "update",
+        "make",
+        "implement",
+        "bump",
+        "turn",
+        "replace",
+        "move",
+        "refactor",
+        "set",
+    ];
+    // A word written as code (`add()`, `make.py`) names something; it asks
+    // for nothing.
+    prompt
+        .split_whitespace()
+        .filter(|w| {
+            !w.contains(['(', '`', '_'])
+                && !w
+                    .trim_end_matches(['.', ',', '?', '!', ':', ';'])
+                    .contains('.')
+        })
+        .flat_map(|w| w.split(|c: char| !c.is_ascii_alphabetic()))
+        .any(|w| VERBS.contains(&w.to_lowercase().as_str()))
+}
+
+/// A fenced block in one of `langs` (the text is lower-cased).
+pub(super) fn has_fence(lower: &str, langs: &[&str]) -> bool {
+    lower.split("```").skip(1).step_by(2).any(|block| {
+        let lang = block.lines().next().unwrap_or("").trim();
+        langs.contains(&lang)
+    })
+}
+
+/// `./a.py` and `a.py` are one file.
+pub(super) fn normalise(path: &str) -> String {
+    path.trim().trim_start_matches("./").to_owned()
+}
+
+pub(crate) fn same_file(changed: &str, named: &str) -> bool {
+    changed == named || changed.ends_with(&format!("/{named}"))
+}
+
+/// Words of the prompt that look like file names (`name.ext`), in order,
+/// without repeats; trailing punctuation dropped.
+pub(crate) fn named_files(prompt: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for word in
+        prompt.split(|c: char| c.is_whitespace() || matches!(c, ',' | '`' | '\'' | '"' | '(' | ')'))
+    {
+        let word = normalise(word.trim_end_matches(['.', ':', ';', '?', '!']));
+        let Some((stem, ext)) = word.rsplit_once('.') else {
+            continue;
+        };
+        // `e.g` and `i.e` are not files; `main.c` is; `1..n` is a range.
+        let plausible = !stem.is_empty()
+            && !stem.ends_with('.')
+            && (ext.len() >= 2 || stem.len() >= 2)
+            && (1..=5).contains(&ext.len())
+            && ext.chars().all(|c| c.is_ascii_alphanumeric())
+            && ext.chars().any(|c| c.is_ascii_alphabetic())
+            && !word.contains("://");
+        if plausible && !out.contains(&word) {
+            out.push(word);
+        }
+    }
+    out
+}
+
+/// The test command the prompt names, else one the workspace implies.
+pub(super) fn test_command(prompt: &str, files: &[String]) -> Option<String> {
+    let words: Vec<&str> = prompt.split_whitespace().collect();
+    for (i, word) in words.iter().enumerate() {
+        let word = word.trim_matches(|c: char| matches!(c, '`' | '\'' | '"'));
+        let next = words
+            .get(i + 1)
+            .map(|w| w.trim_matches(|c: char| matches!(c, '`' | '\'' | '"' | '.' | ',')));
+        match (word, next) {
+            ("python3" | "python", Some(script)) if script.ends_with(".py") => {
+                return Some(format!("python3 {script}"));
+            }
+            ("cargo" | "npm" | "go" | "make", Some("test")) => return Some(format!("{word} test")),
+            ("pytest", _) => return Some("pytest".to_owned()),
+            _ => {}
+        }
+    }
+    let name = |f: &String| f.rsplit('/').next().unwrap_or(f).to_owned();
+    if let Some(test) = files.iter().find(|f| {
+        let n = name(f);
+        n.ends_with(".py") && (n.starts_with("test_") || n.ends_with("_test.py"))
+    }) {
+        return Some(format!("python3 {test}"));
+    }
+    let has = |n: &str| files.iter().any(|f| f == n);
+    if has("Cargo.toml") {
+        Some("cargo test".to_owned())
+    } else if has("go.mod") {
+        Some("go test ./...".to_owned())
+    } else {
+        None
+    }
+}
