@@ -37,12 +37,7 @@ impl Session {
     /// `verify_answers`, and for a file that does not exist yet (or no guest
     /// to read it with).
     pub(crate) async fn written_file_now(&self, args: &ToolArgs) -> Option<String> {
-        let path = match args {
-            ToolArgs::EditFile(a) => &a.path,
-            ToolArgs::EditLines(a) => &a.path,
-            ToolArgs::WriteFile(a) => &a.path,
-            _ => return None,
-        };
+        let path = args.written_path()?;
         if !self.reads_first() {
             return None;
         }
@@ -53,22 +48,17 @@ impl Session {
     /// it is (`current`, from [`Session::written_file_now`]), or `None` to
     /// let the call run.
     pub(crate) fn unread_write(&mut self, args: &ToolArgs, current: &str) -> Option<Answer> {
-        let (how, path) = match args {
-            ToolArgs::EditFile(a) => (
+        let path = args.written_path()?;
+        let how = match args {
+            ToolArgs::EditFile(_) => {
                 "quote old_string exactly from these lines (without the line numbers and the \
-                 tab after them) and call edit_file again",
-                &a.path,
-            ),
-            ToolArgs::EditLines(a) => (
-                "call edit_file again with start_line and end_line as these lines are \
-                 numbered now",
-                &a.path,
-            ),
-            ToolArgs::WriteFile(a) => (
-                "call write_file again with the whole new content if you still mean to replace it",
-                &a.path,
-            ),
-            _ => return None,
+                 tab after them) and call edit_file again"
+            }
+            ToolArgs::EditLines(_) => {
+                "call edit_file again with start_line and end_line as these lines are numbered \
+                 now"
+            }
+            _ => "call write_file again with the whole new content if you still mean to replace it",
         };
         let tool = args.tool();
         let key = key(path);

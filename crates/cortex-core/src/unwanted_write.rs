@@ -40,12 +40,7 @@ impl Session {
         args: &ToolArgs,
         current: Option<&str>,
     ) -> Option<Answer> {
-        let path = match args {
-            ToolArgs::WriteFile(a) => &a.path,
-            ToolArgs::EditFile(a) => &a.path,
-            ToolArgs::EditLines(a) => &a.path,
-            _ => return None,
-        };
+        let path = args.written_path()?;
         if !self.reads_first() {
             return None;
         }

@@ -320,6 +320,18 @@ impl ToolArgs {
         })
     }
 
+    /// The file a `write_file` or `edit_file` (either shape) changes, as the
+    /// model wrote it; `None` for every other call (a `bash` command may
+    /// write too, but names no one file).
+    pub fn written_path(&self) -> Option<&str> {
+        match self {
+            ToolArgs::WriteFile(a) => Some(&a.path),
+            ToolArgs::EditFile(a) => Some(&a.path),
+            ToolArgs::EditLines(a) => Some(&a.path),
+            _ => None,
+        }
+    }
+
     /// The tool these arguments are for.
     pub fn tool(&self) -> ToolName {
         match self {
@@ -523,6 +535,9 @@ mod tests {
         );
         let parsed = ToolArgs::parse(ToolName::EditFile, raw).expect("parses");
         assert_eq!(parsed.tool(), ToolName::EditFile);
+        assert_eq!(parsed.written_path(), Some("a.py"));
+        let read = ToolArgs::parse(ToolName::ReadFile, r#"{"path":"a.py"}"#).expect("parses");
+        assert_eq!(read.written_path(), None);
         // A bad line-range call is explained with the line-range schema.
         let err = ToolArgs::parse(ToolName::EditFile, r#"{"path":"a.py","start_line":2}"#)
             .expect_err("no end_line");

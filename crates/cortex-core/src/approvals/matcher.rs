@@ -43,16 +43,9 @@ impl Subject {
                 analysis: analyse(&a.command),
                 command: a.command.clone(),
             }),
-            ToolArgs::WriteFile(a) => Some(Subject::Write {
-                path: a.path.clone(),
+            other => other.written_path().map(|path| Subject::Write {
+                path: path.to_owned(),
             }),
-            ToolArgs::EditFile(a) => Some(Subject::Write {
-                path: a.path.clone(),
-            }),
-            ToolArgs::EditLines(a) => Some(Subject::Write {
-                path: a.path.clone(),
-            }),
-            _ => None,
         }
     }
 
