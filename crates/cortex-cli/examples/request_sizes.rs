@@ -55,10 +55,11 @@ fn request(model: &str, round: usize) -> ModelRequest {
     }
     ModelRequest {
         model: model.to_owned(),
-        system: cortex_core::system_prompt(Mode::Agent, "/home/user/work/repo"),
+        system: cortex_core::system_prompt(Mode::Agent),
         messages,
         tools: Mode::Agent.tools().iter().map(|t| t.spec()).collect(),
         tool_choice: Default::default(),
+        quotable: Vec::new(),
     }
 }
 

@@ -35,9 +35,18 @@ impl Session {
         };
         self.turn_work.set_files(&listing);
         let listing = Listing::parse(&listing);
-        let mut text = listing.describe();
+        // The repository is named here, not in the system prompt: the
+        // system prompt and the tool schemas after it are then the same for
+        // every session of a mode, so a local model reuses their evaluated
+        // prefix from one task to the next (docs/BENCHMARKS.md, run L).
+        let mut text = format!(
+            "Repository: {}\n{}",
+            self.repository.display(),
+            listing.describe()
+        );
         let message = self.turn_work.prompt().to_owned();
         let complete = listing.paths.len() == listing.total;
+        self.note_listed(&listing.paths, complete);
         if let Some(files) = self
             .files_in_prompt(&listing.paths, complete, &message)
             .await

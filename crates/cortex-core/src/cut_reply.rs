@@ -7,19 +7,35 @@
 //! answer; so the first such reply of a turn goes back to the model once, with
 //! the bound stated, and a second one ends the turn as cut (`max_tokens`).
 //! A cut reply that did complete calls is not retried: its calls run.
+//!
+//! For models that need the answer checks (`verify_answers`), a reply that
+//! has degenerated — a long run of blank lines, the same passage again and
+//! again — is stopped by the harness as it streams (the provider would go
+//! on to the limit: behind a llama.cpp server, whose tool choice is not
+//! enforced, the 1.5B wrote 2,048 tokens of newlines after a reminder, 150 s
+//! a round; run L) and retried once the same way (`cortex_model::runaway`).
 
 use crate::Session;
-use cortex_model::{Assembled, FinishReason};
+use cortex_model::{Assembled, FinishReason, RUNAWAY};
 
 impl Session {
     /// The reminder for a reply cut before it made a call, unless this turn
     /// already sent it (`retried`, set here when it does).
     pub(crate) fn cut_reply(&self, reply: &Assembled, retried: &mut bool) -> Option<String> {
-        if reply.finish != Some(FinishReason::Length)
+        let ran_away = reply.finish == Some(FinishReason::Other(RUNAWAY.to_owned()));
+        if (reply.finish != Some(FinishReason::Length) && !ran_away)
             || !reply.tool_calls.is_empty()
             || std::mem::replace(retried, true)
         {
             return None;
+        }
+        if ran_away {
+            return Some(
+                "Your last reply was stopped: it had turned into blank lines or the same text \
+                 again and again, so nothing in it ran. Reply again: make one tool call, or give \
+                 a short answer."
+                    .to_owned(),
+            );
         }
         let limit = self
             .model

@@ -88,6 +88,10 @@ impl Session {
             let status = answer.as_ref().map_or(ToolStatus::Stopped, |a| a.status);
             let diff = answer.as_ref().and_then(|a| a.diff.as_deref());
             self.turn_work.record(call, status, diff);
+            if let Some(answer) = answer {
+                self.turn_work
+                    .note_parse(call, answer.status, &answer.output);
+            }
             self.note_seen(call, status).await;
         }
         // Every call is answered: the round is complete, and its message
@@ -335,7 +339,11 @@ impl Session {
                 return Ok(Gated::Answered);
             }
         };
-        let idempotent = tool.is_read_only() || tool == ToolName::EditFile;
+        // Writing the same content again gives the same result, as an edit
+        // does: a third identical one in a row is refused (a small model's
+        // loop; run O).
+        let idempotent =
+            tool.is_read_only() || matches!(tool, ToolName::EditFile | ToolName::WriteFile);
         self.gate_rest(
             turn,
             call,
@@ -564,6 +572,7 @@ impl Session {
         ms: f64,
         slot: &mut Option<Answer>,
     ) -> Result<(), CoreError> {
+        let answer = answer.without_asked_removals(&self.turn_work);
         let event = self.emit_result(turn, call, &answer, ms).await?;
         self.state.apply(&event);
         *slot = Some(answer);

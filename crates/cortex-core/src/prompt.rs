@@ -8,9 +8,11 @@ const COMMON: &str = "You are Cortex Code, a coding agent working in a repositor
 Paths are relative to the repository root. Inspect with tools before answering; never guess file contents. \
 Be brief: state what you found or changed, with file paths.";
 
-/// The system prompt of `mode` for the repository at `repository`: the
-/// same for every turn of a mode, so providers can cache it.
-pub fn system_prompt(mode: Mode, repository: &str) -> String {
+/// The system prompt of `mode`: the same for every turn of a mode in every
+/// session, so providers can cache it and a local model can reuse its
+/// evaluated prefix from one session to the next (the repository is named
+/// in each turn's context instead, `context.rs`).
+pub fn system_prompt(mode: Mode) -> String {
     let mode_rules = match mode {
         Mode::Ask => {
             "Mode: Ask (read-only). You can read and search, not change files or run commands. Answer the question."
@@ -25,7 +27,7 @@ pub fn system_prompt(mode: Mode, repository: &str) -> String {
             "Mode: Agent. You can read, search, edit files and run commands. Make the smallest change that solves the task, then verify it (build or tests) with bash. For multi-step work keep a todo list with todo_write."
         }
     };
-    format!("{COMMON}\n{mode_rules}\nRepository: {repository}")
+    format!("{COMMON}\n{mode_rules}")
 }
 
 /// The model name a request carries: `describe()` is `provider:name`.
@@ -44,7 +46,7 @@ mod tests {
     #[test]
     fn prompts_are_small_and_name_the_mode() {
         for mode in Mode::ALL {
-            let p = system_prompt(mode, "/repo");
+            let p = system_prompt(mode);
             assert!(p.len() < 1024, "{mode}: {} bytes", p.len());
             assert!(p.to_lowercase().contains(mode.as_str()));
         }

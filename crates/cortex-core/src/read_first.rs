@@ -10,21 +10,28 @@
 //! with line numbers, and counts as a read: the next try quotes from text
 //! the model has just been shown.
 //!
-//! What the model saw is a hash of the file's `read_file` output, taken by
-//! the harness after each successful read, write or edit; any change since
-//! (a command, the user, an edit of another session) makes the hashes
-//! differ. Kept for the session's life in memory: a resumed session asks for
-//! one more read per file, never one less.
+//! What the model saw is the file's `read_file` output, taken by the
+//! harness after each successful read, write or edit; any change since (a
+//! command, the user, an edit of another session) makes it differ. Kept for
+//! the session's life in memory: a resumed session asks for one more read
+//! per file, never one less. The same texts are what the `quoted` edit
+//! format lets an `old_string` quote ([`Session::quotable`]).
 
 use crate::Session;
 use crate::answer::Answer;
-use cortex_protocol::{ReadFileArgs, ToolArgs, ToolCallRequest, ToolName, ToolStatus};
+use cortex_model::QuotableFile;
+use cortex_protocol::{EditFormat, ReadFileArgs, ToolArgs, ToolCallRequest, ToolName, ToolStatus};
 use std::collections::HashMap;
-use std::hash::{DefaultHasher, Hash, Hasher};
 
-/// The hash of each file's content as the model last saw it, by path.
+/// What the model has seen of the workspace.
 #[derive(Debug, Default)]
-pub(crate) struct Seen(HashMap<String, u64>);
+pub(crate) struct Seen {
+    /// Each file's `read_file` output as the model last saw it, by path.
+    files: HashMap<String, String>,
+    /// The workspace's files as the turn's context listed them, when the
+    /// listing was complete.
+    listed: Option<Vec<String>>,
+}
 
 impl Session {
     pub(crate) fn reads_first(&self) -> bool {
@@ -62,11 +69,15 @@ impl Session {
         };
         let tool = args.tool();
         let key = key(path);
-        let hash = digest(current);
-        if self.seen.0.get(&key) == Some(&hash) {
+        if self
+            .seen
+            .files
+            .get(&key)
+            .is_some_and(|seen| seen == current)
+        {
             return None;
         }
-        self.seen.0.insert(key, hash);
+        self.seen.files.insert(key, current.to_owned());
         Some(Answer::error(format!(
             "`{path}` has changed since you last read it, or you have not read it in this \
              session, so this {tool} was not made. Its current content:\n{current}\n\
@@ -94,14 +105,49 @@ impl Session {
             .and_then(|v| v.get("path")?.as_str().map(str::to_owned));
         let Some(path) = path else { return };
         if let Some(current) = self.read_whole(&path).await {
-            self.seen.0.insert(key(&path), digest(&current));
+            self.seen.files.insert(key(&path), current);
         }
     }
 
     /// Notes that the model was shown `text`, the `read_file` output of
     /// `path` (the files in the turn's context).
     pub(crate) fn note_shown(&mut self, path: &str, text: &str) {
-        self.seen.0.insert(key(path), digest(text));
+        self.seen.files.insert(key(path), text.to_owned());
+    }
+
+    /// Notes the workspace's files as the turn's context lists them
+    /// (`complete`: all of them).
+    pub(crate) fn note_listed(&mut self, paths: &[String], complete: bool) {
+        self.seen.listed = complete.then(|| paths.iter().map(|p| key(p)).collect());
+    }
+
+    /// The files an edit may name this round ([`ModelRequest::quotable`]):
+    /// with the `quoted` edit format and a complete listing, the listed
+    /// files and those the model has seen since, each with the text it
+    /// saw when it saw it whole; otherwise none (nothing is constrained).
+    ///
+    /// [`ModelRequest::quotable`]: cortex_model::ModelRequest::quotable
+    pub(crate) fn quotable(&self) -> Vec<QuotableFile> {
+        let Some(listed) = &self.seen.listed else {
+            return Vec::new();
+        };
+        if self.edit_format() != EditFormat::Quoted {
+            return Vec::new();
+        }
+        let mut paths: Vec<&String> = listed.iter().chain(self.seen.files.keys()).collect();
+        paths.sort();
+        paths.dedup();
+        paths
+            .into_iter()
+            .map(|path| QuotableFile {
+                path: path.clone(),
+                text: self
+                    .seen
+                    .files
+                    .get(path)
+                    .and_then(|shown| cortex_tools::shown_file(shown)),
+            })
+            .collect()
     }
 
     /// The file's `read_file` output, read by the harness in the guest.
@@ -117,10 +163,4 @@ impl Session {
 
 fn key(path: &str) -> String {
     path.trim().trim_start_matches("./").to_owned()
-}
-
-fn digest(text: &str) -> u64 {
-    let mut hasher = DefaultHasher::new();
-    text.hash(&mut hasher);
-    hasher.finish()
 }

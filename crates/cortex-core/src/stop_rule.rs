@@ -68,7 +68,7 @@ impl StopRuleState {
     }
 
     /// The gate for one call. `idempotent`: the call gives the same result
-    /// when repeated right away (reads, searches, an edit).
+    /// when repeated right away (reads, searches, an edit, a write).
     pub fn check_call(&mut self, name: &str, arguments: &str, idempotent: bool) -> CallCheck {
         let call = (name.to_owned(), arguments.trim().to_owned());
         if self.last_call.as_ref() == Some(&call) {

@@ -200,7 +200,7 @@ impl Session {
         let offered = self.offered_tools();
         ModelRequest {
             model: crate::prompt::request_model_name(self.model.as_ref()),
-            system: system_prompt(self.mode(), &self.repository.display().to_string()),
+            system: system_prompt(self.mode()),
             messages: self.state.messages.clone(),
             tools: offered
                 .iter()
@@ -208,6 +208,7 @@ impl Session {
                 .chain(self.mcp_offered())
                 .collect(),
             tool_choice: crate::verify::tool_choice(&self.state.messages, &offered),
+            quotable: self.quotable(),
         }
     }
 
@@ -271,6 +272,10 @@ impl Session {
         let mut stream = self.model.stream(request.clone());
         let mut assembler = Assembler::default();
         let mut text = String::new();
+        // Small models' replies are watched for runaways (`cut_reply.rs`),
+        // every so many bytes.
+        let guard = self.verifies_answers();
+        let mut checked = 0;
         loop {
             let next = tokio::select! {
                 _ = cancel.cancelled() => None,
@@ -294,6 +299,18 @@ impl Session {
                         self.show_model_event(turn, round, &shown).await?;
                     }
                     assembler.push(&ModelEvent::TextDelta(delta));
+                    if guard && text.len() >= checked + 64 {
+                        checked = text.len();
+                        if cortex_model::runaway(&text) {
+                            // Dropping the stream stops the generation.
+                            drop(stream);
+                            let mut stopped = assembler.finish();
+                            stopped.text.truncate(stopped.text.trim_end().len());
+                            stopped.finish =
+                                Some(FinishReason::Other(cortex_model::RUNAWAY.to_owned()));
+                            return Ok(Streamed::Done(stopped));
+                        }
+                    }
                 }
                 Some(Ok(event)) => {
                     self.show_model_event(turn, round, &event).await?;

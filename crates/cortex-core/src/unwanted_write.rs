@@ -1,7 +1,8 @@
 //! Writes a small model makes that the task did not ask for, refused once
 //! before they run: any write when the task only asks a question, a write
-//! to the test the task says to run, and a write that would drop a
-//! definition the task does not name.
+//! to the test the task says to run, a write that would drop a definition
+//! the task does not name, and one that would leave a JSON, TOML or YAML
+//! file that parses now no longer parsing.
 //!
 //! Asked to add a function beside another, small models write the file
 //! with the new function only (add-a-function failed that way in every run
@@ -58,7 +59,7 @@ impl Session {
             )));
         }
         let shown = current?;
-        let old = unnumbered(shown)?;
+        let old = cortex_tools::shown_file(shown)?;
         let new = match args {
             ToolArgs::WriteFile(a) => a.content.clone(),
             ToolArgs::EditFile(a) if old.contains(&a.old_string) && !a.old_string.is_empty() => {
@@ -71,6 +72,18 @@ impl Session {
             // The tool itself explains an edit that cannot be made.
             _ => return None,
         };
+        // A JSON, TOML or YAML file that parses now and would not (run N,
+        // json-add-key: `package.json` overwritten with a fragment).
+        if let Some((kind, problem)) = cortex_tools::data_problem(path, &new)
+            && cortex_tools::data_problem(path, &old).is_none()
+            && self.turn_work.first_break(path)
+        {
+            return Some(Answer::error(format!(
+                "not made: this {} would leave {path} no longer parsing as {kind} ({problem}). \
+                 Give the whole file, as it is now with your change made. {path} now:\n{shown}",
+                args.tool()
+            )));
+        }
         let gone: Vec<String> = cortex_tools::defs::removed(path, &old, &new)
             .into_iter()
             .filter(|name| !self.turn_work.asks_to_remove(name))
@@ -99,42 +112,21 @@ impl Session {
     }
 }
 
-/// A file's text from its `read_file` output (each line `N\ttext`), or
-/// `None` when the output is not the whole file as it is (a cut line, a
-/// window of a long file, an empty file's note).
-fn unnumbered(shown: &str) -> Option<String> {
-    let mut text = String::with_capacity(shown.len());
-    for line in shown.lines() {
-        let rest = line.trim_start_matches(' ');
-        let digits = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
-        let body = rest
-            .get(digits..)?
-            .strip_prefix('\t')
-            .filter(|_| digits > 0)?;
-        if body.ends_with("[line cut]") || body.contains("… [line cut:") {
-            return None;
+impl Answer {
+    /// This result without the tool's note that the change removed
+    /// definitions (`cortex_tools::defs::REMOVED_NOTE`) when the task asks
+    /// to remove or rename each of them: the note says "put it back", and
+    /// the 1.5B undid the rename it was asked for (run M,
+    /// rename-across-files).
+    pub(crate) fn without_asked_removals(mut self, work: &crate::coach::TurnWork) -> Answer {
+        let asked = |line: &str| {
+            let names = cortex_tools::defs::noted_removals(line);
+            !names.is_empty() && names.iter().all(|n| work.asks_to_remove(n))
+        };
+        if self.output.lines().any(asked) {
+            let kept: Vec<&str> = self.output.lines().filter(|l| !asked(l)).collect();
+            self.output = kept.join("\n");
         }
-        text.push_str(body);
-        text.push('\n');
-    }
-    Some(text)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn only_a_whole_numbered_file_is_read_back() {
-        assert_eq!(
-            unnumbered("     1\tdef add(a, b):\n     2\t    return a + b\n").as_deref(),
-            Some("def add(a, b):\n    return a + b\n")
-        );
-        assert_eq!(unnumbered("     1\tx\n(showing lines 1-1 of 9)\n"), None);
-        assert_eq!(unnumbered("`a.py` is empty (0 lines)."), None);
-        assert_eq!(
-            unnumbered("     1\tx… [line cut: 3000 chars, first 2000 shown]\n"),
-            None
-        );
+        self
     }
 }

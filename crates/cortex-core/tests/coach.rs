@@ -85,7 +85,8 @@ const FIX: &str = "python3 test_calc.py fails. Fix the bug in calc.py.";
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn advice_goes_back_and_the_next_reply_must_act() {
     let script = json!({"responses": [
-        text("Replace the minus with a plus:\n```python\nreturn a + b\n```"),
+        // In words: code to paste would be met with a forced write_file.
+        text("Replace the minus with a plus in calc.py: `return a + b`."),
         read("calc.py"),
         edit("calc.py", "a - b", "a + b"),
         bash("python3 test_calc.py"),
@@ -255,7 +256,7 @@ async fn a_rename_left_half_done_lists_what_remains_from_the_workspace() {
     assert_eq!(ran.reminders.len(), 1, "{:?}", ran.reminders);
     let reminder = &ran.reminders[0];
     assert!(
-        reminder.contains("`old_name` still occurs (1 line)")
+        reminder.contains("renames `old_name` to `double`, but the old name still occurs (1 line)")
             && reminder.contains("main.py:1:from util import old_name"),
         "{reminder}"
     );
@@ -418,4 +419,50 @@ async fn a_guess_at_what_a_file_prints_is_checked_by_running_it() {
     );
     assert_eq!(ran.choices[1], ToolChoice::Tool(ToolName::Bash));
     assert!(ran.results[0].1.starts_with("55\n"), "{:?}", ran.results);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_write_that_would_break_a_data_file_is_refused_once_then_a_broken_file_is_met() {
+    let package = "{\n  \"name\": \"web\",\n  \"scripts\": {\n    \"build\": \"tsc\"\n  }\n}\n";
+    let files = [("package.json", package)];
+    let prompt = "Add a test script \"jest\" to package.json.";
+    let fragment = "  \"scripts\": {\n    \"test\": \"jest\"\n  }\n";
+    let write = |content: &str| {
+        json!({"tool_calls": [{"name": "write_file", "arguments":
+            {"path": "package.json", "content": content}}]})
+    };
+    let fixed = "{\n  \"name\": \"web\",\n  \"scripts\": {\n    \"build\": \"tsc\",\n    \"test\": \"jest\"\n  }\n}\n";
+    let script = json!({"responses": [
+        read("package.json"),
+        // Refused once before it runs; made when repeated, and it breaks the file.
+        write(fragment),
+        write(fragment),
+        text("Here is the file:\n```json\n{}\n```"),
+        write(fixed),
+        text("Added the test script."),
+    ]});
+    let ran = run(true, &files, prompt, script).await;
+    assert_eq!(ran.outcome, TurnOutcome::Completed { rounds: 6 });
+    assert_eq!(ran.results[1].0, "error", "{:?}", ran.results);
+    assert!(
+        ran.results[1].1.starts_with(
+            "not made: this write_file would leave package.json no longer parsing as JSON"
+        ) && ran.results[1].1.contains("     2\t  \"name\": \"web\","),
+        "{:?}",
+        ran.results
+    );
+    assert!(
+        ran.results[2].1.contains("this change broke the file"),
+        "{:?}",
+        ran.results
+    );
+    // The answer with the broken file left goes back, the next reply must write it whole.
+    assert_eq!(ran.reminders.len(), 1, "{:?}", ran.reminders);
+    assert!(
+        ran.reminders[0].contains("package.json no longer parses"),
+        "{:?}",
+        ran.reminders
+    );
+    assert_eq!(ran.choices[4], ToolChoice::Tool(ToolName::WriteFile));
+    assert_eq!(file(&ran, "package.json"), fixed);
 }

@@ -85,7 +85,8 @@ async fn a_small_workspace_is_shown_whole_and_an_edit_runs_without_a_read() {
         ran.outcome
     );
     assert!(
-        ran.context.starts_with("Files in the repository (2):"),
+        ran.context.starts_with("Repository: ")
+            && ran.context.contains("\nFiles in the repository (2):"),
         "{}",
         ran.context
     );
@@ -169,5 +170,7 @@ async fn a_model_without_the_budget_gets_names_only() {
         json!({"responses": [{"text": "Done."}]}),
     )
     .await;
-    assert_eq!(ran.context, "Files in the repository (1):\ncalc.py");
+    let (repository, files) = ran.context.split_once('\n').expect("two parts");
+    assert!(repository.starts_with("Repository: /"), "{repository}");
+    assert_eq!(files, "Files in the repository (1):\ncalc.py");
 }

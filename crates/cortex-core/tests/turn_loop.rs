@@ -54,10 +54,16 @@ async fn multi_round_edit_makes_the_failing_test_pass() {
     let requests = h.model.requests();
     assert_eq!(requests.len(), 5);
     // The files listed in the guest come with the task, before it.
+    // The repository is named there too, not in the system prompt, which
+    // is the same for every session of the mode.
     assert_eq!(
         requests[0].messages[0].content,
-        "Files in the repository (2):\ncalc.py\ntest_calc.py\n\nmake the test pass"
+        format!(
+            "Repository: {}\nFiles in the repository (2):\ncalc.py\ntest_calc.py\n\nmake the test pass",
+            h.repo.path().display()
+        )
     );
+    assert_eq!(requests[0].system, cortex_core::system_prompt(Mode::Agent));
     let last = &requests[4].messages;
     assert_eq!(last.iter().filter(|m| m.role == Role::Tool).count(), 4);
     // The edit's diff is on the timeline.
@@ -519,4 +525,36 @@ async fn a_reply_cut_at_the_output_limit_is_retried_once_with_the_limit_said() {
         events.last(),
         Some(EventKind::TurnCompleted { finish: None, .. })
     ));
+}
+
+/// A small model loops on one `write_file` (run O, fix-missing-import: the
+/// same file twelve times until the task's time bound). Writing the same
+/// content again cannot change its result, as for a read or an edit.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_third_identical_write_in_a_row_is_refused_and_the_turn_goes_on() {
+    let write = json!({"tool_calls": [{"name": "write_file", "arguments":
+        {"path": "notes.txt", "content": "remember the milk\n"}}]});
+    let script = json!({"responses": [write.clone(), write.clone(), write, {"text": "Written."}]});
+    let mut h = harness(&[], Mode::Agent, script).await;
+    let outcome = h
+        .session
+        .run_turn("write notes.txt", CancellationToken::new())
+        .await
+        .expect("turn");
+    assert_eq!(outcome, TurnOutcome::Completed { rounds: 4 });
+    let results = h.results().await;
+    let statuses: Vec<_> = results.iter().map(|(n, s, _)| (n.as_str(), *s)).collect();
+    assert_eq!(
+        statuses,
+        [
+            ("write_file", ToolStatus::Ok),
+            ("write_file", ToolStatus::Ok),
+            ("write_file", ToolStatus::Refused),
+        ]
+    );
+    assert!(
+        results[2].2.contains("same write_file call"),
+        "{:?}",
+        results[2]
+    );
 }

@@ -7,9 +7,17 @@
 //! arrays, nested objects, nullable types). Anything the translation does not
 //! understand becomes a generic JSON value, so a complex schema loosens the
 //! constraint instead of failing.
+//!
+//! With the request's quotable files (the `quoted` edit format), an
+//! `edit_file` call names one of those paths, and its `old_string` is whole
+//! consecutive lines of that file's text as the model was shown it: a small
+//! model quotes from memory (`debug: true` for `"debug": true`, a single
+//! letter, a line of another language), and the grammar makes the quote
+//! the file's own text (docs/BENCHMARKS.md, edit formats).
 
 use crate::parse::CallForm;
-use cortex_protocol::ToolSpec;
+use cortex_model::QuotableFile;
+use cortex_protocol::{ToolName, ToolSpec};
 use serde_json::Value;
 use std::fmt::Write as _;
 
@@ -30,12 +38,17 @@ array ::= "[" ws ( value ( ws "," ws value )* )? ws "]"
 /// Nesting deeper than this becomes a generic value.
 const MAX_DEPTH: usize = 6;
 
-/// The grammar for one call in `form` to one of `tools`. Root rule: `root`.
-pub fn tool_call_grammar(tools: &[ToolSpec], form: CallForm) -> String {
+/// The grammar for one call in `form` to one of `tools`, an `edit_file`
+/// held to `quotable` when there are any. Root rule: `root`.
+pub fn tool_call_grammar(tools: &[ToolSpec], form: CallForm, quotable: &[QuotableFile]) -> String {
     let mut b = Builder::default();
     let mut alternatives = Vec::with_capacity(tools.len());
     for (i, tool) in tools.iter().enumerate() {
-        let args = b.schema(&tool.parameters, &format!("args{i}"), 0);
+        let hint = format!("args{i}");
+        let args = match quoted_edit(tool, quotable) {
+            Some(props) => b.quoted_edit(props, &tool.parameters, quotable, &hint),
+            None => b.schema(&tool.parameters, &hint, 0),
+        };
         let rule = format!("call{i}");
         b.rules.push((
             rule.clone(),
@@ -151,9 +164,9 @@ impl Builder {
                 _ => "array".to_owned(),
             },
             "object" => match obj.get("properties") {
-                Some(Value::Object(props)) => self.object(obj, props, hint, depth),
+                Some(Value::Object(props)) => self.object(obj, props, None, hint, depth),
                 _ if obj.get("additionalProperties") == Some(&Value::Bool(false)) => {
-                    self.object(obj, &serde_json::Map::new(), hint, depth)
+                    self.object(obj, &serde_json::Map::new(), None, hint, depth)
                 }
                 _ => "object".to_owned(),
             },
@@ -161,11 +174,97 @@ impl Builder {
         }
     }
 
-    /// Required properties first (in schema order), then optional ones.
+    /// `edit_file`'s arguments with `path` first, one of `files`, then
+    /// `old_string` as whole lines of that file's text (any string for a
+    /// file without one), then the schema's other properties as
+    /// [`Builder::object`] orders them.
+    fn quoted_edit(
+        &mut self,
+        props: &serde_json::Map<String, Value>,
+        schema: &Value,
+        files: &[QuotableFile],
+        hint: &str,
+    ) -> String {
+        let mut alts = Vec::with_capacity(files.len());
+        for (f, file) in files.iter().enumerate() {
+            let rule = format!("{hint}-f{f}");
+            let quote = file
+                .text
+                .as_deref()
+                .and_then(|text| self.lines(text, &rule))
+                .map_or_else(|| "string".to_owned(), |q| format!(r#""\"" {q} "\"""#));
+            self.rules.push((
+                rule.clone(),
+                format!(
+                    r#"{} ws "," ws "\"old_string\"" ws ":" ws {quote}"#,
+                    literal(&Value::String(file.path.clone()).to_string())
+                ),
+            ));
+            alts.push(rule);
+        }
+        let lead = format!(r#""\"path\"" ws ":" ws ({})"#, alts.join(" | "));
+        let rest: serde_json::Map<String, Value> = props
+            .iter()
+            .filter(|(name, _)| !matches!(name.as_str(), "path" | "old_string"))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        let obj = schema.as_object().cloned().unwrap_or_default();
+        self.object(&obj, &rest, Some(lead), hint, 0)
+    }
+
+    /// A rule matching one or more whole consecutive lines of `text` as the
+    /// inside of a JSON string (a line break between lines, one after the
+    /// last allowed), starting at a line with more than blanks, with or
+    /// without its indentation; `None` when there is no such line.
+    fn lines(&mut self, text: &str, hint: &str) -> Option<String> {
+        let lines: Vec<&str> = text.lines().collect();
+        let mut starts = Vec::new();
+        for (n, line) in lines.iter().enumerate() {
+            let json = Value::String((*line).to_owned()).to_string();
+            let inner = &json[1..json.len() - 1];
+            let here = if inner.is_empty() {
+                String::new()
+            } else {
+                format!("{} ", literal(inner))
+            };
+            let next = if n + 1 < lines.len() {
+                format!(r#"( "\\n" {hint}-l{}? )?"#, n + 1)
+            } else {
+                r#""\\n"?"#.to_owned()
+            };
+            self.rules
+                .push((format!("{hint}-l{n}"), format!("{here}{next}")));
+            if line.trim().is_empty() {
+                continue;
+            }
+            starts.push(format!("{hint}-l{n}"));
+            // A quote may leave out the line's indentation: the edit then
+            // keeps it, and the model need not count spaces.
+            let content = line.trim_start();
+            if content.len() < line.len() {
+                let json = Value::String(content.to_owned()).to_string();
+                let inner = &json[1..json.len() - 1];
+                let rule = format!("{hint}-t{n}");
+                self.rules
+                    .push((rule.clone(), format!("{} {next}", literal(inner))));
+                starts.push(rule);
+            }
+        }
+        if starts.is_empty() {
+            return None;
+        }
+        let rule = format!("{hint}-quote");
+        self.rules.push((rule.clone(), starts.join(" | ")));
+        Some(rule)
+    }
+
+    /// Required properties first (in schema order), then optional ones;
+    /// `lead`, when given, before them all.
     fn object(
         &mut self,
         obj: &serde_json::Map<String, Value>,
         props: &serde_json::Map<String, Value>,
+        lead: Option<String>,
         hint: &str,
         depth: usize,
     ) -> String {
@@ -174,7 +273,7 @@ impl Builder {
             .and_then(Value::as_array)
             .map(|r| r.iter().filter_map(Value::as_str).collect())
             .unwrap_or_default();
-        let mut req = Vec::new();
+        let mut req: Vec<String> = lead.into_iter().collect();
         let mut opt = Vec::new();
         for (i, (name, schema)) in props.iter().enumerate() {
             let value = self.schema(schema, &format!("{hint}-p{i}"), depth + 1);
@@ -216,6 +315,19 @@ impl Builder {
     }
 }
 
+/// The properties of `tool` when it is the `string` shape of `edit_file`
+/// and there are files to hold it to.
+fn quoted_edit<'t>(
+    tool: &'t ToolSpec,
+    quotable: &[QuotableFile],
+) -> Option<&'t serde_json::Map<String, Value>> {
+    if quotable.is_empty() || tool.name != ToolName::EditFile.as_str() {
+        return None;
+    }
+    let props = tool.parameters.get("properties")?.as_object()?;
+    (props.contains_key("path") && props.contains_key("old_string")).then_some(props)
+}
+
 /// A GBNF string literal matching `text` exactly.
 fn literal(text: &str) -> String {
     let mut s = String::with_capacity(text.len() + 2);
@@ -237,7 +349,7 @@ fn literal(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use cortex_protocol::{Mode, ToolName};
+    use cortex_protocol::Mode;
 
     fn catalog(tools: &[ToolName]) -> Vec<ToolSpec> {
         tools.iter().map(|t| t.spec()).collect()
@@ -245,7 +357,7 @@ mod tests {
 
     #[test]
     fn names_only_offered_tools() {
-        let g = tool_call_grammar(&catalog(Mode::Ask.tools()), CallForm::Bare);
+        let g = tool_call_grammar(&catalog(Mode::Ask.tools()), CallForm::Bare, &[]);
         for t in Mode::Ask.tools() {
             assert!(g.contains(&format!(r#""\"{}\"""#, t.as_str())), "{t}: {g}");
         }
@@ -256,7 +368,7 @@ mod tests {
 
     #[test]
     fn whole_catalog_translates_without_fallbacks_at_top_level() {
-        let g = tool_call_grammar(&catalog(&ToolName::ALL), CallForm::Tagged);
+        let g = tool_call_grammar(&catalog(&ToolName::ALL), CallForm::Tagged, &[]);
         assert!(g.starts_with(r#"root ::= lead "<tool_call>" ws call ws "</tool_call>""#));
         for (i, t) in ToolName::ALL.iter().enumerate() {
             assert!(g.contains(&format!("call{i} ::= ")), "{t}");
@@ -305,7 +417,7 @@ mod tests {
 
     #[test]
     fn read_file_arguments_are_typed() {
-        let g = tool_call_grammar(&[ToolName::ReadFile.spec()], CallForm::Bare);
+        let g = tool_call_grammar(&[ToolName::ReadFile.spec()], CallForm::Bare, &[]);
         assert!(
             g.contains(
                 r#"args0 ::= "{" ws "\"path\"" ws ":" ws string ( ws "," ws "\"offset\"" ws ":" ws (integer | null) )? ( ws "," ws "\"limit\"" ws ":" ws (integer | null) )? ws "}""#
@@ -316,12 +428,12 @@ mod tests {
 
     #[test]
     fn enums_arrays_and_optional_only_objects() {
-        let g = tool_call_grammar(&[ToolName::Grep.spec()], CallForm::Fenced);
+        let g = tool_call_grammar(&[ToolName::Grep.spec()], CallForm::Fenced, &[]);
         assert!(
             g.contains(r#"("\"files\"" | "\"content\"" | "\"count\"""#),
             "{g}"
         );
-        let g = tool_call_grammar(&[ToolName::TodoWrite.spec()], CallForm::Bare);
+        let g = tool_call_grammar(&[ToolName::TodoWrite.spec()], CallForm::Bare, &[]);
         assert!(g.contains(r#"args0-p0-array ::= "[" ws ( "#), "{g}");
         assert!(
             g.contains(r#""\"pending\"" | "\"in_progress\"" | "\"completed\"""#),
@@ -334,11 +446,77 @@ mod tests {
             description: String::new(),
             parameters: schema,
         };
-        let g = tool_call_grammar(&[spec], CallForm::Bare);
+        let g = tool_call_grammar(&[spec], CallForm::Bare, &[]);
         assert!(
             g.contains(r#"args0 ::= "{" ws ( "\"a\"" ws ":" ws string ( ws "," ws "\"b\"" ws ":" ws boolean )? | "\"b\"" ws ":" ws boolean )? ws "}""#),
             "{g}"
         );
+    }
+
+    #[test]
+    fn a_quoted_edit_names_known_paths_and_quotes_whole_lines() {
+        let files = [
+            QuotableFile {
+                path: "cfg.json".into(),
+                text: Some("{\n  \"debug\": true\n\n}\n".into()),
+            },
+            QuotableFile {
+                path: "big.log".into(),
+                text: None,
+            },
+        ];
+        let g = tool_call_grammar(
+            &[ToolName::ReadFile.spec(), ToolName::EditFile.spec()],
+            CallForm::Tagged,
+            &files,
+        );
+        // Path first, one of the files; then old_string, then the rest.
+        assert!(
+            g.contains(r#"args1 ::= "{" ws "\"path\"" ws ":" ws (args1-f0 | args1-f1) ws "," ws "\"new_string\"" ws ":" ws string ( ws "," ws "\"replace_all\"""#),
+            "{g}"
+        );
+        assert!(
+            g.contains(r#"args1-f0 ::= "\"cfg.json\"" ws "," ws "\"old_string\"" ws ":" ws "\"" args1-f0-quote "\"""#),
+            "{g}"
+        );
+        // A file without its text: any old_string.
+        assert!(
+            g.contains(r#"args1-f1 ::= "\"big.log\"" ws "," ws "\"old_string\"" ws ":" ws string"#),
+            "{g}"
+        );
+        // Each line JSON-escaped, followed by the next; the blank line is
+        // no place to start, the last line may end with a line break.
+        assert!(
+            g.contains(r#"args1-f0-l1 ::= "  \\\"debug\\\": true" ( "\\n" args1-f0-l2? )?"#),
+            "{g}"
+        );
+        assert!(
+            g.contains(r#"args1-f0-l2 ::= ( "\\n" args1-f0-l3? )?"#),
+            "{g}"
+        );
+        assert!(g.contains(r#"args1-f0-l3 ::= "}" "\\n"?"#), "{g}");
+        assert!(
+            g.contains(
+                "args1-f0-quote ::= args1-f0-l0 | args1-f0-l1 | args1-f0-t1 | args1-f0-l3\n"
+            ),
+            "{g}"
+        );
+        // Without its indentation, a quote goes on as the whole line does.
+        assert!(
+            g.contains(r#"args1-f0-t1 ::= "\\\"debug\\\": true" ( "\\n" args1-f0-l2? )?"#),
+            "{g}"
+        );
+        // read_file is untouched; without files, edit_file is the schema's.
+        assert!(
+            g.contains(r#"args0 ::= "{" ws "\"path\"" ws ":" ws string"#),
+            "{g}"
+        );
+        let plain = tool_call_grammar(&[ToolName::EditFile.spec()], CallForm::Tagged, &[]);
+        assert!(!plain.contains("-quote"), "{plain}");
+        // The lines format has no old_string to hold.
+        let lines = ToolName::EditFile.spec_in(cortex_protocol::EditFormat::Lines);
+        let g = tool_call_grammar(&[lines], CallForm::Tagged, &files);
+        assert!(!g.contains("-quote") && g.contains("start_line"), "{g}");
     }
 
     #[test]

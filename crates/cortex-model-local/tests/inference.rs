@@ -122,6 +122,7 @@ fn request(system: &str, messages: Vec<Message>, tools: &[ToolName]) -> ModelReq
         messages,
         tools: tools.iter().map(|t| t.spec()).collect(),
         tool_choice: Default::default(),
+        quotable: Vec::new(),
     }
 }
 
@@ -436,4 +437,54 @@ async fn describe_and_errors() {
         missing.to_string().contains("fetch-default-model"),
         "{missing}"
     );
+}
+
+/// The `quoted` edit format: with the files' texts in the request, a forced
+/// `edit_file` names one of them and quotes whole lines of it, whatever the
+/// model would have written from memory (an unindented `"debug": true`
+/// without its comma, say).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_quoted_edit_names_a_known_file_and_quotes_whole_lines_of_it() {
+    let _serial = SERIAL.lock().await;
+    let p = tool_model();
+    let config = "{\n  \"name\": \"demo\",\n  \"debug\": true,\n  \"port\": 8080\n}\n";
+    let mut req = request(
+        AGENT_SYSTEM,
+        vec![Message::user(
+            "In config.json, change debug from true to false with edit_file.",
+        )],
+        &[ToolName::ReadFile, ToolName::EditFile],
+    );
+    req.tool_choice = cortex_model::ToolChoice::Tool(ToolName::EditFile);
+    req.quotable = vec![
+        cortex_model::QuotableFile {
+            path: "config.json".into(),
+            text: Some(config.into()),
+        },
+        cortex_model::QuotableFile {
+            path: "notes.txt".into(),
+            text: None,
+        },
+    ];
+    let r = run(p, req).await;
+    eprintln!("{r:?}");
+    let (_, name, args) = r.calls.first().cloned().expect("a forced call");
+    assert_eq!(name, "edit_file");
+    let Ok(ToolArgs::EditFile(edit)) = ToolArgs::parse(ToolName::EditFile, &args) else {
+        panic!("not an edit_file in the string shape: {args}")
+    };
+    assert!(
+        ["config.json", "notes.txt"].contains(&edit.path.as_str()),
+        "{edit:?}"
+    );
+    if edit.path == "config.json" {
+        let lines: Vec<&str> = config.lines().collect();
+        let whole = (0..lines.len()).any(|a| {
+            (a..lines.len()).any(|b| {
+                let run = lines[a..=b].join("\n");
+                edit.old_string == run || edit.old_string == format!("{run}\n")
+            })
+        });
+        assert!(whole, "old_string is whole lines of config.json: {edit:?}");
+    }
 }

@@ -19,6 +19,7 @@ pub mod meter;
 pub mod openai;
 pub mod recover;
 mod retry;
+mod runaway;
 pub mod scripted;
 pub mod text_calls;
 mod timeouts;
@@ -28,6 +29,7 @@ pub use assemble::{Assembled, Assembler, MAX_KEPT_ARGUMENT_BYTES, MAX_TEXT_BYTES
 pub use error::ModelError;
 pub use metadata::{ModelInfo, ModelOverride, Prices, TokenCounts};
 pub use retry::RetryPolicy;
+pub use runaway::{RUNAWAY, runaway};
 pub use timeouts::Timeouts;
 
 use cortex_protocol::{Message, ProviderItem, ToolName, ToolSpec};
@@ -57,6 +59,26 @@ pub struct ModelRequest {
     pub tools: Vec<ToolSpec>,
     /// Whether the reply must call a tool.
     pub tool_choice: ToolChoice,
+    /// The files an `edit_file` call may name, each with its text when the
+    /// model was shown it whole (the `quoted` edit format; empty otherwise,
+    /// and then nothing is constrained). A provider that can constrain
+    /// generation (the embedded model's grammar) allows an `edit_file` only
+    /// on these paths and, for a file with its text, only an `old_string`
+    /// made of whole consecutive lines of that text; the others ignore it.
+    /// A file that has changed since is the harness's to catch (read before
+    /// write).
+    pub quotable: Vec<QuotableFile>,
+}
+
+/// A file an edit may name, and the text it may quote
+/// ([`ModelRequest::quotable`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QuotableFile {
+    /// The path as the model names it (relative to the workspace).
+    pub path: String,
+    /// The file's text as the model was shown it, without line numbers;
+    /// `None` when the model has not seen it whole (any `old_string` then).
+    pub text: Option<String>,
 }
 
 /// Whether the reply must call a tool (ignored when no tools are offered).

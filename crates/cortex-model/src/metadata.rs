@@ -74,7 +74,7 @@ pub struct ModelOverride {
     pub verify_answers: Option<bool>,
     /// Replaces [`ModelInfo::files_in_prompt`].
     pub files_in_prompt: Option<u32>,
-    /// Replaces [`ModelInfo::edit_format`] (`"string"` or `"lines"`).
+    /// Replaces [`ModelInfo::edit_format`] (`"string"`, `"lines"` or `"quoted"`).
     pub edit_format: Option<EditFormat>,
     /// Read tool calls the model writes as text in its answer
     /// ([`crate::recover::RecoverTextCalls`]). Unset: on for an

@@ -166,6 +166,7 @@ mod tests {
             messages: vec![],
             tools: vec![],
             tool_choice: Default::default(),
+            quotable: Vec::new(),
         };
         let events: Vec<_> = metered.stream(request.clone()).collect().await;
         let mut usage = TokenCounts::default();

@@ -243,6 +243,7 @@ mod tests {
                 })
                 .collect(),
             tool_choice: ToolChoice::Auto,
+            quotable: Vec::new(),
         }
     }
 

@@ -54,6 +54,7 @@ fn request() -> ModelRequest {
             },
         ],
         tool_choice: Default::default(),
+        quotable: Vec::new(),
     }
 }
 

@@ -47,6 +47,7 @@ fn request() -> ModelRequest {
         messages: vec![Message::user("hi")],
         tools: vec![],
         tool_choice: Default::default(),
+        quotable: Vec::new(),
     }
 }
 
@@ -452,6 +453,7 @@ async fn request_body_and_headers() {
             parameters: json!({"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}),
         }],
         tool_choice: Default::default(),
+        quotable: Vec::new(),
     };
     let items: Vec<Item> = provider(&server.base_url(), Some("sk-test-123"))
         .stream(request)

@@ -45,6 +45,7 @@ fn request() -> ModelRequest {
             parameters: json!({"type": "object"}),
         }],
         tool_choice: Default::default(),
+        quotable: Vec::new(),
     }
 }
 

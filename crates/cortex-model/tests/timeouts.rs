@@ -37,6 +37,7 @@ fn request() -> ModelRequest {
         messages: vec![Message::user("hi")],
         tools: vec![],
         tool_choice: Default::default(),
+        quotable: Vec::new(),
     }
 }
 

@@ -93,6 +93,11 @@ pub enum EditFormat {
     /// `start_line` / `end_line` / `new_text` ([`EditLinesArgs`]): small
     /// models quote text from memory, but copy line numbers they were shown.
     Lines,
+    /// [`EditFileArgs`] with `old_string` held to whole lines of a file the
+    /// model was shown: the request carries those files, and a provider
+    /// that constrains generation (the embedded model's grammar) lets the
+    /// model write only such lines; others see the `string` format.
+    Quoted,
 }
 
 impl EditFormat {
@@ -101,6 +106,7 @@ impl EditFormat {
         match self {
             EditFormat::String => "string",
             EditFormat::Lines => "lines",
+            EditFormat::Quoted => "quoted",
         }
     }
 }
@@ -108,7 +114,7 @@ impl EditFormat {
 impl std::str::FromStr for EditFormat {
     type Err = UnknownEditFormat;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        [EditFormat::String, EditFormat::Lines]
+        [EditFormat::String, EditFormat::Lines, EditFormat::Quoted]
             .into_iter()
             .find(|f| f.as_str().eq_ignore_ascii_case(s))
             .ok_or_else(|| UnknownEditFormat(s.to_owned()))
@@ -117,7 +123,7 @@ impl std::str::FromStr for EditFormat {
 
 /// A name that is not an [`EditFormat`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown edit format `{0}` (expected string or lines)")]
+#[error("unknown edit format `{0}` (expected string, lines or quoted)")]
 pub struct UnknownEditFormat(pub String);
 
 /// Find files of the workspace by name pattern.
@@ -369,6 +375,18 @@ fn edit_lines_spec() -> ToolSpec {
     SPEC.clone()
 }
 
+/// `edit_file` with whole lines as `old_string` ([`EditFormat::Quoted`]).
+fn edit_quoted_spec() -> ToolSpec {
+    static SPEC: std::sync::LazyLock<ToolSpec> = std::sync::LazyLock::new(|| {
+        ToolSpec {
+        name: ToolName::EditFile.as_str().to_owned(),
+        description: "Replace whole lines of a file you have read. old_string: one or more complete, consecutive lines copied exactly from the file (with their indentation); new_string: the lines that take their place.".to_owned(),
+        parameters: schema_of::<EditFileArgs>(),
+    }
+    });
+    SPEC.clone()
+}
+
 fn schema_of<T: JsonSchema>() -> serde_json::Value {
     let generator = schemars::generate::SchemaSettings::draft07()
         .with(|s| s.inline_subschemas = true)
@@ -402,6 +420,7 @@ impl ToolName {
     pub fn spec_in(self, format: EditFormat) -> ToolSpec {
         match (self, format) {
             (ToolName::EditFile, EditFormat::Lines) => edit_lines_spec(),
+            (ToolName::EditFile, EditFormat::Quoted) => edit_quoted_spec(),
             _ => self.spec(),
         }
     }

@@ -15,8 +15,9 @@
 //! Definitions are found per line by a small scanner per language (Python,
 //! Rust, JavaScript/TypeScript, Go), not a parser: a name is what follows
 //! `def`, `class`, `fn`, `function`, `struct`, `func`… at the start of a
-//! line; in Markdown, a heading names its section. Other languages have
-//! none, so nothing is said for them.
+//! line; in Markdown, a heading names its section; in a JSON or TOML file
+//! that parses before and after, a top-level key is one. Other languages
+//! have none, so nothing is said for them.
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -171,12 +172,33 @@ fn split_hit(line: &str) -> Option<(&str, &str)> {
 /// Names defined in `old` and not in `new`, sorted; empty for a language
 /// without a scanner.
 pub fn removed(path: &str, old: &str, new: &str) -> Vec<String> {
+    if let (Some(before), Some(after)) = (top_level_keys(path, old), top_level_keys(path, new)) {
+        return before.difference(&after).cloned().collect();
+    }
     let Some(lang) = Lang::of(path) else {
         return Vec::new();
     };
     let before = definitions(lang, old.lines());
     let after = definitions(lang, new.lines());
     before.difference(&after).cloned().collect()
+}
+
+/// The top-level keys of a JSON or TOML file whose text parses as a table:
+/// a whole-file write that keeps only the new key drops the others (run H,
+/// json-add-key). `None` for other files and for text that does not parse
+/// (the syntax check speaks for that).
+fn top_level_keys(path: &str, text: &str) -> Option<BTreeSet<String>> {
+    let ext = Path::new(path).extension()?.to_str()?.to_ascii_lowercase();
+    match ext.as_str() {
+        "json" => serde_json::from_str::<serde_json::Value>(text)
+            .ok()?
+            .as_object()
+            .map(|o| o.keys().cloned().collect()),
+        "toml" => toml::from_str::<toml::Table>(text)
+            .ok()
+            .map(|t| t.keys().cloned().collect()),
+        _ => None,
+    }
 }
 
 /// What a change's unified diff (as `edit_file` and `write_file` report it)
@@ -209,6 +231,25 @@ pub fn removed_by_diff(path: &str, diff: &str) -> Vec<String> {
     changed_by_diff(path, diff).0
 }
 
+/// How a result's note that the change removed definitions starts; the
+/// names follow in backticks, up to " from the file".
+pub const REMOVED_NOTE: &str = "Note: this change removed the definition of";
+
+/// The names `line`, a result's removal note, says were removed; empty for
+/// any other line.
+pub fn noted_removals(line: &str) -> Vec<String> {
+    let Some(rest) = line.strip_prefix(REMOVED_NOTE) else {
+        return Vec::new();
+    };
+    let names = rest.split(" from the file").next().unwrap_or("");
+    names
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .map(str::to_owned)
+        .collect()
+}
+
 /// The note for a tool result, `None` when nothing was removed.
 pub(crate) fn note(path: &str, old: &str, new: &str) -> Option<String> {
     let gone = removed(path, old, new);
@@ -217,8 +258,8 @@ pub(crate) fn note(path: &str, old: &str, new: &str) -> Option<String> {
     }
     let names: Vec<String> = gone.iter().map(|n| format!("`{n}`")).collect();
     Some(format!(
-        "Note: this change removed the definition of {} from the file. If the task did not ask \
-         for that (a rename or a removal), put it back beside the new code.",
+        "{REMOVED_NOTE} {} from the file. If the task did not ask for that (a rename or a \
+         removal), put it back beside the new code.",
         names.join(", ")
     ))
 }
@@ -237,6 +278,28 @@ mod tests {
         assert!(note("calc.py", old, added).is_none());
         let text = note("calc.py", old, replaced).expect("a note");
         assert!(text.contains("`add`"), "{text}");
+        assert_eq!(noted_removals(&text), ["add"]);
+        assert!(noted_removals("Edited calc.py (1 replacement)").is_empty());
+    }
+
+    #[test]
+    fn top_level_keys_of_json_and_toml_count_as_definitions() {
+        let package = "{\n  \"name\": \"app\",\n  \"version\": \"1.0.0\",\n  \"scripts\": {}\n}\n";
+        let fragment = "{\"scripts\": {\"test\": \"jest\"}}";
+        assert_eq!(
+            removed("package.json", package, fragment),
+            ["name", "version"]
+        );
+        let added =
+            "{\"name\": \"app\", \"version\": \"1.0.0\", \"scripts\": {\"test\": \"jest\"}}";
+        assert!(removed("package.json", package, added).is_empty());
+        // A fragment that does not parse is the syntax check's to report.
+        assert!(removed("package.json", package, "\"scripts\": {}").is_empty());
+        let cargo = "[package]\nname = \"a\"\n\n[dependencies]\nserde = \"1\"\n";
+        assert_eq!(
+            removed("Cargo.toml", cargo, "[package]\nname = \"a\"\n"),
+            ["dependencies"]
+        );
     }
 
     #[test]

@@ -144,7 +144,11 @@ impl Workspace {
         // contain needs the file's text more than this message.
         if args.old_string == args.new_string {
             return Err(ToolError::Invalid(
-                "old_string and new_string are identical; nothing would change".to_owned(),
+                "old_string and new_string are identical; nothing would change. To add lines, \
+                 give new_string as the quoted lines with the new ones before or after them (an \
+                 import at the top: old_string the first line, new_string the import, a line \
+                 break and that line), or call write_file with the whole new file."
+                    .to_owned(),
             ));
         }
         if matches > 1 && !replace_all {

@@ -104,12 +104,7 @@ fn range(args: &EditLinesArgs, total: usize, shown: &str) -> Result<(usize, usiz
 /// copies with the lines (`     3\tx = 1`): stripped when every non-empty
 /// line carries it. Also says whether it did.
 fn strip_line_numbers(text: &str) -> (String, bool) {
-    fn unnumbered(line: &str) -> Option<&str> {
-        let rest = line.trim_start_matches(' ');
-        let digits = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
-        (digits > 0).then_some(())?;
-        rest[digits..].strip_prefix('\t')
-    }
+    use crate::read::shown_line as unnumbered;
     let numbered = text
         .split_inclusive('\n')
         .filter(|l| !l.trim().is_empty())

@@ -33,6 +33,8 @@ pub use edit::MAX_DIFF_BYTES;
 pub use error::ToolError;
 pub use plan::{PlanError, validate_plan};
 pub use plan_steps::{PlanStep, checklist, plan_steps};
+pub use read::{shown_file, shown_line};
 pub use spec::{SpecError, spec_slug, validate_spec};
+pub use syntax::{BROKE_THE_FILE, STILL_BROKEN, data_problem};
 pub use todo::render_todos;
 pub use workspace::{PROTECTED_PATHS, Workspace, Written};

@@ -152,6 +152,33 @@ pub(crate) fn render_line(number: u64, text: &str) -> String {
     }
 }
 
+/// One line as `read_file` shows it (`{number:>6}\t{text}`) without its
+/// number and tab; `None` for a line that is not numbered so. The line's
+/// own newline, if any, is kept.
+pub fn shown_line(line: &str) -> Option<&str> {
+    let rest = line.trim_start_matches(' ');
+    let digits = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+    (digits > 0).then_some(())?;
+    rest[digits..].strip_prefix('\t')
+}
+
+/// A file's text back from its whole `read_file` output (each line
+/// numbered, each ending in a newline), or `None` when the output is not
+/// the whole file as it is: a cut line, a window of a long file, an empty
+/// file's note.
+pub fn shown_file(shown: &str) -> Option<String> {
+    let mut text = String::with_capacity(shown.len());
+    for line in shown.lines() {
+        let body = shown_line(line)?;
+        if body.ends_with("[line cut]") || body.contains("… [line cut:") {
+            return None;
+        }
+        text.push_str(body);
+        text.push('\n');
+    }
+    Some(text)
+}
+
 /// The number of lines left in `reader` (a final line without a newline
 /// counts).
 fn count_lines(reader: &mut impl BufRead) -> std::io::Result<u64> {
@@ -188,4 +215,27 @@ pub(crate) fn read_text(path: &Path, shown: &str) -> Result<String, ToolError> {
         return Err(binary_error(shown, size));
     }
     String::from_utf8(bytes).map_err(|_| binary_error(shown, size))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_whole_numbered_file_is_read_back() {
+        let shown = format!(
+            "{}{}",
+            render_line(1, "def add(a, b):"),
+            render_line(2, "    return a + b")
+        );
+        assert_eq!(
+            shown_file(&shown).as_deref(),
+            Some("def add(a, b):\n    return a + b\n")
+        );
+        assert_eq!(shown_file("     1\tx\n(showing lines 1-1 of 9)\n"), None);
+        assert_eq!(shown_file("`a.py` is empty (0 lines)."), None);
+        assert_eq!(shown_file(&render_line(1, &"x".repeat(3000))), None);
+        assert_eq!(shown_line("    12\t  y = 2\n"), Some("  y = 2\n"));
+        assert_eq!(shown_line("\tno number"), None);
+    }
 }

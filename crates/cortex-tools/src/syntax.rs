@@ -67,18 +67,37 @@ impl Syntax {
 /// What to add to a write's summary when `path` no longer parses: a
 /// sentence for the model, or `None` when it parses, is of no checked kind,
 /// or was already broken before (`old`, when the file existed).
+/// For a JSON, TOML or YAML file, parsed in process (never Python, whose
+/// parser is a program to run): the format's name and the parser's
+/// complaint when `text` does not parse; `None` when it parses or is of
+/// another kind. The core checks a write with it before it runs.
+pub fn data_problem(path: &str, text: &str) -> Option<(&'static str, String)> {
+    let syntax = Syntax::of(Path::new(path))?;
+    if syntax == Syntax::Python {
+        return None;
+    }
+    Some((syntax.name(), syntax.problem(text)?))
+}
+
+/// How a write's result starts the note that the file still does not parse
+/// (and did not before the change either).
+pub const STILL_BROKEN: &str = "Note: the file does not parse";
+
+/// How a write or edit's result starts the warning that the change left a
+/// file that no longer parses (the core's answer checks look for it).
+pub const BROKE_THE_FILE: &str = "Warning: this change broke the file";
+
 pub(crate) fn after_write(path: &Path, old: Option<&str>, new: &str) -> Option<String> {
     let syntax = Syntax::of(path)?;
     let problem = syntax.problem(new)?;
     if old.is_some_and(|old| syntax.problem(old).is_some()) {
         return Some(format!(
-            "Note: the file does not parse as {} ({problem}); it did not before this change either.",
+            "{STILL_BROKEN} as {} ({problem}); it did not before this change either.",
             syntax.name()
         ));
     }
     Some(format!(
-        "Warning: this change broke the file: it no longer parses as {} ({problem}). Fix it \
-         before going on.",
+        "{BROKE_THE_FILE}: it no longer parses as {} ({problem}). Fix it before going on.",
         syntax.name()
     ))
 }

@@ -1,5 +1,5 @@
-//! Checks on an answer that ends a turn, for models that need them: advice
-//! instead of action, a question left unanswered, a definition removed by
+//! Checks on an answer that ends a turn, for models that need them: a tool's
+//! output echoed as the answer, advice instead of action, a question left unanswered, a definition removed by
 //! mistake, a named file left untouched, a rename left half done, a change
 //! never tested.
 //!
@@ -29,10 +29,20 @@ use std::collections::{BTreeMap, BTreeSet};
 mod words;
 
 use words::{
-    NUMBER_WORDS, asks_for_work, call_now, has_fence, mentions_word, normalise, rename_pair,
+    NUMBER_WORDS, asks_for_work, call_now, has_fence, mentions_word, normalise, rename_pairs,
     test_command,
 };
 pub(crate) use words::{chosen_tool, files_to_run, named_files, same_file};
+
+/// Whether `answer` shows code in a fenced block of a language files are
+/// written in (not a shell session): a file's new text, for the user to
+/// paste.
+fn shows_code(answer: &str) -> bool {
+    has_fence(
+        &answer.to_lowercase(),
+        &["python", "py", "json", "toml", "yaml", "js", "rust"],
+    )
+}
 
 /// Lines of remaining occurrences a rename reminder quotes.
 const MAX_LEFT_LINES: usize = 8;
@@ -57,6 +67,9 @@ pub(crate) struct TurnWork {
     /// Definitions the turn's changes removed and did not put back, with
     /// the file they were in (read from the changes' diffs).
     removed: BTreeMap<String, String>,
+    /// Files a change of the turn left not parsing (the tool's warning),
+    /// until a later change of the file leaves it parsing.
+    broken: BTreeSet<String>,
     /// Checks already sent this turn.
     sent: Vec<Check>,
     /// The writes refused before they ran (`unwanted_write.rs`), each once.
@@ -72,11 +85,15 @@ enum RefusedWrite {
     ToRun(String),
     /// The write would drop this definition from this file.
     Drop(String, String),
+    /// The write would leave this data file no longer parsing.
+    Break(String),
 }
 
 /// The checks, in the order they are tried.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Check {
+    Echo,
+    Broken,
     Advice,
     Unanswered,
     Removed,
@@ -109,6 +126,13 @@ impl TurnWork {
         ];
         let lower = self.prompt.to_lowercase();
         mentions_word(&self.prompt, word) && VERBS.iter().any(|v| mentions_word(&lower, v))
+    }
+
+    /// Whether a write that leaves the data file `path` no longer parsing
+    /// is refused: only the first time in the turn (see `unwanted_write.rs`).
+    pub(crate) fn first_break(&mut self, path: &str) -> bool {
+        self.refused_writes
+            .insert(RefusedWrite::Break(normalise(path)))
     }
 
     /// Whether a write that drops `name` from `path` is refused: only the
@@ -177,16 +201,40 @@ impl TurnWork {
         }
     }
 
+    /// A write or edit answered with `status` and `output`: whether it left
+    /// its file parsing (see [`cortex_tools::BROKE_THE_FILE`]).
+    pub(crate) fn note_parse(&mut self, call: &ToolCallRequest, status: ToolStatus, output: &str) {
+        let Ok(tool) = call.name.parse::<ToolName>() else {
+            return;
+        };
+        let Ok(args) = ToolArgs::parse(tool, &call.arguments) else {
+            return;
+        };
+        let Some(path) = args.written_path().map(normalise) else {
+            return;
+        };
+        if status != ToolStatus::Ok {
+            return;
+        }
+        if output.contains(cortex_tools::BROKE_THE_FILE) {
+            self.broken.insert(path);
+        } else if !output.contains(cortex_tools::STILL_BROKEN) {
+            self.broken.remove(&path);
+        }
+    }
+
     /// The first check that applies to `answer` and was not sent yet, as
     /// the reminder to send; marks it sent. `left` is what a rename the
     /// task asked for left behind ([`TurnWork::rename_to_check`]), looked
     /// up by the caller in the workspace.
     fn next_reminder(&mut self, answer: &str, left: Option<String>) -> Option<String> {
         let checks = [
+            (Check::Echo, self.echo(answer)),
+            (Check::Broken, self.broken()),
             (Check::Advice, self.advice(answer)),
             (Check::Unanswered, self.unanswered(answer)),
             (Check::Removed, self.removed_by_mistake()),
-            (Check::TestFails, self.test_fails()),
+            (Check::TestFails, self.test_fails(answer)),
             (Check::NamedFiles, self.untouched_files()),
             (Check::RenameLeft, left),
             (Check::Untested, self.untested()),
@@ -197,6 +245,35 @@ impl TurnWork {
         })?;
         self.sent.push(check);
         Some(text)
+    }
+
+    /// A tool's output given back as the answer: small models copy the
+    /// chat template's `<tool_response>` block, a refusal's words included,
+    /// instead of answering (runs J and K, answer-return-type).
+    fn echo(&self, answer: &str) -> Option<String> {
+        let lower = answer.to_lowercase();
+        if !lower.contains("<tool_response>") && !lower.contains("</tool_response>") {
+            return None;
+        }
+        Some(format!(
+            "Your reply repeats a tool's output (the <tool_response> text): that is not an \
+             answer. Answer the task in your own words, from what the tools showed you. The \
+             task: {}",
+            self.prompt
+        ))
+    }
+
+    /// A file the turn's change left not parsing, and an answer anyway
+    /// (run K, add-method: the whole fixed file as advice after an edit
+    /// that broke its indentation). Rewriting a small file whole is what a
+    /// small model gets right most often.
+    fn broken(&self) -> Option<String> {
+        let path = self.broken.first()?;
+        Some(format!(
+            "{DO_IT_PREFIX} {path} no longer parses since your change (the warning above), so \
+             the task is not done. {} with the whole corrected content of {path}, then answer.",
+            call_now(ToolName::WriteFile)
+        ))
     }
 
     /// Advice instead of action: nothing changed, and the answer hands the
@@ -261,7 +338,16 @@ impl TurnWork {
                 &lower,
                 &["python", "py", "json", "toml", "yaml", "js", "rust", "diff"],
             );
+        // Code shown for the user to paste is a file's new text: writing it
+        // whole is the call a small model gets right (run K,
+        // fix-missing-import: edits identical to the file, then the fixed
+        // file as advice).
+        let code = shows_code(answer);
         let (tool, or) = match (change, command) {
+            (true, _) if code => (
+                ToolName::WriteFile,
+                " with the whole new content of the file, the code your answer shows,",
+            ),
             (true, _) => (ToolName::EditFile, " (write_file for a new file)"),
             (false, true) => (ToolName::Bash, ""),
             (false, false) => return None,
@@ -329,11 +415,11 @@ impl TurnWork {
 
     /// The old name of a rename the task asks for, when files changed and
     /// the check was not sent yet: the caller looks it up in the workspace.
-    pub(crate) fn rename_to_check(&self) -> Option<(String, String)> {
+    pub(crate) fn rename_to_check(&self) -> Vec<(String, String)> {
         if self.changed.is_empty() || self.sent.contains(&Check::RenameLeft) {
-            return None;
+            return Vec::new();
         }
-        rename_pair(&self.prompt)
+        rename_pairs(&self.prompt)
     }
 
     /// A task that names several files, some changed and some not.
@@ -377,7 +463,10 @@ impl TurnWork {
     /// Files changed, and the test the task or the workspace names failed
     /// the last time it ran: an answer now gives up on it ("you need to
     /// ensure that…") or claims what it did not see.
-    fn test_fails(&self) -> Option<String> {
+    /// With the fixed code in the answer, the call to make is a `write_file`
+    /// of it (run N, fix-missing-import: the file with its import as
+    /// advice, then a forced edit that quoted the wrong lines).
+    fn test_fails(&self, answer: &str) -> Option<String> {
         let failed = self.last_failed.as_deref()?;
         if self.changed.is_empty() {
             return None;
@@ -387,11 +476,19 @@ impl TurnWork {
         if !failed.contains(key) {
             return None;
         }
+        let (tool, what) = if shows_code(answer) {
+            (
+                ToolName::WriteFile,
+                " with the whole new content of the file, the code your answer shows,",
+            )
+        } else {
+            (ToolName::EditFile, "")
+        };
         Some(format!(
             "{DO_IT_PREFIX} `{failed}` failed the last time you ran it, so the task is not done. \
-             Its output above says why. {} to fix the code so that it passes (not the test, \
-             unless the task asks for that), then run it again.",
-            call_now(ToolName::EditFile)
+             Its output above says why. {}{what} to fix the code so that it passes (not the \
+             test, unless the task asks for that), then run it again.",
+            call_now(tool)
         ))
     }
 
@@ -418,16 +515,19 @@ impl Session {
         if self.mode() != Mode::Agent || !self.model.info().is_some_and(|i| i.verify_answers) {
             return None;
         }
-        let left = match self.turn_work.rename_to_check() {
-            Some((old, new)) => self.rename_left(&old, &new).await,
-            None => None,
+        let pairs = self.turn_work.rename_to_check();
+        let left = if pairs.is_empty() {
+            None
+        } else {
+            self.rename_left(&pairs).await
         };
         self.turn_work.next_reminder(answer, left)
     }
 
-    /// Where `old` still occurs as a word after a rename to `new` (the
-    /// files the task names, else the whole workspace), as the reminder.
-    async fn rename_left(&self, old: &str, new: &str) -> Option<String> {
+    /// Where the old names of the renames the task asks for still occur as
+    /// words (the files the task names, else the whole workspace), as the
+    /// reminder; `None` when nowhere.
+    async fn rename_left(&self, pairs: &[(String, String)]) -> Option<String> {
         let named = named_files(&self.turn_work.prompt);
         let places: Vec<Option<String>> = if named.is_empty() {
             vec![None]
@@ -435,20 +535,33 @@ impl Session {
             named.into_iter().map(Some).collect()
         };
         let mut lines = Vec::new();
-        for path in places {
-            let found = self
-                .harness_call(ToolArgs::Grep(GrepArgs {
-                    // `old` is an identifier (see `rename_pair`): no regex syntax.
-                    pattern: format!(r"\b{old}\b"),
-                    path,
-                    glob: None,
-                    mode: Some(GrepMode::Content),
-                    context: None,
-                    ignore_case: None,
-                }))
-                .await
-                .unwrap_or_default();
-            lines.extend(found.lines().filter(|l| l.contains(old)).map(str::to_owned));
+        let mut left = Vec::new();
+        for (old, new) in pairs {
+            let mut occurs = false;
+            for path in &places {
+                let found = self
+                    .harness_call(ToolArgs::Grep(GrepArgs {
+                        // `old` is an identifier (see `rename_pairs`): no regex syntax.
+                        pattern: format!(r"\b{old}\b"),
+                        path: path.clone(),
+                        glob: None,
+                        mode: Some(GrepMode::Content),
+                        context: None,
+                        ignore_case: None,
+                    }))
+                    .await
+                    .unwrap_or_default();
+                // Two old names on one line: the line once.
+                for line in found.lines().filter(|l| l.contains(old.as_str())) {
+                    occurs = true;
+                    if !lines.iter().any(|l| l == line) {
+                        lines.push(line.to_owned());
+                    }
+                }
+            }
+            if occurs {
+                left.push(format!("`{old}` to `{new}`"));
+            }
         }
         if lines.is_empty() {
             return None;
@@ -456,13 +569,15 @@ impl Session {
         let total = lines.len();
         lines.truncate(MAX_LEFT_LINES);
         let how = match self.edit_format() {
-            EditFormat::String => "edit_file with replace_all: true changes all in a file",
+            EditFormat::String | EditFormat::Quoted => {
+                "edit_file with replace_all: true changes all in a file"
+            }
             EditFormat::Lines => "path:line:text above; edit_file each line",
         };
         Some(format!(
-            "{DO_IT_PREFIX} the task renames `{old}` to `{new}`, but `{old}` still occurs \
-             ({total} line{}):\n{}\n{} to change every one of them to `{new}` ({how}), then \
-             answer.",
+            "{DO_IT_PREFIX} the task renames {}, but the old name still occurs ({total} \
+             line{}):\n{}\n{} to change every one of them ({how}), then answer.",
+            left.join(" and "),
             if total == 1 { "" } else { "s" },
             lines.join("\n"),
             call_now(ToolName::EditFile)

@@ -79,13 +79,26 @@ fn a_test_that_failed_last_is_met_until_it_passes() {
     );
     passed.record(&run, ToolStatus::Error, None);
     passed.record(&run, ToolStatus::Ok, None);
-    assert_eq!(passed.test_fails(), None);
+    assert_eq!(passed.test_fails(""), None);
     passed.record(
         &call("bash", serde_json::json!({"command": "cargo test"})),
         ToolStatus::Error,
         None,
     );
-    assert_eq!(passed.test_fails(), None);
+    assert_eq!(passed.test_fails(""), None);
+    // The fixed file shown in the answer: write it.
+    let mut shown = TurnWork::new(prompt);
+    shown.set_files("ages.py\ntest_ages.py");
+    shown.record(
+        &call("edit_file", serde_json::json!({"path": "ages.py"})),
+        ToolStatus::Ok,
+        None,
+    );
+    shown.record(&run, ToolStatus::Error, None);
+    let text = shown
+        .next_reminder("Add the import:\n```python\nimport os\n```", None)
+        .expect("the test failed");
+    assert_eq!(chosen_tool(&text), Some(ToolName::WriteFile), "{text}");
 }
 
 #[test]
@@ -104,13 +117,70 @@ fn only_a_reminder_naming_a_tool_chooses_it() {
 }
 
 #[test]
+fn a_file_left_broken_is_met_with_a_forced_whole_file_write_until_it_parses() {
+    let edit = call(
+        "edit_file",
+        serde_json::json!({"path": "./account.py", "old_string": "a", "new_string": "b"}),
+    );
+    let broke = format!(
+        "Edited account.py (1 replacement)\n{}: it no longer parses",
+        cortex_tools::BROKE_THE_FILE
+    );
+    let mut work = TurnWork::new("Add a withdraw method to Account in account.py.");
+    work.record(&edit, ToolStatus::Ok, None);
+    work.note_parse(&edit, ToolStatus::Ok, &broke);
+    let text = work
+        .next_reminder("Here is the fixed file.", None)
+        .expect("broken");
+    assert!(text.contains("account.py no longer parses"), "{text}");
+    assert_eq!(chosen_tool(&text), Some(ToolName::WriteFile), "{text}");
+    // A later change that parses clears it; a failed one does not.
+    let mut work = TurnWork::new("Add a withdraw method to Account in account.py.");
+    work.note_parse(&edit, ToolStatus::Ok, &broke);
+    work.note_parse(&edit, ToolStatus::Error, "old_string not found");
+    assert!(work.broken().is_some());
+    work.note_parse(&edit, ToolStatus::Ok, "Edited account.py (1 replacement)");
+    assert_eq!(work.broken(), None);
+}
+
+#[test]
+fn a_tool_output_given_back_as_the_answer_is_met_once_with_the_task() {
+    let task = "What does Square.describe() return for a square of side 2?";
+    let mut work = TurnWork::new(task);
+    let echo =
+        "<tool_response>\nnot made: the task asks a question and no change\n</tool_response>";
+    let text = work.next_reminder(echo, None).expect("echo");
+    assert!(
+        text.contains("not an answer") && text.ends_with(task),
+        "{text}"
+    );
+    assert_eq!(
+        chosen_tool(&text),
+        None,
+        "an answer, not a call, is wanted: {text}"
+    );
+    assert_eq!(work.next_reminder(echo, None), None, "once a turn");
+    let mut work = TurnWork::new(task);
+    assert_eq!(
+        work.next_reminder("{'kind': 'square', 'side': 2}", None),
+        None
+    );
+}
+
+#[test]
 fn advice_is_met_once_and_only_before_any_change() {
     let mut work = TurnWork::new("python3 test_calc.py fails. Fix calc.py.");
     let advice = "Change the minus to a plus:\n```python\nreturn a + b\n```";
     let text = work.next_reminder(advice, None).expect("advice");
     assert!(text.starts_with(DO_IT_PREFIX), "{text}");
-    assert_eq!(chosen_tool(&text), Some(ToolName::EditFile), "{text}");
+    // Code to paste is met with a forced write_file; words alone, an edit.
+    assert_eq!(chosen_tool(&text), Some(ToolName::WriteFile), "{text}");
     assert_eq!(work.next_reminder(advice, None), None);
+    let mut work = TurnWork::new("python3 test_calc.py fails. Fix calc.py.");
+    let text = work
+        .next_reminder("Replace the minus with a plus in calc.py.", None)
+        .expect("advice in words");
+    assert_eq!(chosen_tool(&text), Some(ToolName::EditFile), "{text}");
     let mut work = TurnWork::new("Make the tests pass.");
     let text = work
         .next_reminder("You can run `pytest` to see them fail.", None)
@@ -283,17 +353,23 @@ fn a_definition_replaced_instead_of_kept_is_met_until_it_is_back() {
 
 #[test]
 fn renames_are_read_from_the_prompt() {
-    let pair = |a: &str, b: &str| Some((a.to_owned(), b.to_owned()));
+    let pair = |a: &str, b: &str| (a.to_owned(), b.to_owned());
     assert_eq!(
-        rename_pair("Rename old_name to double in util.py and main.py."),
-        pair("old_name", "double")
+        rename_pairs("Rename old_name to double in util.py and main.py."),
+        [pair("old_name", "double")]
     );
     assert_eq!(
-        rename_pair("Please rename the function `fetch()` to `load` everywhere"),
-        pair("fetch", "load")
+        rename_pairs("Please rename the function `fetch()` to `load` everywhere"),
+        [pair("fetch", "load")]
     );
-    assert_eq!(rename_pair("Rename a.py to b.py"), None);
-    assert_eq!(rename_pair("Fix the rename logic"), None);
+    assert_eq!(
+        rename_pairs(
+            "In temps.py, rename the parameter c to celsius and the variable f to fahrenheit."
+        ),
+        [pair("c", "celsius"), pair("f", "fahrenheit")]
+    );
+    assert!(rename_pairs("Rename a.py to b.py").is_empty());
+    assert!(rename_pairs("Fix the rename logic").is_empty());
 }
 
 #[test]
@@ -310,4 +386,19 @@ fn file_names_are_read_from_the_prompt() {
         named_files("Fix first_n in loop.py so it returns 1..n inclusive"),
         ["loop.py"]
     );
+}
+
+#[test]
+fn the_removal_note_is_left_out_only_for_what_the_task_asks_to_remove() {
+    let note = format!(
+        "Edited util.py (1 replacement)\n{} `old_name` from the file. If the task did not ask \
+         for that (a rename or a removal), put it back beside the new code.",
+        cortex_tools::defs::REMOVED_NOTE
+    );
+    let rename = TurnWork::new("Rename old_name to double in util.py and main.py.");
+    let answer = crate::answer::Answer::ok(note.clone()).without_asked_removals(&rename);
+    assert_eq!(answer.output, "Edited util.py (1 replacement)");
+    let add = TurnWork::new("Add a function double to util.py.");
+    let answer = crate::answer::Answer::ok(note.clone()).without_asked_removals(&add);
+    assert_eq!(answer.output, note);
 }

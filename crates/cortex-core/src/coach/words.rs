@@ -61,10 +61,23 @@ pub(super) fn mentions_word(text: &str, word: &str) -> bool {
 }
 
 /// `rename X to Y` in the prompt (backticks, quotes, `()` and a kind word
-/// such as "function" allowed), as (X, Y).
-pub(super) fn rename_pair(prompt: &str) -> Option<(String, String)> {
+/// such as "function" allowed), as (X, Y) pairs: more than one when they
+/// follow each other ("rename the parameter c to celsius and the variable f
+/// to fahrenheit", run K).
+pub(super) fn rename_pairs(prompt: &str) -> Vec<(String, String)> {
     const KINDS: &[&str] = &[
-        "the", "function", "method", "variable", "class", "constant", "field", "type",
+        "the",
+        "function",
+        "method",
+        "variable",
+        "class",
+        "constant",
+        "field",
+        "type",
+        "parameter",
+        "argument",
+        "attribute",
+        "property",
     ];
     let clean = |w: &str| -> String {
         w.trim_matches(|c: char| !(c.is_alphanumeric() || c == '_'))
@@ -72,22 +85,38 @@ pub(super) fn rename_pair(prompt: &str) -> Option<(String, String)> {
             .trim_matches(|c: char| !(c.is_alphanumeric() || c == '_'))
             .to_owned()
     };
-    let words: Vec<&str> = prompt.split_whitespace().collect();
-    let start = words
-        .iter()
-        .position(|w| w.to_lowercase().trim_matches(|c: char| !c.is_alphabetic()) == "rename")?;
-    let mut rest = words[start + 1..]
-        .iter()
-        .skip_while(|w| KINDS.contains(&w.to_lowercase().as_str()));
-    let old = clean(rest.next()?);
-    if rest.next().map(|w| w.to_lowercase()) != Some("to".to_owned()) {
-        return None;
-    }
-    let new = clean(rest.next()?);
     let identifier = |s: &str| {
         !s.is_empty() && s.chars().all(|c| c.is_alphanumeric() || c == '_') && !s.contains('.')
     };
-    (identifier(&old) && identifier(&new) && old != new).then_some((old, new))
+    let words: Vec<&str> = prompt.split_whitespace().collect();
+    let Some(start) = words
+        .iter()
+        .position(|w| w.to_lowercase().trim_matches(|c: char| !c.is_alphabetic()) == "rename")
+    else {
+        return Vec::new();
+    };
+    let mut rest = words[start + 1..].iter().peekable();
+    let mut pairs = Vec::new();
+    loop {
+        while rest
+            .peek()
+            .is_some_and(|w| KINDS.contains(&w.to_lowercase().as_str()))
+        {
+            rest.next();
+        }
+        let (Some(old), Some(to), Some(new)) = (rest.next(), rest.next(), rest.next()) else {
+            break;
+        };
+        let (old, new) = (clean(old), clean(new));
+        if to.to_lowercase() != "to" || !identifier(&old) || !identifier(&new) || old == new {
+            break;
+        }
+        pairs.push((old, new));
+        if rest.next_if(|w| w.eq_ignore_ascii_case("and")).is_none() {
+            break;
+        }
+    }
+    pairs
 }
 
 /// Whether the prompt asks for a change rather than an answer: one of the

@@ -60,6 +60,7 @@ mod tests {
             messages,
             tools: Vec::new(),
             tool_choice: Default::default(),
+            quotable: Vec::new(),
         }
     }
 

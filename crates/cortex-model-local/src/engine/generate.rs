@@ -7,8 +7,7 @@ use crate::error::LocalError;
 use crate::grammar::tool_call_grammar;
 use crate::parse::{CallForm, ReplyStart, reply_start};
 use crate::reply::Reply;
-use cortex_model::{FinishReason, ModelEvent};
-use cortex_protocol::ToolSpec;
+use cortex_model::{FinishReason, ModelEvent, RUNAWAY, runaway};
 use llama_cpp_2::context::LlamaContext;
 use llama_cpp_2::llama_batch::LlamaBatch;
 use llama_cpp_2::sampling::LlamaSampler;
@@ -37,7 +36,7 @@ impl<'m> Session<'m> {
         let reply_at = self.cached.len();
         let use_grammar = self.options.grammar && !job.tools.is_empty();
         let mut sampler = if force {
-            self.sampler(Some(&tool_call_grammar(&job.tools, CallForm::Tagged)))?
+            self.call_sampler(job, CallForm::Tagged)?
         } else {
             self.sampler(None)?
         };
@@ -55,6 +54,12 @@ impl<'m> Session<'m> {
             if out.generated >= max_new {
                 break FinishReason::Length;
             }
+            // A small model's degenerate reply, held-back text included
+            // (the turn loop sees only what is streamed).
+            if self.options.stop_runaways && out.generated.is_multiple_of(32) && runaway(&out.text)
+            {
+                break FinishReason::Other(RUNAWAY.to_owned());
+            }
             let token = sampler.sample(ctx, logits_idx);
             if vocab.is_eog(token) {
                 break FinishReason::Stop;
@@ -68,9 +73,8 @@ impl<'m> Session<'m> {
                     ReplyStart::Text => decided = true,
                     ReplyStart::Call(form) => {
                         decided = true;
-                        let restarted = self.restart_under_grammar(
-                            ctx, &mut batch, tokens, reply_at, &job.tools, form,
-                        )?;
+                        let restarted = self
+                            .restart_under_grammar(ctx, &mut batch, tokens, reply_at, job, form)?;
                         if let Some(constrained) = restarted {
                             sampler = constrained;
                             logits_idx = 0;
@@ -115,11 +119,10 @@ impl<'m> Session<'m> {
         batch: &mut LlamaBatch,
         tokens: &[LlamaToken],
         reply_at: usize,
-        tools: &[ToolSpec],
+        job: &Job,
         form: CallForm,
     ) -> Result<Option<Sampling>, LocalError> {
-        let text = tool_call_grammar(tools, form);
-        let sampler = match self.sampler(Some(&text)) {
+        let sampler = match self.call_sampler(job, form) {
             Ok(s) => s,
             Err(e) => {
                 tracing::warn!(error = %e, "tool-call grammar rejected; generating unconstrained");
@@ -138,6 +141,20 @@ impl<'m> Session<'m> {
         ctx.decode(batch).map_err(decode_err)?;
         self.cached.push(tokens[back]);
         Ok(Some(sampler))
+    }
+
+    /// Sampling under the call grammar for `job`; when the grammar with
+    /// its quotable files is refused (a file's text llama.cpp's parser does
+    /// not take), under the grammar without them.
+    fn call_sampler(&self, job: &Job, form: CallForm) -> Result<Sampling, LocalError> {
+        let quoted = tool_call_grammar(&job.tools, form, &job.quotable);
+        match self.sampler(Some(&quoted)) {
+            Err(e) if !job.quotable.is_empty() => {
+                tracing::warn!(error = %e, "quoted edit grammar rejected; edits unconstrained");
+                self.sampler(Some(&tool_call_grammar(&job.tools, form, &[])))
+            }
+            sampled => sampled,
+        }
     }
 
     /// Greedy (or low-temperature) sampling, behind `grammar` when given.

@@ -49,6 +49,9 @@ pub(crate) struct EngineOptions {
     /// how many.
     pub kv_dir: Option<PathBuf>,
     pub kv_keep: usize,
+    /// Stop a reply that has degenerated (`cortex_model::runaway`): on for
+    /// a model the harness checks (`verify_answers`).
+    pub stop_runaways: bool,
 }
 
 /// A saved state is loaded only when it shares at least this many tokens
@@ -101,6 +104,8 @@ pub(crate) struct Job {
     /// The reply must be a tool call: generate under the `<tool_call>`
     /// grammar from its first token.
     pub force_call: bool,
+    /// The files an `edit_file` may name and quote (the request's).
+    pub quotable: Vec<cortex_model::QuotableFile>,
 }
 
 /// Handle to the inference thread. Dropping it ends the thread once the

@@ -261,6 +261,7 @@ mod tests {
                 },
             ],
             tool_choice: Default::default(),
+            quotable: Vec::new(),
         }
     }
 

@@ -245,6 +245,7 @@ mod tests {
                 parameters: json!({"type": "object"}),
             }],
             tool_choice: Default::default(),
+            quotable: Vec::new(),
         };
         assert_eq!(
             body(&request),
@@ -283,6 +284,7 @@ mod tests {
             messages: vec![Message::user("check it")],
             tools: vec![spec],
             tool_choice: Default::default(),
+            quotable: Vec::new(),
         };
         assert!(body(&request).get("tool_choice").is_none());
         request.tool_choice = ToolChoice::Required;
@@ -311,6 +313,7 @@ mod tests {
             )],
             tools: vec![],
             tool_choice: Default::default(),
+            quotable: Vec::new(),
         };
         let value = body(&request);
         assert!(value.get("tools").is_none());
@@ -350,6 +353,7 @@ mod tests {
             ],
             tools: vec![],
             tool_choice: Default::default(),
+            quotable: Vec::new(),
         };
         let messages = body(&request)["messages"].clone();
         // The tool messages stay text and adjacent to their calls; the
