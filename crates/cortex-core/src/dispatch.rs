@@ -482,7 +482,7 @@ impl Session {
             tokio::select! {
                 next = running.next() => match next {
                     Some((index, answer, ms)) => {
-                        let mut answer = answer?;
+                        let mut answer = answer?.without_asked_removals(&self.turn_work);
                         if stopping && answer.status != ToolStatus::Ok {
                             answer = Answer::with_status(ToolStatus::Stopped, STOPPED_BY_USER);
                         }

@@ -253,6 +253,13 @@ async fn a_rename_left_half_done_lists_what_remains_from_the_workspace() {
     ]});
     let ran = run(true, &files, prompt, script).await;
     assert_eq!(ran.outcome, TurnOutcome::Completed { rounds: 7 });
+    // The rename removed `old_name` as asked: no note tells the model to
+    // put it back (run M: it undid the rename).
+    assert_eq!(
+        ran.results[1].1, "Edited util.py (1 replacement)",
+        "{:?}",
+        ran.results
+    );
     assert_eq!(ran.reminders.len(), 1, "{:?}", ran.reminders);
     let reminder = &ran.reminders[0];
     assert!(
