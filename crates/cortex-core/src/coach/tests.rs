@@ -52,32 +52,30 @@ fn files_to_run_are_those_after_run_or_before_fails() {
 #[test]
 fn a_test_that_failed_last_is_met_until_it_passes() {
     let prompt = "Fix ages.py and run test_ages.py.";
-    let mut work = TurnWork::new(prompt);
-    work.set_files("ages.py\ntest_ages.py");
-    work.record(
-        &call("edit_file", serde_json::json!({"path": "ages.py"})),
-        ToolStatus::Ok,
-        None,
-    );
     let run = call(
         "bash",
         serde_json::json!({"command": "python3 test_ages.py"}),
     );
-    work.record(&run, ToolStatus::Error, None);
+    // ages.py edited, then the test run with `status`.
+    let edited_then_ran = |status| {
+        let mut work = TurnWork::new(prompt);
+        work.set_files("ages.py\ntest_ages.py");
+        work.record(
+            &call("edit_file", serde_json::json!({"path": "ages.py"})),
+            ToolStatus::Ok,
+            None,
+        );
+        work.record(&run, status, None);
+        work
+    };
+    let mut work = edited_then_ran(ToolStatus::Error);
     let text = work
         .next_reminder("You need to ensure that is_adult returns True.", None)
         .expect("the test failed");
     assert!(text.contains("`python3 test_ages.py` failed"), "{text}");
     assert_eq!(chosen_tool(&text), Some(ToolName::EditFile));
     // Once it passes, nothing is said; another command's failure is not the test's.
-    let mut passed = TurnWork::new(prompt);
-    passed.set_files("ages.py\ntest_ages.py");
-    passed.record(
-        &call("edit_file", serde_json::json!({"path": "ages.py"})),
-        ToolStatus::Ok,
-        None,
-    );
-    passed.record(&run, ToolStatus::Error, None);
+    let mut passed = edited_then_ran(ToolStatus::Error);
     passed.record(&run, ToolStatus::Ok, None);
     assert_eq!(passed.test_fails(""), None);
     passed.record(
@@ -87,14 +85,7 @@ fn a_test_that_failed_last_is_met_until_it_passes() {
     );
     assert_eq!(passed.test_fails(""), None);
     // The fixed file shown in the answer: write it.
-    let mut shown = TurnWork::new(prompt);
-    shown.set_files("ages.py\ntest_ages.py");
-    shown.record(
-        &call("edit_file", serde_json::json!({"path": "ages.py"})),
-        ToolStatus::Ok,
-        None,
-    );
-    shown.record(&run, ToolStatus::Error, None);
+    let mut shown = edited_then_ran(ToolStatus::Error);
     let text = shown
         .next_reminder("Add the import:\n```python\nimport os\n```", None)
         .expect("the test failed");
