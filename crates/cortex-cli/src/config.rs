@@ -25,7 +25,7 @@
 //! max_output_tokens = 4096
 //! parallel_tool_calls = false
 //! prices = { input = 0.5, output = 1.5, cache_read = 0.05, cache_write = 0.5 }  # $ per 1M tokens
-//! edit_format = "lines"      # edit_file by line ranges, or "quoted" (whole lines, held by the grammar)
+//! edit_format = "lines"      # edit_file by line ranges, "quoted" (whole lines, held by the grammar), "whole" (write_file only) or "blocks" (SEARCH/REPLACE)
 //! recover_text_calls = true   # run tool calls it writes as text (default: on for a server on this machine)
 //!
 //! [guest]
@@ -54,7 +54,7 @@
 //! threads = 1          # generation threads (default: the cores less one, 1 to 8)
 //! prompt_threads = 2   # prompt-reading threads (default: every core, at most 8)
 //! files_in_prompt = 24576   # bytes of file content a turn's context may carry (0: names only)
-//! edit_format = "quoted"    # edit_file by whole lines held by the grammar (default), "string" or "lines"
+//! edit_format = "quoted"    # edit_file by whole lines held by the grammar (default), "string", "lines", "whole" or "blocks"
 //! ```
 
 use anyhow::Context;

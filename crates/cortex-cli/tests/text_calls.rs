@@ -109,3 +109,29 @@ fn with_recovery_off_a_call_written_as_text_is_not_taken_as_the_answer() {
         APP
     );
 }
+
+/// llama.cpp's server reads `tool_choice` only as a string and ignores the
+/// object that names a function, which left the round after a reminder free
+/// to be prose (run L, docs/BENCHMARKS.md). A server on this machine is
+/// offered the forced tool alone, with `"required"`.
+#[test]
+fn a_server_on_this_machine_is_forced_to_a_tool_by_offering_it_alone() {
+    let env = Env::new(&[("app.py", APP)]);
+    let advice = "Change app.py to:\n```python\ndef greet():\n    return 'Hi'\n```";
+    let server = Server::start(vec![text(advice), text("Done."), text("Done.")]);
+    let config = "[models.\"qwen2.5-coder-1.5b\"]\nverify_answers = true\n\
+                  context_window = 8192\nmax_output_tokens = 2048\n";
+    let out = exec(&env, &server, config);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let requests = server.requests();
+    let offered = |request: &Value| -> Vec<String> {
+        let tools = request["tools"].as_array().cloned().unwrap_or_default();
+        let name = |t: &Value| t["function"]["name"].as_str().map(str::to_owned);
+        tools.iter().filter_map(name).collect()
+    };
+    assert!(requests.len() >= 2, "{stderr}");
+    assert!(requests[0].get("tool_choice").is_none(), "{}", requests[0]);
+    assert!(offered(&requests[0]).len() > 1);
+    assert_eq!(requests[1]["tool_choice"], "required", "{}", requests[1]);
+    assert_eq!(offered(&requests[1]), ["write_file"]);
+}

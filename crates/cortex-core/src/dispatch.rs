@@ -90,7 +90,7 @@ impl Session {
             self.turn_work.record(call, status, diff);
             if let Some(answer) = answer {
                 self.turn_work
-                    .note_parse(call, answer.status, &answer.output);
+                    .note_result(call, answer.status, &answer.output);
             }
             self.note_seen(call, status).await;
         }
@@ -315,6 +315,19 @@ impl Session {
                     self.mode(),
                     offered
                 )),
+                // The blocks of a `blocks` reply run as edit_file calls.
+                Ok(ToolName::EditFile)
+                    if self.mode().tools().contains(&ToolName::EditFile)
+                        && self.edit_format() == cortex_protocol::EditFormat::Blocks =>
+                {
+                    None
+                }
+                Ok(ToolName::EditFile)
+                    if self.mode().tools().contains(&ToolName::EditFile)
+                        && !tools.contains(&ToolName::EditFile) =>
+                {
+                    Some(not_offered_edit())
+                }
                 Ok(tool) if !tools.contains(tool) => Some(format!(
                     "tool `{tool}` is not available in {} mode; the tools available are: {}",
                     self.mode(),
@@ -637,4 +650,12 @@ fn changed_something(calls: &[ToolCallRequest], answers: &[Option<Answer>]) -> b
 
 fn ms(started: Instant) -> f64 {
     started.elapsed().as_secs_f64() * 1000.0
+}
+
+/// The refusal of an `edit_file` call from a model that edits by writing
+/// whole files (the `whole` format).
+fn not_offered_edit() -> String {
+    "edit_file is not offered to this model: to change a file, call write_file with its whole \
+     new content"
+        .to_owned()
 }

@@ -19,6 +19,7 @@
 mod answer;
 mod approvals;
 mod attach;
+mod blocks;
 mod coach;
 mod compaction;
 mod context;

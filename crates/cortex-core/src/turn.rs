@@ -10,7 +10,7 @@ use cortex_model::{
     Assembled, Assembler, FinishReason, MAX_TEXT_BYTES, ModelError, ModelEvent, ModelRequest,
     within_cap,
 };
-use cortex_protocol::{EventKind, ToolName, TurnFinish, TurnId};
+use cortex_protocol::{EditFormat, EventKind, ToolName, TurnFinish, TurnId};
 use futures::StreamExt;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
@@ -80,7 +80,7 @@ impl Session {
         }
         self.turn_progress = false;
         let metadata = self.metadata_before_turn().await;
-        self.turn_work = crate::coach::TurnWork::new(message);
+        self.turn_work = crate::coach::TurnWork::new(message).with_edit_format(self.edit_format());
         let outcome = self.turn_loop(&turn, &cancel).await?;
         if cancel.is_cancelled()
             && let Some(guest) = &self.guest
@@ -200,7 +200,7 @@ impl Session {
         let offered = self.offered_tools();
         ModelRequest {
             model: crate::prompt::request_model_name(self.model.as_ref()),
-            system: system_prompt(self.mode()),
+            system: self.system_prompt(),
             messages: self.state.messages.clone(),
             tools: offered
                 .iter()
@@ -234,7 +234,10 @@ impl Session {
         loop {
             let error = match self.stream_response(turn, round, &request, cancel).await? {
                 Streamed::Stopped => return Ok(RoundEnd::Stopped),
-                Streamed::Done(assembled) => {
+                Streamed::Done(mut assembled) => {
+                    if self.edit_format() == EditFormat::Blocks && assembled.tool_calls.is_empty() {
+                        assembled.tool_calls = crate::blocks::calls(&assembled.text);
+                    }
                     self.record_response(turn, &assembled).await?;
                     return Ok(RoundEnd::Done(assembled));
                 }
@@ -448,14 +451,30 @@ impl Session {
 
 impl Session {
     /// The tools the model is offered now: the mode's, plus `goal` in Agent
-    /// mode while a goal is active.
+    /// mode while a goal is active, less `edit_file` for a model that edits
+    /// otherwise (whole files, SEARCH/REPLACE blocks:
+    /// [`cortex_protocol::EditFormat::offers_edit_file`]).
     pub(crate) fn offered_tools(&self) -> Vec<ToolName> {
         let mut tools = self.mode().tools().to_vec();
+        if !self.edit_format().offers_edit_file() {
+            tools.retain(|t| *t != ToolName::EditFile);
+        }
         if self.mode() == cortex_protocol::Mode::Agent && self.goal().is_some_and(|g| g.is_active())
         {
             tools.push(ToolName::Goal);
         }
         tools
+    }
+
+    /// The mode's system prompt, with how to write SEARCH/REPLACE blocks for
+    /// a model that edits with them in Agent mode.
+    fn system_prompt(&self) -> String {
+        let prompt = system_prompt(self.mode());
+        if self.mode() == cortex_protocol::Mode::Agent && self.edit_format() == EditFormat::Blocks {
+            format!("{prompt}\n{}", crate::blocks::RULES)
+        } else {
+            prompt
+        }
     }
 
     /// The shape of `edit_file` the model is offered (its info says; exact

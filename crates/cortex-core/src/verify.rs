@@ -38,7 +38,7 @@ pub(crate) fn verify_reminder(prompt: &str) -> String {
 
 /// How a file the task says to run is run: its interpreter by extension
 /// (told only "run check.py", the 1.5B ran `bash check.py`, run J).
-fn run_command(file: &str) -> String {
+pub(crate) fn run_command(file: &str) -> String {
     match file.rsplit_once('.').map(|(_, ext)| ext) {
         Some("py") => format!("python3 {file}"),
         Some("sh") => format!("sh {file}"),

@@ -155,10 +155,13 @@ async fn a_named_file_left_untouched_is_listed_once() {
     assert_eq!(ran.outcome, TurnOutcome::Completed { rounds: 6 });
     assert_eq!(ran.reminders.len(), 1, "{:?}", ran.reminders);
     assert!(
-        ran.reminders[0].contains("worker.py needs a change"),
+        ran.reminders[0].contains("make the change the task asks for in worker.py"),
         "{:?}",
         ran.reminders
     );
+    // The round after it must edit (run Q: told in words, the model gave
+    // its answer again).
+    assert_eq!(ran.choices[3], ToolChoice::Tool(ToolName::EditFile));
     for path in ["client.py", "worker.py"] {
         assert_eq!(file(&ran, path), "TIMEOUT = 45\n");
     }
@@ -227,8 +230,8 @@ async fn a_question_answered_after_reading_gets_no_checks() {
     ]});
     let files = [("calc.py", CALC)];
     let ran = run(true, &files, "What does add() in calc.py return?", script).await;
-    assert_eq!(ran.outcome, TurnOutcome::Completed { rounds: 2 });
     assert!(ran.reminders.is_empty(), "{:?}", ran.reminders);
+    assert_eq!(ran.outcome, TurnOutcome::Completed { rounds: 2 });
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -360,10 +363,17 @@ async fn a_question_is_not_answered_by_changing_the_code() {
         read("calc.py"),
         edit("calc.py", "a - b", "a + b"),
         text("add() returns a - b."),
+        bash("python3 -c 'from calc import add; print(add(2, 3))'"),
+        text("-1"),
     ]});
     let prompt = "What does add() in calc.py return for 2 and 3?";
     let ran = run(true, &[("calc.py", CALC)], prompt, script).await;
-    assert_eq!(ran.outcome, TurnOutcome::Completed { rounds: 3 });
+    assert_eq!(ran.outcome, TurnOutcome::Completed { rounds: 5 });
+    // A value asked for is worked out by running the code, once.
+    assert_eq!(ran.reminders.len(), 1, "{:?}", ran.reminders);
+    assert_eq!(ran.choices[3], ToolChoice::Tool(ToolName::Bash));
+    assert_eq!(ran.results[2].0, "ok", "{:?}", ran.results);
+    assert!(ran.results[2].1.contains("-1"), "{:?}", ran.results);
     assert_eq!(ran.results[1].0, "error", "{:?}", ran.results);
     assert!(
         ran.results[1]

@@ -132,6 +132,20 @@ pub async fn one_agent_turn(
     (session, outcome)
 }
 
+/// (status, output) of every tool result of `session`, in order.
+pub async fn tool_results(store: &Arc<dyn Store>, session: &Session) -> Vec<(ToolStatus, String)> {
+    store
+        .events(session.id(), 0)
+        .await
+        .expect("events")
+        .into_iter()
+        .filter_map(|e| match e.kind {
+            EventKind::ToolResult { status, output, .. } => Some((status, output)),
+            _ => None,
+        })
+        .collect()
+}
+
 pub async fn harness(files: &[(&str, &str)], mode: Mode, script: serde_json::Value) -> Harness {
     harness_with(files, mode, StopRule::Code, script).await
 }

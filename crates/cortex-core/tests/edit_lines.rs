@@ -39,16 +39,7 @@ async fn run(
         "Fix add in calc.py: it subtracts.",
     )
     .await;
-    let results = store
-        .events(session.id(), 0)
-        .await
-        .expect("events")
-        .into_iter()
-        .filter_map(|e| match e.kind {
-            EventKind::ToolResult { status, output, .. } => Some((status, output)),
-            _ => None,
-        })
-        .collect();
+    let results = tool_results(&store, &session).await;
     (outcome, results, scripted, repo)
 }
 

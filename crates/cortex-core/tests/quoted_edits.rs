@@ -86,3 +86,99 @@ async fn other_formats_carry_no_files() {
         }
     }
 }
+
+/// Right after a reminder that says what to change, the next edit may quote
+/// only that: the file a two-file change left untouched (run Q,
+/// constant-in-two-files), then the lines where a renamed name still occurs
+/// (run Q, rename-variable: it quoted the line it had renamed and renamed
+/// it back). The request after the edit may quote anything again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn after_a_reminder_an_edit_may_quote_only_what_it_names() {
+    const CLIENT: &str = "TIMEOUT = 30\n";
+    const WORKER: &str = "def run(c):\n    TIMEOUT = 30\n    return c + TIMEOUT\n";
+    let edit = |path: &str, old: &str, new: &str| {
+        json!({"tool_calls": [{"name": "edit_file", "arguments": {"path": path,
+            "old_string": old, "new_string": new}}]})
+    };
+    let script = json!({"responses": [
+        edit("client.py", "TIMEOUT = 30", "TIMEOUT = 45"),
+        {"text": "Done."},
+        edit("worker.py", "    TIMEOUT = 30", "    TIMEOUT = 45"),
+        {"text": "Done, both."},
+    ]});
+    let files = [("client.py", CLIENT), ("worker.py", WORKER)];
+    let (repo, store, scripted) = parts(&files, &script);
+    let model = small_model_editing(scripted.clone(), true, 4096, EditFormat::Quoted);
+    let prompt = "Change the timeout from 30 to 45 in both client.py and worker.py.";
+    let (_session, outcome) = one_agent_turn(repo.path(), store, model, prompt).await;
+    assert_eq!(outcome, TurnOutcome::Completed { rounds: 4 });
+    let requests = scripted.requests();
+    let paths = |i: usize| -> Vec<&str> {
+        requests[i]
+            .quotable
+            .iter()
+            .map(|f| f.path.as_str())
+            .collect()
+    };
+    assert_eq!(paths(1), ["client.py", "worker.py"]);
+    assert_eq!(paths(2), ["worker.py"], "the reminder's round");
+    assert_eq!(paths(3), ["client.py", "worker.py"]);
+
+    let script = json!({"responses": [
+        edit("worker.py", "def run(c):", "def run(count):"),
+        {"text": "Renamed."},
+        edit("worker.py", "    return c + TIMEOUT", "    return count + TIMEOUT"),
+        {"text": "Renamed, all of it."},
+    ]});
+    let (repo, store, scripted) = parts(&[("worker.py", WORKER)], &script);
+    let model = small_model_editing(scripted.clone(), true, 4096, EditFormat::Quoted);
+    let prompt = "In worker.py, rename the parameter c to count.";
+    let (_session, outcome) = one_agent_turn(repo.path(), store, model, prompt).await;
+    assert_eq!(outcome, TurnOutcome::Completed { rounds: 4 });
+    let requests = scripted.requests();
+    assert_eq!(
+        texts(&requests[2].quotable),
+        [("worker.py", Some("    return c + TIMEOUT\n"))],
+        "the rename reminder's round"
+    );
+    assert_eq!(
+        texts(&requests[3].quotable),
+        [(
+            "worker.py",
+            Some("def run(count):\n    TIMEOUT = 30\n    return count + TIMEOUT\n")
+        )]
+    );
+}
+
+/// An edit that gives its quote back unchanged keeps that quote out of the
+/// file's text in the next requests, until the file changes (run Q,
+/// fix-readme-typo: the first heading quoted as itself, twice, while the
+/// misspelt one was the other).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_quote_given_back_unchanged_is_not_offered_again() {
+    const README: &str = "# Todo\n\n## Instalation\n";
+    let edit = |old: &str, new: &str| {
+        json!({"tool_calls": [{"name": "edit_file", "arguments": {"path": "README.md",
+            "old_string": old, "new_string": new}}]})
+    };
+    let script = json!({"responses": [
+        edit("# Todo", "# Todo"),
+        edit("## Instalation", "## Installation"),
+        {"text": "Fixed the heading."},
+    ]});
+    let (repo, store, scripted) = parts(&[("README.md", README)], &script);
+    let model = small_model_editing(scripted.clone(), true, 4096, EditFormat::Quoted);
+    let prompt = "Fix the spelling mistake in the heading of README.md.";
+    let (_session, outcome) = one_agent_turn(repo.path(), store, model, prompt).await;
+    assert_eq!(outcome, TurnOutcome::Completed { rounds: 3 });
+    let requests = scripted.requests();
+    assert_eq!(texts(&requests[0].quotable), [("README.md", Some(README))]);
+    assert_eq!(
+        texts(&requests[1].quotable),
+        [("README.md", Some("\n## Instalation\n"))]
+    );
+    assert_eq!(
+        texts(&requests[2].quotable),
+        [("README.md", Some("# Todo\n\n## Installation\n"))]
+    );
+}

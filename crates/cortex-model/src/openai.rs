@@ -35,6 +35,22 @@ pub enum OpenAiWire {
     Responses,
 }
 
+/// How a Chat Completions request forces one named tool
+/// ([`crate::ToolChoice::Tool`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum NamedToolChoice {
+    /// `tool_choice: {"type": "function", "function": {"name": …}}`, as
+    /// OpenAI and vLLM read it.
+    #[default]
+    Object,
+    /// That tool alone is offered, with `tool_choice: "required"`: for
+    /// servers that read only a string there (llama.cpp's server warns
+    /// and ignores an object, so the reply was free to be prose). Same
+    /// meaning, but the tools in the prompt differ from the other rounds',
+    /// so a server's prompt cache serves less of that round.
+    OnlyTool,
+}
+
 /// How to reach an OpenAI(-compatible) server and what to ask of it.
 #[derive(Debug, Clone)]
 pub struct OpenAiConfig {
@@ -51,6 +67,8 @@ pub struct OpenAiConfig {
     /// `false` for models that cannot call tools in parallel (from the
     /// model metadata); the request then says `parallel_tool_calls: false`.
     pub parallel_tool_calls: bool,
+    /// How a request that must call one named tool says so.
+    pub named_tool_choice: NamedToolChoice,
     /// Retries before the first event of a response.
     pub retry: RetryPolicy,
     /// Connect, first-byte and idle limits of each attempt.
@@ -70,6 +88,7 @@ impl OpenAiConfig {
             key_env: DEFAULT_KEY_ENV.to_owned(),
             wire: OpenAiWire::Chat,
             parallel_tool_calls: true,
+            named_tool_choice: NamedToolChoice::default(),
             retry: RetryPolicy::default(),
             timeouts: Timeouts::default(),
         }
@@ -85,7 +104,7 @@ impl OpenAiConfig {
 }
 
 pub(crate) fn chat_body(model: &str, request: &ModelRequest) -> Result<Vec<u8>, serde_json::Error> {
-    request::build_body(model, request, true)
+    request::build_body(model, request, true, NamedToolChoice::Object)
 }
 
 pub(crate) fn responses_body(
@@ -140,9 +159,12 @@ impl ModelProvider for OpenAiProvider {
             &request.model
         };
         let body = match self.config.wire {
-            OpenAiWire::Chat => {
-                request::build_body(model, &request, self.config.parallel_tool_calls)
-            }
+            OpenAiWire::Chat => request::build_body(
+                model,
+                &request,
+                self.config.parallel_tool_calls,
+                self.config.named_tool_choice,
+            ),
             OpenAiWire::Responses => {
                 responses::build_body(model, &request, self.config.parallel_tool_calls)
             }
@@ -195,6 +217,7 @@ mod tests {
             key_env: "OPENAI_API_KEY".into(),
             wire: OpenAiWire::Chat,
             parallel_tool_calls: true,
+            named_tool_choice: NamedToolChoice::default(),
             retry: RetryPolicy::default(),
             timeouts: Timeouts::default(),
         }

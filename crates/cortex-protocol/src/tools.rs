@@ -98,32 +98,55 @@ pub enum EditFormat {
     /// that constrains generation (the embedded model's grammar) lets the
     /// model write only such lines; others see the `string` format.
     Quoted,
+    /// No `edit_file`: the model changes a file by writing all of it with
+    /// `write_file` (Aider's `whole` format for weak models). For small
+    /// files; a call of `edit_file` anyway is refused.
+    Whole,
+    /// No `edit_file` offered: the model writes its changes in its reply as
+    /// SEARCH/REPLACE blocks (Aider's format), which the harness runs as
+    /// `edit_file` calls (and an `edit_file` call it makes anyway runs too).
+    Blocks,
 }
 
 impl EditFormat {
-    /// The config's name of the format (`string`, `lines`).
+    /// The config's name of the format (`string`, `lines`, `quoted`, `whole`,
+    /// `blocks`).
     pub fn as_str(self) -> &'static str {
         match self {
             EditFormat::String => "string",
             EditFormat::Lines => "lines",
             EditFormat::Quoted => "quoted",
+            EditFormat::Whole => "whole",
+            EditFormat::Blocks => "blocks",
         }
+    }
+
+    /// Whether the model is offered `edit_file` (not in the `whole` and
+    /// `blocks` formats, which change files by other means).
+    pub fn offers_edit_file(self) -> bool {
+        !matches!(self, EditFormat::Whole | EditFormat::Blocks)
     }
 }
 
 impl std::str::FromStr for EditFormat {
     type Err = UnknownEditFormat;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        [EditFormat::String, EditFormat::Lines, EditFormat::Quoted]
-            .into_iter()
-            .find(|f| f.as_str().eq_ignore_ascii_case(s))
-            .ok_or_else(|| UnknownEditFormat(s.to_owned()))
+        [
+            EditFormat::String,
+            EditFormat::Lines,
+            EditFormat::Quoted,
+            EditFormat::Whole,
+            EditFormat::Blocks,
+        ]
+        .into_iter()
+        .find(|f| f.as_str().eq_ignore_ascii_case(s))
+        .ok_or_else(|| UnknownEditFormat(s.to_owned()))
     }
 }
 
 /// A name that is not an [`EditFormat`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown edit format `{0}` (expected string, lines or quoted)")]
+#[error("unknown edit format `{0}` (expected string, lines, quoted, whole or blocks)")]
 pub struct UnknownEditFormat(pub String);
 
 /// Find files of the workspace by name pattern.
@@ -302,7 +325,7 @@ impl ToolArgs {
             tool,
             reason: e.to_string(),
             schema: if lines {
-                edit_lines_spec().parameters.to_string()
+                tool.spec_in(EditFormat::Lines).parameters.to_string()
             } else {
                 tool.spec().parameters.to_string()
             },
@@ -363,28 +386,51 @@ fn names_a_line_range(raw: &str) -> bool {
         .is_ok_and(|obj| obj.contains_key("start_line") || obj.contains_key("end_line"))
 }
 
-/// `edit_file` as [`EditFormat::Lines`] offers it.
-fn edit_lines_spec() -> ToolSpec {
-    static SPEC: std::sync::LazyLock<ToolSpec> = std::sync::LazyLock::new(|| {
-        ToolSpec {
-        name: ToolName::EditFile.as_str().to_owned(),
-        description: "Replace lines start_line..end_line (inclusive, numbered as read_file shows them) of a file you have read with new_text. Returns the lines replaced and the new numbering around them.".to_owned(),
-        parameters: schema_of::<EditLinesArgs>(),
-    }
-    });
-    SPEC.clone()
-}
-
-/// `edit_file` with whole lines as `old_string` ([`EditFormat::Quoted`]).
-fn edit_quoted_spec() -> ToolSpec {
-    static SPEC: std::sync::LazyLock<ToolSpec> = std::sync::LazyLock::new(|| {
-        ToolSpec {
-        name: ToolName::EditFile.as_str().to_owned(),
-        description: "Replace whole lines of a file you have read. old_string: one or more complete, consecutive lines copied exactly from the file (with their indentation); new_string: the lines that take their place.".to_owned(),
-        parameters: schema_of::<EditFileArgs>(),
-    }
-    });
-    SPEC.clone()
+/// The specs an edit format changes, generated once: `edit_file` by line
+/// ranges ([`EditFormat::Lines`]) or by whole lines ([`EditFormat::Quoted`]),
+/// and `write_file` as the only way to change a file ([`EditFormat::Whole`]).
+fn format_spec(tool: ToolName, format: EditFormat) -> Option<ToolSpec> {
+    static SPECS: std::sync::LazyLock<Vec<(ToolName, EditFormat, ToolSpec)>> =
+        std::sync::LazyLock::new(|| {
+            let spec = |tool: ToolName, description: &str, parameters| ToolSpec {
+                name: tool.as_str().to_owned(),
+                description: description.to_owned(),
+                parameters,
+            };
+            vec![
+                (
+                    ToolName::EditFile,
+                    EditFormat::Lines,
+                    spec(
+                        ToolName::EditFile,
+                        "Replace lines start_line..end_line (inclusive, numbered as read_file shows them) of a file you have read with new_text. Returns the lines replaced and the new numbering around them.",
+                        schema_of::<EditLinesArgs>(),
+                    ),
+                ),
+                (
+                    ToolName::EditFile,
+                    EditFormat::Quoted,
+                    spec(
+                        ToolName::EditFile,
+                        "Replace whole lines of a file you have read. old_string: one or more complete, consecutive lines copied exactly from the file (with their indentation); new_string: the lines that take their place.",
+                        schema_of::<EditFileArgs>(),
+                    ),
+                ),
+                (
+                    ToolName::WriteFile,
+                    EditFormat::Whole,
+                    spec(
+                        ToolName::WriteFile,
+                        "Create a file, or change one you have read: content is the file's whole new text, every line of it, changed or not.",
+                        schema_of::<WriteFileArgs>(),
+                    ),
+                ),
+            ]
+        });
+    SPECS
+        .iter()
+        .find(|(t, f, _)| *t == tool && *f == format)
+        .map(|(_, _, spec)| spec.clone())
 }
 
 fn schema_of<T: JsonSchema>() -> serde_json::Value {
@@ -417,12 +463,10 @@ impl ToolName {
     }
 
     /// [`ToolName::spec`], with `edit_file` in the given edit format.
+    /// ([`EditFormat::Whole`] offers no `edit_file` at all: the caller
+    /// leaves it out.)
     pub fn spec_in(self, format: EditFormat) -> ToolSpec {
-        match (self, format) {
-            (ToolName::EditFile, EditFormat::Lines) => edit_lines_spec(),
-            (ToolName::EditFile, EditFormat::Quoted) => edit_quoted_spec(),
-            _ => self.spec(),
-        }
+        format_spec(self, format).unwrap_or_else(|| self.spec())
     }
 
     fn generate_spec(self) -> ToolSpec {
@@ -580,7 +624,14 @@ mod tests {
             ToolName::Grep.spec_in(EditFormat::Lines),
             ToolName::Grep.spec()
         );
+        // The whole-file format changes write_file's description only.
+        let whole = ToolName::WriteFile.spec_in(EditFormat::Whole);
+        assert_eq!(whole.parameters, ToolName::WriteFile.spec().parameters);
+        assert!(whole.description.contains("whole new text"));
         assert_eq!("LINES".parse(), Ok(EditFormat::Lines));
+        assert_eq!("whole".parse(), Ok(EditFormat::Whole));
+        assert_eq!("blocks".parse(), Ok(EditFormat::Blocks));
+        assert!(!EditFormat::Blocks.offers_edit_file() && EditFormat::Quoted.offers_edit_file());
         assert!("diff".parse::<EditFormat>().is_err());
     }
 

@@ -180,7 +180,43 @@ pub fn removed(path: &str, old: &str, new: &str) -> Vec<String> {
     };
     let before = definitions(lang, old.lines());
     let after = definitions(lang, new.lines());
-    before.difference(&after).cloned().collect()
+    gone_from(lang, &before, &after)
+}
+
+/// The names of `before` not in `after`; in Markdown, a heading whose
+/// spelling was fixed (`## Instalation` → `## Installation`: two edits at
+/// most, nothing links to a heading's words) is kept, not removed (run Q,
+/// fix-readme-typo: the note and the answer check asked to put the typo
+/// back).
+fn gone_from(lang: Lang, before: &BTreeSet<String>, after: &BTreeSet<String>) -> Vec<String> {
+    before
+        .difference(after)
+        .filter(|name| {
+            lang != Lang::Markdown
+                || !after
+                    .iter()
+                    .any(|new| !before.contains(new) && edit_distance(name, new) <= 2)
+        })
+        .cloned()
+        .collect()
+}
+
+/// Levenshtein distance by characters.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let above = row[j + 1];
+            row[j + 1] = (above + 1)
+                .min(row[j] + 1)
+                .min(diagonal + usize::from(ca != *cb));
+            diagonal = above;
+        }
+    }
+    row[b.len()]
 }
 
 /// The top-level keys of a JSON or TOML file whose text parses as a table:
@@ -220,10 +256,7 @@ pub fn changed_by_diff(path: &str, diff: &str) -> (Vec<String>, Vec<String>) {
         .partition(|l| l.starts_with('-'));
     let gone = definitions(lang, minus.iter().map(|l| &l[1..]));
     let added = definitions(lang, plus.iter().map(|l| &l[1..]));
-    (
-        gone.difference(&added).cloned().collect(),
-        added.into_iter().collect(),
-    )
+    (gone_from(lang, &gone, &added), added.into_iter().collect())
 }
 
 /// Names the diff removes (see [`changed_by_diff`]).
@@ -371,6 +404,24 @@ mod tests {
             "a.py: f, m\nb.rs: run\nc.ts: main\nd.go: Start, T\n",
             "{out}"
         );
+    }
+
+    #[test]
+    fn a_heading_with_its_spelling_fixed_is_not_removed() {
+        let old = "# Todo\n\n## Instalation\n\nRun it.\n";
+        let fixed = old.replace("Instalation", "Installation");
+        assert!(removed("README.md", old, &fixed).is_empty());
+        let diff = "--- a/README.md\n+++ b/README.md\n-## Instalation\n+## Installation\n";
+        assert_eq!(
+            changed_by_diff("README.md", diff),
+            (Vec::new(), vec!["Installation".to_owned()])
+        );
+        // Another section in its place is a removal; so is a renamed function.
+        let usage = old.replace("## Instalation", "## Usage");
+        assert_eq!(removed("README.md", old, &usage), ["Instalation"]);
+        assert_eq!(removed("a.py", "def ad():\n", "def add():\n"), ["ad"]);
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+        assert_eq!(edit_distance("", "ab"), 2);
     }
 
     #[test]

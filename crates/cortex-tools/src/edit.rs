@@ -42,26 +42,37 @@ pub(crate) fn plural(n: usize, one: &str, many: &str) -> String {
     }
 }
 
-/// The summary, then each note (the syntax check's, the definitions the
-/// change removed) on a line of its own.
-pub(crate) fn with_notes(summary: String, notes: [Option<String>; 2]) -> String {
+/// How the error for an edit whose `new_string` is its `old_string` starts
+/// (the core keeps such a quote out of the model's next edits of the file).
+pub const IDENTICAL_EDIT: &str = "old_string and new_string are identical";
+
+/// The summary, then each note (the syntax check's, the names used and
+/// not imported, the definitions the change removed) on a line of its own.
+pub(crate) fn with_notes(summary: String, notes: Vec<String>) -> String {
     notes
         .into_iter()
-        .flatten()
         .fold(summary, |text, note| format!("{text}\n{note}"))
 }
 
-/// What the harness says after replacing `old` (if any) with `new`.
-pub(crate) fn notes_after_write(
-    path: &Path,
-    shown: &str,
-    old: Option<&str>,
-    new: &str,
-) -> [Option<String>; 2] {
-    [
-        crate::syntax::after_write(path, old, new),
-        old.and_then(|old| crate::defs::note(shown, old, new)),
-    ]
+impl Workspace {
+    /// What the harness says after replacing `old` (if any) with `new` at
+    /// `path` (shown to the model as `shown`).
+    pub(crate) fn notes_after_write(
+        &self,
+        path: &Path,
+        shown: &str,
+        old: Option<&str>,
+        new: &str,
+    ) -> Vec<String> {
+        let broke = crate::syntax::after_write(path, old, new);
+        // A file that does not parse has no names to judge.
+        let unbound = broke
+            .is_none()
+            .then(|| crate::names::note(self.root(), path, old, new))
+            .flatten();
+        let removed = old.and_then(|old| crate::defs::note(shown, old, new));
+        [broke, unbound, removed].into_iter().flatten().collect()
+    }
 }
 
 impl Workspace {
@@ -108,7 +119,8 @@ impl Workspace {
                 format!("(the previous content of `{shown}` was binary)\n"),
             ),
         };
-        let notes = notes_after_write(&path, &shown, old_text.flatten().as_deref(), &args.content);
+        let notes =
+            self.notes_after_write(&path, &shown, old_text.flatten().as_deref(), &args.content);
         Ok(Written {
             summary: with_notes(format!("{verb} {shown} ({lines})"), notes),
             diff,
@@ -143,13 +155,12 @@ impl Workspace {
         // After the match check: an identical pair the file does not even
         // contain needs the file's text more than this message.
         if args.old_string == args.new_string {
-            return Err(ToolError::Invalid(
-                "old_string and new_string are identical; nothing would change. To add lines, \
-                 give new_string as the quoted lines with the new ones before or after them (an \
-                 import at the top: old_string the first line, new_string the import, a line \
-                 break and that line), or call write_file with the whole new file."
-                    .to_owned(),
-            ));
+            return Err(ToolError::Invalid(format!(
+                "{IDENTICAL_EDIT}; nothing would change. To add lines, give new_string as the \
+                 quoted lines with the new ones before or after them (an import at the top: \
+                 old_string the first line, new_string the import, a line break and that line), \
+                 or call write_file with the whole new file."
+            )));
         }
         if matches > 1 && !replace_all {
             return Err(ToolError::Invalid(format!(
@@ -167,7 +178,10 @@ impl Workspace {
             plural(matches, "replacement", "replacements")
         );
         Ok(Written {
-            summary: with_notes(summary, notes_after_write(&path, &shown, Some(&old), &new)),
+            summary: with_notes(
+                summary,
+                self.notes_after_write(&path, &shown, Some(&old), &new),
+            ),
             diff: unified_diff(&shown, &old, &new),
         })
     }

@@ -7,7 +7,7 @@
 //! shows what it hit, and the new numbering around the change, so the next
 //! edit can use numbers that are true now.
 
-use crate::edit::{notes_after_write, plural, unified_diff, with_notes};
+use crate::edit::{plural, unified_diff, with_notes};
 use crate::open::write_regular;
 use crate::read::{read_text, render_line};
 use crate::{ToolError, Workspace, Written};
@@ -69,7 +69,10 @@ impl Workspace {
             );
         }
         Ok(Written {
-            summary: with_notes(summary, notes_after_write(&path, &shown, Some(&old), &new)),
+            summary: with_notes(
+                summary,
+                self.notes_after_write(&path, &shown, Some(&old), &new),
+            ),
             diff: unified_diff(&shown, &old, &new),
         })
     }

@@ -15,6 +15,7 @@ mod edit_lines;
 mod error;
 mod glob;
 mod grep;
+mod names;
 mod near_miss;
 mod open;
 mod plan;
@@ -29,8 +30,9 @@ mod workspace;
 
 pub use bash::{BashEnding, BashOutcome, MAX_STREAMED_BYTES, run_bash};
 pub use cap::{MAX_OUTPUT_BYTES, cap_middle};
-pub use edit::MAX_DIFF_BYTES;
+pub use edit::{IDENTICAL_EDIT, MAX_DIFF_BYTES};
 pub use error::ToolError;
+pub use names::{UNBOUND_NAMES, UNCALLED_TESTS};
 pub use plan::{PlanError, validate_plan};
 pub use plan_steps::{PlanStep, checklist, plan_steps};
 pub use read::{shown_file, shown_line};

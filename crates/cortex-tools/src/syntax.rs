@@ -115,15 +115,24 @@ fn python_problem(text: &str) -> Option<String> {
     const PARSE: &str = "import ast, sys\n\
         try:\n    ast.parse(sys.stdin.read())\n\
         except SyntaxError as e:\n    print(f'{e.msg} at line {e.lineno}'); sys.exit(1)\n";
+    let (parsed, out) = run_python(PARSE, text)?;
+    let out = out.trim();
+    (!parsed && !out.is_empty()).then(|| out.to_owned())
+}
+
+/// Runs `script` with the guest's `python3` (isolated: no site, no user
+/// paths) and `text` on stdin: whether it exited 0, and what it printed.
+/// `None` when there is no `python3` or it did not finish in time.
+pub(crate) fn run_python(script: &str, text: &str) -> Option<(bool, String)> {
     let mut child = Command::new("python3")
-        .args(["-I", "-S", "-c", PARSE])
+        .args(["-I", "-S", "-c", script])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
         .ok()?;
     if let Some(mut stdin) = child.stdin.take() {
-        // A parser that exits early closes the pipe: its verdict still stands.
+        // A script that exits early closes the pipe: its verdict still stands.
         let _ = stdin.write_all(text.as_bytes());
     }
     let deadline = Instant::now() + PYTHON_TIMEOUT;
@@ -138,13 +147,9 @@ fn python_problem(text: &str) -> Option<String> {
             }
         }
     };
-    if status.success() {
-        return None;
-    }
     let mut out = String::new();
     std::io::Read::read_to_string(&mut child.stdout.take()?, &mut out).ok()?;
-    let out = out.trim();
-    (!out.is_empty()).then(|| out.to_owned())
+    Some((status.success(), out))
 }
 
 #[cfg(test)]

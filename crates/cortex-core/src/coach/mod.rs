@@ -26,11 +26,13 @@ use cortex_protocol::{
 };
 use std::collections::{BTreeMap, BTreeSet};
 
+mod focus;
 mod words;
 
+use words::lists_files;
 use words::{
-    NUMBER_WORDS, asks_for_work, call_now, has_fence, mentions_word, normalise, rename_pairs,
-    test_command,
+    NUMBER_WORDS, asks_for_work, asks_what_code_does, call_now, has_fence, mentions_word,
+    normalise, rename_pairs, test_command,
 };
 pub(crate) use words::{chosen_tool, files_to_run, named_files, same_file};
 
@@ -40,7 +42,9 @@ pub(crate) use words::{chosen_tool, files_to_run, named_files, same_file};
 fn shows_code(answer: &str) -> bool {
     has_fence(
         &answer.to_lowercase(),
-        &["python", "py", "json", "toml", "yaml", "js", "rust"],
+        &[
+            "python", "py", "json", "toml", "yaml", "js", "rust", "markdown", "md",
+        ],
     )
 }
 
@@ -64,16 +68,32 @@ pub(crate) struct TurnWork {
     commands_since_change: Vec<String>,
     /// The last `bash` command, when it failed (an exit code other than 0).
     last_failed: Option<String>,
+    /// The last `bash` command that succeeded, and its output.
+    last_output: Option<(String, String)>,
     /// Definitions the turn's changes removed and did not put back, with
     /// the file they were in (read from the changes' diffs).
     removed: BTreeMap<String, String>,
     /// Files a change of the turn left not parsing (the tool's warning),
     /// until a later change of the file leaves it parsing.
     broken: BTreeSet<String>,
+    /// Files a change of the turn left using a name they neither import
+    /// nor define, or defining tests they never call (the tool's warnings),
+    /// until a later change clears it.
+    unbound: BTreeSet<String>,
     /// Checks already sent this turn.
     sent: Vec<Check>,
     /// The writes refused before they ran (`unwanted_write.rs`), each once.
     refused_writes: BTreeSet<RefusedWrite>,
+    /// The model's edit format: which tool a reminder to change a file
+    /// names (`write_file` when `edit_file` is not offered).
+    edit_format: EditFormat,
+    /// Quotes an edit gave back unchanged, with their file, until a change
+    /// of that file: its next edits may not quote those lines again
+    /// ([`TurnWork::unquotable`]).
+    identical: Vec<(String, String)>,
+    /// What the next edit is to change, from the reminder that asks for it
+    /// to the next call ([`TurnWork::in_focus`]).
+    focus: Vec<focus::Focus>,
 }
 
 /// Why a write was refused before it ran.
@@ -96,11 +116,15 @@ enum Check {
     Broken,
     Advice,
     Unanswered,
+    Output,
+    Evaluate,
     Removed,
     NamedFiles,
     RenameLeft,
+    Unbound,
     Untested,
     TestFails,
+    Empty,
 }
 
 impl TurnWork {
@@ -109,6 +133,22 @@ impl TurnWork {
         TurnWork {
             prompt: prompt.to_owned(),
             ..TurnWork::default()
+        }
+    }
+
+    /// The model's edit format, for the tool reminders name.
+    pub(crate) fn with_edit_format(mut self, format: EditFormat) -> Self {
+        self.edit_format = format;
+        self
+    }
+
+    /// The tool a reminder to change a file names.
+    fn edit_tool(&self) -> ToolName {
+        match self.edit_format {
+            // A forced call cannot be a SEARCH/REPLACE block: the whole
+            // file is the call such a model can make.
+            EditFormat::Whole | EditFormat::Blocks => ToolName::WriteFile,
+            EditFormat::String | EditFormat::Lines | EditFormat::Quoted => ToolName::EditFile,
         }
     }
 
@@ -126,6 +166,17 @@ impl TurnWork {
         ];
         let lower = self.prompt.to_lowercase();
         mentions_word(&self.prompt, word) && VERBS.iter().any(|v| mentions_word(&lower, v))
+    }
+
+    /// Whether the task asks to write or add the file `path` ("Write a test
+    /// file test_slug.py…", "Add test_divide.py with…").
+    fn asks_to_write(&self, path: &str) -> bool {
+        const VERBS: &[&str] = &["write", "add", "create", "make"];
+        let lower = self.prompt.to_lowercase();
+        named_files(&self.prompt)
+            .iter()
+            .any(|named| same_file(&normalise(path), named))
+            && VERBS.iter().any(|v| mentions_word(&lower, v))
     }
 
     /// Whether a write that leaves the data file `path` no longer parsing
@@ -171,6 +222,7 @@ impl TurnWork {
         status: ToolStatus,
         diff: Option<&str>,
     ) {
+        self.focus.clear();
         let Ok(tool) = call.name.parse::<ToolName>() else {
             return;
         };
@@ -201,20 +253,43 @@ impl TurnWork {
         }
     }
 
-    /// A write or edit answered with `status` and `output`: whether it left
-    /// its file parsing (see [`cortex_tools::BROKE_THE_FILE`]).
-    pub(crate) fn note_parse(&mut self, call: &ToolCallRequest, status: ToolStatus, output: &str) {
+    /// A call answered with `status` and `output`, for what the output
+    /// says: a write or edit's, whether it left its file parsing (see
+    /// [`cortex_tools::BROKE_THE_FILE`]) and runnable
+    /// ([`cortex_tools::UNBOUND_NAMES`], [`cortex_tools::UNCALLED_TESTS`]),
+    /// or, refused as an identical edit, what it quoted; a command's, what
+    /// it printed.
+    pub(crate) fn note_result(&mut self, call: &ToolCallRequest, status: ToolStatus, output: &str) {
         let Ok(tool) = call.name.parse::<ToolName>() else {
             return;
         };
         let Ok(args) = ToolArgs::parse(tool, &call.arguments) else {
             return;
         };
+        if let ToolArgs::Bash(bash) = &args
+            && status == ToolStatus::Ok
+        {
+            self.last_output = Some((bash.command.clone(), output.to_owned()));
+        }
         let Some(path) = args.written_path().map(normalise) else {
             return;
         };
+        if let ToolArgs::EditFile(edit) = &args
+            && status == ToolStatus::Error
+            && output.contains(cortex_tools::IDENTICAL_EDIT)
+        {
+            self.identical.push((path.clone(), edit.old_string.clone()));
+        }
         if status != ToolStatus::Ok {
             return;
+        }
+        self.identical.retain(|(p, _)| *p != path);
+        if output.contains(cortex_tools::UNBOUND_NAMES)
+            || output.contains(cortex_tools::UNCALLED_TESTS)
+        {
+            self.unbound.insert(path.clone());
+        } else {
+            self.unbound.remove(&path);
         }
         if output.contains(cortex_tools::BROKE_THE_FILE) {
             self.broken.insert(path);
@@ -233,18 +308,47 @@ impl TurnWork {
             (Check::Broken, self.broken()),
             (Check::Advice, self.advice(answer)),
             (Check::Unanswered, self.unanswered(answer)),
+            (Check::Output, self.output_left_out(answer)),
+            (Check::Evaluate, self.evaluate()),
             (Check::Removed, self.removed_by_mistake()),
             (Check::TestFails, self.test_fails(answer)),
             (Check::NamedFiles, self.untouched_files()),
             (Check::RenameLeft, left),
+            (Check::Unbound, self.unbound()),
             (Check::Untested, self.untested()),
+            (Check::Empty, self.empty(answer)),
         ];
         let (check, text) = checks.into_iter().find_map(|(check, text)| {
             text.filter(|_| !self.sent.contains(&check))
                 .map(|t| (check, t))
         })?;
         self.sent.push(check);
+        self.focus = match check {
+            Check::NamedFiles if chosen_tool(&text).is_some() => self
+                .untouched()
+                .1
+                .into_iter()
+                .map(|path| focus::Focus {
+                    path,
+                    lines: Vec::new(),
+                })
+                .collect(),
+            Check::RenameLeft => focus::focus_on_grep_lines(&text),
+            _ => Vec::new(),
+        };
         Some(text)
+    }
+
+    /// A reply with no text and no call ends the turn saying nothing (run
+    /// Q: after its third identical write was refused).
+    fn empty(&self, answer: &str) -> Option<String> {
+        answer.trim().is_empty().then(|| {
+            format!(
+                "Your reply was empty. Carry on with the task: call a tool for its next step, \
+                 or answer with what you did. The task: {}",
+                self.prompt
+            )
+        })
     }
 
     /// A tool's output given back as the answer: small models copy the
@@ -272,6 +376,21 @@ impl TurnWork {
         Some(format!(
             "{DO_IT_PREFIX} {path} no longer parses since your change (the warning above), so \
              the task is not done. {} with the whole corrected content of {path}, then answer.",
+            call_now(ToolName::WriteFile)
+        ))
+    }
+
+    /// A file the turn's change left using a name it neither imports nor
+    /// defines, and an answer anyway (run Q: a test that never imports the
+    /// function it tests; a constant used and never defined). Written whole,
+    /// with the import the warning names, as for a file that does not
+    /// parse.
+    fn unbound(&self) -> Option<String> {
+        let path = self.unbound.first()?;
+        Some(format!(
+            "{DO_IT_PREFIX} {path} cannot run as it should (the warning above). {} with the \
+             whole corrected content of {path}, with what the warning says is missing, then \
+             answer.",
             call_now(ToolName::WriteFile)
         ))
     }
@@ -305,7 +424,7 @@ impl TurnWork {
             return Some(format!(
                 "{DO_IT_PREFIX} your answer gives the user steps to follow instead of doing \
                  them. {} to make the change, then answer with what you did.",
-                call_now(ToolName::EditFile)
+                call_now(self.edit_tool())
             ));
         }
         if !self.changed.is_empty() {
@@ -336,7 +455,9 @@ impl TurnWork {
         .any(|p| lower.contains(p))
             || has_fence(
                 &lower,
-                &["python", "py", "json", "toml", "yaml", "js", "rust", "diff"],
+                &[
+                    "python", "py", "json", "toml", "yaml", "js", "rust", "diff", "markdown", "md",
+                ],
             );
         // Code shown for the user to paste is a file's new text: writing it
         // whole is the call a small model gets right (run K,
@@ -348,6 +469,7 @@ impl TurnWork {
                 ToolName::WriteFile,
                 " with the whole new content of the file, the code your answer shows,",
             ),
+            (true, _) if self.edit_tool() == ToolName::WriteFile => (ToolName::WriteFile, ""),
             (true, _) => (ToolName::EditFile, " (write_file for a new file)"),
             (false, true) => (ToolName::Bash, ""),
             (false, false) => return None,
@@ -357,6 +479,57 @@ impl TurnWork {
              have the tools to do it yourself and nothing has been changed yet. {}{or} to do \
              it, then answer with what you did.",
             call_now(tool)
+        ))
+    }
+
+    /// A task that asks what a command prints, answered after running it
+    /// without any line of its output (run R, run-and-report: the command
+    /// given back as a code block after it printed 55).
+    fn output_left_out(&self, answer: &str) -> Option<String> {
+        const ASKS: &[&str] = &[
+            "what it prints",
+            "what it outputs",
+            "the output",
+            "what it says",
+        ];
+        let prompt = self.prompt.to_lowercase();
+        if !ASKS.iter().any(|a| prompt.contains(a)) {
+            return None;
+        }
+        let (command, output) = self.last_output.as_ref()?;
+        let printed: Vec<&str> = output
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty() && !l.starts_with("[exit code"))
+            .collect();
+        if printed.is_empty() || printed.iter().any(|line| answer.contains(line)) {
+            return None;
+        }
+        Some(format!(
+            "Your answer does not give what `{command}` printed, which the task asks for. Answer \
+             again with its output (shown above), not a command."
+        ))
+    }
+
+    /// A question about what Python code returns, prints or raises,
+    /// answered from reading alone: small models describe the code instead
+    /// of working out the value (run Q, answer-return-type: "a dictionary
+    /// with two keys" where `{'kind': 'square', 'side': 2}` was asked).
+    /// Running it gives the value; the guest is where that is safe.
+    fn evaluate(&self) -> Option<String> {
+        if !asks_what_code_does(&self.prompt)
+            || asks_for_work(&self.prompt)
+            || !self.changed.is_empty()
+            || !self.commands_since_change.is_empty()
+            || !self.files.iter().any(|f| f.ends_with(".py"))
+        {
+            return None;
+        }
+        Some(format!(
+            "{DO_IT_PREFIX} the question asks what the code does; run it rather than work it out \
+             by reading. {} with a command that prints it (python3 -c \"from MODULE import NAME; \
+             print(...)\"), then answer with what it printed.",
+            call_now(ToolName::Bash)
         ))
     }
 
@@ -385,10 +558,29 @@ impl TurnWork {
                     .split(|c: char| !c.is_alphabetic())
                     .any(|x| x == *w)
             });
+        // "Which exception does parse_age raise…?" answered "I found the
+        // exception at line 4" (run R).
+        let wants_exception = (prompt.contains("which exception")
+            || prompt.contains("what exception"))
+            && !answer.split(|c: char| !c.is_alphanumeric()).any(|w| {
+                w.starts_with(|c: char| c.is_ascii_uppercase())
+                    && [
+                        "Error",
+                        "Exception",
+                        "Warning",
+                        "Exit",
+                        "Interrupt",
+                        "Iteration",
+                    ]
+                    .iter()
+                    .any(|end| w.ends_with(end))
+            });
         let missing = if wants_file && !names_file {
             "the file's path"
         } else if wants_count && !has_number {
             "the number"
+        } else if wants_exception {
+            "the exception's name"
         } else {
             return None;
         };
@@ -409,7 +601,7 @@ impl TurnWork {
             "{DO_IT_PREFIX} your change to {path} removed the definition of `{name}`, which the \
              task does not ask to remove. {} to put `{name}` back in {path}, beside what you \
              added. Then answer.",
-            call_now(ToolName::EditFile)
+            call_now(self.edit_tool())
         ))
     }
 
@@ -424,8 +616,41 @@ impl TurnWork {
 
     /// A task that names several files, some changed and some not.
     fn untouched_files(&self) -> Option<String> {
-        if self.changed.is_empty() {
+        let (named, untouched) = self.untouched();
+        if untouched.is_empty() {
             return None;
+        }
+        // Files listed together ("in both client.py and worker.py") are
+        // each to change: the next reply must edit. A file named otherwise
+        // ("mean lives in stats/mathutils.py") may be only a reference (run
+        // R, fix-import: made to edit it, the model broke it).
+        if !lists_files(&self.prompt, &named) {
+            return Some(format!(
+                "The task names {} and you have changed {} only. If {} need{} a change too, \
+                 make it now (read it first); otherwise answer again.",
+                named.join(", "),
+                self.changed.join(", "),
+                untouched.join(" and "),
+                if untouched.len() == 1 { "s" } else { "" },
+            ));
+        }
+        Some(format!(
+            "{DO_IT_PREFIX} the task names {} and you have changed {} only. {} to make the \
+             change the task asks for in {}, then answer.",
+            named.join(", "),
+            self.changed.join(", "),
+            call_now(self.edit_tool()),
+            untouched.join(" and "),
+        ))
+    }
+
+    /// The files the task names to change (not those it says to run) and,
+    /// of those, the ones the turn has neither changed nor run a command
+    /// on; both empty before the first change or when it names fewer than
+    /// two.
+    fn untouched(&self) -> (Vec<String>, Vec<String>) {
+        if self.changed.is_empty() {
+            return Default::default();
         }
         // A test the prompt says to run is named, but not to be changed.
         let to_run = files_to_run(&self.prompt);
@@ -434,9 +659,9 @@ impl TurnWork {
             .filter(|n| !to_run.iter().any(|r| same_file(r, n)))
             .collect();
         if named.len() < 2 {
-            return None;
+            return Default::default();
         }
-        let untouched: Vec<&String> = named
+        let untouched = named
             .iter()
             .filter(|n| !self.changed.iter().any(|c| same_file(c, n)))
             .filter(|n| {
@@ -445,19 +670,9 @@ impl TurnWork {
                     .iter()
                     .any(|c| c.contains(n.as_str()))
             })
+            .cloned()
             .collect();
-        if untouched.is_empty() {
-            return None;
-        }
-        let list: Vec<&str> = untouched.iter().map(|s| s.as_str()).collect();
-        Some(format!(
-            "The task names {} and you have changed {} only. If {} need{} a change too, make it \
-             now (read it first); otherwise answer again.",
-            named.join(", "),
-            self.changed.join(", "),
-            list.join(" and "),
-            if list.len() == 1 { "s" } else { "" },
-        ))
+        (named, untouched)
     }
 
     /// Files changed, and the test the task or the workspace names failed
@@ -482,12 +697,19 @@ impl TurnWork {
                 " with the whole new content of the file, the code your answer shows,",
             )
         } else {
-            (ToolName::EditFile, "")
+            (self.edit_tool(), "")
+        };
+        // A test the task asks to write is the turn's own work: it may be
+        // what is wrong (run Q, write-a-test: it imported nothing).
+        let whose = if self.asks_to_write(key) {
+            "the test you wrote or the code it tests"
+        } else {
+            "the code (not the test, unless the task asks for that)"
         };
         Some(format!(
             "{DO_IT_PREFIX} `{failed}` failed the last time you ran it, so the task is not done. \
-             Its output above says why. {}{what} to fix the code so that it passes (not the \
-             test, unless the task asks for that), then run it again.",
+             Its output above says why. {}{what} to fix {whose} so that it passes, then run it \
+             again.",
             call_now(tool)
         ))
     }
@@ -573,6 +795,9 @@ impl Session {
                 "edit_file with replace_all: true changes all in a file"
             }
             EditFormat::Lines => "path:line:text above; edit_file each line",
+            EditFormat::Whole | EditFormat::Blocks => {
+                "write_file each file with every one of them changed"
+            }
         };
         Some(format!(
             "{DO_IT_PREFIX} the task renames {}, but the old name still occurs ({total} \
@@ -580,7 +805,7 @@ impl Session {
             left.join(" and "),
             if total == 1 { "" } else { "s" },
             lines.join("\n"),
-            call_now(ToolName::EditFile)
+            call_now(self.turn_work.edit_tool())
         ))
     }
 }

@@ -117,9 +117,24 @@ fn a_file_left_broken_is_met_with_a_forced_whole_file_write_until_it_parses() {
         "Edited account.py (1 replacement)\n{}: it no longer parses",
         cortex_tools::BROKE_THE_FILE
     );
+    // A name used and not imported is the same kind of breakage.
+    let unbound = format!(
+        "Created test_x.py (2 lines)\n{} `f` without importing or defining it",
+        cortex_tools::UNBOUND_NAMES
+    );
+    let mut work = TurnWork::new("Add test_x.py that checks f.");
+    let write = call(
+        "write_file",
+        serde_json::json!({"path": "test_x.py", "content": "f()"}),
+    );
+    work.record(&write, ToolStatus::Ok, None);
+    work.note_result(&write, ToolStatus::Ok, &unbound);
+    let text = work.next_reminder("Done.", None).expect("unbound");
+    assert!(text.contains("test_x.py cannot run"), "{text}");
+    assert_eq!(chosen_tool(&text), Some(ToolName::WriteFile), "{text}");
     let mut work = TurnWork::new("Add a withdraw method to Account in account.py.");
     work.record(&edit, ToolStatus::Ok, None);
-    work.note_parse(&edit, ToolStatus::Ok, &broke);
+    work.note_result(&edit, ToolStatus::Ok, &broke);
     let text = work
         .next_reminder("Here is the fixed file.", None)
         .expect("broken");
@@ -127,10 +142,10 @@ fn a_file_left_broken_is_met_with_a_forced_whole_file_write_until_it_parses() {
     assert_eq!(chosen_tool(&text), Some(ToolName::WriteFile), "{text}");
     // A later change that parses clears it; a failed one does not.
     let mut work = TurnWork::new("Add a withdraw method to Account in account.py.");
-    work.note_parse(&edit, ToolStatus::Ok, &broke);
-    work.note_parse(&edit, ToolStatus::Error, "old_string not found");
+    work.note_result(&edit, ToolStatus::Ok, &broke);
+    work.note_result(&edit, ToolStatus::Error, "old_string not found");
     assert!(work.broken().is_some());
-    work.note_parse(&edit, ToolStatus::Ok, "Edited account.py (1 replacement)");
+    work.note_result(&edit, ToolStatus::Ok, "Edited account.py (1 replacement)");
     assert_eq!(work.broken(), None);
 }
 
@@ -220,19 +235,117 @@ fn a_named_file_left_untouched_is_listed() {
         ToolStatus::Ok,
         None,
     );
+    assert!(work.in_focus("client.py"));
     let text = work.next_reminder("Done.", None).expect("untouched");
     assert!(
-        text.contains("changed client.py only") && text.contains("worker.py needs"),
+        text.contains("changed client.py only")
+            && text.contains("change the task asks for in worker.py"),
         "{text}"
     );
+    // The next edit is made to change worker.py, and only it.
+    assert_eq!(chosen_tool(&text), Some(ToolName::EditFile), "{text}");
+    assert!(work.in_focus("./worker.py") && !work.in_focus("client.py"));
     work.record(
         &call("edit_file", serde_json::json!({"path": "./worker.py"})),
         ToolStatus::Ok,
         None,
     );
+    assert!(work.in_focus("client.py"), "any file again after the call");
     let mut both = work.clone();
     both.sent.clear();
     assert_eq!(both.untouched_files(), None);
+    // A model that edits by writing whole files is made to write it.
+    let mut whole =
+        TurnWork::new("Change the timeout from 30 to 45 in both client.py and worker.py.")
+            .with_edit_format(EditFormat::Whole);
+    whole.record(
+        &call("write_file", serde_json::json!({"path": "client.py"})),
+        ToolStatus::Ok,
+        None,
+    );
+    let text = whole.next_reminder("Done.", None).expect("untouched");
+    assert_eq!(chosen_tool(&text), Some(ToolName::WriteFile), "{text}");
+    // A file named as a reference, not in a list of files to change: asked,
+    // not forced, and any file may be edited.
+    let prompt = "Fix the import in report.py (mean lives in stats/mathutils.py).";
+    assert!(!lists_files(prompt, &named_files(prompt)));
+    assert!(lists_files(
+        "Rename f in a.py, b.py.",
+        &named_files("Rename f in a.py, b.py.")
+    ));
+    let mut reference = TurnWork::new(prompt);
+    reference.record(
+        &call("edit_file", serde_json::json!({"path": "report.py"})),
+        ToolStatus::Ok,
+        None,
+    );
+    let text = reference.next_reminder("Done.", None).expect("untouched");
+    assert!(
+        text.contains("If stats/mathutils.py needs a change too"),
+        "{text}"
+    );
+    assert_eq!(chosen_tool(&text), None, "{text}");
+    assert!(reference.in_focus("report.py"));
+}
+
+#[test]
+fn a_test_the_task_asks_to_write_is_run_and_may_be_what_to_fix() {
+    let prompt = "Write a test file test_slug.py that checks slugify('Hello World') == \
+                  'hello-world' with an assert, and run it with python3.";
+    assert_eq!(
+        test_command(prompt, &[]),
+        Some("python3 test_slug.py".into())
+    );
+    let write = call("write_file", serde_json::json!({"path": "test_slug.py"}));
+    let mut work = TurnWork::new(prompt);
+    work.record(&write, ToolStatus::Ok, None);
+    let text = work.next_reminder("", None).expect("never run");
+    assert!(text.contains("`python3 test_slug.py`"), "{text}");
+    work.record(
+        &call(
+            "bash",
+            serde_json::json!({"command": "python3 test_slug.py"}),
+        ),
+        ToolStatus::Error,
+        None,
+    );
+    let text = work.next_reminder("It fails.", None).expect("it failed");
+    assert!(
+        text.contains("the test you wrote or the code it tests"),
+        "{text}"
+    );
+    // A test the task only says to run stays the task's yardstick.
+    let mut fix = TurnWork::new("python3 test_calc.py fails. Fix calc.py.");
+    fix.record(
+        &call("edit_file", serde_json::json!({"path": "calc.py"})),
+        ToolStatus::Ok,
+        None,
+    );
+    fix.record(
+        &call(
+            "bash",
+            serde_json::json!({"command": "python3 test_calc.py"}),
+        ),
+        ToolStatus::Error,
+        None,
+    );
+    let text = fix.next_reminder("It fails.", None).expect("it failed");
+    assert!(text.contains("not the test"), "{text}");
+}
+
+#[test]
+fn an_empty_reply_is_met_once_with_the_task() {
+    let mut work = TurnWork::new("Run check.py and tell me what it prints.");
+    work.record(
+        &call("bash", serde_json::json!({"command": "python3 check.py"})),
+        ToolStatus::Ok,
+        None,
+    );
+    let text = work.next_reminder(" \n", None).expect("empty");
+    assert!(text.contains("Run check.py"), "{text}");
+    assert_eq!(chosen_tool(&text), None, "{text}");
+    assert_eq!(work.next_reminder("", None), None, "once");
+    assert_eq!(TurnWork::new("x").next_reminder("55", None), None);
 }
 
 #[test]
@@ -282,6 +395,8 @@ fn test_commands_come_from_the_prompt_or_the_workspace() {
         Some("python3 tests/test_app.py".into())
     );
     assert_eq!(test_command("Fix app.py", &["app.py".to_owned()]), None);
+    let prompt = "build.sh should write the word ok into out/stamp. Fix it and run it.";
+    assert_eq!(test_command(prompt, &[]), Some("sh build.sh".into()));
 }
 
 #[test]
@@ -392,4 +507,112 @@ fn the_removal_note_is_left_out_only_for_what_the_task_asks_to_remove() {
     let add = TurnWork::new("Add a function double to util.py.");
     let answer = crate::answer::Answer::ok(note.clone()).without_asked_removals(&add);
     assert_eq!(answer.output, note);
+}
+
+#[test]
+fn the_rename_reminder_lets_the_next_edit_quote_only_the_lines_left() {
+    let mut work = TurnWork::new("In temps.py, rename the parameter c to celsius.");
+    work.record(
+        &call("edit_file", serde_json::json!({"path": "temps.py"})),
+        ToolStatus::Ok,
+        None,
+    );
+    let left = "Do it with the tools: the task renames `c` to `celsius`, but the old name \
+                still occurs (2 lines):\ntemps.py:2:    f = c * 9 / 5 + 32\n./temps.py:4:    \
+                return c\nCall edit_file now to change every one of them, then answer.";
+    let text = work
+        .next_reminder("Done.", Some(left.to_owned()))
+        .expect("a reminder");
+    assert_eq!(text, left);
+    assert_eq!(
+        work.focus_lines("temps.py"),
+        Some(
+            [
+                "    f = c * 9 / 5 + 32".to_owned(),
+                "    return c".to_owned()
+            ]
+            .as_slice()
+        )
+    );
+    assert!(!work.in_focus("other.py"));
+    work.record(
+        &call("edit_file", serde_json::json!({"path": "temps.py"})),
+        ToolStatus::Ok,
+        None,
+    );
+    assert_eq!(work.focus_lines("temps.py"), None);
+    assert!(work.in_focus("other.py"));
+}
+
+#[test]
+fn a_question_about_what_code_returns_is_run_once() {
+    let prompt = "What does Square.describe() return for a square of side 2? Answer with the \
+                  Python value.";
+    assert!(asks_what_code_does(prompt));
+    assert!(!asks_what_code_does(
+        "What does the README say about installing?"
+    ));
+    assert!(!asks_what_code_does("What does add() in calc.py return?"));
+    let mut work = TurnWork::new(prompt);
+    work.set_files("shapes.py");
+    let text = work
+        .next_reminder("It returns a dictionary with two keys.", None)
+        .expect("run it");
+    assert_eq!(chosen_tool(&text), Some(ToolName::Bash), "{text}");
+    assert_eq!(
+        work.next_reminder("Still a dictionary.", None),
+        None,
+        "once"
+    );
+    // Once something ran, the answer stands.
+    let mut ran = TurnWork::new(prompt);
+    ran.set_files("shapes.py");
+    ran.record(
+        &call(
+            "bash",
+            serde_json::json!({"command": "python3 -c 'print(1)'"}),
+        ),
+        ToolStatus::Ok,
+        None,
+    );
+    assert_eq!(
+        ran.next_reminder("{'kind': 'square', 'side': 2}", None),
+        None
+    );
+    // Not for code there is no interpreter of here.
+    let mut rust = TurnWork::new("What does area() return for 2?");
+    rust.set_files("src/lib.rs");
+    assert_eq!(rust.next_reminder("4", None), None);
+}
+
+#[test]
+fn an_answer_without_the_output_it_was_asked_for_is_met_once() {
+    let mut work =
+        TurnWork::new("Run check.py and tell me what it prints. Answer with the output only.");
+    let run = call("bash", serde_json::json!({"command": "python3 check.py"}));
+    work.record(&run, ToolStatus::Ok, None);
+    work.note_result(&run, ToolStatus::Ok, "55\n[exit code 0]");
+    let text = work
+        .next_reminder("```bash\npython check.py\n```", None)
+        .expect("no output in it");
+    assert!(text.contains("`python3 check.py` printed"), "{text}");
+    assert_eq!(work.next_reminder("Still nothing.", None), None, "once");
+    let mut answered = TurnWork::new("Run check.py and tell me what it prints.");
+    answered.record(&run, ToolStatus::Ok, None);
+    answered.note_result(&run, ToolStatus::Ok, "55\n[exit code 0]");
+    assert_eq!(answered.next_reminder("It prints 55.", None), None);
+}
+
+#[test]
+fn a_question_for_an_exception_needs_its_name() {
+    let prompt = "Which exception does parse_age raise for a negative age?";
+    let mut work = TurnWork::new(prompt);
+    let text = work
+        .next_reminder("I found the exception in people.py at line 4.", None)
+        .expect("no name");
+    assert!(text.contains("the exception's name"), "{text}");
+    assert_eq!(
+        TurnWork::new(prompt).next_reminder("It raises ValueError.", None),
+        None
+    );
 }

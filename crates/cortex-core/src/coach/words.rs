@@ -172,6 +172,21 @@ pub(crate) fn same_file(changed: &str, named: &str) -> bool {
     changed == named || changed.ends_with(&format!("/{named}"))
 }
 
+/// Whether two of the `named` files follow each other in `prompt` joined
+/// only by "and", "or" or a comma ("client.py and worker.py", "a.py, b.py").
+pub(super) fn lists_files(prompt: &str, named: &[String]) -> bool {
+    let mut places: Vec<(usize, usize)> = named
+        .iter()
+        .filter_map(|n| prompt.find(n.as_str()).map(|at| (at, at + n.len())))
+        .collect();
+    places.sort();
+    places.windows(2).any(|pair| {
+        let between = prompt[pair[0].1..pair[1].0]
+            .trim_matches(|c: char| c.is_whitespace() || matches!(c, '`' | '\'' | '"'));
+        matches!(between, "and" | "or" | "," | ", and" | "&")
+    })
+}
+
 /// Words of the prompt that look like file names (`name.ext`), in order,
 /// without repeats; trailing punctuation dropped.
 pub(crate) fn named_files(prompt: &str) -> Vec<String> {
@@ -198,6 +213,24 @@ pub(crate) fn named_files(prompt: &str) -> Vec<String> {
     out
 }
 
+/// Whether the task asks what some code returns, prints or raises for
+/// given inputs ("What does Square.describe() return for a square of side
+/// 2?"), or as a value: a question running the code answers better than
+/// reading it. "What does add() return?" asks what it does, not a value.
+pub(super) fn asks_what_code_does(prompt: &str) -> bool {
+    const ASKS: &[&str] = &[
+        "what does",
+        "what will",
+        "what would",
+        "which exception",
+        "what exception",
+    ];
+    const DOES: &[&str] = &["return", "print", "output", "raise", "evaluate"];
+    let lower = prompt.to_lowercase();
+    let concrete = lower.chars().any(|c| c.is_ascii_digit()) || lower.contains("value");
+    concrete && ASKS.iter().any(|a| lower.contains(a)) && DOES.iter().any(|d| lower.contains(d))
+}
+
 /// The test command the prompt names, else one the workspace implies.
 pub(super) fn test_command(prompt: &str, files: &[String]) -> Option<String> {
     let words: Vec<&str> = prompt.split_whitespace().collect();
@@ -216,10 +249,24 @@ pub(super) fn test_command(prompt: &str, files: &[String]) -> Option<String> {
         }
     }
     let name = |f: &String| f.rsplit('/').next().unwrap_or(f).to_owned();
-    if let Some(test) = files.iter().find(|f| {
-        let n = name(f);
-        n.ends_with(".py") && (n.starts_with("test_") || n.ends_with("_test.py"))
-    }) {
+    let is_test =
+        |n: &str| n.ends_with(".py") && (n.starts_with("test_") || n.ends_with("_test.py"));
+    // A test the task asks to write and run ("Write test_slug.py … and run
+    // it with python3", run Q) is run as it names it.
+    if let Some(test) = named_files(prompt).iter().find(|f| is_test(&name(f))) {
+        return Some(format!("python3 {test}"));
+    }
+    // "Fix build.sh and run it": the one file it names, run as a script is.
+    let named = named_files(prompt);
+    if prompt.to_lowercase().contains("run it")
+        && let [file] = named.as_slice()
+        && [".py", ".sh", ".js", ".mjs"]
+            .iter()
+            .any(|ext| file.ends_with(ext))
+    {
+        return Some(crate::verify::run_command(file));
+    }
+    if let Some(test) = files.iter().find(|f| is_test(&name(f))) {
         return Some(format!("python3 {test}"));
     }
     let has = |n: &str| files.iter().any(|f| f == n);

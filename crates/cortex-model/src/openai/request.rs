@@ -1,5 +1,6 @@
 //! The Chat Completions request body.
 
+use super::NamedToolChoice;
 use crate::{ModelRequest, ToolChoice};
 use cortex_protocol::{Message, Role, ToolSpec};
 use serde::Serialize;
@@ -79,6 +80,7 @@ pub(crate) fn build_body(
     model: &str,
     request: &ModelRequest,
     parallel_tool_calls: bool,
+    named: NamedToolChoice,
 ) -> Result<Vec<u8>, serde_json::Error> {
     let mut messages = Vec::with_capacity(request.messages.len() + 1);
     if !request.system.is_empty() {
@@ -99,28 +101,51 @@ pub(crate) fn build_body(
             messages.extend(tool_images(&request.messages[..=index]));
         }
     }
+    let (tools, tool_choice) = tools_and_choice(request, named);
     let body = Body {
         model,
         messages,
-        tools: request.tools.iter().map(wire_tool).collect(),
-        parallel_tool_calls: (!parallel_tool_calls && !request.tools.is_empty()).then_some(false),
-        tool_choice: if request.tools.is_empty() {
-            None
-        } else {
-            match request.tool_choice {
-                ToolChoice::Auto => None,
-                ToolChoice::Required => Some(serde_json::json!("required")),
-                ToolChoice::Tool(name) => Some(serde_json::json!(
-                    {"type": "function", "function": {"name": name.as_str()}}
-                )),
-            }
-        },
+        parallel_tool_calls: (!parallel_tool_calls && !tools.is_empty()).then_some(false),
+        tools,
+        tool_choice,
         stream: true,
         stream_options: StreamOptions {
             include_usage: true,
         },
     };
     serde_json::to_vec(&body)
+}
+
+/// The tools offered and the `tool_choice` that says which must be called
+/// (none without tools; see [`NamedToolChoice`] for a named one).
+fn tools_and_choice(
+    request: &ModelRequest,
+    named: NamedToolChoice,
+) -> (Vec<WireTool<'_>>, Option<serde_json::Value>) {
+    let all = || request.tools.iter().map(wire_tool).collect::<Vec<_>>();
+    if request.tools.is_empty() {
+        return (Vec::new(), None);
+    }
+    match (request.tool_choice, named) {
+        (ToolChoice::Auto, _) => (all(), None),
+        (ToolChoice::Required, _) => (all(), Some(json!("required"))),
+        (ToolChoice::Tool(name), NamedToolChoice::Object) => (
+            all(),
+            Some(json!({"type": "function", "function": {"name": name.as_str()}})),
+        ),
+        (ToolChoice::Tool(name), NamedToolChoice::OnlyTool) => {
+            let only: Vec<_> = request
+                .tools
+                .iter()
+                .filter(|tool| tool.name == name.as_str())
+                .map(wire_tool)
+                .collect();
+            // A name not among the tools (a mode that withholds it) keeps
+            // them all rather than offering none.
+            let tools = if only.is_empty() { all() } else { only };
+            (tools, Some(json!("required")))
+        }
+    }
 }
 
 fn wire_message(message: &Message) -> WireMessage<'_> {
@@ -216,7 +241,11 @@ mod tests {
     use serde_json::{Value, json};
 
     fn body(request: &ModelRequest) -> Value {
-        let bytes = build_body("gpt-test", request, true).expect("serialises");
+        body_naming(request, NamedToolChoice::Object)
+    }
+
+    fn body_naming(request: &ModelRequest, named: NamedToolChoice) -> Value {
+        let bytes = build_body("gpt-test", request, true, named).expect("serialises");
         serde_json::from_slice(&bytes).expect("valid json")
     }
 
@@ -299,6 +328,45 @@ mod tests {
     }
 
     #[test]
+    fn a_server_that_reads_only_strings_is_offered_the_named_tool_alone() {
+        let spec = |name: &str| ToolSpec {
+            name: name.into(),
+            description: String::new(),
+            parameters: json!({"type": "object"}),
+        };
+        let mut request = ModelRequest {
+            model: String::new(),
+            system: String::new(),
+            messages: vec![Message::user("fix it")],
+            tools: vec![spec("read_file"), spec("write_file"), spec("bash")],
+            tool_choice: ToolChoice::Tool(cortex_protocol::ToolName::WriteFile),
+            quotable: Vec::new(),
+        };
+        let names = |body: &Value| -> Vec<String> {
+            body["tools"]
+                .as_array()
+                .map(|tools| {
+                    let name = |t: &Value| t["function"]["name"].as_str().map(str::to_owned);
+                    tools.iter().filter_map(name).collect()
+                })
+                .unwrap_or_default()
+        };
+        let sent = body_naming(&request, NamedToolChoice::OnlyTool);
+        assert_eq!(sent["tool_choice"], "required");
+        assert_eq!(names(&sent), ["write_file"]);
+        // Rounds that force nothing, or any tool, offer them all.
+        request.tool_choice = ToolChoice::Required;
+        let sent = body_naming(&request, NamedToolChoice::OnlyTool);
+        assert_eq!(names(&sent), ["read_file", "write_file", "bash"]);
+        assert_eq!(sent["tool_choice"], "required");
+        // A name the request does not offer keeps the tools it does.
+        request.tools.remove(1);
+        request.tool_choice = ToolChoice::Tool(cortex_protocol::ToolName::WriteFile);
+        let sent = body_naming(&request, NamedToolChoice::OnlyTool);
+        assert_eq!(names(&sent), ["read_file", "bash"]);
+    }
+
+    #[test]
     fn omits_empty_tools_and_system_and_fills_empty_arguments() {
         let request = ModelRequest {
             model: String::new(),
@@ -317,7 +385,7 @@ mod tests {
         };
         let value = body(&request);
         assert!(value.get("tools").is_none());
-        let serial = build_body("m", &request, false).expect("serialises");
+        let serial = build_body("m", &request, false, NamedToolChoice::Object).expect("serialises");
         // Without tools there is nothing to say about parallel calls.
         assert!(!String::from_utf8_lossy(&serial).contains("parallel_tool_calls"));
         assert_eq!(

@@ -1,0 +1,319 @@
+//! A Python file the model wrote that uses a name it neither defines nor
+//! imports.
+//!
+//! Small models write a test file that calls the function under test and
+//! never imports it (`assert slugify('Hello World') == …` alone in
+//! `test_slug.py`), or use `os.path` in a file without `import os`: the
+//! write succeeds, the file parses, and the first run fails with a
+//! `NameError` the model then reads as a failure of the code under test
+//! (docs/BENCHMARKS.md, runs N–Q: write-a-test, fix-missing-import). Said in
+//! the write's result, with the import that fixes it when the name is a
+//! standard module or a top-level definition of another file of the
+//! workspace, the model sees it while the file is in view (run Q,
+//! add-constant: `range(MAX_RETRIES)` with the constant defined nowhere).
+//! Only names the change made unbound are named.
+//!
+//! The names come from the guest's `python3` (`ast`: it parses, never runs
+//! the file); a file with `from x import *` is not judged.
+
+use std::path::Path;
+
+/// How a write's result starts the warning that the file uses names it
+/// neither defines nor imports (the core's answer checks look for it).
+pub const UNBOUND_NAMES: &str = "Warning: this file uses";
+
+/// How a write's result starts the warning that a test file run as a
+/// script would test nothing (the core's answer checks look for it).
+pub const UNCALLED_TESTS: &str = "Warning: this file only defines";
+
+/// At most this many files are read to find where a name is defined.
+const MAX_FILES: usize = 400;
+
+/// At most this many names are named in one note.
+const MAX_NAMES: usize = 4;
+
+/// Prints each name the module loads and binds nowhere (not a builtin), in
+/// the order of first use, as `name` or `name module` for a standard
+/// module, then `!tests name…` when the module defines test functions and
+/// its top level calls nothing (run as a script it tests nothing); prints
+/// nothing for a file that does not parse or star-imports.
+const UNBOUND: &str = r#"import ast, sys, builtins
+try:
+    tree = ast.parse(sys.stdin.read())
+except SyntaxError:
+    sys.exit(0)
+bound = set(dir(builtins)) | {'__file__', '__name__', '__doc__', '__spec__', '__path__', '__package__', '__loader__', '__builtins__', '__annotations__'}
+for node in ast.walk(tree):
+    if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+        bound.add(node.id)
+    elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        bound.add(node.name)
+    elif isinstance(node, ast.arg):
+        bound.add(node.arg)
+    elif isinstance(node, (ast.Import, ast.ImportFrom)):
+        for alias in node.names:
+            if alias.name == '*':
+                sys.exit(0)
+            bound.add((alias.asname or alias.name).split('.')[0])
+    elif isinstance(node, (ast.Global, ast.Nonlocal)):
+        bound.update(node.names)
+    elif isinstance(getattr(node, 'name', None), str):
+        bound.add(node.name)
+    elif isinstance(getattr(node, 'rest', None), str):
+        bound.add(node.rest)
+loads = sorted((n.lineno, n.col_offset, n.id) for n in ast.walk(tree)
+               if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id not in bound)
+std = getattr(sys, 'stdlib_module_names', ())
+seen = set()
+for _, _, name in loads:
+    if name not in seen:
+        seen.add(name)
+        print(name, 'module' if name in std else '')
+quiet = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Assign, ast.AnnAssign)
+tests = [n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name.startswith('test')]
+docstring = lambda n: isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant)
+if tests and all(isinstance(n, quiet) or docstring(n) for n in tree.body):
+    print('!tests', *tests)
+"#;
+
+/// The note for a write of `path` (under `root`) whose text was `old` (when
+/// it existed) and is `new`, or `None`: not Python, no `python3`, or no name
+/// unbound now that was not unbound before (what was already so is not this
+/// change's doing).
+pub(crate) fn note(root: &Path, path: &Path, old: Option<&str>, new: &str) -> Option<String> {
+    if path.extension().and_then(|e| e.to_str()) != Some("py") {
+        return None;
+    }
+    let before = match old {
+        Some(old) => scan(old)?,
+        None => Scan::default(),
+    };
+    let after = scan(new)?;
+    // Tests left for pytest to call are fine where pytest runs them, and
+    // not this change's doing when the file had them before.
+    let uncalled = (!after.uncalled_tests.is_empty()
+        && before.uncalled_tests.is_empty()
+        && !uses_pytest(root))
+    .then(|| {
+        format!(
+            "{UNCALLED_TESTS} test functions ({}) and calls none: run as `python3 {}` it tests \
+             nothing. Call each at the end of the file, or write the asserts at its top level.",
+            after.uncalled_tests.join(", "),
+            path.file_name().and_then(|n| n.to_str()).unwrap_or("FILE"),
+        )
+    });
+    let mut modules = None;
+    let mut names = Vec::new();
+    let mut fixes = Vec::new();
+    for (name, is_module) in after.unbound {
+        if before.unbound.iter().any(|(b, _)| *b == name) {
+            continue;
+        }
+        if is_module {
+            fixes.push(format!("`import {name}`"));
+        } else {
+            let modules = modules.get_or_insert_with(|| python_modules(root, path));
+            if let Some((module, _)) = modules.iter().find(|(_, text)| defines(text, &name)) {
+                fixes.push(format!("`from {module} import {name}`"));
+            }
+        }
+        names.push(format!("`{name}`"));
+        if names.len() == MAX_NAMES {
+            break;
+        }
+    }
+    let unbound = (!names.is_empty()).then(|| {
+        let fix = if fixes.is_empty() {
+            "Nothing in the workspace defines it: define it, or use the name that is defined \
+             (a rename must change every use)"
+                .to_owned()
+        } else {
+            format!("Add {} at its top", fixes.join(" and "))
+        };
+        format!(
+            "{UNBOUND_NAMES} {} without importing or defining {}: running it fails with \
+             NameError. {fix}.",
+            names.join(", "),
+            if names.len() == 1 { "it" } else { "them" },
+        )
+    });
+    match (unbound, uncalled) {
+        (Some(a), Some(b)) => Some(format!("{a}\n{b}")),
+        (a, b) => a.or(b),
+    }
+}
+
+/// What [`UNBOUND`] says of a text.
+#[derive(Default)]
+struct Scan {
+    /// Each name loaded and bound nowhere, with whether it is a standard
+    /// module.
+    unbound: Vec<(String, bool)>,
+    /// The test functions of a module whose top level calls nothing.
+    uncalled_tests: Vec<String>,
+}
+
+/// [`UNBOUND`] on `text`; `None` when `python3` cannot say.
+fn scan(text: &str) -> Option<Scan> {
+    let (_, out) = crate::syntax::run_python(UNBOUND, text)?;
+    let mut scan = Scan::default();
+    for line in out.lines() {
+        let mut words = line.split_whitespace();
+        match words.next() {
+            Some("!tests") => scan.uncalled_tests = words.map(str::to_owned).collect(),
+            Some(name) => scan
+                .unbound
+                .push((name.to_owned(), words.next() == Some("module"))),
+            None => {}
+        }
+    }
+    Some(scan)
+}
+
+/// Whether the workspace runs its tests with pytest (a `conftest.py` or
+/// `pytest.ini` at its root, or pytest named in `pyproject.toml`,
+/// `setup.cfg` or `tox.ini`).
+fn uses_pytest(root: &Path) -> bool {
+    ["conftest.py", "pytest.ini"]
+        .iter()
+        .any(|f| root.join(f).is_file())
+        || ["pyproject.toml", "setup.cfg", "tox.ini"].iter().any(|f| {
+            std::fs::read_to_string(root.join(f)).is_ok_and(|text| text.contains("pytest"))
+        })
+}
+
+/// The workspace's other Python files as (module name, text): `a/b.py` is
+/// `a.b`. Hidden folders and files that cannot be read are skipped.
+fn python_modules(root: &Path, written: &Path) -> Vec<(String, String)> {
+    let walk = ignore::WalkBuilder::new(root)
+        .follow_links(false)
+        .build()
+        .filter_map(Result::ok)
+        .filter(|entry| entry.file_type().is_some_and(|t| t.is_file()))
+        .filter(|entry| entry.path() != written)
+        .filter(|entry| entry.path().extension().and_then(|e| e.to_str()) == Some("py"))
+        .take(MAX_FILES);
+    walk.filter_map(|entry| {
+        let rel = entry.path().strip_prefix(root).ok()?.with_extension("");
+        let parts: Vec<&str> = rel.iter().map(|p| p.to_str()).collect::<Option<_>>()?;
+        let module = parts.join(".").trim_end_matches(".__init__").to_owned();
+        let text = std::fs::read_to_string(entry.path()).ok()?;
+        Some((module, text))
+    })
+    .collect()
+}
+
+/// Whether `text` defines `name` at its top level: `def name`, `class
+/// name` or `name = …` at the start of a line.
+fn defines(text: &str, name: &str) -> bool {
+    text.lines().any(|line| {
+        let rest = line
+            .strip_prefix("def ")
+            .or_else(|| line.strip_prefix("async def "))
+            .or_else(|| line.strip_prefix("class "))
+            .unwrap_or(line);
+        rest.strip_prefix(name).is_some_and(|after| {
+            let after = after.trim_start();
+            if rest.len() == line.len() {
+                after.starts_with('=') && !after.starts_with("==") || after.starts_with(':')
+            } else {
+                after.starts_with('(') || after.starts_with(':')
+            }
+        })
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn has_python() -> bool {
+        crate::syntax::run_python("pass", "").is_some()
+    }
+
+    #[test]
+    fn a_test_that_never_imports_what_it_tests_is_told_the_import() {
+        if !has_python() {
+            eprintln!("skipped: no python3");
+            return;
+        }
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::create_dir(dir.path().join("text")).expect("dir");
+        std::fs::write(
+            dir.path().join("text/slug.py"),
+            "import re\n\n\ndef slugify(text):\n    return text.lower()\n",
+        )
+        .expect("write");
+        let test = dir.path().join("test_slug.py");
+        let body = "def test_it():\n    assert slugify('A B') == 'a-b'\n    print(os.sep)\n";
+        let said = note(dir.path(), &test, None, body).expect("a note");
+        assert!(said.contains("`slugify`, `os`"), "{said}");
+        assert!(
+            said.contains("`from text.slug import slugify` and `import os`"),
+            "{said}"
+        );
+        // Imported, defined, bound as a parameter or loop variable, a
+        // builtin: nothing to say.
+        let fine = "from text.slug import slugify\nimport os.path\n\n\ndef f(a):\n    \
+                    for i in range(a):\n        print(slugify(str(i)), os.path.sep, len([x for x in 'ab']))\n";
+        assert_eq!(note(dir.path(), &test, None, fine), None);
+        // A name defined nowhere is said to be so; a star import is not judged.
+        let nowhere = note(dir.path(), &test, None, "print(MAX_RETRIES)\n").expect("a note");
+        assert!(
+            nowhere.contains("`MAX_RETRIES` without") && nowhere.contains("define it"),
+            "{nowhere}"
+        );
+        let star = "from text.slug import *\nslugify('x')\n";
+        assert_eq!(note(dir.path(), &test, None, star), None);
+        assert_eq!(
+            note(dir.path(), &dir.path().join("a.txt"), None, body),
+            None
+        );
+        // What was unbound before the change is not this change's doing.
+        let old = "print(legacy)\n";
+        assert_eq!(
+            note(dir.path(), &test, Some(old), "print(legacy, 1)\n"),
+            None
+        );
+        let added = note(dir.path(), &test, Some(old), "print(legacy, os.sep)\n");
+        assert!(added.is_some_and(|n| n.contains("`os`") && !n.contains("legacy")));
+    }
+
+    #[test]
+    fn tests_never_called_are_said_to_test_nothing() {
+        if !has_python() {
+            eprintln!("skipped: no python3");
+            return;
+        }
+        let dir = tempfile::tempdir().expect("tempdir");
+        let test = dir.path().join("test_slug.py");
+        let pytest_style =
+            "from slug import slugify\n\n\ndef test_slugify():\n    assert slugify('A') == 'a'\n";
+        let said = note(dir.path(), &test, None, pytest_style).expect("a note");
+        assert!(
+            said.starts_with(UNCALLED_TESTS) && said.contains("(test_slugify)"),
+            "{said}"
+        );
+        assert!(said.contains("`python3 test_slug.py`"), "{said}");
+        let called = format!("{pytest_style}\n\ntest_slugify()\n");
+        assert_eq!(note(dir.path(), &test, None, &called), None);
+        let main = format!("{pytest_style}\n\nif __name__ == '__main__':\n    test_slugify()\n");
+        assert_eq!(note(dir.path(), &test, None, &main), None);
+        // Where pytest runs the tests, or the file had them so before: nothing.
+        let edited = pytest_style.replace("'a'", "'a' and True");
+        assert_eq!(note(dir.path(), &test, Some(pytest_style), &edited), None);
+        std::fs::write(dir.path().join("conftest.py"), "").expect("write");
+        assert_eq!(note(dir.path(), &test, None, pytest_style), None);
+    }
+
+    #[test]
+    fn top_level_definitions_are_found_by_their_line() {
+        assert!(defines("def slugify(text):\n", "slugify"));
+        assert!(defines("class User:\n", "User"));
+        assert!(defines("TIMEOUT = 30\n", "TIMEOUT"));
+        assert!(defines("limit: int = 3\n", "limit"));
+        assert!(!defines("    def slugify(self):\n", "slugify"));
+        assert!(!defines("def slugify_all(text):\n", "slugify"));
+        assert!(!defines("TIMEOUT == 30\n", "TIMEOUT"));
+    }
+}
