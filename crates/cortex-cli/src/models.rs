@@ -5,7 +5,7 @@ use crate::config::{Config, Wire};
 use anyhow::{Context, bail};
 use cortex_model::anthropic::{AnthropicConfig, AnthropicProvider};
 use cortex_model::meter::{Meter, Metered};
-use cortex_model::openai::{NamedToolChoice, OpenAiConfig, OpenAiProvider, OpenAiWire};
+use cortex_model::openai::{ForcedCall, OpenAiConfig, OpenAiProvider, OpenAiWire};
 use cortex_model::recover::{RecoverTextCalls, is_loopback_url};
 use cortex_model::scripted::ScriptedProvider;
 use cortex_model::{ModelInfo, ModelProvider};
@@ -85,9 +85,11 @@ fn build(
             }
             openai.api_key = crate::secrets::secret(&openai.key_env);
             // A server on this machine is llama.cpp's or Ollama's, which
-            // read `tool_choice` only as a string.
-            if is_loopback_url(&openai.base_url) {
-                openai.named_tool_choice = NamedToolChoice::OnlyTool;
+            // hold a reply to a JSON schema but not to `tool_choice`; the
+            // call then comes as text, for the recovery to read.
+            let recovers = config.models.get(name).and_then(|m| m.recover_text_calls);
+            if is_loopback_url(&openai.base_url) && recovers != Some(false) {
+                openai.forced_call = ForcedCall::Schema;
             }
             openai.wire = match (provider, config.openai.wire) {
                 ("openai-responses", _) | (_, Some(Wire::Responses)) => OpenAiWire::Responses,

@@ -110,28 +110,49 @@ fn with_recovery_off_a_call_written_as_text_is_not_taken_as_the_answer() {
     );
 }
 
-/// llama.cpp's server reads `tool_choice` only as a string and ignores the
-/// object that names a function, which left the round after a reminder free
-/// to be prose (run L, docs/BENCHMARKS.md). A server on this machine is
-/// offered the forced tool alone, with `"required"`.
+/// llama.cpp's server does not hold a reply to `tool_choice` (an object
+/// naming a function is ignored with a warning, and `"required"` was
+/// answered in prose: runs L and X, docs/BENCHMARKS.md), but it does hold
+/// one to a `response_format` JSON schema. A server on this machine is sent
+/// the forced call's schema, the tools as they are, and the call it writes
+/// as text runs.
 #[test]
-fn a_server_on_this_machine_is_forced_to_a_tool_by_offering_it_alone() {
+fn a_server_on_this_machine_is_held_to_the_forced_call_by_a_schema() {
     let env = Env::new(&[("app.py", APP)]);
     let advice = "Change app.py to:\n```python\ndef greet():\n    return 'Hi'\n```";
-    let server = Server::start(vec![text(advice), text("Done."), text("Done.")]);
+    let write = "{\"name\": \"write_file\", \"arguments\": {\"path\": \"app.py\", \
+                 \"content\": \"def greet():\\n    return 'Hi'\\n\"}}";
+    let server = Server::start(vec![text(advice), text(write), text("Done.")]);
+    // The file shown in the turn's context, so that writing it needs no read.
     let config = "[models.\"qwen2.5-coder-1.5b\"]\nverify_answers = true\n\
-                  context_window = 8192\nmax_output_tokens = 2048\n";
+                  context_window = 8192\nmax_output_tokens = 2048\nfiles_in_prompt = 4096\n";
     let out = exec(&env, &server, config);
     let stderr = String::from_utf8_lossy(&out.stderr);
     let requests = server.requests();
-    let offered = |request: &Value| -> Vec<String> {
-        let tools = request["tools"].as_array().cloned().unwrap_or_default();
-        let name = |t: &Value| t["function"]["name"].as_str().map(str::to_owned);
-        tools.iter().filter_map(name).collect()
-    };
+    let offered = |request: &Value| request["tools"].as_array().map_or(0, Vec::len);
     assert!(requests.len() >= 2, "{stderr}");
-    assert!(requests[0].get("tool_choice").is_none(), "{}", requests[0]);
-    assert!(offered(&requests[0]).len() > 1);
-    assert_eq!(requests[1]["tool_choice"], "required", "{}", requests[1]);
-    assert_eq!(offered(&requests[1]), ["write_file"]);
+    assert!(
+        requests[0].get("response_format").is_none(),
+        "{}",
+        requests[0]
+    );
+    assert!(requests[1].get("tool_choice").is_none(), "{}", requests[1]);
+    let schema = &requests[1]["response_format"]["json_schema"]["schema"];
+    assert_eq!(
+        schema["properties"]["name"]["const"], "write_file",
+        "{}",
+        requests[1]
+    );
+    assert_eq!(offered(&requests[1]), offered(&requests[0]));
+    // The call came back as text and ran.
+    let events = json_lines(&out.stdout);
+    let results = tool_results(&events);
+    assert_eq!(results.len(), 1, "{events:?}");
+    assert_eq!(results[0]["payload"]["name"], "write_file");
+    assert_eq!(results[0]["payload"]["status"], "ok", "{:?}", results[0]);
+    assert!(
+        std::fs::read_to_string(env.repo.path().join("app.py"))
+            .expect("read")
+            .contains("'Hi'")
+    );
 }

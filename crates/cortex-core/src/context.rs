@@ -17,6 +17,23 @@ use tokio_util::sync::CancellationToken;
 const MAX_FILES: usize = 40;
 
 impl Session {
+    /// The repository as the turn's context names it: its path, or, for a
+    /// small model (`verify_answers`), only its folder's name: given the
+    /// absolute path, the 0.5B wrote `hello.txt`'s content to the
+    /// repository's own path, a folder, until the turn ended (run W).
+    fn repository_line(&self) -> String {
+        if self.reads_first() {
+            let name = self
+                .repository
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            format!("{name}, the current folder (give every path relative to it)")
+        } else {
+            self.repository.display().to_string()
+        }
+    }
+
     /// Lists the workspace in the guest and records it as `turn.context`,
     /// which the history puts before the turn's message. A listing that
     /// fails is logged and left out: the turn does not depend on it.
@@ -41,7 +58,7 @@ impl Session {
         // prefix from one task to the next (docs/BENCHMARKS.md, run L).
         let mut text = format!(
             "Repository: {}\n{}",
-            self.repository.display(),
+            self.repository_line(),
             listing.describe()
         );
         let message = self.turn_work.prompt().to_owned();

@@ -235,7 +235,7 @@ impl Session {
             let error = match self.stream_response(turn, round, &request, cancel).await? {
                 Streamed::Stopped => return Ok(RoundEnd::Stopped),
                 Streamed::Done(mut assembled) => {
-                    if self.edit_format() == EditFormat::Blocks && assembled.tool_calls.is_empty() {
+                    if self.edits_by_blocks() && assembled.tool_calls.is_empty() {
                         assembled.tool_calls = crate::blocks::calls(&assembled.text);
                     }
                     self.record_response(turn, &assembled).await?;
@@ -467,14 +467,22 @@ impl Session {
     }
 
     /// The mode's system prompt, with how to write SEARCH/REPLACE blocks for
-    /// a model that edits with them in Agent mode.
+    /// a model that edits with them in a mode that may edit.
     fn system_prompt(&self) -> String {
         let prompt = system_prompt(self.mode());
-        if self.mode() == cortex_protocol::Mode::Agent && self.edit_format() == EditFormat::Blocks {
+        if self.edits_by_blocks() {
             format!("{prompt}\n{}", crate::blocks::RULES)
         } else {
             prompt
         }
+    }
+
+    /// Whether the model's changes come as SEARCH/REPLACE blocks in its
+    /// replies: its format says so and the mode may edit (an Ask-mode reply
+    /// that shows a block changes nothing).
+    fn edits_by_blocks(&self) -> bool {
+        self.edit_format() == EditFormat::Blocks
+            && self.mode().tools().contains(&ToolName::EditFile)
     }
 
     /// The shape of `edit_file` the model is offered (its info says; exact

@@ -78,9 +78,21 @@ impl Session {
             && cortex_tools::data_problem(path, &old).is_none()
             && self.turn_work.first_break(path)
         {
+            // A fragment meant as an addition (runs N–R: the new key alone,
+            // written again at every reminder) is an edit's job.
+            let or_edit = if matches!(args, ToolArgs::WriteFile(_))
+                && new.len() < old.len()
+                && self.edit_format().offers_edit_file()
+            {
+                " Or, to add to it, call edit_file: quote the line your addition goes after \
+                 and give that line back followed by the new ones."
+            } else {
+                ""
+            };
             return Some(Answer::error(format!(
                 "not made: this {} would leave {path} no longer parsing as {kind} ({problem}). \
-                 Give the whole file, as it is now with your change made. {path} now:\n{shown}",
+                 Give the whole file, as it is now with your change made.{or_edit} {path} \
+                 now:\n{shown}",
                 args.tool()
             )));
         }

@@ -69,3 +69,35 @@ async fn blocks_in_a_reply_run_as_edits() {
         .collect();
     assert!(texts.contains(&reply), "{texts:?}");
 }
+
+/// In a mode that may not edit, a block in a reply is only text.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_block_in_ask_mode_is_only_text() {
+    let reply = "You could change it:\n\ncalc.py\n<<<<<<< SEARCH\n    return a - b\n=======\n    \
+                 return a + b\n>>>>>>> REPLACE\n";
+    let script = json!({"responses": [{"text": reply}]});
+    let (repo, store, scripted) = parts(&[("calc.py", CALC)], &script);
+    let model = small_model_editing(scripted.clone(), false, 0, EditFormat::Blocks);
+    let config = config(
+        repo.path(),
+        store.clone(),
+        model,
+        cortex_protocol::Mode::Ask,
+        cortex_protocol::StopRule::Code,
+    );
+    let mut session = cortex_core::Session::create(config).await.expect("session");
+    let outcome = session
+        .run_turn(
+            "How would you fix add in calc.py?",
+            tokio_util::sync::CancellationToken::new(),
+        )
+        .await
+        .expect("turn");
+    assert_eq!(outcome, TurnOutcome::Completed { rounds: 1 });
+    assert!(tool_results(&store, &session).await.is_empty());
+    assert_eq!(
+        std::fs::read_to_string(repo.path().join("calc.py")).expect("read"),
+        CALC
+    );
+    assert!(!scripted.requests()[0].system.contains("<<<<<<< SEARCH"));
+}

@@ -468,6 +468,14 @@ async fn a_write_that_would_break_a_data_file_is_refused_once_then_a_broken_file
         "{:?}",
         ran.results
     );
+    // A fragment shorter than the file is shown the edit that adds to it.
+    assert!(
+        ran.results[1]
+            .1
+            .contains("Or, to add to it, call edit_file"),
+        "{:?}",
+        ran.results
+    );
     assert!(
         ran.results[2].1.contains("this change broke the file"),
         "{:?}",

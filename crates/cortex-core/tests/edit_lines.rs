@@ -8,7 +8,7 @@ mod common;
 use common::*;
 use cortex_core::TurnOutcome;
 use cortex_model::scripted::ScriptedProvider;
-use cortex_protocol::{EditFormat, EventKind, ToolStatus};
+use cortex_protocol::{EditFormat, ToolStatus};
 use serde_json::{Value, json};
 use std::sync::Arc;
 

@@ -90,6 +90,13 @@ async fn a_small_workspace_is_shown_whole_and_an_edit_runs_without_a_read() {
         "{}",
         ran.context
     );
+    // A small model is given the folder's name, not a path it would write to.
+    let (repository, _) = ran.context.split_once('\n').expect("two parts");
+    assert!(
+        repository.ends_with(", the current folder (give every path relative to it)")
+            && !repository.contains('/'),
+        "{repository}"
+    );
     assert!(
         ran.context
             .contains("--- calc.py\n     1\tdef add(a, b):\n     2\t    return a - b"),

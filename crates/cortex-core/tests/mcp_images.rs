@@ -52,7 +52,7 @@ fn openai(server: &Server, wire: OpenAiWire) -> Arc<dyn ModelProvider> {
         key_env: "OPENAI_API_KEY".into(),
         wire,
         parallel_tool_calls: true,
-        named_tool_choice: Default::default(),
+        forced_call: Default::default(),
         retry: policy(),
         timeouts: timeouts(),
     };

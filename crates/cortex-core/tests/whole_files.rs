@@ -9,7 +9,7 @@ mod common;
 use common::*;
 use cortex_core::TurnOutcome;
 use cortex_model::ToolChoice;
-use cortex_protocol::{EditFormat, EventKind, ToolName, ToolStatus};
+use cortex_protocol::{EditFormat, ToolName, ToolStatus};
 use serde_json::json;
 
 const CALC: &str = "def add(a, b):\n    return a - b\n";

@@ -35,20 +35,22 @@ pub enum OpenAiWire {
     Responses,
 }
 
-/// How a Chat Completions request forces one named tool
-/// ([`crate::ToolChoice::Tool`]).
+/// How a Chat Completions request makes the reply call a tool
+/// ([`crate::ToolChoice::Required`], [`crate::ToolChoice::Tool`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum NamedToolChoice {
-    /// `tool_choice: {"type": "function", "function": {"name": …}}`, as
-    /// OpenAI and vLLM read it.
+pub enum ForcedCall {
+    /// `tool_choice`: `"required"`, or `{"type": "function", "function":
+    /// {"name": …}}` for one tool, as OpenAI and vLLM read it.
     #[default]
-    Object,
-    /// That tool alone is offered, with `tool_choice: "required"`: for
-    /// servers that read only a string there (llama.cpp's server warns
-    /// and ignores an object, so the reply was free to be prose). Same
-    /// meaning, but the tools in the prompt differ from the other rounds',
-    /// so a server's prompt cache serves less of that round.
-    OnlyTool,
+    ToolChoice,
+    /// No `tool_choice`; a `response_format` JSON schema of the call as text
+    /// (`{"name": …, "arguments": {…}}`, one of the offered tools or the one
+    /// named), which the server holds the reply to and the text-call
+    /// recovery reads. llama.cpp's server enforces a schema but not
+    /// `tool_choice` (runs L and X: a reply to `"required"` was prose). The
+    /// tools stay as offered, so the server's prompt cache still serves the
+    /// round.
+    Schema,
 }
 
 /// How to reach an OpenAI(-compatible) server and what to ask of it.
@@ -67,8 +69,8 @@ pub struct OpenAiConfig {
     /// `false` for models that cannot call tools in parallel (from the
     /// model metadata); the request then says `parallel_tool_calls: false`.
     pub parallel_tool_calls: bool,
-    /// How a request that must call one named tool says so.
-    pub named_tool_choice: NamedToolChoice,
+    /// How a request that must call a tool says so.
+    pub forced_call: ForcedCall,
     /// Retries before the first event of a response.
     pub retry: RetryPolicy,
     /// Connect, first-byte and idle limits of each attempt.
@@ -88,7 +90,7 @@ impl OpenAiConfig {
             key_env: DEFAULT_KEY_ENV.to_owned(),
             wire: OpenAiWire::Chat,
             parallel_tool_calls: true,
-            named_tool_choice: NamedToolChoice::default(),
+            forced_call: ForcedCall::default(),
             retry: RetryPolicy::default(),
             timeouts: Timeouts::default(),
         }
@@ -104,7 +106,7 @@ impl OpenAiConfig {
 }
 
 pub(crate) fn chat_body(model: &str, request: &ModelRequest) -> Result<Vec<u8>, serde_json::Error> {
-    request::build_body(model, request, true, NamedToolChoice::Object)
+    request::build_body(model, request, true, ForcedCall::ToolChoice)
 }
 
 pub(crate) fn responses_body(
@@ -163,7 +165,7 @@ impl ModelProvider for OpenAiProvider {
                 model,
                 &request,
                 self.config.parallel_tool_calls,
-                self.config.named_tool_choice,
+                self.config.forced_call,
             ),
             OpenAiWire::Responses => {
                 responses::build_body(model, &request, self.config.parallel_tool_calls)
@@ -217,7 +219,7 @@ mod tests {
             key_env: "OPENAI_API_KEY".into(),
             wire: OpenAiWire::Chat,
             parallel_tool_calls: true,
-            named_tool_choice: NamedToolChoice::default(),
+            forced_call: ForcedCall::default(),
             retry: RetryPolicy::default(),
             timeouts: Timeouts::default(),
         }

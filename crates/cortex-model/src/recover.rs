@@ -12,6 +12,12 @@
 //!
 //! A recovered call's id starts with [`RECOVERED_PREFIX`]: that is how the
 //! timeline records that the harness, not the server, read it.
+//!
+//! Held-back text is out of the turn loop's sight, so the wrapper watches
+//! it for a runaway itself ([`crate::runaway`]: a call's `content` repeated
+//! to the output limit behind a llama.cpp server, run X) and ends such a
+//! reply with the finish reason [`crate::RUNAWAY`], as the embedded
+//! provider does.
 
 use crate::ModelStream;
 use crate::text_calls::{TextGate, parse_reply};
@@ -20,6 +26,9 @@ use futures::{Stream, StreamExt, stream};
 use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
+
+/// How much a reply grows between two runaway checks of its text.
+const RUNAWAY_CHECK_BYTES: usize = 64;
 
 /// The start of the id of every call [`RecoverTextCalls`] read from text.
 pub const RECOVERED_PREFIX: &str = "recovered_";
@@ -100,7 +109,12 @@ fn recovering(
                     return None;
                 }
                 match inner.next().await {
-                    Some(Ok(event)) => queue.extend(recovery.on_event(event).into_iter().map(Ok)),
+                    Some(Ok(event)) => {
+                        queue.extend(recovery.on_event(event).into_iter().map(Ok));
+                        // Ended by the wrapper (a runaway): nothing more is
+                        // read, and dropping the stream stops the server.
+                        done = recovery.finished;
+                    }
                     Some(Err(e)) => {
                         queue.extend(recovery.release_held().into_iter().map(Ok));
                         queue.push_back(Err(e));
@@ -126,6 +140,8 @@ struct Recovery {
     /// The provider made a call of its own: its text is an answer as it is.
     native: bool,
     finished: bool,
+    /// The reply's length when it was last checked for a runaway.
+    checked: usize,
 }
 
 impl Recovery {
@@ -136,6 +152,7 @@ impl Recovery {
             gate: TextGate::new(),
             native: false,
             finished: false,
+            checked: 0,
         }
     }
 
@@ -144,7 +161,20 @@ impl Recovery {
             ModelEvent::TextDelta(delta) if self.native => vec![ModelEvent::TextDelta(delta)],
             ModelEvent::TextDelta(delta) => {
                 self.reply.push_str(&delta);
-                text_event(self.gate.advance(&self.reply))
+                let out = text_event(self.gate.advance(&self.reply));
+                if self.reply.len() >= self.checked + RUNAWAY_CHECK_BYTES {
+                    self.checked = self.reply.len();
+                    if self.gate.sent() < self.reply.len() && crate::runaway(&self.reply) {
+                        let mut out = out;
+                        out.extend(self.release_held());
+                        out.push(ModelEvent::Finish(FinishReason::Other(
+                            crate::RUNAWAY.to_owned(),
+                        )));
+                        self.finished = true;
+                        return out;
+                    }
+                }
+                out
             }
             start @ ModelEvent::ToolCallStart { .. } => {
                 let mut out = self.release_held();
@@ -322,6 +352,38 @@ mod tests {
             assert_eq!(assembled.input_tokens, 10);
             assert_eq!(out.last(), Some(&ModelEvent::Finish(FinishReason::Stop)));
         }
+    }
+
+    #[test]
+    fn held_text_that_runs_away_ends_the_reply() {
+        let call = "```json\n{\"name\": \"write_file\", \"arguments\": {\"path\": \"a.md\", \
+                    \"content\": \"";
+        let mut events = deltas(call, 8);
+        events.extend(deltas(&"Run `pip install todo`.\n\n".repeat(400), 8));
+        events.push(ModelEvent::Finish(FinishReason::Length));
+        let total = events.len();
+        let provider = RecoverTextCalls::new(Arc::new(Canned(events)));
+        let stream = provider.stream(request(&["write_file"]));
+        let out: Vec<ModelEvent> =
+            futures::executor::block_on(stream.map(|e| e.expect("event")).collect());
+        assert_eq!(
+            out.last(),
+            Some(&ModelEvent::Finish(FinishReason::Other(
+                crate::RUNAWAY.to_owned()
+            )))
+        );
+        let shown: usize = out
+            .iter()
+            .map(|e| match e {
+                ModelEvent::TextDelta(t) => t.len(),
+                _ => 0,
+            })
+            .sum();
+        assert!(
+            shown < 2_000,
+            "stopped early: {shown} bytes of {total} deltas"
+        );
+        assert!(assemble(&out).tool_calls.is_empty());
     }
 
     #[test]

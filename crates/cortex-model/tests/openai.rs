@@ -31,7 +31,7 @@ fn provider(base_url: &str, api_key: Option<&str>) -> OpenAiProvider {
         key_env: "OPENAI_API_KEY".into(),
         wire: OpenAiWire::Chat,
         parallel_tool_calls: true,
-        named_tool_choice: Default::default(),
+        forced_call: Default::default(),
         retry: policy(),
         timeouts: Timeouts {
             connect: Duration::from_secs(2),

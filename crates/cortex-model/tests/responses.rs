@@ -22,7 +22,7 @@ fn config(server: &Server) -> OpenAiConfig {
         key_env: "OPENAI_API_KEY".into(),
         wire: OpenAiWire::Responses,
         parallel_tool_calls: true,
-        named_tool_choice: Default::default(),
+        forced_call: Default::default(),
         retry: RetryPolicy {
             max_retries: 2,
             base_delay: Duration::from_millis(5),

@@ -20,7 +20,7 @@ fn provider(base_url: String, timeouts: Timeouts) -> OpenAiProvider {
         key_env: "OPENAI_API_KEY".into(),
         wire: OpenAiWire::Chat,
         parallel_tool_calls: true,
-        named_tool_choice: Default::default(),
+        forced_call: Default::default(),
         retry: RetryPolicy {
             max_retries: 0,
             base_delay: Duration::ZERO,

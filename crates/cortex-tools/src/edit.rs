@@ -68,7 +68,7 @@ impl Workspace {
         // A file that does not parse has no names to judge.
         let unbound = broke
             .is_none()
-            .then(|| crate::names::note(self.root(), path, old, new))
+            .then(|| crate::python_lint::note(self.root(), path, old, new))
             .flatten();
         let removed = old.and_then(|old| crate::defs::note(shown, old, new));
         [broke, unbound, removed].into_iter().flatten().collect()

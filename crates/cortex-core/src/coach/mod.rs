@@ -76,9 +76,10 @@ pub(crate) struct TurnWork {
     /// Files a change of the turn left not parsing (the tool's warning),
     /// until a later change of the file leaves it parsing.
     broken: BTreeSet<String>,
-    /// Files a change of the turn left using a name they neither import
-    /// nor define, or defining tests they never call (the tool's warnings),
-    /// until a later change clears it.
+    /// Files a change of the turn left unable to run as written (the
+    /// tool's [`cortex_tools::WONT_RUN`] warnings: a name neither imported
+    /// nor defined, tests nothing calls, a dataclass's field order), until
+    /// a later change clears it.
     unbound: BTreeSet<String>,
     /// Checks already sent this turn.
     sent: Vec<Check>,
@@ -256,7 +257,7 @@ impl TurnWork {
     /// A call answered with `status` and `output`, for what the output
     /// says: a write or edit's, whether it left its file parsing (see
     /// [`cortex_tools::BROKE_THE_FILE`]) and runnable
-    /// ([`cortex_tools::UNBOUND_NAMES`], [`cortex_tools::UNCALLED_TESTS`]),
+    /// ([`cortex_tools::WONT_RUN`]),
     /// or, refused as an identical edit, what it quoted; a command's, what
     /// it printed.
     pub(crate) fn note_result(&mut self, call: &ToolCallRequest, status: ToolStatus, output: &str) {
@@ -284,9 +285,7 @@ impl TurnWork {
             return;
         }
         self.identical.retain(|(p, _)| *p != path);
-        if output.contains(cortex_tools::UNBOUND_NAMES)
-            || output.contains(cortex_tools::UNCALLED_TESTS)
-        {
+        if output.contains(cortex_tools::WONT_RUN) {
             self.unbound.insert(path.clone());
         } else {
             self.unbound.remove(&path);

@@ -119,8 +119,8 @@ fn a_file_left_broken_is_met_with_a_forced_whole_file_write_until_it_parses() {
     );
     // A name used and not imported is the same kind of breakage.
     let unbound = format!(
-        "Created test_x.py (2 lines)\n{} `f` without importing or defining it",
-        cortex_tools::UNBOUND_NAMES
+        "Created test_x.py (2 lines)\n{} uses `f` without importing or defining it",
+        cortex_tools::WONT_RUN
     );
     let mut work = TurnWork::new("Add test_x.py that checks f.");
     let write = call(

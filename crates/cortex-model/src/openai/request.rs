@@ -1,6 +1,6 @@
 //! The Chat Completions request body.
 
-use super::NamedToolChoice;
+use super::ForcedCall;
 use crate::{ModelRequest, ToolChoice};
 use cortex_protocol::{Message, Role, ToolSpec};
 use serde::Serialize;
@@ -16,9 +16,12 @@ struct Body<'a> {
     /// some compatible servers reject the field.
     #[serde(skip_serializing_if = "Option::is_none")]
     parallel_tool_calls: Option<bool>,
-    /// Sent only as `"required"`; the default is the server's.
+    /// Sent only to force a call; the default is the server's.
     #[serde(skip_serializing_if = "Option::is_none")]
     tool_choice: Option<serde_json::Value>,
+    /// A forced call's JSON schema ([`ForcedCall::Schema`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    response_format: Option<serde_json::Value>,
     stream: bool,
     stream_options: StreamOptions,
 }
@@ -80,7 +83,7 @@ pub(crate) fn build_body(
     model: &str,
     request: &ModelRequest,
     parallel_tool_calls: bool,
-    named: NamedToolChoice,
+    forced: ForcedCall,
 ) -> Result<Vec<u8>, serde_json::Error> {
     let mut messages = Vec::with_capacity(request.messages.len() + 1);
     if !request.system.is_empty() {
@@ -101,13 +104,15 @@ pub(crate) fn build_body(
             messages.extend(tool_images(&request.messages[..=index]));
         }
     }
-    let (tools, tool_choice) = tools_and_choice(request, named);
+    let tools: Vec<WireTool<'_>> = request.tools.iter().map(wire_tool).collect();
+    let (tool_choice, response_format) = forced_call(request, forced);
     let body = Body {
         model,
         messages,
         parallel_tool_calls: (!parallel_tool_calls && !tools.is_empty()).then_some(false),
         tools,
         tool_choice,
+        response_format,
         stream: true,
         stream_options: StreamOptions {
             include_usage: true,
@@ -116,34 +121,55 @@ pub(crate) fn build_body(
     serde_json::to_vec(&body)
 }
 
-/// The tools offered and the `tool_choice` that says which must be called
-/// (none without tools; see [`NamedToolChoice`] for a named one).
-fn tools_and_choice(
+/// The `tool_choice` or `response_format` that makes the reply call a tool
+/// (neither without tools, or when the model may answer).
+fn forced_call(
     request: &ModelRequest,
-    named: NamedToolChoice,
-) -> (Vec<WireTool<'_>>, Option<serde_json::Value>) {
-    let all = || request.tools.iter().map(wire_tool).collect::<Vec<_>>();
-    if request.tools.is_empty() {
-        return (Vec::new(), None);
+    forced: ForcedCall,
+) -> (Option<serde_json::Value>, Option<serde_json::Value>) {
+    if request.tools.is_empty() || request.tool_choice == ToolChoice::Auto {
+        return (None, None);
     }
-    match (request.tool_choice, named) {
-        (ToolChoice::Auto, _) => (all(), None),
-        (ToolChoice::Required, _) => (all(), Some(json!("required"))),
-        (ToolChoice::Tool(name), NamedToolChoice::Object) => (
-            all(),
+    match (forced, request.tool_choice) {
+        (ForcedCall::ToolChoice, ToolChoice::Tool(name)) => (
             Some(json!({"type": "function", "function": {"name": name.as_str()}})),
+            None,
         ),
-        (ToolChoice::Tool(name), NamedToolChoice::OnlyTool) => {
-            let only: Vec<_> = request
+        (ForcedCall::ToolChoice, _) => (Some(json!("required")), None),
+        (ForcedCall::Schema, choice) => {
+            let named = |tool: &&ToolSpec| match choice {
+                ToolChoice::Tool(name) => tool.name == name.as_str(),
+                _ => true,
+            };
+            let mut calls: Vec<serde_json::Value> = request
                 .tools
                 .iter()
-                .filter(|tool| tool.name == name.as_str())
-                .map(wire_tool)
+                .filter(named)
+                .map(|tool| {
+                    json!({"type": "object", "properties": {
+                        "name": {"const": tool.name}, "arguments": tool.parameters},
+                        "required": ["name", "arguments"]})
+                })
                 .collect();
-            // A name not among the tools (a mode that withholds it) keeps
-            // them all rather than offering none.
-            let tools = if only.is_empty() { all() } else { only };
-            (tools, Some(json!("required")))
+            // A name not among the tools (a mode that withholds it): any
+            // offered tool rather than none.
+            if calls.is_empty() {
+                return forced_call(
+                    &ModelRequest {
+                        tool_choice: ToolChoice::Required,
+                        ..request.clone()
+                    },
+                    forced,
+                );
+            }
+            let schema = if calls.len() == 1 {
+                calls.remove(0)
+            } else {
+                json!({"anyOf": calls})
+            };
+            let format = json!({"type": "json_schema",
+                "json_schema": {"name": "tool_call", "schema": schema}});
+            (None, Some(format))
         }
     }
 }
@@ -241,11 +267,11 @@ mod tests {
     use serde_json::{Value, json};
 
     fn body(request: &ModelRequest) -> Value {
-        body_naming(request, NamedToolChoice::Object)
+        body_forcing(request, ForcedCall::ToolChoice)
     }
 
-    fn body_naming(request: &ModelRequest, named: NamedToolChoice) -> Value {
-        let bytes = build_body("gpt-test", request, true, named).expect("serialises");
+    fn body_forcing(request: &ModelRequest, forced: ForcedCall) -> Value {
+        let bytes = build_body("gpt-test", request, true, forced).expect("serialises");
         serde_json::from_slice(&bytes).expect("valid json")
     }
 
@@ -328,42 +354,49 @@ mod tests {
     }
 
     #[test]
-    fn a_server_that_reads_only_strings_is_offered_the_named_tool_alone() {
+    fn a_forced_call_as_a_schema_keeps_the_tools_and_names_the_call() {
         let spec = |name: &str| ToolSpec {
             name: name.into(),
             description: String::new(),
-            parameters: json!({"type": "object"}),
+            parameters: json!({"type": "object", "properties": {"path": {"type": "string"}}}),
         };
         let mut request = ModelRequest {
             model: String::new(),
             system: String::new(),
             messages: vec![Message::user("fix it")],
-            tools: vec![spec("read_file"), spec("write_file"), spec("bash")],
+            tools: vec![spec("read_file"), spec("write_file")],
             tool_choice: ToolChoice::Tool(cortex_protocol::ToolName::WriteFile),
             quotable: Vec::new(),
         };
-        let names = |body: &Value| -> Vec<String> {
-            body["tools"]
-                .as_array()
-                .map(|tools| {
-                    let name = |t: &Value| t["function"]["name"].as_str().map(str::to_owned);
-                    tools.iter().filter_map(name).collect()
-                })
-                .unwrap_or_default()
-        };
-        let sent = body_naming(&request, NamedToolChoice::OnlyTool);
-        assert_eq!(sent["tool_choice"], "required");
-        assert_eq!(names(&sent), ["write_file"]);
-        // Rounds that force nothing, or any tool, offer them all.
+        let sent = body_forcing(&request, ForcedCall::Schema);
+        assert!(sent.get("tool_choice").is_none(), "{sent}");
+        assert_eq!(sent["tools"].as_array().map(Vec::len), Some(2));
+        let schema = &sent["response_format"]["json_schema"]["schema"];
+        assert_eq!(sent["response_format"]["type"], "json_schema");
+        assert_eq!(schema["properties"]["name"]["const"], "write_file");
+        assert_eq!(
+            schema["properties"]["arguments"],
+            request.tools[1].parameters
+        );
+        // Any tool: one schema per tool.
         request.tool_choice = ToolChoice::Required;
-        let sent = body_naming(&request, NamedToolChoice::OnlyTool);
-        assert_eq!(names(&sent), ["read_file", "write_file", "bash"]);
-        assert_eq!(sent["tool_choice"], "required");
-        // A name the request does not offer keeps the tools it does.
+        let sent = body_forcing(&request, ForcedCall::Schema);
+        let any = sent["response_format"]["json_schema"]["schema"]["anyOf"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        assert_eq!(any.len(), 2);
+        assert_eq!(any[0]["properties"]["name"]["const"], "read_file");
+        // A name the request does not offer: any of those it does.
         request.tools.remove(1);
         request.tool_choice = ToolChoice::Tool(cortex_protocol::ToolName::WriteFile);
-        let sent = body_naming(&request, NamedToolChoice::OnlyTool);
-        assert_eq!(names(&sent), ["read_file", "bash"]);
+        let sent = body_forcing(&request, ForcedCall::Schema);
+        let schema = &sent["response_format"]["json_schema"]["schema"];
+        assert_eq!(schema["properties"]["name"]["const"], "read_file");
+        // Nothing forced: neither field.
+        request.tool_choice = ToolChoice::Auto;
+        let sent = body_forcing(&request, ForcedCall::Schema);
+        assert!(sent.get("response_format").is_none() && sent.get("tool_choice").is_none());
     }
 
     #[test]
@@ -385,7 +418,7 @@ mod tests {
         };
         let value = body(&request);
         assert!(value.get("tools").is_none());
-        let serial = build_body("m", &request, false, NamedToolChoice::Object).expect("serialises");
+        let serial = build_body("m", &request, false, ForcedCall::ToolChoice).expect("serialises");
         // Without tools there is nothing to say about parallel calls.
         assert!(!String::from_utf8_lossy(&serial).contains("parallel_tool_calls"));
         assert_eq!(

@@ -1,5 +1,6 @@
-//! A Python file the model wrote that uses a name it neither defines nor
-//! imports.
+//! A Python file the model wrote that cannot run as written: a name it
+//! neither defines nor imports, test functions nothing calls, a dataclass
+//! whose field order Python rejects.
 //!
 //! Small models write a test file that calls the function under test and
 //! never imports it (`assert slugify('Hello World') == …` alone in
@@ -13,18 +14,20 @@
 //! add-constant: `range(MAX_RETRIES)` with the constant defined nowhere).
 //! Only names the change made unbound are named.
 //!
-//! The names come from the guest's `python3` (`ast`: it parses, never runs
-//! the file); a file with `from x import *` is not judged.
+//! A test file whose `test_…` functions nothing calls tests nothing when
+//! run as `python3 test_x.py` (run R, write-a-test); a dataclass field
+//! without a default after one with a default fails at import (runs K, O,
+//! R: add-field). Both are said the same way, outside a pytest workspace
+//! for the first.
+//!
+//! What is said comes from the guest's `python3` (`ast`: it parses, never
+//! runs the file); a file with `from x import *` is not judged.
 
 use std::path::Path;
 
-/// How a write's result starts the warning that the file uses names it
-/// neither defines nor imports (the core's answer checks look for it).
-pub const UNBOUND_NAMES: &str = "Warning: this file uses";
-
-/// How a write's result starts the warning that a test file run as a
-/// script would test nothing (the core's answer checks look for it).
-pub const UNCALLED_TESTS: &str = "Warning: this file only defines";
+/// How a write's result starts each warning of this module (the core's
+/// answer checks look for it).
+pub const WONT_RUN: &str = "Warning: this file";
 
 /// At most this many files are read to find where a name is defined.
 const MAX_FILES: usize = 400;
@@ -34,9 +37,11 @@ const MAX_NAMES: usize = 4;
 
 /// Prints each name the module loads and binds nowhere (not a builtin), in
 /// the order of first use, as `name` or `name module` for a standard
-/// module, then `!tests name…` when the module defines test functions and
-/// its top level calls nothing (run as a script it tests nothing); prints
-/// nothing for a file that does not parse or star-imports.
+/// module, then `!dataclass Class field default` for a dataclass field
+/// without a default after one with a default, then `!tests name…` when
+/// the module defines test functions and its top level calls nothing (run
+/// as a script it tests nothing); prints nothing for a file that does not
+/// parse or star-imports.
 const UNBOUND: &str = r#"import ast, sys, builtins
 try:
     tree = ast.parse(sys.stdin.read())
@@ -69,6 +74,23 @@ for _, _, name in loads:
     if name not in seen:
         seen.add(name)
         print(name, 'module' if name in std else '')
+for cls in ast.walk(tree):
+    if not isinstance(cls, ast.ClassDef):
+        continue
+    marks = [d.func if isinstance(d, ast.Call) else d for d in cls.decorator_list]
+    if not any(getattr(m, 'id', getattr(m, 'attr', None)) == 'dataclass' for m in marks):
+        continue
+    calls = [d for d in cls.decorator_list if isinstance(d, ast.Call)]
+    if any(k.arg == 'kw_only' for d in calls for k in d.keywords):
+        continue
+    after = None
+    for field in cls.body:
+        if isinstance(field, ast.AnnAssign) and isinstance(field.target, ast.Name):
+            if field.value is not None:
+                after = after or field.target.id
+            elif after:
+                print('!dataclass', cls.name, field.target.id, after)
+                break
 quiet = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Assign, ast.AnnAssign)
 tests = [n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name.startswith('test')]
 docstring = lambda n: isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant)
@@ -96,8 +118,9 @@ pub(crate) fn note(root: &Path, path: &Path, old: Option<&str>, new: &str) -> Op
         && !uses_pytest(root))
     .then(|| {
         format!(
-            "{UNCALLED_TESTS} test functions ({}) and calls none: run as `python3 {}` it tests \
-             nothing. Call each at the end of the file, or write the asserts at its top level.",
+            "{WONT_RUN} only defines test functions ({}) and calls none: run as `python3 {}` it \
+             tests nothing. Call each at the end of the file, or write the asserts at its top \
+             level.",
             after.uncalled_tests.join(", "),
             path.file_name().and_then(|n| n.to_str()).unwrap_or("FILE"),
         )
@@ -131,16 +154,25 @@ pub(crate) fn note(root: &Path, path: &Path, old: Option<&str>, new: &str) -> Op
             format!("Add {} at its top", fixes.join(" and "))
         };
         format!(
-            "{UNBOUND_NAMES} {} without importing or defining {}: running it fails with \
+            "{WONT_RUN} uses {} without importing or defining {}: running it fails with \
              NameError. {fix}.",
             names.join(", "),
             if names.len() == 1 { "it" } else { "them" },
         )
     });
-    match (unbound, uncalled) {
-        (Some(a), Some(b)) => Some(format!("{a}\n{b}")),
-        (a, b) => a.or(b),
-    }
+    let misordered = after.misordered.filter(|_| before.misordered.is_none());
+    let misordered = misordered.map(|(class, field, default)| {
+        format!(
+            "{WONT_RUN}'s dataclass {class} has the field `{field}` without a default after \
+             `{default}`, which has one: importing it fails with TypeError. Put the fields with \
+             defaults after those without."
+        )
+    });
+    let notes: Vec<String> = [unbound, misordered, uncalled]
+        .into_iter()
+        .flatten()
+        .collect();
+    (!notes.is_empty()).then(|| notes.join("\n"))
 }
 
 /// What [`UNBOUND`] says of a text.
@@ -151,6 +183,9 @@ struct Scan {
     unbound: Vec<(String, bool)>,
     /// The test functions of a module whose top level calls nothing.
     uncalled_tests: Vec<String>,
+    /// A dataclass, its first field without a default after one with a
+    /// default, and that one.
+    misordered: Option<(String, String, String)>,
 }
 
 /// [`UNBOUND`] on `text`; `None` when `python3` cannot say.
@@ -161,6 +196,12 @@ fn scan(text: &str) -> Option<Scan> {
         let mut words = line.split_whitespace();
         match words.next() {
             Some("!tests") => scan.uncalled_tests = words.map(str::to_owned).collect(),
+            Some("!dataclass") => {
+                let mut next = || words.next().map(str::to_owned);
+                if let (Some(class), Some(field), Some(default)) = (next(), next(), next()) {
+                    scan.misordered.get_or_insert((class, field, default));
+                }
+            }
             Some(name) => scan
                 .unbound
                 .push((name.to_owned(), words.next() == Some("module"))),
@@ -291,7 +332,7 @@ mod tests {
             "from slug import slugify\n\n\ndef test_slugify():\n    assert slugify('A') == 'a'\n";
         let said = note(dir.path(), &test, None, pytest_style).expect("a note");
         assert!(
-            said.starts_with(UNCALLED_TESTS) && said.contains("(test_slugify)"),
+            said.starts_with(WONT_RUN) && said.contains("(test_slugify)"),
             "{said}"
         );
         assert!(said.contains("`python3 test_slug.py`"), "{said}");
@@ -304,6 +345,25 @@ mod tests {
         assert_eq!(note(dir.path(), &test, Some(pytest_style), &edited), None);
         std::fs::write(dir.path().join("conftest.py"), "").expect("write");
         assert_eq!(note(dir.path(), &test, None, pytest_style), None);
+    }
+
+    #[test]
+    fn a_dataclass_field_without_a_default_after_one_with_is_said_to_fail() {
+        if !has_python() {
+            eprintln!("skipped: no python3");
+            return;
+        }
+        let dir = tempfile::tempdir().expect("tempdir");
+        let models = dir.path().join("models.py");
+        let old = "from dataclasses import dataclass\n\n\n@dataclass\nclass User:\n    name: str\n    email: str\n";
+        let wrong = old.replace("    name: str", "    age: int = 0\n    name: str");
+        let said = note(dir.path(), &models, Some(old), &wrong).expect("a note");
+        assert!(
+            said.contains("dataclass User has the field `name` without a default after `age`"),
+            "{said}"
+        );
+        let right = format!("{old}    age: int = 0\n");
+        assert_eq!(note(dir.path(), &models, Some(old), &right), None);
     }
 
     #[test]
