@@ -24,16 +24,16 @@ async fn blocks_in_a_reply_run_as_edits() {
         {"tool_calls": [{"name": "bash", "arguments": {"command": "python3 test_calc.py"}}]},
         {"text": "Fixed add and added a test; it passes."},
     ]});
-    let (repo, store, scripted) = parts(&[("calc.py", CALC)], &script);
-    let model = small_model_editing(scripted.clone(), true, 0, EditFormat::Blocks);
-    let (session, outcome) = one_agent_turn(
-        repo.path(),
-        store.clone(),
-        model,
+    let (h, outcome) = edit_turn(
+        &[("calc.py", CALC)],
+        &script,
+        true,
+        EditFormat::Blocks,
         "Fix add in calc.py: it subtracts. Add test_calc.py with an assert for it.",
     )
     .await;
-    let results = tool_results(&store, &session).await;
+    let (repo, store, scripted, session) = (&h.repo, &h.store, &h.model, &h.session);
+    let results = tool_results(store, session).await;
     assert_eq!(outcome, TurnOutcome::Completed { rounds: 4 }, "{results:?}");
     assert_eq!(
         std::fs::read_to_string(repo.path().join("calc.py")).expect("read"),

@@ -132,6 +132,29 @@ pub async fn one_agent_turn(
     (session, outcome)
 }
 
+/// One Agent turn of `prompt` on a repository of `files`, by the scripted
+/// model of `script` as a small model (`verify_answers` as given, no file
+/// content in the prompt) that edits in `format`: where it ran, and how it
+/// ended.
+pub async fn edit_turn(
+    files: &[(&str, &str)],
+    script: &serde_json::Value,
+    verify_answers: bool,
+    format: cortex_protocol::EditFormat,
+    prompt: &str,
+) -> (Harness, TurnOutcome) {
+    let (repo, store, scripted) = parts(files, script);
+    let model = small_model_editing(scripted.clone(), verify_answers, 0, format);
+    let (session, outcome) = one_agent_turn(repo.path(), store.clone(), model, prompt).await;
+    let harness = Harness {
+        repo,
+        store,
+        model: scripted,
+        session,
+    };
+    (harness, outcome)
+}
+
 /// (status, output) of every tool result of `session`, in order.
 pub async fn tool_results(store: &Arc<dyn Store>, session: &Session) -> Vec<(ToolStatus, String)> {
     store

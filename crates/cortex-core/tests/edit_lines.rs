@@ -30,16 +30,16 @@ async fn run(
     Arc<ScriptedProvider>,
     tempfile::TempDir,
 ) {
-    let (repo, store, scripted) = parts(&[("calc.py", CALC)], &script);
-    let model = small_model_editing(scripted.clone(), reads_first, 0, EditFormat::Lines);
-    let (session, outcome) = one_agent_turn(
-        repo.path(),
-        store.clone(),
-        model,
+    let (h, outcome) = edit_turn(
+        &[("calc.py", CALC)],
+        &script,
+        reads_first,
+        EditFormat::Lines,
         "Fix add in calc.py: it subtracts.",
     )
     .await;
-    let results = tool_results(&store, &session).await;
+    let results = tool_results(&h.store, &h.session).await;
+    let (scripted, repo) = (h.model, h.repo);
     (outcome, results, scripted, repo)
 }
 

@@ -26,15 +26,15 @@ async fn files_change_only_by_whole_writes() {
             "content": fixed}}]},
         {"text": "Fixed: add now adds."},
     ]});
-    let (repo, store, scripted) = parts(&[("calc.py", CALC)], &script);
-    let model = small_model_editing(scripted.clone(), true, 0, EditFormat::Whole);
-    let (session, outcome) = one_agent_turn(
-        repo.path(),
-        store.clone(),
-        model,
+    let (h, outcome) = edit_turn(
+        &[("calc.py", CALC)],
+        &script,
+        true,
+        EditFormat::Whole,
         "Fix add in calc.py: it subtracts.",
     )
     .await;
+    let (repo, scripted) = (&h.repo, &h.model);
     assert_eq!(outcome, TurnOutcome::Completed { rounds: 5 });
     assert_eq!(
         std::fs::read_to_string(repo.path().join("calc.py")).expect("read"),
@@ -50,7 +50,7 @@ async fn files_change_only_by_whole_writes() {
         .expect("write_file offered");
     assert!(write.description.contains("whole new text"), "{write:?}");
     // The edit was refused, saying how to change the file instead.
-    let results = tool_results(&store, &session).await;
+    let results = tool_results(&h.store, &h.session).await;
     assert_eq!(results.len(), 3, "{results:?}");
     assert_eq!(results[1].0, ToolStatus::Refused);
     assert!(results[1].1.contains("write_file"), "{}", results[1].1);

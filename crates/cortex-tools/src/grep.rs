@@ -45,6 +45,19 @@ struct FileHit {
     lines: Vec<(usize, bool)>,
 }
 
+/// The extension a pattern written for file names asks for (`.*\.py$`,
+/// `*.py`, `\.rs$`), `None` for a pattern of contents: small models grep
+/// for names and read "No matches found" as none (run X, count-files).
+fn name_pattern(pattern: &str) -> Option<&str> {
+    let rest = pattern.strip_suffix('$').unwrap_or(pattern);
+    let (before, ext) = rest.rsplit_once('.')?;
+    let named = before.ends_with('\\') && (before.starts_with(".*") || before == "\\")
+        || before == "*"
+        || before.ends_with('*');
+    let short = (1..=4).contains(&ext.len()) && ext.chars().all(|c| c.is_ascii_alphanumeric());
+    (named && short).then_some(ext)
+}
+
 impl Workspace {
     /// ripgrep semantics through grep-searcher / grep-regex + ignore.
     pub fn grep(&self, args: &GrepArgs) -> Result<String, ToolError> {
@@ -110,7 +123,17 @@ impl Workspace {
         });
         let note = skipped.note(self);
         if hits.is_empty() {
-            let none = "No matches found".to_owned();
+            let none = match name_pattern(&args.pattern) {
+                Some(ext) => format!(
+                    "No matches found. grep searches the files' contents; to find files by name, \
+                     call glob with the pattern `{}**/*.{ext}`",
+                    args.path
+                        .as_deref()
+                        .map(|p| format!("{}/", p.trim_end_matches('/')))
+                        .unwrap_or_default()
+                ),
+                None => "No matches found".to_owned(),
+            };
             return Ok(note.map_or(none.clone(), |note| format!("{none}\n{note}")));
         }
         let out = self.render_hits(&mut hits, mode, context);
@@ -343,5 +366,48 @@ impl Sink for ContentSink<'_> {
             self.lines.push((self.text.len(), false));
         }
         Ok(true)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_grep_for_file_names_that_finds_nothing_names_glob() {
+        for (pattern, ext) in [
+            (".*\\.py$", Some("py")),
+            ("*.py", Some("py")),
+            ("\\.rs$", Some("rs")),
+        ] {
+            assert_eq!(name_pattern(pattern), ext, "{pattern}");
+        }
+        for pattern in [
+            "parse_config",
+            "a.b",
+            "import os",
+            "x\\.y\\(",
+            "version = \"1.0\"",
+        ] {
+            assert_eq!(name_pattern(pattern), None, "{pattern}");
+        }
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::create_dir(dir.path().join("src")).expect("dir");
+        std::fs::write(dir.path().join("src/a.py"), "x = 1\n").expect("write");
+        let ws = Workspace::new(dir.path()).expect("workspace");
+        let out = ws
+            .grep(&GrepArgs {
+                pattern: ".*\\.py$".into(),
+                path: Some("src".into()),
+                glob: None,
+                mode: Some(GrepMode::Files),
+                context: None,
+                ignore_case: None,
+            })
+            .expect("grep");
+        assert!(
+            out.contains("call glob with the pattern `src/**/*.py`"),
+            "{out}"
+        );
     }
 }
