@@ -34,7 +34,7 @@ pub use edit::{IDENTICAL_EDIT, MAX_DIFF_BYTES};
 pub use error::ToolError;
 pub use plan::{PlanError, validate_plan};
 pub use plan_steps::{PlanStep, checklist, plan_steps};
-pub use python_lint::WONT_RUN;
+pub use python_lint::{STILL_WONT_RUN, WONT_RUN};
 pub use read::{shown_file, shown_line};
 pub use spec::{SpecError, spec_slug, validate_spec};
 pub use syntax::{BROKE_THE_FILE, STILL_BROKEN, data_problem};

@@ -25,9 +25,13 @@
 
 use std::path::Path;
 
-/// How a write's result starts each warning of this module (the core's
-/// answer checks look for it).
+/// How a write's result starts each warning of this module about what the
+/// change did (the core's answer checks look for it).
 pub const WONT_RUN: &str = "Warning: this file";
+
+/// How a write's result starts the note that the file still cannot run as
+/// written, as before the change.
+pub const STILL_WONT_RUN: &str = "Note: this file still";
 
 /// At most this many files are read to find where a name is defined.
 const MAX_FILES: usize = 400;
@@ -99,9 +103,10 @@ if tests and all(isinstance(n, quiet) or docstring(n) for n in tree.body):
 "#;
 
 /// The note for a write of `path` (under `root`) whose text was `old` (when
-/// it existed) and is `new`, or `None`: not Python, no `python3`, or no name
-/// unbound now that was not unbound before (what was already so is not this
-/// change's doing).
+/// it existed) and is `new`, or `None`: not Python, no `python3`, or
+/// nothing to say. What this change did starts [`WONT_RUN`]; what was so
+/// before it too starts [`STILL_WONT_RUN`] (the model may have made it
+/// earlier in the turn: the core's checks keep their verdict on it).
 pub(crate) fn note(root: &Path, path: &Path, old: Option<&str>, new: &str) -> Option<String> {
     if path.extension().and_then(|e| e.to_str()) != Some("py") {
         return None;
@@ -111,68 +116,74 @@ pub(crate) fn note(root: &Path, path: &Path, old: Option<&str>, new: &str) -> Op
         None => Scan::default(),
     };
     let after = scan(new)?;
-    // Tests left for pytest to call are fine where pytest runs them, and
-    // not this change's doing when the file had them before.
-    let uncalled = (!after.uncalled_tests.is_empty()
-        && before.uncalled_tests.is_empty()
-        && !uses_pytest(root))
-    .then(|| {
-        format!(
-            "{WONT_RUN} only defines test functions ({}) and calls none: run as `python3 {}` it \
-             tests nothing. Call each at the end of the file, or write the asserts at its top \
-             level.",
+    let prefix = |was_so: bool| if was_so { STILL_WONT_RUN } else { WONT_RUN };
+    let mut notes = Vec::new();
+    let (still, fresh): (Vec<_>, Vec<_>) = after
+        .unbound
+        .into_iter()
+        .partition(|(name, _)| before.unbound.iter().any(|(b, _)| b == name));
+    for (names, was_so) in [(fresh, false), (still, true)] {
+        notes.extend(unbound_note(prefix(was_so), &names, root, path));
+    }
+    if let Some((class, field, default)) = after.misordered {
+        notes.push(format!(
+            "{} has a dataclass, {class}, with the field `{field}` without a default after \
+             `{default}`, which has one: importing it fails with TypeError. Put the fields with \
+             defaults after those without.",
+            prefix(before.misordered.is_some())
+        ));
+    }
+    // Tests left for pytest to call are fine where pytest runs them.
+    if !after.uncalled_tests.is_empty() && !uses_pytest(root) {
+        notes.push(format!(
+            "{} only defines test functions ({}) and calls none: run as `python3 {}` it tests \
+             nothing. Call each at the end of the file, or write the asserts at its top level.",
+            prefix(!before.uncalled_tests.is_empty()),
             after.uncalled_tests.join(", "),
             path.file_name().and_then(|n| n.to_str()).unwrap_or("FILE"),
-        )
-    });
+        ));
+    }
+    (!notes.is_empty()).then(|| notes.join("\n"))
+}
+
+/// The sentence for `names` used and bound nowhere (each with whether it
+/// is a standard module), with the imports that fix them where known.
+fn unbound_note(
+    prefix: &str,
+    names: &[(String, bool)],
+    root: &Path,
+    path: &Path,
+) -> Option<String> {
+    let names = &names[..names.len().min(MAX_NAMES)];
+    if names.is_empty() {
+        return None;
+    }
     let mut modules = None;
-    let mut names = Vec::new();
     let mut fixes = Vec::new();
-    for (name, is_module) in after.unbound {
-        if before.unbound.iter().any(|(b, _)| *b == name) {
-            continue;
-        }
-        if is_module {
+    for (name, is_module) in names {
+        if *is_module {
             fixes.push(format!("`import {name}`"));
         } else {
             let modules = modules.get_or_insert_with(|| python_modules(root, path));
-            if let Some((module, _)) = modules.iter().find(|(_, text)| defines(text, &name)) {
+            if let Some((module, _)) = modules.iter().find(|(_, text)| defines(text, name)) {
                 fixes.push(format!("`from {module} import {name}`"));
             }
         }
-        names.push(format!("`{name}`"));
-        if names.len() == MAX_NAMES {
-            break;
-        }
     }
-    let unbound = (!names.is_empty()).then(|| {
-        let fix = if fixes.is_empty() {
-            "Nothing in the workspace defines it: define it, or use the name that is defined \
-             (a rename must change every use)"
-                .to_owned()
-        } else {
-            format!("Add {} at its top", fixes.join(" and "))
-        };
-        format!(
-            "{WONT_RUN} uses {} without importing or defining {}: running it fails with \
-             NameError. {fix}.",
-            names.join(", "),
-            if names.len() == 1 { "it" } else { "them" },
-        )
-    });
-    let misordered = after.misordered.filter(|_| before.misordered.is_none());
-    let misordered = misordered.map(|(class, field, default)| {
-        format!(
-            "{WONT_RUN}'s dataclass {class} has the field `{field}` without a default after \
-             `{default}`, which has one: importing it fails with TypeError. Put the fields with \
-             defaults after those without."
-        )
-    });
-    let notes: Vec<String> = [unbound, misordered, uncalled]
-        .into_iter()
-        .flatten()
-        .collect();
-    (!notes.is_empty()).then(|| notes.join("\n"))
+    let fix = if fixes.is_empty() {
+        "Nothing in the workspace defines it: define it, or use the name that is defined (a \
+         rename must change every use)"
+            .to_owned()
+    } else {
+        format!("Add {} at its top", fixes.join(" and "))
+    };
+    let shown: Vec<String> = names.iter().map(|(n, _)| format!("`{n}`")).collect();
+    Some(format!(
+        "{prefix} uses {} without importing or defining {}: running it fails with NameError. \
+         {fix}.",
+        shown.join(", "),
+        if names.len() == 1 { "it" } else { "them" },
+    ))
 }
 
 /// What [`UNBOUND`] says of a text.
@@ -310,14 +321,22 @@ mod tests {
             note(dir.path(), &dir.path().join("a.txt"), None, body),
             None
         );
-        // What was unbound before the change is not this change's doing.
+        // What was unbound before the change is said to be so still.
         let old = "print(legacy)\n";
-        assert_eq!(
-            note(dir.path(), &test, Some(old), "print(legacy, 1)\n"),
-            None
+        let still = note(dir.path(), &test, Some(old), "print(legacy, 1)\n").expect("a note");
+        assert!(
+            still.starts_with(STILL_WONT_RUN) && still.contains("`legacy`"),
+            "{still}"
         );
-        let added = note(dir.path(), &test, Some(old), "print(legacy, os.sep)\n");
-        assert!(added.is_some_and(|n| n.contains("`os`") && !n.contains("legacy")));
+        let added = note(dir.path(), &test, Some(old), "print(legacy, os.sep)\n").expect("a note");
+        assert!(
+            added.starts_with(&format!("{WONT_RUN} uses `os`")),
+            "{added}"
+        );
+        assert!(
+            added.contains(&format!("\n{STILL_WONT_RUN} uses `legacy`")),
+            "{added}"
+        );
     }
 
     #[test]
@@ -340,9 +359,12 @@ mod tests {
         assert_eq!(note(dir.path(), &test, None, &called), None);
         let main = format!("{pytest_style}\n\nif __name__ == '__main__':\n    test_slugify()\n");
         assert_eq!(note(dir.path(), &test, None, &main), None);
-        // Where pytest runs the tests, or the file had them so before: nothing.
+        // The file had them so before: still said, as such (run Y: the
+        // import added, the tests still never called).
         let edited = pytest_style.replace("'a'", "'a' and True");
-        assert_eq!(note(dir.path(), &test, Some(pytest_style), &edited), None);
+        let still = note(dir.path(), &test, Some(pytest_style), &edited).expect("a note");
+        assert!(still.starts_with(STILL_WONT_RUN), "{still}");
+        // Where pytest runs the tests: nothing.
         std::fs::write(dir.path().join("conftest.py"), "").expect("write");
         assert_eq!(note(dir.path(), &test, None, pytest_style), None);
     }
@@ -359,7 +381,7 @@ mod tests {
         let wrong = old.replace("    name: str", "    age: int = 0\n    name: str");
         let said = note(dir.path(), &models, Some(old), &wrong).expect("a note");
         assert!(
-            said.contains("dataclass User has the field `name` without a default after `age`"),
+            said.contains("dataclass, User, with the field `name` without a default after `age`"),
             "{said}"
         );
         let right = format!("{old}    age: int = 0\n");

@@ -287,7 +287,7 @@ impl TurnWork {
         self.identical.retain(|(p, _)| *p != path);
         if output.contains(cortex_tools::WONT_RUN) {
             self.unbound.insert(path.clone());
-        } else {
+        } else if !output.contains(cortex_tools::STILL_WONT_RUN) {
             self.unbound.remove(&path);
         }
         if output.contains(cortex_tools::BROKE_THE_FILE) {

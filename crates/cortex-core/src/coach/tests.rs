@@ -616,3 +616,27 @@ fn a_question_for_an_exception_needs_its_name() {
         None
     );
 }
+
+#[test]
+fn a_file_that_still_cannot_run_stays_to_be_fixed() {
+    let write = call(
+        "write_file",
+        serde_json::json!({"path": "test_slug.py", "content": "x"}),
+    );
+    let mut work = TurnWork::new("Write test_slug.py and run it with python3.");
+    work.record(&write, ToolStatus::Ok, None);
+    let warned = format!(
+        "Created test_slug.py (2 lines)\n{} only defines test functions",
+        cortex_tools::WONT_RUN
+    );
+    work.note_result(&write, ToolStatus::Ok, &warned);
+    // The import added, the tests still never called: still to fix.
+    let still = format!(
+        "Updated test_slug.py (4 lines)\n{} only defines test functions",
+        cortex_tools::STILL_WONT_RUN
+    );
+    work.note_result(&write, ToolStatus::Ok, &still);
+    assert!(work.unbound().is_some());
+    work.note_result(&write, ToolStatus::Ok, "Updated test_slug.py (6 lines)");
+    assert_eq!(work.unbound(), None);
+}
