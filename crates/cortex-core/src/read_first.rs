@@ -127,7 +127,7 @@ impl Session {
     /// saw when it saw it whole; otherwise none (nothing is constrained).
     /// Right after a reminder that says what to change, only that: the
     /// files the task names and the turn left untouched, or the lines where
-    /// a renamed name still occurs ([`crate::coach::TurnWork::in_focus`]).
+    /// a renamed name still occurs ([`crate::coach::Focus`]).
     ///
     /// [`ModelRequest::quotable`]: cortex_model::ModelRequest::quotable
     pub(crate) fn quotable(&self) -> Vec<QuotableFile> {
@@ -140,12 +140,12 @@ impl Session {
         let mut paths: Vec<&String> = listed.iter().chain(self.seen.files.keys()).collect();
         paths.sort();
         paths.dedup();
-        paths.retain(|p| self.turn_work.in_focus(p));
+        paths.retain(|p| self.turn_work.focus().in_focus(p));
         paths
             .into_iter()
             .map(|path| QuotableFile {
                 path: path.clone(),
-                text: match self.turn_work.focus_lines(path) {
+                text: match self.turn_work.focus().lines(path) {
                     // Only those lines may be quoted (one run of lines each
                     // when they are apart: an edit joining two is refused).
                     Some(lines) => Some(lines.iter().map(|l| format!("{l}\n")).collect()),
@@ -156,7 +156,7 @@ impl Session {
                         .and_then(|shown| cortex_tools::shown_file(shown))
                         .map(|text| {
                             text.split_inclusive('\n')
-                                .filter(|line| !self.turn_work.unquotable(path, line))
+                                .filter(|line| !self.turn_work.focus().unquotable(path, line))
                                 .collect()
                         }),
                 },

@@ -30,21 +30,9 @@ pub(crate) fn verify_reminder(prompt: &str) -> String {
         Some(file) => format!(
             "{VERIFY_PREFIX} The task says to run {file}: Call bash now with `{}`, then answer \
              from its output.",
-            run_command(file)
+            crate::coach::run_command(file)
         ),
         None => VERIFY_ANSWER.to_owned(),
-    }
-}
-
-/// How a file the task says to run is run: its interpreter by extension
-/// (told only "run check.py", the 1.5B ran `bash check.py`, run J).
-pub(crate) fn run_command(file: &str) -> String {
-    match file.rsplit_once('.').map(|(_, ext)| ext) {
-        Some("py") => format!("python3 {file}"),
-        Some("sh") => format!("sh {file}"),
-        Some("js" | "mjs") => format!("node {file}"),
-        _ if file.contains('/') => file.to_owned(),
-        _ => format!("./{file}"),
     }
 }
 

@@ -29,24 +29,14 @@ use std::collections::{BTreeMap, BTreeSet};
 mod focus;
 mod words;
 
+pub(crate) use focus::Focus;
+
 use words::lists_files;
 use words::{
     NUMBER_WORDS, asks_for_work, asks_what_code_does, call_now, has_fence, mentions_word,
-    normalise, rename_pairs, test_command,
+    normalise, rename_pairs, shows_code, test_command,
 };
-pub(crate) use words::{chosen_tool, files_to_run, named_files, same_file};
-
-/// Whether `answer` shows code in a fenced block of a language files are
-/// written in (not a shell session): a file's new text, for the user to
-/// paste.
-fn shows_code(answer: &str) -> bool {
-    has_fence(
-        &answer.to_lowercase(),
-        &[
-            "python", "py", "json", "toml", "yaml", "js", "rust", "markdown", "md",
-        ],
-    )
-}
+pub(crate) use words::{chosen_tool, files_to_run, named_files, run_command, same_file};
 
 /// Lines of remaining occurrences a rename reminder quotes.
 const MAX_LEFT_LINES: usize = 8;
@@ -88,13 +78,8 @@ pub(crate) struct TurnWork {
     /// The model's edit format: which tool a reminder to change a file
     /// names (`write_file` when `edit_file` is not offered).
     edit_format: EditFormat,
-    /// Quotes an edit gave back unchanged, with their file, until a change
-    /// of that file: its next edits may not quote those lines again
-    /// ([`TurnWork::unquotable`]).
-    identical: Vec<(String, String)>,
-    /// What the next edit is to change, from the reminder that asks for it
-    /// to the next call ([`TurnWork::in_focus`]).
-    focus: Vec<focus::Focus>,
+    /// What the next edit may change and quote ([`Focus`]).
+    focus: Focus,
 }
 
 /// Why a write was refused before it ran.
@@ -151,6 +136,11 @@ impl TurnWork {
             EditFormat::Whole | EditFormat::Blocks => ToolName::WriteFile,
             EditFormat::String | EditFormat::Lines | EditFormat::Quoted => ToolName::EditFile,
         }
+    }
+
+    /// What the next edit may change and quote.
+    pub(crate) fn focus(&self) -> &Focus {
+        &self.focus
     }
 
     /// The turn's message.
@@ -223,7 +213,7 @@ impl TurnWork {
         status: ToolStatus,
         diff: Option<&str>,
     ) {
-        self.focus.clear();
+        self.focus.release();
         let Ok(tool) = call.name.parse::<ToolName>() else {
             return;
         };
@@ -279,12 +269,12 @@ impl TurnWork {
             && status == ToolStatus::Error
             && output.contains(cortex_tools::IDENTICAL_EDIT)
         {
-            self.identical.push((path.clone(), edit.old_string.clone()));
+            self.focus.gave_back(&path, &edit.old_string);
         }
         if status != ToolStatus::Ok {
             return;
         }
-        self.identical.retain(|(p, _)| *p != path);
+        self.focus.changed(&path);
         if output.contains(cortex_tools::WONT_RUN) {
             self.unbound.insert(path.clone());
         } else if !output.contains(cortex_tools::STILL_WONT_RUN) {
@@ -322,19 +312,13 @@ impl TurnWork {
                 .map(|t| (check, t))
         })?;
         self.sent.push(check);
-        self.focus = match check {
-            Check::NamedFiles if chosen_tool(&text).is_some() => self
-                .untouched()
-                .1
-                .into_iter()
-                .map(|path| focus::Focus {
-                    path,
-                    lines: Vec::new(),
-                })
-                .collect(),
-            Check::RenameLeft => focus::focus_on_grep_lines(&text),
-            _ => Vec::new(),
-        };
+        match check {
+            Check::NamedFiles if chosen_tool(&text).is_some() => {
+                self.focus.on_files(self.untouched().1);
+            }
+            Check::RenameLeft => self.focus.on_grep_lines(&text),
+            _ => self.focus.release(),
+        }
         Some(text)
     }
 

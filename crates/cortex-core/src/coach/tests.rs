@@ -235,7 +235,7 @@ fn a_named_file_left_untouched_is_listed() {
         ToolStatus::Ok,
         None,
     );
-    assert!(work.in_focus("client.py"));
+    assert!(work.focus().in_focus("client.py"));
     let text = work.next_reminder("Done.", None).expect("untouched");
     assert!(
         text.contains("changed client.py only")
@@ -244,13 +244,16 @@ fn a_named_file_left_untouched_is_listed() {
     );
     // The next edit is made to change worker.py, and only it.
     assert_eq!(chosen_tool(&text), Some(ToolName::EditFile), "{text}");
-    assert!(work.in_focus("./worker.py") && !work.in_focus("client.py"));
+    assert!(work.focus().in_focus("./worker.py") && !work.focus().in_focus("client.py"));
     work.record(
         &call("edit_file", serde_json::json!({"path": "./worker.py"})),
         ToolStatus::Ok,
         None,
     );
-    assert!(work.in_focus("client.py"), "any file again after the call");
+    assert!(
+        work.focus().in_focus("client.py"),
+        "any file again after the call"
+    );
     let mut both = work.clone();
     both.sent.clear();
     assert_eq!(both.untouched_files(), None);
@@ -285,7 +288,7 @@ fn a_named_file_left_untouched_is_listed() {
         "{text}"
     );
     assert_eq!(chosen_tool(&text), None, "{text}");
-    assert!(reference.in_focus("report.py"));
+    assert!(reference.focus().in_focus("report.py"));
 }
 
 #[test]
@@ -525,7 +528,7 @@ fn the_rename_reminder_lets_the_next_edit_quote_only_the_lines_left() {
         .expect("a reminder");
     assert_eq!(text, left);
     assert_eq!(
-        work.focus_lines("temps.py"),
+        work.focus().lines("temps.py"),
         Some(
             [
                 "    f = c * 9 / 5 + 32".to_owned(),
@@ -534,14 +537,14 @@ fn the_rename_reminder_lets_the_next_edit_quote_only_the_lines_left() {
             .as_slice()
         )
     );
-    assert!(!work.in_focus("other.py"));
+    assert!(!work.focus().in_focus("other.py"));
     work.record(
         &call("edit_file", serde_json::json!({"path": "temps.py"})),
         ToolStatus::Ok,
         None,
     );
-    assert_eq!(work.focus_lines("temps.py"), None);
-    assert!(work.in_focus("other.py"));
+    assert_eq!(work.focus().lines("temps.py"), None);
+    assert!(work.focus().in_focus("other.py"));
 }
 
 #[test]

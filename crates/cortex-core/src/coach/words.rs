@@ -172,6 +172,30 @@ pub(crate) fn same_file(changed: &str, named: &str) -> bool {
     changed == named || changed.ends_with(&format!("/{named}"))
 }
 
+/// Whether `answer` shows code in a fenced block of a language files are
+/// written in (not a shell session): a file's new text, for the user to
+/// paste.
+pub(super) fn shows_code(answer: &str) -> bool {
+    has_fence(
+        &answer.to_lowercase(),
+        &[
+            "python", "py", "json", "toml", "yaml", "js", "rust", "markdown", "md",
+        ],
+    )
+}
+
+/// How a file the task says to run is run: its interpreter by extension
+/// (told only "run check.py", the 1.5B ran `bash check.py`, run J).
+pub(crate) fn run_command(file: &str) -> String {
+    match file.rsplit_once('.').map(|(_, ext)| ext) {
+        Some("py") => format!("python3 {file}"),
+        Some("sh") => format!("sh {file}"),
+        Some("js" | "mjs") => format!("node {file}"),
+        _ if file.contains('/') => file.to_owned(),
+        _ => format!("./{file}"),
+    }
+}
+
 /// Whether two of the `named` files follow each other in `prompt` joined
 /// only by "and", "or" or a comma ("client.py and worker.py", "a.py, b.py").
 pub(super) fn lists_files(prompt: &str, named: &[String]) -> bool {
@@ -264,7 +288,7 @@ pub(super) fn test_command(prompt: &str, files: &[String]) -> Option<String> {
             .iter()
             .any(|ext| file.ends_with(ext))
     {
-        return Some(crate::verify::run_command(file));
+        return Some(run_command(file));
     }
     if let Some(test) = files.iter().find(|f| is_test(&name(f))) {
         return Some(format!("python3 {test}"));
