@@ -70,7 +70,7 @@ pub(crate) struct TurnWork {
     /// tool's [`cortex_tools::WONT_RUN`] warnings: a name neither imported
     /// nor defined, tests nothing calls, a dataclass's field order), until
     /// a later change clears it.
-    unbound: BTreeSet<String>,
+    wont_run: BTreeSet<String>,
     /// Checks already sent this turn.
     sent: Vec<Check>,
     /// The writes refused before they ran (`unwanted_write.rs`), each once.
@@ -107,7 +107,7 @@ enum Check {
     Removed,
     NamedFiles,
     RenameLeft,
-    Unbound,
+    WontRun,
     Untested,
     TestFails,
     Empty,
@@ -276,9 +276,9 @@ impl TurnWork {
         }
         self.focus.changed(&path);
         if output.contains(cortex_tools::WONT_RUN) {
-            self.unbound.insert(path.clone());
+            self.wont_run.insert(path.clone());
         } else if !output.contains(cortex_tools::STILL_WONT_RUN) {
-            self.unbound.remove(&path);
+            self.wont_run.remove(&path);
         }
         if output.contains(cortex_tools::BROKE_THE_FILE) {
             self.broken.insert(path);
@@ -303,7 +303,7 @@ impl TurnWork {
             (Check::TestFails, self.test_fails(answer)),
             (Check::NamedFiles, self.untouched_files()),
             (Check::RenameLeft, left),
-            (Check::Unbound, self.unbound()),
+            (Check::WontRun, self.wont_run()),
             (Check::Untested, self.untested()),
             (Check::Empty, self.empty(answer)),
         ];
@@ -363,13 +363,12 @@ impl TurnWork {
         ))
     }
 
-    /// A file the turn's change left using a name it neither imports nor
-    /// defines, and an answer anyway (run Q: a test that never imports the
-    /// function it tests; a constant used and never defined). Written whole,
-    /// with the import the warning names, as for a file that does not
-    /// parse.
-    fn unbound(&self) -> Option<String> {
-        let path = self.unbound.first()?;
+    /// A file the turn's change left unable to run as written, and an
+    /// answer anyway (run Q: a test that never imports the function it
+    /// tests; a constant used and never defined). Written whole, with what
+    /// the warning names, as for a file that does not parse.
+    fn wont_run(&self) -> Option<String> {
+        let path = self.wont_run.first()?;
         Some(format!(
             "{DO_IT_PREFIX} {path} cannot run as it should (the warning above). {} with the \
              whole corrected content of {path}, with what the warning says is missing, then \
@@ -436,12 +435,8 @@ impl TurnWork {
         ]
         .iter()
         .any(|p| lower.contains(p))
-            || has_fence(
-                &lower,
-                &[
-                    "python", "py", "json", "toml", "yaml", "js", "rust", "diff", "markdown", "md",
-                ],
-            );
+            || shows_code(answer)
+            || has_fence(&lower, &["diff"]);
         // Code shown for the user to paste is a file's new text: writing it
         // whole is the call a small model gets right (run K,
         // fix-missing-import: edits identical to the file, then the fixed

@@ -639,7 +639,7 @@ fn a_file_that_still_cannot_run_stays_to_be_fixed() {
         cortex_tools::STILL_WONT_RUN
     );
     work.note_result(&write, ToolStatus::Ok, &still);
-    assert!(work.unbound().is_some());
+    assert!(work.wont_run().is_some());
     work.note_result(&write, ToolStatus::Ok, "Updated test_slug.py (6 lines)");
-    assert_eq!(work.unbound(), None);
+    assert_eq!(work.wont_run(), None);
 }
