@@ -87,11 +87,8 @@ impl Session {
         for (call, answer) in calls.iter().zip(&answers) {
             let status = answer.as_ref().map_or(ToolStatus::Stopped, |a| a.status);
             let diff = answer.as_ref().and_then(|a| a.diff.as_deref());
-            self.turn_work.record(call, status, diff);
-            if let Some(answer) = answer {
-                self.turn_work
-                    .note_result(call, answer.status, &answer.output);
-            }
+            let output = answer.as_ref().map(|a| a.output.as_str());
+            self.turn_work.record(call, status, diff, output);
             self.note_seen(call, status).await;
         }
         // Every call is answered: the round is complete, and its message

@@ -1,7 +1,7 @@
 //! Stop-rule presets. Code has none (the model stops or the user does); Chat
 //! and Bot have budgets, kept here so one harness serves every product.
 
-use cortex_protocol::StopRule;
+use cortex_protocol::{StopRule, ToolName};
 use std::time::{Duration, Instant};
 
 const CHAT_MAX_TOOL_ROUNDS: u32 = 8;
@@ -12,6 +12,15 @@ const BOT_MAX_IDENTICAL_CALLS: usize = 6;
 /// otherwise loop on one `read_file` until Stop (the task set,
 /// docs/BENCHMARKS.md).
 const MAX_IDENTICAL_IDEMPOTENT_CALLS: usize = 3;
+/// How the refusal of a repeated call starts; the tool's name follows.
+const REPEAT_REFUSAL: &str = "not run: this is the same ";
+
+/// The tool whose call `result` refused as a repeat, if it is such a
+/// refusal: the next round may not call it (`verify::tool_choice`).
+pub(crate) fn repeated_tool(result: &str) -> Option<ToolName> {
+    let name = result.strip_prefix(REPEAT_REFUSAL)?.split(' ').next()?;
+    name.parse().ok()
+}
 
 /// The stop-rule gate's verdict on one call.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -84,7 +93,7 @@ impl StopRuleState {
         }
         if idempotent && self.repeats >= MAX_IDENTICAL_IDEMPOTENT_CALLS {
             return CallCheck::Refuse(format!(
-                "not run: this is the same {name} call as the previous {} and its result \
+                "{REPEAT_REFUSAL}{name} call as the previous {} and its result \
                  (above) cannot have changed; use that result to answer, or do something else",
                 self.repeats - 1
             ));
@@ -117,6 +126,11 @@ mod tests {
                 s.check_call("read_file", read, true),
                 CallCheck::Refuse(_)
             ));
+            let CallCheck::Refuse(refusal) = s.check_call("read_file", read, true) else {
+                panic!("a fourth identical read runs");
+            };
+            assert_eq!(repeated_tool(&refusal), Some(ToolName::ReadFile));
+            assert_eq!(repeated_tool("not run: the task says to run t.py"), None);
             // Something else in between starts the count again.
             assert_eq!(s.check_call("bash", "{}", false), CallCheck::Run);
             assert_eq!(s.check_call("read_file", read, true), CallCheck::Run);

@@ -189,7 +189,12 @@ impl Session {
             {
                 // An answer after a successful call is grounded in something;
                 // after failed ones only, it still is a guess.
-                DispatchEnd::Continue { any_ok } => verify &= !any_ok,
+                DispatchEnd::Continue { any_ok } => {
+                    verify &= !any_ok;
+                    if let Some(text) = self.after_repeat() {
+                        self.remind(turn, &text).await?;
+                    }
+                }
                 DispatchEnd::Stopped => return Ok(stopped()),
                 DispatchEnd::StopRule(reason) => return Ok(TurnOutcome::Stopped { reason }),
             }

@@ -58,10 +58,18 @@ impl Session {
                  so that it passes; if {path} itself is wrong, make this call again."
             )));
         }
+        if let ToolArgs::EditFile(edit) = args
+            && let Some(refusal) = misplaced_insertion(self.turn_work.prompt(), edit)
+            && self.turn_work.first_misplaced(path)
+        {
+            return Some(Answer::error(refusal));
+        }
         let shown = current?;
         let old = cortex_tools::shown_file(shown)?;
         let new = match args {
-            ToolArgs::WriteFile(a) => a.content.clone(),
+            // Judged as the tool will write it.
+            ToolArgs::WriteFile(a) => cortex_tools::json_object_completed(&a.path, &a.content)
+                .unwrap_or_else(|| a.content.clone()),
             ToolArgs::EditFile(a) if old.contains(&a.old_string) && !a.old_string.is_empty() => {
                 if a.replace_all == Some(true) {
                     old.replace(&a.old_string, &a.new_string)
@@ -78,17 +86,7 @@ impl Session {
             && cortex_tools::data_problem(path, &old).is_none()
             && self.turn_work.first_break(path)
         {
-            // A fragment meant as an addition (runs N–R: the new key alone,
-            // written again at every reminder) is an edit's job.
-            let or_edit = if matches!(args, ToolArgs::WriteFile(_))
-                && new.len() < old.len()
-                && self.edit_format().offers_edit_file()
-            {
-                " Or, to add to it, call edit_file: quote the line your addition goes after \
-                 and give that line back followed by the new ones."
-            } else {
-                ""
-            };
+            let or_edit = self.or_add_with_edit(args, &old, &new);
             return Some(Answer::error(format!(
                 "not made: this {} would leave {path} no longer parsing as {kind} ({problem}). \
                  Give the whole file, as it is now with your change made.{or_edit} {path} \
@@ -116,12 +114,76 @@ impl Session {
             }
             _ => "keep it in new_string, or edit next to it instead of over it",
         };
+        let or_edit = self.or_add_with_edit(args, &old, &new);
         Some(Answer::error(format!(
             "not made: this {} would remove the definition of {names} from {path}, and the task \
-             does not ask to remove it. To keep {names}, {how}. {path} now:\n{shown}",
+             does not ask to remove it. To keep {names}, {how}.{or_edit} {path} now:\n{shown}",
             args.tool()
         )))
     }
+
+    /// For a `write_file` shorter than the file, a fragment meant as an
+    /// addition (runs N–R: the new JSON key alone, written again at every
+    /// reminder; run Y: the new README section alone, then the whole file
+    /// in the wrong order), how to add it with `edit_file` (with a space
+    /// before it); empty otherwise, or when the format has no `edit_file`.
+    fn or_add_with_edit(&self, args: &ToolArgs, old: &str, new: &str) -> &'static str {
+        if matches!(args, ToolArgs::WriteFile(_))
+            && new.len() < old.len()
+            && self.edit_format().offers_edit_file()
+        {
+            " Or, to add to it, call edit_file: quote the line your addition goes after and \
+             give that line back followed by the new ones."
+        } else {
+            ""
+        }
+    }
+}
+
+/// Why `edit` inserts on the wrong side of the text the task places its
+/// addition by ("Add a section '## Usage' to README.md, after Install":
+/// `new_string` the new section followed by the quoted `## Install` lines,
+/// run AE), or `None`: the edit is a pure insertion before (or after) its
+/// `old_string`, and the task says "after" (or "before") a word the quote
+/// holds.
+fn misplaced_insertion(prompt: &str, edit: &cortex_protocol::EditFileArgs) -> Option<String> {
+    let (old, new) = (edit.old_string.as_str(), edit.new_string.as_str());
+    if old.trim().is_empty() || new.len() <= old.len() || edit.replace_all == Some(true) {
+        return None;
+    }
+    let side = if new.ends_with(old) && !new.starts_with(old) {
+        ("before", "after")
+    } else if new.starts_with(old) && !new.ends_with(old) {
+        ("after", "before")
+    } else {
+        return None;
+    };
+    let (put, asked) = side;
+    let words: Vec<&str> = prompt
+        .split_whitespace()
+        .map(|w| w.trim_matches(|c: char| !(c.is_alphanumeric() || c == '_')))
+        .collect();
+    let quoted = old.to_lowercase();
+    // The word after "after" ("before"), past an article.
+    let anchor = words.iter().enumerate().find_map(|(i, word)| {
+        let next = words[i + 1..]
+            .iter()
+            .find(|w| !matches!(w.to_lowercase().as_str(), "the" | "a" | "an"))?;
+        (word.eq_ignore_ascii_case(asked)
+            && !next.is_empty()
+            && quoted.contains(&next.to_lowercase()))
+        .then_some(*next)
+    })?;
+    let first = old.lines().find(|l| !l.trim().is_empty()).unwrap_or(old);
+    let fix = if asked == "after" {
+        "give old_string back first in new_string, then the new text"
+    } else {
+        "give the new text first in new_string, then old_string as it is"
+    };
+    Some(format!(
+        "not made: this edit puts its new text {put} `{first}`, and the task says {asked} \
+         {anchor}. To put it {asked}, {fix}."
+    ))
 }
 
 impl Answer {
@@ -140,5 +202,46 @@ impl Answer {
             self.output = kept.join("\n");
         }
         self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::misplaced_insertion;
+    use cortex_protocol::EditFileArgs;
+
+    fn edit(old: &str, new: &str) -> EditFileArgs {
+        EditFileArgs {
+            path: "README.md".into(),
+            old_string: old.into(),
+            new_string: new.into(),
+            replace_all: None,
+        }
+    }
+
+    #[test]
+    fn an_insertion_on_the_wrong_side_of_the_anchor_is_named() {
+        let prompt = "Add a section '## Usage' to README.md, after Install, that says: run it.";
+        let quote = "## Install\n\npip install tool";
+        let before = edit(quote, &format!("## Usage\n\nrun it\n{quote}"));
+        let said = misplaced_insertion(prompt, &before).expect("before Install");
+        assert!(
+            said.contains("puts its new text before `## Install`")
+                && said.contains("the task says after Install")
+                && said.contains("give old_string back first"),
+            "{said}"
+        );
+        let after = edit(quote, &format!("{quote}\n\n## Usage\n\nrun it"));
+        assert_eq!(misplaced_insertion(prompt, &after), None);
+        // A task that places nothing, or by a word the quote lacks: nothing.
+        assert_eq!(misplaced_insertion("Add a Usage section.", &before), None);
+        let elsewhere = edit("# tool", "## Usage\n\nrun it\n# tool");
+        assert_eq!(misplaced_insertion(prompt, &elsewhere), None);
+        // "before" asks the other side.
+        let prompt = "Insert a line before the return in calc.py.";
+        let line = edit("    return a", "    return a\n    print(a)");
+        assert!(
+            misplaced_insertion(prompt, &line).is_some_and(|s| s.contains("after `    return a`"))
+        );
     }
 }

@@ -42,6 +42,9 @@ pub(crate) fn verify_reminder(prompt: &str) -> String {
 /// that names the tool to call (`coach::chosen_tool`) makes that tool the
 /// only choice, when `offered`: made to call just any tool after "put `add`
 /// back", a small model reads the file again and repeats its advice.
+/// After a round in which a call was refused as a repeat
+/// (`stop_rule::repeated_tool`), the next reply may not call that tool: the
+/// 0.5B went on making the refused `read_file` until the turn ended (run W).
 /// Derived from the history, so a resumed session asks the same.
 pub(crate) fn tool_choice(history: &[Message], offered: &[ToolName]) -> ToolChoice {
     match history.last() {
@@ -55,7 +58,13 @@ pub(crate) fn tool_choice(history: &[Message], offered: &[ToolName]) -> ToolChoi
                 _ => ToolChoice::Required,
             }
         }
-        _ => ToolChoice::Auto,
+        _ => {
+            let last_round = history.iter().rev().take_while(|m| m.role == Role::Tool);
+            last_round
+                .filter_map(|m| crate::stop_rule::repeated_tool(&m.content))
+                .find(|tool| offered.contains(tool))
+                .map_or(ToolChoice::Auto, ToolChoice::AutoWithout)
+        }
     }
 }
 

@@ -343,6 +343,8 @@ async fn a_write_that_would_drop_a_definition_is_refused_once_with_the_file() {
             && refusal.contains("     2\t    return a + b"),
         "{refusal}"
     );
+    // Not shorter than the file: no fragment to add with an edit.
+    assert!(!refusal.contains("call edit_file"), "{refusal}");
     assert_eq!(ran.results[2].0, "ok", "{:?}", ran.results);
     assert!(ran.reminders.is_empty(), "{:?}", ran.reminders);
     let calc = file(&ran, "calc.py");
@@ -355,6 +357,36 @@ async fn a_write_that_would_drop_a_definition_is_refused_once_with_the_file() {
     let script = json!({"responses": [read("calc.py"), only_sub, text("Done.")]});
     let ran = run(false, &files, prompt, script).await;
     assert_eq!(ran.results[1].0, "ok", "{:?}", ran.results);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fragment_that_would_drop_sections_is_shown_the_edit_that_adds_it() {
+    let readme = "# tool\n\nA small tool.\n\n## Install\n\npip install tool\n";
+    let files = [("README.md", readme)];
+    let prompt =
+        "Add a section '## Usage' to README.md, after Install, that says: run `tool FILE`.";
+    let script = json!({"responses": [
+        read("README.md"),
+        {"tool_calls": [{"name": "write_file", "arguments":
+            {"path": "README.md", "content": "## Usage\n\nrun `tool FILE`\n"}}]},
+        {"tool_calls": [{"name": "edit_file", "arguments": {"path": "README.md",
+            "old_string": "pip install tool\n",
+            "new_string": "pip install tool\n\n## Usage\n\nrun `tool FILE`\n"}}]},
+        text("Added the Usage section after Install."),
+    ]});
+    let ran = run(true, &files, prompt, script).await;
+    let (status, refusal) = &ran.results[1];
+    assert_eq!(status, "error");
+    assert!(
+        refusal.contains("remove the definition of `Install`, `tool`")
+            && refusal.contains("Or, to add to it, call edit_file: quote the line"),
+        "{refusal}"
+    );
+    assert_eq!(ran.results[2].0, "ok", "{:?}", ran.results);
+    assert_eq!(
+        file(&ran, "README.md"),
+        format!("{readme}\n## Usage\n\nrun `tool FILE`\n")
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -439,6 +471,29 @@ async fn a_guess_at_what_a_file_prints_is_checked_by_running_it() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_whole_json_file_written_without_its_opening_brace_is_made_complete() {
+    let package = "{\n  \"name\": \"web\",\n  \"scripts\": {\n    \"build\": \"tsc\"\n  }\n}\n";
+    let files = [("package.json", package)];
+    let prompt = "Add a test script \"jest\" to package.json.";
+    let body = "  \"name\": \"web\",\n  \"scripts\": {\n    \"build\": \"tsc\",\n    \"test\": \"jest\"\n  }\n}\n";
+    let script = json!({"responses": [
+        read("package.json"),
+        {"tool_calls": [{"name": "write_file", "arguments":
+            {"path": "package.json", "content": body}}]},
+        text("Added the test script."),
+    ]});
+    let ran = run(true, &files, prompt, script).await;
+    assert_eq!(ran.results[1].0, "ok", "{:?}", ran.results);
+    assert!(
+        ran.results[1].1.contains("opening `{`; it was added"),
+        "{:?}",
+        ran.results
+    );
+    assert_eq!(file(&ran, "package.json"), format!("{{\n{body}"));
+    assert!(ran.reminders.is_empty(), "{:?}", ran.reminders);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_write_that_would_break_a_data_file_is_refused_once_then_a_broken_file_is_met() {
     let package = "{\n  \"name\": \"web\",\n  \"scripts\": {\n    \"build\": \"tsc\"\n  }\n}\n";
     let files = [("package.json", package)];
@@ -490,4 +545,28 @@ async fn a_write_that_would_break_a_data_file_is_refused_once_then_a_broken_file
     );
     assert_eq!(ran.choices[4], ToolChoice::Tool(ToolName::WriteFile));
     assert_eq!(file(&ran, "package.json"), fixed);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_read_repeated_until_refused_is_followed_by_the_change_the_task_asks_for() {
+    let files = [("calc.py", "def add(a, b):\n    return a - b\n")];
+    let prompt = "Fix add in calc.py so that it adds.";
+    let script = json!({"responses": [
+        read("calc.py"), read("calc.py"), read("calc.py"),
+        {"tool_calls": [{"name": "edit_file", "arguments": {"path": "calc.py",
+            "old_string": "    return a - b\n", "new_string": "    return a + b\n"}}]},
+        text("add now returns a + b."),
+    ]});
+    let ran = run(true, &files, prompt, script).await;
+    assert_eq!(ran.outcome, TurnOutcome::Completed { rounds: 5 });
+    assert_eq!(ran.results[2].0, "refused", "{:?}", ran.results);
+    assert_eq!(ran.reminders.len(), 1, "{:?}", ran.reminders);
+    assert!(
+        ran.reminders[0].contains("the same call again cannot show more"),
+        "{:?}",
+        ran.reminders
+    );
+    // The reply after it must make the change.
+    assert_eq!(ran.choices[3], ToolChoice::Tool(ToolName::EditFile));
+    assert_eq!(file(&ran, "calc.py"), "def add(a, b):\n    return a + b\n");
 }

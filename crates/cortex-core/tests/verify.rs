@@ -140,3 +140,39 @@ async fn an_answer_after_failed_calls_only_is_checked_too() {
             .any(|e| matches!(e.kind, EventKind::TurnReminder { .. }))
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_refused_as_a_repeat_is_withheld_from_the_next_reply_only() {
+    let read = json!({"tool_calls": [{"name": "read_file", "arguments": {"path": "app.py"}}]});
+    let script = json!({"responses": [
+        read, read, read,
+        {"tool_calls": [{"name": "grep", "arguments": {"pattern": "greet"}}]},
+        {"text": "Hello, Cortex"},
+    ]});
+    let Ran {
+        model,
+        store,
+        session,
+        outcome,
+        ..
+    } = run(true, script).await;
+    assert_eq!(outcome, TurnOutcome::Completed { rounds: 5 });
+    let choices: Vec<ToolChoice> = model.requests().iter().map(|r| r.tool_choice).collect();
+    assert_eq!(
+        choices,
+        [
+            ToolChoice::Auto,
+            ToolChoice::Auto,
+            ToolChoice::Auto,
+            ToolChoice::AutoWithout(cortex_protocol::ToolName::ReadFile),
+            ToolChoice::Auto
+        ]
+    );
+    // The choice is read from the history, which the stored timeline
+    // rebuilds: a resumed session asks the same of its next reply.
+    let events = store.events(session.id(), 0).await.expect("events");
+    let requests = model.requests();
+    let rebuilt = Rebuilt::from_events(&events);
+    let seen = requests[3].messages.len();
+    assert_eq!(rebuilt.messages[..seen], requests[3].messages[..]);
+}

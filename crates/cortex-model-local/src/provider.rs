@@ -219,13 +219,15 @@ impl ModelProvider for LocalProvider {
                 .last()
                 .is_some_and(|m| m.role == Role::User);
         let force_call =
-            !request.tools.is_empty() && (first_round || request.tool_choice != ToolChoice::Auto);
+            !request.tools.is_empty() && (first_round || request.tool_choice.forces_call());
         let submitted = self.render(&request).and_then(|prompt| {
-            // The prompt lists every tool; a chosen one is the only call the
-            // grammar allows and the reply may make.
+            // The prompt lists every tool (its cached prefix stays the
+            // same); the grammar allows the chosen one alone, or all but
+            // the one withheld.
             let tools = match request.tool_choice {
                 ToolChoice::Tool(name) => only(request.tools, name),
-                _ => request.tools,
+                ToolChoice::AutoWithout(name) => without(request.tools, name),
+                ToolChoice::Auto | ToolChoice::Required => request.tools,
             };
             self.engine.submit(Job {
                 prompt,
@@ -251,6 +253,19 @@ fn only(tools: Vec<ToolSpec>, name: ToolName) -> Vec<ToolSpec> {
         tools
             .into_iter()
             .filter(|t| t.name == name.as_str())
+            .collect()
+    } else {
+        tools
+    }
+}
+
+/// `tools` without `name`; all of them when it is the only one (a reply
+/// that may call nothing is not what withholding one tool means).
+fn without(tools: Vec<ToolSpec>, name: ToolName) -> Vec<ToolSpec> {
+    if tools.iter().any(|t| t.name != name.as_str()) {
+        tools
+            .into_iter()
+            .filter(|t| t.name != name.as_str())
             .collect()
     } else {
         tools
@@ -290,6 +305,21 @@ mod tests {
         assert_eq!(
             names(only(tools(), ToolName::Bash)),
             ["read_file", "edit_file"]
+        );
+    }
+
+    #[test]
+    fn a_withheld_tool_leaves_the_others_unless_it_is_the_only_one() {
+        let tools = || vec![ToolName::ReadFile.spec(), ToolName::EditFile.spec()];
+        let names = |t: Vec<ToolSpec>| t.into_iter().map(|s| s.name).collect::<Vec<_>>();
+        assert_eq!(names(without(tools(), ToolName::ReadFile)), ["edit_file"]);
+        assert_eq!(
+            names(without(tools(), ToolName::Bash)),
+            ["read_file", "edit_file"]
+        );
+        assert_eq!(
+            names(without(vec![ToolName::ReadFile.spec()], ToolName::ReadFile)),
+            ["read_file"]
         );
     }
 }

@@ -94,6 +94,20 @@ pub enum ToolChoice {
     /// `{"type": "function", …}`, Anthropic `{"type": "tool", …}`, a grammar
     /// of that tool alone for the local model).
     Tool(ToolName),
+    /// The model decides, but may not call this tool: it repeated the same
+    /// call until the harness refused it, and a small model otherwise goes
+    /// on repeating it (the 0.5B, docs/BENCHMARKS.md run W). The local
+    /// model's grammar leaves the tool out; providers that cannot say so
+    /// send their `auto`.
+    AutoWithout(ToolName),
+}
+
+impl ToolChoice {
+    /// Whether the reply must call a tool ([`ToolChoice::Required`] or
+    /// [`ToolChoice::Tool`]); an answer in text is allowed otherwise.
+    pub fn forces_call(self) -> bool {
+        matches!(self, ToolChoice::Required | ToolChoice::Tool(_))
+    }
 }
 
 /// Why a response ended, as the provider reported it (mapped from its own

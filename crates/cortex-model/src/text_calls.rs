@@ -117,10 +117,48 @@ pub fn parse_reply(reply: &str, tools: &[&str]) -> ParsedReply {
 }
 
 /// The first JSON value at the start of `s` and how many bytes it took.
+/// Python's `None`, `True` and `False` outside strings are read as JSON's
+/// `null`, `true` and `false` (same lengths): the 1.5B wrote
+/// `"replace_all": None` in a call written as text (run AE,
+/// answer-return-type), which then ran as nothing.
 fn first_json_value(s: &str) -> Option<(Value, usize)> {
-    let mut it = serde_json::Deserializer::from_str(s).into_iter::<Value>();
-    let value = it.next()?.ok()?;
-    Some((value, it.byte_offset()))
+    let strict = |s: &str| {
+        let mut it = serde_json::Deserializer::from_str(s).into_iter::<Value>();
+        let value = it.next()?.ok()?;
+        Some((value, it.byte_offset()))
+    };
+    strict(s).or_else(|| strict(&json_literals(s)?))
+}
+
+/// `s` with the Python literals `None`, `True` and `False` outside strings
+/// written as JSON's; `None` when it has none.
+fn json_literals(s: &str) -> Option<String> {
+    const PAIRS: [(&str, &str); 3] = [("None", "null"), ("True", "true"), ("False", "false")];
+    let word = |c: char| c.is_alphanumeric() || c == '_';
+    let mut out = String::with_capacity(s.len());
+    let (mut in_string, mut escaped, mut changed) = (false, false, false);
+    let mut rest = s;
+    while let Some(c) = rest.chars().next() {
+        if in_string {
+            in_string = escaped || c != '"';
+            escaped = !escaped && c == '\\';
+        } else if c == '"' {
+            in_string = true;
+        } else if !out.ends_with(word)
+            && let Some((py, json)) = PAIRS.iter().find(|(py, _)| {
+                rest.strip_prefix(py)
+                    .is_some_and(|after| !after.starts_with(word))
+            })
+        {
+            out.push_str(json);
+            rest = &rest[py.len()..];
+            changed = true;
+            continue;
+        }
+        out.push(c);
+        rest = &rest[c.len_utf8()..];
+    }
+    changed.then_some(out)
 }
 
 /// Calls in a tag or fence body: one object, several objects, or an array.
@@ -485,6 +523,28 @@ mod tests {
             assert!(r.calls.is_empty(), "{reply}");
             assert_eq!(r.text, reply);
         }
+    }
+
+    #[test]
+    fn python_literals_outside_strings_are_read_as_json() {
+        let reply = "```json\n{\"name\": \"edit_file\", \"arguments\": {\"path\": \"a.py\", \
+                     \"old_string\": \"x = None\", \"new_string\": \"x = True\", \
+                     \"replace_all\": None}}\n```";
+        let parsed = parse_reply(reply, &["edit_file"]);
+        assert_eq!(parsed.calls.len(), 1, "{parsed:?}");
+        let args: Value = serde_json::from_str(&parsed.calls[0].arguments).expect("json");
+        assert_eq!(
+            args,
+            serde_json::json!({"path": "a.py", "old_string": "x = None",
+                "new_string": "x = True", "replace_all": null})
+        );
+        assert_eq!(unreadable_call(reply, &["edit_file"]), None);
+        // Inside strings and inside words they stay as written.
+        assert_eq!(
+            json_literals(r#"{"a": "None", "NoneType": False, "b": [True,None]}"#).as_deref(),
+            Some(r#"{"a": "None", "NoneType": false, "b": [true,null]}"#)
+        );
+        assert_eq!(json_literals(r#"{"a": "say \"None\""}"#), None);
     }
 
     #[test]

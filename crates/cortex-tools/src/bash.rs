@@ -139,6 +139,10 @@ pub async fn run_bash(
     if !output.is_empty() && !output.ends_with('\n') {
         output.push('\n');
     }
+    if let Some(hint) = crate::traceback::key_error_hint(&output) {
+        output.push_str(&hint);
+        output.push('\n');
+    }
     output.push_str(&end_notes(timeout_ms, ending, status));
     Ok(BashOutcome {
         output,

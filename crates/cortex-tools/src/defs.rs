@@ -202,7 +202,7 @@ fn gone_from(lang: Lang, before: &BTreeSet<String>, after: &BTreeSet<String>) ->
 }
 
 /// Levenshtein distance by characters.
-fn edit_distance(a: &str, b: &str) -> usize {
+pub(crate) fn edit_distance(a: &str, b: &str) -> usize {
     let b: Vec<char> = b.chars().collect();
     let mut row: Vec<usize> = (0..=b.len()).collect();
     for (i, ca) in a.chars().enumerate() {

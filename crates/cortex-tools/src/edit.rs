@@ -104,23 +104,28 @@ impl Workspace {
                 source,
             })?;
         }
-        write_regular(&path, &shown, &args.content)?;
-        let lines = plural(line_count(&args.content), "line", "lines");
+        let completed = crate::syntax::json_object_completed(&args.path, &args.content);
+        let content = completed.as_deref().unwrap_or(&args.content);
+        write_regular(&path, &shown, content)?;
+        let lines = plural(line_count(content), "line", "lines");
         let old_text = old.map(|bytes| {
             String::from_utf8(bytes)
                 .ok()
                 .filter(|t| !looks_binary(t.as_bytes()))
         });
         let (verb, diff) = match &old_text {
-            None => ("Created", unified_diff(&shown, "", &args.content)),
-            Some(Some(old)) => ("Updated", unified_diff(&shown, old, &args.content)),
+            None => ("Created", unified_diff(&shown, "", content)),
+            Some(Some(old)) => ("Updated", unified_diff(&shown, old, content)),
             Some(None) => (
                 "Updated",
                 format!("(the previous content of `{shown}` was binary)\n"),
             ),
         };
-        let notes =
-            self.notes_after_write(&path, &shown, old_text.flatten().as_deref(), &args.content);
+        let mut notes =
+            self.notes_after_write(&path, &shown, old_text.flatten().as_deref(), content);
+        if completed.is_some() {
+            notes.insert(0, crate::syntax::BRACE_ADDED.to_owned());
+        }
         Ok(Written {
             summary: with_notes(format!("{verb} {shown} ({lines})"), notes),
             diff,

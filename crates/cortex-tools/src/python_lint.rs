@@ -43,9 +43,12 @@ const MAX_NAMES: usize = 4;
 /// the order of first use, as `name` or `name module` for a standard
 /// module, then `!dataclass Class field default` for a dataclass field
 /// without a default after one with a default, then `!tests name…` when
-/// the module defines test functions and its top level calls nothing (run
-/// as a script it tests nothing); prints nothing for a file that does not
-/// parse or star-imports.
+/// the module defines test functions (or `Test…` classes of test methods,
+/// as `Class.method`: run AE, write-a-test) and its top level calls nothing (run
+/// as a script it tests nothing), then `!method name self` for the first
+/// test function outside a class that takes `self` (run Y,
+/// write-a-test-for-edge: `def test_divide(self):` at the top level);
+/// prints nothing for a file that does not parse or star-imports.
 const UNBOUND: &str = r#"import ast, sys, builtins
 try:
     tree = ast.parse(sys.stdin.read())
@@ -97,9 +100,14 @@ for cls in ast.walk(tree):
                 break
 quiet = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Assign, ast.AnnAssign)
 tests = [n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name.startswith('test')]
+tests += [c.name + '.' + m.name for c in tree.body if isinstance(c, ast.ClassDef) and c.name.startswith('Test') for m in c.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)) and m.name.startswith('test')]
 docstring = lambda n: isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant)
 if tests and all(isinstance(n, quiet) or docstring(n) for n in tree.body):
     print('!tests', *tests)
+for n in tree.body:
+    if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name.startswith('test') and n.args.args and n.args.args[0].arg in ('self', 'cls'):
+        print('!method', n.name, n.args.args[0].arg)
+        break
 "#;
 
 /// The note for a write of `path` (under `root`) whose text was `old` (when
@@ -133,11 +141,27 @@ pub(crate) fn note(root: &Path, path: &Path, old: Option<&str>, new: &str) -> Op
             prefix(before.misordered.is_some())
         ));
     }
+    if let Some((name, param)) = after.method_outside {
+        notes.push(format!(
+            "{} defines {name}({param}) outside a class: calling {name}() fails with TypeError \
+             (missing argument `{param}`), and pytest finds no `{param}` to give it. Remove \
+             `{param}` from its parameters (it is no method), and call it at the end of the file.",
+            prefix(before.method_outside.is_some())
+        ));
+    }
     // Tests left for pytest to call are fine where pytest runs them.
-    if !after.uncalled_tests.is_empty() && !uses_pytest(root) {
+    if let Some(first) = after.uncalled_tests.first()
+        && !uses_pytest(root)
+    {
+        // A method is called on an instance of its class.
+        let call = match first.split_once('.') {
+            Some((class, method)) => format!("{class}().{method}()"),
+            None => format!("{first}()"),
+        };
         notes.push(format!(
             "{} only defines test functions ({}) and calls none: run as `python3 {}` it tests \
-             nothing. Call each at the end of the file, or write the asserts at its top level.",
+             nothing. Call each at the end of the file (`{call}`), or write the asserts at its \
+             top level.",
             prefix(!before.uncalled_tests.is_empty()),
             after.uncalled_tests.join(", "),
             path.file_name().and_then(|n| n.to_str()).unwrap_or("FILE"),
@@ -197,6 +221,9 @@ struct Scan {
     /// A dataclass, its first field without a default after one with a
     /// default, and that one.
     misordered: Option<(String, String, String)>,
+    /// A test function outside a class whose first parameter is `self` (or
+    /// `cls`), and that parameter.
+    method_outside: Option<(String, String)>,
 }
 
 /// [`UNBOUND`] on `text`; `None` when `python3` cannot say.
@@ -207,6 +234,11 @@ fn scan(text: &str) -> Option<Scan> {
         let mut words = line.split_whitespace();
         match words.next() {
             Some("!tests") => scan.uncalled_tests = words.map(str::to_owned).collect(),
+            Some("!method") => {
+                if let (Some(name), Some(param)) = (words.next(), words.next()) {
+                    scan.method_outside = Some((name.to_owned(), param.to_owned()));
+                }
+            }
             Some("!dataclass") => {
                 let mut next = || words.next().map(str::to_owned);
                 if let (Some(class), Some(field), Some(default)) = (next(), next(), next()) {
@@ -355,6 +387,17 @@ mod tests {
             "{said}"
         );
         assert!(said.contains("`python3 test_slug.py`"), "{said}");
+        // A pytest-style class of tests is called by nothing either.
+        let class = "from slug import slugify\n\n\nclass TestSlug:\n    def test_slugify(self):\n        \
+                     assert slugify('A') == 'a'\n";
+        let said = note(dir.path(), &test, None, class).expect("a note");
+        assert!(
+            said.contains("(TestSlug.test_slugify)")
+                && said.contains("`TestSlug().test_slugify()`"),
+            "{said}"
+        );
+        let run = format!("{class}\n\nTestSlug().test_slugify()\n");
+        assert_eq!(note(dir.path(), &test, None, &run), None);
         let called = format!("{pytest_style}\n\ntest_slugify()\n");
         assert_eq!(note(dir.path(), &test, None, &called), None);
         let main = format!("{pytest_style}\n\nif __name__ == '__main__':\n    test_slugify()\n");
@@ -367,6 +410,31 @@ mod tests {
         // Where pytest runs the tests: nothing.
         std::fs::write(dir.path().join("conftest.py"), "").expect("write");
         assert_eq!(note(dir.path(), &test, None, pytest_style), None);
+    }
+
+    #[test]
+    fn a_test_function_taking_self_outside_a_class_is_said_to_fail() {
+        if !has_python() {
+            eprintln!("skipped: no python3");
+            return;
+        }
+        let dir = tempfile::tempdir().expect("tempdir");
+        let test = dir.path().join("test_divide.py");
+        let body = "from divide import safe_div\n\n\ndef test_divide(self):\n    \
+                    assert safe_div(6, 3) == 2\n\n\ntest_divide()\n";
+        let said = note(dir.path(), &test, None, body).expect("a note");
+        assert!(
+            said.starts_with(&format!(
+                "{WONT_RUN} defines test_divide(self) outside a class"
+            )) && said.contains("Remove `self`"),
+            "{said}"
+        );
+        let fixed = body.replace("(self)", "()");
+        assert_eq!(note(dir.path(), &test, None, &fixed), None);
+        // In a class it is a method: nothing to say.
+        let in_class = "import unittest\n\n\nclass T(unittest.TestCase):\n    \
+                        def test_divide(self):\n        pass\n\n\nunittest.main()\n";
+        assert_eq!(note(dir.path(), &test, None, in_class), None);
     }
 
     #[test]

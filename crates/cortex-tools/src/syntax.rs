@@ -79,6 +79,29 @@ pub fn data_problem(path: &str, text: &str) -> Option<(&'static str, String)> {
     Some((syntax.name(), syntax.problem(text)?))
 }
 
+/// What a write's result says when its JSON content was completed with the
+/// opening brace it left out.
+pub(crate) const BRACE_ADDED: &str =
+    "Note: your content began without the JSON object's opening `{`; it was added.";
+
+/// The content of a JSON file written without its opening `{`, completed:
+/// `content` does not parse and `{` before it makes it parse as an object.
+/// `None` for every other file or content. The 1.5B, writing package.json
+/// as a JSON string inside its call, left out the `{` each time (run Y,
+/// json-add-key) while its answer text showed the file whole.
+pub fn json_object_completed(path: &str, content: &str) -> Option<String> {
+    if Syntax::of(Path::new(path))? != Syntax::Json
+        || content.trim_start().starts_with(['{', '['])
+        || Syntax::Json.problem(content).is_none()
+    {
+        return None;
+    }
+    let completed = format!("{{\n{content}");
+    serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(&completed)
+        .is_ok()
+        .then_some(completed)
+}
+
 /// How a write's result starts the note that the file still does not parse
 /// (and did not before the change either).
 pub const STILL_BROKEN: &str = "Note: the file does not parse";
@@ -155,6 +178,21 @@ pub(crate) fn run_python(script: &str, text: &str) -> Option<(bool, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_json_object_without_its_opening_brace_is_completed() {
+        let body = "  \"name\": \"web\",\n  \"scripts\": {\"test\": \"jest\"}\n}\n";
+        assert_eq!(
+            json_object_completed("package.json", body).as_deref(),
+            Some(format!("{{\n{body}").as_str())
+        );
+        // Whole, broken otherwise, or not JSON: left as written.
+        assert_eq!(json_object_completed("package.json", "{\"a\": 1}"), None);
+        assert_eq!(json_object_completed("package.json", "\"a\": [1,\n}"), None);
+        assert_eq!(json_object_completed("package.json", "\"a\": 1"), None);
+        assert_eq!(json_object_completed("notes.txt", body), None);
+        assert_eq!(json_object_completed("list.json", "[1, 2"), None);
+    }
 
     #[test]
     fn a_broken_json_setting_is_reported_with_where() {

@@ -173,6 +173,26 @@ fn write_creates_and_updates_with_diff() {
 }
 
 #[test]
+fn a_json_object_written_without_its_opening_brace_gets_it_and_says_so() {
+    let f = Fixture::new();
+    f.ws.write_file(&write("package.json", "{\"name\": \"web\"}\n"))
+        .expect("write");
+    let body = "  \"name\": \"web\",\n  \"version\": \"1.0.0\"\n}\n";
+    let done =
+        f.ws.write_file(&write("package.json", body))
+            .expect("write");
+    assert_eq!(f.read("package.json"), format!("{{\n{body}"));
+    assert!(
+        done.summary.starts_with(
+            "Updated package.json (4 lines)\nNote: your content began \
+             without the JSON object's opening `{`; it was added."
+        ) && !done.summary.contains("broke"),
+        "{}",
+        done.summary
+    );
+}
+
+#[test]
 fn write_diff_is_capped() {
     let f = Fixture::new();
     let big: String = (0..10_000).map(|i| format!("line {i}\n")).collect();

@@ -67,6 +67,11 @@ fn glob_pattern_semantics() {
     // Searching a subfolder: patterns are relative to it, output to the root.
     let out = f.ws.glob(&glob("util/*.rs", Some("src"))).expect("sub");
     assert_eq!(out, "src/util/mod.rs");
+    // The searched folder named again at the pattern's start is read once.
+    let out =
+        f.ws.glob(&glob("src/util/*.rs", Some("src")))
+            .expect("doubled");
+    assert_eq!(out, "src/util/mod.rs");
     // An absolute pattern inside the workspace works like a relative one.
     let abs = format!("{}/src/util/*.rs", f.root().display());
     assert_eq!(

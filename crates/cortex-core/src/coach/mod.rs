@@ -21,25 +21,20 @@
 //! starts from nothing as the live one does.
 
 use crate::Session;
-use cortex_protocol::{
-    EditFormat, GrepArgs, GrepMode, Mode, ToolArgs, ToolCallRequest, ToolName, ToolStatus,
-};
+use cortex_protocol::{EditFormat, Mode, ToolArgs, ToolCallRequest, ToolName, ToolStatus};
 use std::collections::{BTreeMap, BTreeSet};
 
 mod focus;
+mod rename;
 mod words;
 
 pub(crate) use focus::Focus;
 
-use words::lists_files;
 use words::{
-    NUMBER_WORDS, asks_for_work, asks_what_code_does, call_now, has_fence, mentions_word,
-    normalise, rename_pairs, shows_code, test_command,
+    asks_for_work, asks_what_code_does, call_now, has_fence, lists_files, mentions_word,
+    missing_from_answer, normalise, rename_pairs, shows_code, test_command,
 };
 pub(crate) use words::{chosen_tool, files_to_run, named_files, run_command, same_file};
-
-/// Lines of remaining occurrences a rename reminder quotes.
-const MAX_LEFT_LINES: usize = 8;
 
 /// The start of every coach reminder that requires the next reply to call
 /// a tool (see [`crate::verify::tool_choice`]).
@@ -58,6 +53,9 @@ pub(crate) struct TurnWork {
     commands_since_change: Vec<String>,
     /// The last `bash` command, when it failed (an exit code other than 0).
     last_failed: Option<String>,
+    /// What the harness added to the last failed command's output about
+    /// its cause ([`cortex_tools::KEY_HINT`]), if anything.
+    failure_hint: Option<String>,
     /// The last `bash` command that succeeded, and its output.
     last_output: Option<(String, String)>,
     /// Definitions the turn's changes removed and did not put back, with
@@ -80,7 +78,14 @@ pub(crate) struct TurnWork {
     edit_format: EditFormat,
     /// What the next edit may change and quote ([`Focus`]).
     focus: Focus,
+    /// A call was refused as a repeat since the last round's check.
+    repeated: bool,
+    /// How many times [`TurnWork::after_repeat`] named the next step.
+    unstuck: usize,
 }
+
+/// At most this many reminders after repeated calls in a turn.
+const MAX_UNSTICK: usize = 2;
 
 /// Why a write was refused before it ran.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -93,6 +98,8 @@ enum RefusedWrite {
     Drop(String, String),
     /// The write would leave this data file no longer parsing.
     Break(String),
+    /// The edit would insert on the wrong side of the task's anchor.
+    Misplaced(String),
 }
 
 /// The checks, in the order they are tried.
@@ -111,6 +118,18 @@ enum Check {
     Untested,
     TestFails,
     Empty,
+}
+
+impl Check {
+    /// How many times a turn may send it: a file left broken or unable to
+    /// run is met again while it stays so (runs AE: the second write of a
+    /// test fixed the import and left the tests uncalled), the others once.
+    fn limit(self) -> usize {
+        match self {
+            Check::Broken | Check::WontRun => 2,
+            _ => 1,
+        }
+    }
 }
 
 impl TurnWork {
@@ -184,6 +203,13 @@ impl TurnWork {
             .insert(RefusedWrite::Drop(normalise(path), name.to_owned()))
     }
 
+    /// Whether an insertion at the wrong side of the text the task places
+    /// it by is refused: only the first time in the turn for `path`.
+    pub(crate) fn first_misplaced(&mut self, path: &str) -> bool {
+        self.refused_writes
+            .insert(RefusedWrite::Misplaced(normalise(path)))
+    }
+
     /// Whether a write is refused because the task asks a question and no
     /// change: only the first time in the turn (see `unwanted_write.rs`).
     pub(crate) fn first_unasked_write(&mut self) -> bool {
@@ -205,67 +231,81 @@ impl TurnWork {
         self.files = listing.lines().map(str::to_owned).collect();
     }
 
-    /// A call of the turn was answered with `status` (and, for a change,
-    /// its `diff`).
+    /// A call of the turn was answered with `status`: `diff` is what a
+    /// change changed, `output` what the answer said (`None` for a call
+    /// stopped before it ran). The call's arguments are parsed here once;
+    /// a call whose arguments do not parse never ran and is not recorded.
     pub(crate) fn record(
         &mut self,
         call: &ToolCallRequest,
         status: ToolStatus,
         diff: Option<&str>,
+        output: Option<&str>,
     ) {
         self.focus.release();
-        let Ok(tool) = call.name.parse::<ToolName>() else {
-            return;
-        };
-        let args: serde_json::Value = serde_json::from_str(&call.arguments).unwrap_or_default();
-        let text = |key: &str| args.get(key).and_then(|v| v.as_str()).map(str::to_owned);
-        match tool {
-            ToolName::WriteFile | ToolName::EditFile if status == ToolStatus::Ok => {
-                if let Some(path) = text("path").map(|p| normalise(&p)) {
-                    let (gone, added) =
-                        cortex_tools::defs::changed_by_diff(&path, diff.unwrap_or_default());
-                    for name in added {
-                        self.removed.remove(&name);
-                    }
-                    for name in gone {
-                        self.removed.insert(name, path.clone());
-                    }
-                    if !self.changed.contains(&path) {
-                        self.changed.push(path);
-                    }
-                    self.commands_since_change.clear();
-                }
-            }
-            ToolName::Bash if status != ToolStatus::Refused => {
-                self.commands_since_change.extend(text("command"));
-                self.last_failed = text("command").filter(|_| status == ToolStatus::Error);
-            }
-            _ => {}
-        }
-    }
-
-    /// A call answered with `status` and `output`, for what the output
-    /// says: a write or edit's, whether it left its file parsing (see
-    /// [`cortex_tools::BROKE_THE_FILE`]) and runnable
-    /// ([`cortex_tools::WONT_RUN`]),
-    /// or, refused as an identical edit, what it quoted; a command's, what
-    /// it printed.
-    pub(crate) fn note_result(&mut self, call: &ToolCallRequest, status: ToolStatus, output: &str) {
         let Ok(tool) = call.name.parse::<ToolName>() else {
             return;
         };
         let Ok(args) = ToolArgs::parse(tool, &call.arguments) else {
             return;
         };
-        if let ToolArgs::Bash(bash) = &args
-            && status == ToolStatus::Ok
-        {
-            self.last_output = Some((bash.command.clone(), output.to_owned()));
+        self.note_change(&args, status, diff);
+        if let Some(output) = output {
+            self.note_output(&args, status, output);
+        }
+    }
+
+    /// What a call did to the files and the commands run since a change.
+    fn note_change(&mut self, args: &ToolArgs, status: ToolStatus, diff: Option<&str>) {
+        match args {
+            ToolArgs::Bash(bash) if status != ToolStatus::Refused => {
+                self.commands_since_change.push(bash.command.clone());
+                self.last_failed = (status == ToolStatus::Error).then(|| bash.command.clone());
+            }
+            _ if status == ToolStatus::Ok => {
+                let Some(path) = args.written_path().map(normalise) else {
+                    return;
+                };
+                let (gone, added) =
+                    cortex_tools::defs::changed_by_diff(&path, diff.unwrap_or_default());
+                for name in added {
+                    self.removed.remove(&name);
+                }
+                for name in gone {
+                    self.removed.insert(name, path.clone());
+                }
+                if !self.changed.contains(&path) {
+                    self.changed.push(path);
+                }
+                self.commands_since_change.clear();
+            }
+            _ => {}
+        }
+    }
+
+    /// What a call's `output` says: a command's output (for the answer
+    /// checks that read it); a write or edit's, whether it left its file
+    /// parsing (see [`cortex_tools::BROKE_THE_FILE`]) and runnable
+    /// ([`cortex_tools::WONT_RUN`]), and a quote given back unchanged
+    /// ([`cortex_tools::IDENTICAL_EDIT`]).
+    fn note_output(&mut self, args: &ToolArgs, status: ToolStatus, output: &str) {
+        if status == ToolStatus::Refused && crate::stop_rule::repeated_tool(output).is_some() {
+            self.repeated = true;
+        }
+        if let ToolArgs::Bash(bash) = args {
+            if status == ToolStatus::Ok {
+                self.last_output = Some((bash.command.clone(), output.to_owned()));
+            }
+            self.failure_hint = output
+                .lines()
+                .find(|l| l.starts_with(cortex_tools::KEY_HINT))
+                .filter(|_| status == ToolStatus::Error)
+                .map(|l| l.trim_start_matches("Note: ").to_owned());
         }
         let Some(path) = args.written_path().map(normalise) else {
             return;
         };
-        if let ToolArgs::EditFile(edit) = &args
+        if let ToolArgs::EditFile(edit) = args
             && status == ToolStatus::Error
             && output.contains(cortex_tools::IDENTICAL_EDIT)
         {
@@ -285,6 +325,40 @@ impl TurnWork {
         } else if !output.contains(cortex_tools::STILL_BROKEN) {
             self.broken.remove(&path);
         }
+    }
+
+    /// After a round in which a call was refused as a repeat, the reminder
+    /// that names the task's next step, at most [`MAX_UNSTICK`] times a
+    /// turn: the 0.5B, the repeated tool withheld, went on to repeat
+    /// another (`todo_write`, run A5), never making the change it read the
+    /// file for. A change not made yet is forced (the edit tool), a change
+    /// not tested is the test run; otherwise nothing is said (the next
+    /// reply still may not repeat the tool: `verify::tool_choice`).
+    pub(crate) fn after_repeat(&mut self) -> Option<String> {
+        if !std::mem::take(&mut self.repeated) || self.unstuck >= MAX_UNSTICK {
+            return None;
+        }
+        let text = if asks_for_work(&self.prompt) && self.changed.is_empty() {
+            // A file the task names that is not there yet is written whole
+            // (run A5, create-a-file: the 0.5B read README.md until refused).
+            let listed = |f: &String| self.files.iter().any(|l| same_file(l, f));
+            let new_file = !self.files.is_empty() && !named_files(&self.prompt).iter().all(listed);
+            let tool = if new_file {
+                ToolName::WriteFile
+            } else {
+                self.edit_tool()
+            };
+            format!(
+                "{DO_IT_PREFIX} the same call again cannot show more than it did, and the task \
+                 asks for a change not made yet: {} to make it, then answer.",
+                call_now(tool)
+            )
+        } else {
+            self.untested()?
+        };
+        self.unstuck += 1;
+        self.focus.release();
+        Some(text)
     }
 
     /// The first check that applies to `answer` and was not sent yet, as
@@ -308,8 +382,8 @@ impl TurnWork {
             (Check::Empty, self.empty(answer)),
         ];
         let (check, text) = checks.into_iter().find_map(|(check, text)| {
-            text.filter(|_| !self.sent.contains(&check))
-                .map(|t| (check, t))
+            let sent = self.sent.iter().filter(|c| **c == check).count();
+            text.filter(|_| sent < check.limit()).map(|t| (check, t))
         })?;
         self.sent.push(check);
         match check {
@@ -387,9 +461,14 @@ impl TurnWork {
         // Describing a call to one of its own tools instead of making it is
         // advice even after a change ("you can use the `write_file`
         // function. Here's the updated code: …").
+        // Not the words that came with its own call, said again after the
+        // change with nothing to paste (run AE, readme-section: "you can use
+        // the `edit_file` function. Here's how you can do it:").
+        let narrates_own_call = !self.changed.is_empty() && !shows_code(answer);
         if let Some(tool) = [ToolName::WriteFile, ToolName::EditFile]
             .into_iter()
             .find(|t| lower.contains("you can use") && lower.contains(t.as_str()))
+            .filter(|_| !narrates_own_call)
         {
             return Some(format!(
                 "{DO_IT_PREFIX} your answer describes a {tool} call instead of making it. {} \
@@ -511,57 +590,10 @@ impl TurnWork {
         ))
     }
 
-    /// A question asking for a file or a count, answered without one:
-    /// "I found the file that defines it."
+    /// A question asking for a file, a count, an exception or a name in
+    /// the code, answered without one ([`missing_from_answer`]).
     fn unanswered(&self, answer: &str) -> Option<String> {
-        let prompt = self.prompt.to_lowercase();
-        let wants_file = [
-            "which file",
-            "what file",
-            "which files",
-            "where is",
-            "where are",
-        ]
-        .iter()
-        .any(|p| prompt.contains(p))
-            || prompt.contains("answer with its path")
-            || prompt.contains("answer with the path");
-        let wants_count = prompt.contains("how many");
-        let names_file =
-            !named_files(answer).is_empty() || answer.split_whitespace().any(|w| w.contains('/'));
-        let has_number = answer.chars().any(|c| c.is_ascii_digit())
-            || NUMBER_WORDS.iter().any(|w| {
-                answer
-                    .to_lowercase()
-                    .split(|c: char| !c.is_alphabetic())
-                    .any(|x| x == *w)
-            });
-        // "Which exception does parse_age raise…?" answered "I found the
-        // exception at line 4" (run R).
-        let wants_exception = (prompt.contains("which exception")
-            || prompt.contains("what exception"))
-            && !answer.split(|c: char| !c.is_alphanumeric()).any(|w| {
-                w.starts_with(|c: char| c.is_ascii_uppercase())
-                    && [
-                        "Error",
-                        "Exception",
-                        "Warning",
-                        "Exit",
-                        "Interrupt",
-                        "Iteration",
-                    ]
-                    .iter()
-                    .any(|end| w.ends_with(end))
-            });
-        let missing = if wants_file && !names_file {
-            "the file's path"
-        } else if wants_count && !has_number {
-            "the number"
-        } else if wants_exception {
-            "the exception's name"
-        } else {
-            return None;
-        };
+        let missing = missing_from_answer(&self.prompt, answer, &self.files)?;
         Some(format!(
             "Your answer does not give {missing} the question asks for. Answer again with it, \
              stated plainly (take it from what the tools showed you)."
@@ -669,7 +701,14 @@ impl TurnWork {
         if !failed.contains(key) {
             return None;
         }
-        let (tool, what) = if shows_code(answer) {
+        // The harness's own reading of the failure beats the code of an
+        // answer that missed it (run AE, fix-wrong-key: the near key named,
+        // the answer's code still looking up the wrong one).
+        let why = match &self.failure_hint {
+            Some(hint) => format!("Its output above says why: {hint}"),
+            None => "Its output above says why.".to_owned(),
+        };
+        let (tool, what) = if shows_code(answer) && self.failure_hint.is_none() {
             (
                 ToolName::WriteFile,
                 " with the whole new content of the file, the code your answer shows,",
@@ -686,8 +725,7 @@ impl TurnWork {
         };
         Some(format!(
             "{DO_IT_PREFIX} `{failed}` failed the last time you ran it, so the task is not done. \
-             Its output above says why. {}{what} to fix {whose} so that it passes, then run it \
-             again.",
+             {why} {}{what} to fix {whose} so that it passes, then run it again.",
             call_now(tool)
         ))
     }
@@ -724,67 +762,14 @@ impl Session {
         self.turn_work.next_reminder(answer, left)
     }
 
-    /// Where the old names of the renames the task asks for still occur as
-    /// words (the files the task names, else the whole workspace), as the
-    /// reminder; `None` when nowhere.
-    async fn rename_left(&self, pairs: &[(String, String)]) -> Option<String> {
-        let named = named_files(&self.turn_work.prompt);
-        let places: Vec<Option<String>> = if named.is_empty() {
-            vec![None]
-        } else {
-            named.into_iter().map(Some).collect()
-        };
-        let mut lines = Vec::new();
-        let mut left = Vec::new();
-        for (old, new) in pairs {
-            let mut occurs = false;
-            for path in &places {
-                let found = self
-                    .harness_call(ToolArgs::Grep(GrepArgs {
-                        // `old` is an identifier (see `rename_pairs`): no regex syntax.
-                        pattern: format!(r"\b{old}\b"),
-                        path: path.clone(),
-                        glob: None,
-                        mode: Some(GrepMode::Content),
-                        context: None,
-                        ignore_case: None,
-                    }))
-                    .await
-                    .unwrap_or_default();
-                // Two old names on one line: the line once.
-                for line in found.lines().filter(|l| l.contains(old.as_str())) {
-                    occurs = true;
-                    if !lines.iter().any(|l| l == line) {
-                        lines.push(line.to_owned());
-                    }
-                }
-            }
-            if occurs {
-                left.push(format!("`{old}` to `{new}`"));
-            }
-        }
-        if lines.is_empty() {
+    /// The reminder after a round with a call refused as a repeat
+    /// ([`TurnWork::after_repeat`]); `None` for models without
+    /// `verify_answers` and outside Agent mode.
+    pub(crate) fn after_repeat(&mut self) -> Option<String> {
+        if self.mode() != Mode::Agent || !self.model.info().is_some_and(|i| i.verify_answers) {
             return None;
         }
-        let total = lines.len();
-        lines.truncate(MAX_LEFT_LINES);
-        let how = match self.edit_format() {
-            EditFormat::String | EditFormat::Quoted => {
-                "edit_file with replace_all: true changes all in a file"
-            }
-            EditFormat::Lines => "path:line:text above; edit_file each line",
-            EditFormat::Whole | EditFormat::Blocks => {
-                "write_file each file with every one of them changed"
-            }
-        };
-        Some(format!(
-            "{DO_IT_PREFIX} the task renames {}, but the old name still occurs ({total} \
-             line{}):\n{}\n{} to change every one of them ({how}), then answer.",
-            left.join(" and "),
-            if total == 1 { "" } else { "s" },
-            lines.join("\n"),
-            call_now(self.turn_work.edit_tool())
-        ))
+        self.turn_work.after_repeat()
     }
 }
 

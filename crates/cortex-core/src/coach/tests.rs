@@ -4,7 +4,19 @@ use super::words::*;
 use super::*;
 use cortex_protocol::CallId;
 
-fn call(name: &str, args: serde_json::Value) -> ToolCallRequest {
+/// A call to `name` with `args`; an edit's or write's text, which the
+/// checks do not read, is filled in when left out, so that it parses.
+fn call(name: &str, mut args: serde_json::Value) -> ToolCallRequest {
+    let filler = match name {
+        "edit_file" => serde_json::json!({"old_string": "a", "new_string": "b"}),
+        "write_file" => serde_json::json!({"content": ""}),
+        _ => serde_json::json!({}),
+    };
+    if let (Some(args), Some(filler)) = (args.as_object_mut(), filler.as_object()) {
+        for (key, value) in filler {
+            args.entry(key.clone()).or_insert_with(|| value.clone());
+        }
+    }
     ToolCallRequest {
         id: CallId("c".into()),
         name: name.into(),
@@ -64,8 +76,9 @@ fn a_test_that_failed_last_is_met_until_it_passes() {
             &call("edit_file", serde_json::json!({"path": "ages.py"})),
             ToolStatus::Ok,
             None,
+            None,
         );
-        work.record(&run, status, None);
+        work.record(&run, status, None, None);
         work
     };
     let mut work = edited_then_ran(ToolStatus::Error);
@@ -76,11 +89,12 @@ fn a_test_that_failed_last_is_met_until_it_passes() {
     assert_eq!(chosen_tool(&text), Some(ToolName::EditFile));
     // Once it passes, nothing is said; another command's failure is not the test's.
     let mut passed = edited_then_ran(ToolStatus::Error);
-    passed.record(&run, ToolStatus::Ok, None);
+    passed.record(&run, ToolStatus::Ok, None, None);
     assert_eq!(passed.test_fails(""), None);
     passed.record(
         &call("bash", serde_json::json!({"command": "cargo test"})),
         ToolStatus::Error,
+        None,
         None,
     );
     assert_eq!(passed.test_fails(""), None);
@@ -127,14 +141,12 @@ fn a_file_left_broken_is_met_with_a_forced_whole_file_write_until_it_parses() {
         "write_file",
         serde_json::json!({"path": "test_x.py", "content": "f()"}),
     );
-    work.record(&write, ToolStatus::Ok, None);
-    work.note_result(&write, ToolStatus::Ok, &unbound);
+    work.record(&write, ToolStatus::Ok, None, Some(&unbound));
     let text = work.next_reminder("Done.", None).expect("unbound");
     assert!(text.contains("test_x.py cannot run"), "{text}");
     assert_eq!(chosen_tool(&text), Some(ToolName::WriteFile), "{text}");
     let mut work = TurnWork::new("Add a withdraw method to Account in account.py.");
-    work.record(&edit, ToolStatus::Ok, None);
-    work.note_result(&edit, ToolStatus::Ok, &broke);
+    work.record(&edit, ToolStatus::Ok, None, Some(&broke));
     let text = work
         .next_reminder("Here is the fixed file.", None)
         .expect("broken");
@@ -142,10 +154,15 @@ fn a_file_left_broken_is_met_with_a_forced_whole_file_write_until_it_parses() {
     assert_eq!(chosen_tool(&text), Some(ToolName::WriteFile), "{text}");
     // A later change that parses clears it; a failed one does not.
     let mut work = TurnWork::new("Add a withdraw method to Account in account.py.");
-    work.note_result(&edit, ToolStatus::Ok, &broke);
-    work.note_result(&edit, ToolStatus::Error, "old_string not found");
+    work.record(&edit, ToolStatus::Ok, None, Some(&broke));
+    work.record(&edit, ToolStatus::Error, None, Some("old_string not found"));
     assert!(work.broken().is_some());
-    work.note_result(&edit, ToolStatus::Ok, "Edited account.py (1 replacement)");
+    work.record(
+        &edit,
+        ToolStatus::Ok,
+        None,
+        Some("Edited account.py (1 replacement)"),
+    );
     assert_eq!(work.broken(), None);
 }
 
@@ -198,6 +215,7 @@ fn advice_is_met_once_and_only_before_any_change() {
         &call("edit_file", serde_json::json!({"path": "stack.py"})),
         ToolStatus::Ok,
         None,
+        None,
     );
     let steps = "You can follow these steps:\n1. Open the `stack.py` file in a text editor.";
     let text = work.next_reminder(steps, None).expect("steps");
@@ -211,14 +229,27 @@ fn advice_is_met_once_and_only_before_any_change() {
         &call("write_file", serde_json::json!({"path": "calc.py"})),
         ToolStatus::Ok,
         None,
+        None,
     );
+    let mut narrated = work.clone();
     let text = work
         .next_reminder(
-            "You can use the `write_file` function. Here's the updated code: ...",
+            "You can use the `write_file` function. Here's the updated code:\n```python\n\
+             def sub(a, b):\n    return a - b\n```",
             None,
         )
         .expect("a described call");
     assert!(text.contains("describes a write_file call"), "{text}");
+    // The words that came with its own call, said again with nothing to
+    // paste, are no advice.
+    let again = narrated.next_reminder(
+        "You can use the `write_file` function. Here's how you can do it:",
+        None,
+    );
+    assert!(
+        again.as_deref().is_none_or(|t| !t.contains("describes")),
+        "{again:?}"
+    );
     let mut work = TurnWork::new("What does greet() return?");
     assert_eq!(
         work.next_reminder("It returns 'Hello, Cortex'.", None),
@@ -234,6 +265,7 @@ fn a_named_file_left_untouched_is_listed() {
         &call("edit_file", serde_json::json!({"path": "client.py"})),
         ToolStatus::Ok,
         None,
+        None,
     );
     assert!(work.focus().in_focus("client.py"));
     let text = work.next_reminder("Done.", None).expect("untouched");
@@ -248,6 +280,7 @@ fn a_named_file_left_untouched_is_listed() {
     work.record(
         &call("edit_file", serde_json::json!({"path": "./worker.py"})),
         ToolStatus::Ok,
+        None,
         None,
     );
     assert!(
@@ -265,6 +298,7 @@ fn a_named_file_left_untouched_is_listed() {
         &call("write_file", serde_json::json!({"path": "client.py"})),
         ToolStatus::Ok,
         None,
+        None,
     );
     let text = whole.next_reminder("Done.", None).expect("untouched");
     assert_eq!(chosen_tool(&text), Some(ToolName::WriteFile), "{text}");
@@ -280,6 +314,7 @@ fn a_named_file_left_untouched_is_listed() {
     reference.record(
         &call("edit_file", serde_json::json!({"path": "report.py"})),
         ToolStatus::Ok,
+        None,
         None,
     );
     let text = reference.next_reminder("Done.", None).expect("untouched");
@@ -301,7 +336,7 @@ fn a_test_the_task_asks_to_write_is_run_and_may_be_what_to_fix() {
     );
     let write = call("write_file", serde_json::json!({"path": "test_slug.py"}));
     let mut work = TurnWork::new(prompt);
-    work.record(&write, ToolStatus::Ok, None);
+    work.record(&write, ToolStatus::Ok, None, None);
     let text = work.next_reminder("", None).expect("never run");
     assert!(text.contains("`python3 test_slug.py`"), "{text}");
     work.record(
@@ -310,6 +345,7 @@ fn a_test_the_task_asks_to_write_is_run_and_may_be_what_to_fix() {
             serde_json::json!({"command": "python3 test_slug.py"}),
         ),
         ToolStatus::Error,
+        None,
         None,
     );
     let text = work.next_reminder("It fails.", None).expect("it failed");
@@ -323,6 +359,7 @@ fn a_test_the_task_asks_to_write_is_run_and_may_be_what_to_fix() {
         &call("edit_file", serde_json::json!({"path": "calc.py"})),
         ToolStatus::Ok,
         None,
+        None,
     );
     fix.record(
         &call(
@@ -330,6 +367,7 @@ fn a_test_the_task_asks_to_write_is_run_and_may_be_what_to_fix() {
             serde_json::json!({"command": "python3 test_calc.py"}),
         ),
         ToolStatus::Error,
+        None,
         None,
     );
     let text = fix.next_reminder("It fails.", None).expect("it failed");
@@ -342,6 +380,7 @@ fn an_empty_reply_is_met_once_with_the_task() {
     work.record(
         &call("bash", serde_json::json!({"command": "python3 check.py"})),
         ToolStatus::Ok,
+        None,
         None,
     );
     let text = work.next_reminder(" \n", None).expect("empty");
@@ -359,11 +398,13 @@ fn a_change_never_tested_is_met_with_the_command_the_task_named() {
         &call("edit_file", serde_json::json!({"path": "calc.py"})),
         ToolStatus::Ok,
         None,
+        None,
     );
     // test_calc.py is named, but it is the test to run, not a file to change.
     work.record(
         &call("edit_file", serde_json::json!({"path": "x"})),
         ToolStatus::Error,
+        None,
         None,
     );
     let text = work.next_reminder("Fixed.", None).expect("a reminder");
@@ -373,6 +414,7 @@ fn a_change_never_tested_is_met_with_the_command_the_task_named() {
         &call("edit_file", serde_json::json!({"path": "calc.py"})),
         ToolStatus::Ok,
         None,
+        None,
     );
     ran.record(
         &call(
@@ -380,6 +422,7 @@ fn a_change_never_tested_is_met_with_the_command_the_task_named() {
             serde_json::json!({"command": "python3 test_calc.py"}),
         ),
         ToolStatus::Ok,
+        None,
         None,
     );
     assert_eq!(ran.next_reminder("Fixed.", None), None);
@@ -429,6 +472,7 @@ fn a_definition_replaced_instead_of_kept_is_met_until_it_is_back() {
         &call("edit_file", serde_json::json!({"path": "calc.py"})),
         ToolStatus::Ok,
         Some(replaced),
+        None,
     );
     let text = work.next_reminder("Added sub.", None).expect("removed");
     assert!(
@@ -444,6 +488,7 @@ fn a_definition_replaced_instead_of_kept_is_met_until_it_is_back() {
         &call("edit_file", serde_json::json!({"path": "calc.py"})),
         ToolStatus::Ok,
         Some(restored),
+        None,
     );
     assert_eq!(back.removed_by_mistake(), None);
     // A removal the task asks for is not a mistake.
@@ -452,6 +497,7 @@ fn a_definition_replaced_instead_of_kept_is_met_until_it_is_back() {
         &call("edit_file", serde_json::json!({"path": "calc.py"})),
         ToolStatus::Ok,
         Some(replaced),
+        None,
     );
     assert_eq!(asked.removed_by_mistake(), None);
     // Named as a place, not as something to remove, it is to be kept.
@@ -519,6 +565,7 @@ fn the_rename_reminder_lets_the_next_edit_quote_only_the_lines_left() {
         &call("edit_file", serde_json::json!({"path": "temps.py"})),
         ToolStatus::Ok,
         None,
+        None,
     );
     let left = "Do it with the tools: the task renames `c` to `celsius`, but the old name \
                 still occurs (2 lines):\ntemps.py:2:    f = c * 9 / 5 + 32\n./temps.py:4:    \
@@ -541,6 +588,7 @@ fn the_rename_reminder_lets_the_next_edit_quote_only_the_lines_left() {
     work.record(
         &call("edit_file", serde_json::json!({"path": "temps.py"})),
         ToolStatus::Ok,
+        None,
         None,
     );
     assert_eq!(work.focus().lines("temps.py"), None);
@@ -577,6 +625,7 @@ fn a_question_about_what_code_returns_is_run_once() {
         ),
         ToolStatus::Ok,
         None,
+        None,
     );
     assert_eq!(
         ran.next_reminder("{'kind': 'square', 'side': 2}", None),
@@ -593,16 +642,14 @@ fn an_answer_without_the_output_it_was_asked_for_is_met_once() {
     let mut work =
         TurnWork::new("Run check.py and tell me what it prints. Answer with the output only.");
     let run = call("bash", serde_json::json!({"command": "python3 check.py"}));
-    work.record(&run, ToolStatus::Ok, None);
-    work.note_result(&run, ToolStatus::Ok, "55\n[exit code 0]");
+    work.record(&run, ToolStatus::Ok, None, Some("55\n[exit code 0]"));
     let text = work
         .next_reminder("```bash\npython check.py\n```", None)
         .expect("no output in it");
     assert!(text.contains("`python3 check.py` printed"), "{text}");
     assert_eq!(work.next_reminder("Still nothing.", None), None, "once");
     let mut answered = TurnWork::new("Run check.py and tell me what it prints.");
-    answered.record(&run, ToolStatus::Ok, None);
-    answered.note_result(&run, ToolStatus::Ok, "55\n[exit code 0]");
+    answered.record(&run, ToolStatus::Ok, None, Some("55\n[exit code 0]"));
     assert_eq!(answered.next_reminder("It prints 55.", None), None);
 }
 
@@ -621,25 +668,133 @@ fn a_question_for_an_exception_needs_its_name() {
 }
 
 #[test]
+fn a_question_for_a_function_needs_a_name_from_the_code() {
+    let prompt = "Which function calls vat()? Answer with the function's name.";
+    let asked = |answer: &str| {
+        let mut work = TurnWork::new(prompt);
+        work.set_files("billing/__init__.py\nbilling/invoice.py\nbilling/tax.py");
+        work.next_reminder(answer, None)
+    };
+    let narrated = "The function call `grep` is used to search for the string \"vat\" in the \
+                    files within the `billing` directory.";
+    let text = asked(narrated).expect("no name");
+    assert!(text.contains("does not give the name"), "{text}");
+    assert!(asked("The function `vat` is called there.").is_some());
+    assert!(asked("It is in `invoice`.").is_some());
+    for named in [
+        "invoice_total calls it.",
+        "`total` calls vat().",
+        "It is total() in billing/invoice.py.",
+        "InvoiceBuilder does.",
+    ] {
+        assert_eq!(asked(named), None, "{named}");
+    }
+}
+
+#[test]
 fn a_file_that_still_cannot_run_stays_to_be_fixed() {
     let write = call(
         "write_file",
         serde_json::json!({"path": "test_slug.py", "content": "x"}),
     );
     let mut work = TurnWork::new("Write test_slug.py and run it with python3.");
-    work.record(&write, ToolStatus::Ok, None);
+    work.record(&write, ToolStatus::Ok, None, None);
     let warned = format!(
         "Created test_slug.py (2 lines)\n{} only defines test functions",
         cortex_tools::WONT_RUN
     );
-    work.note_result(&write, ToolStatus::Ok, &warned);
+    work.record(&write, ToolStatus::Ok, None, Some(&warned));
     // The import added, the tests still never called: still to fix.
     let still = format!(
         "Updated test_slug.py (4 lines)\n{} only defines test functions",
         cortex_tools::STILL_WONT_RUN
     );
-    work.note_result(&write, ToolStatus::Ok, &still);
+    work.record(&write, ToolStatus::Ok, None, Some(&still));
     assert!(work.wont_run().is_some());
-    work.note_result(&write, ToolStatus::Ok, "Updated test_slug.py (6 lines)");
+    // Met twice a turn while it stays so, not more.
+    let mut met = work.clone();
+    for _ in 0..2 {
+        let text = met.next_reminder("Done.", None).expect("still cannot run");
+        assert!(text.contains("test_slug.py cannot run"), "{text}");
+    }
+    assert!(
+        met.next_reminder("Done.", None)
+            .is_none_or(|t| !t.contains("cannot run"))
+    );
+    work.record(
+        &write,
+        ToolStatus::Ok,
+        None,
+        Some("Updated test_slug.py (6 lines)"),
+    );
     assert_eq!(work.wont_run(), None);
+}
+
+#[test]
+fn a_repeated_call_is_followed_by_the_task_s_next_step() {
+    let read = call("read_file", serde_json::json!({"path": "calc.py"}));
+    let mut gate = crate::stop_rule::StopRuleState::new(cortex_protocol::StopRule::Code);
+    let refusal = (0..3)
+        .map(|_| gate.check_call("read_file", &read.arguments, true))
+        .find_map(|check| match check {
+            crate::stop_rule::CallCheck::Refuse(text) => Some(text),
+            _ => None,
+        })
+        .expect("the third is refused");
+    let prompt = "python3 test_calc.py fails. Fix the bug in calc.py and run the test.";
+    let mut work = TurnWork::new(prompt);
+    work.set_files("calc.py\ntest_calc.py");
+    assert_eq!(work.after_repeat(), None, "nothing repeated yet");
+    work.record(&read, ToolStatus::Refused, None, Some(&refusal));
+    let text = work.after_repeat().expect("no change made");
+    assert_eq!(chosen_tool(&text), Some(ToolName::EditFile), "{text}");
+    assert_eq!(work.after_repeat(), None, "said once per repeat");
+    // Changed and not run: the test is the next step.
+    let edit = call("edit_file", serde_json::json!({"path": "calc.py"}));
+    work.record(&edit, ToolStatus::Ok, None, Some("Edited calc.py"));
+    work.record(&read, ToolStatus::Refused, None, Some(&refusal));
+    let text = work.after_repeat().expect("not run");
+    assert_eq!(chosen_tool(&text), Some(ToolName::Bash), "{text}");
+    // Twice a turn at most; a question is left to answer.
+    work.record(&read, ToolStatus::Refused, None, Some(&refusal));
+    assert_eq!(work.after_repeat(), None);
+    // A file the task names that is not there yet is written.
+    let mut create = TurnWork::new("Create a file hello.txt whose whole content is hi.");
+    create.set_files("README.md");
+    create.record(&read, ToolStatus::Refused, None, Some(&refusal));
+    let text = create.after_repeat().expect("no change made");
+    assert_eq!(chosen_tool(&text), Some(ToolName::WriteFile), "{text}");
+    let mut question = TurnWork::new("What does add() return?");
+    question.record(&read, ToolStatus::Refused, None, Some(&refusal));
+    assert_eq!(question.after_repeat(), None);
+}
+
+#[test]
+fn a_failing_test_s_named_cause_is_the_reminder_s_not_the_answer_s_code() {
+    let prompt =
+        "python3 test_users.py fails with a KeyError. Fix users.py so that the test passes.";
+    let mut work = TurnWork::new(prompt);
+    work.set_files("test_users.py\nusers.py");
+    let edit = call("edit_file", serde_json::json!({"path": "users.py"}));
+    work.record(&edit, ToolStatus::Ok, None, Some("Edited users.py"));
+    let run = call(
+        "bash",
+        serde_json::json!({"command": "python3 test_users.py"}),
+    );
+    let failed = format!(
+        "Traceback …\nKeyError: 'mail'\n{} 'mail' is not in the dict; a line of the traceback \
+         above has 'email', close to it: the code may look up the key under the wrong name.\n\
+         [exit code 1]",
+        cortex_tools::KEY_HINT
+    );
+    work.record(&run, ToolStatus::Error, None, Some(&failed));
+    let answer =
+        "Here is the fix:\n```python\ndef contact(user):\n    return user.get('mail')\n```";
+    let text = work.next_reminder(answer, None).expect("the test failed");
+    assert!(
+        text.contains("Its output above says why: the key 'mail' is not in the dict")
+            && !text.contains("the code your answer shows"),
+        "{text}"
+    );
+    assert_eq!(chosen_tool(&text), Some(ToolName::EditFile), "{text}");
 }

@@ -32,6 +32,115 @@ pub(crate) fn files_to_run(prompt: &str) -> Vec<String> {
     out
 }
 
+/// What a question asks for that `answer` does not give ("the file's
+/// path", "the number", "the exception's name", "the name"), or `None`: a
+/// question asking for a file or a count answered "I found the file that
+/// defines it".
+pub(super) fn missing_from_answer(
+    prompt: &str,
+    answer: &str,
+    files: &[String],
+) -> Option<&'static str> {
+    let lower = prompt.to_lowercase();
+    let wants_file = [
+        "which file",
+        "what file",
+        "which files",
+        "where is",
+        "where are",
+    ]
+    .iter()
+    .any(|p| lower.contains(p))
+        || lower.contains("answer with its path")
+        || lower.contains("answer with the path");
+    let wants_count = lower.contains("how many");
+    let names_file =
+        !named_files(answer).is_empty() || answer.split_whitespace().any(|w| w.contains('/'));
+    let has_number = answer.chars().any(|c| c.is_ascii_digit())
+        || NUMBER_WORDS.iter().any(|w| {
+            answer
+                .to_lowercase()
+                .split(|c: char| !c.is_alphabetic())
+                .any(|x| x == *w)
+        });
+    // "Which exception does parse_age raise…?" answered "I found the
+    // exception at line 4" (run R).
+    let wants_exception = (lower.contains("which exception") || lower.contains("what exception"))
+        && !answer.split(|c: char| !c.is_alphanumeric()).any(|w| {
+            w.starts_with(|c: char| c.is_ascii_uppercase())
+                && [
+                    "Error",
+                    "Exception",
+                    "Warning",
+                    "Exit",
+                    "Interrupt",
+                    "Iteration",
+                ]
+                .iter()
+                .any(|end| w.ends_with(end))
+        });
+    let wants_code_name = [
+        "which function",
+        "what function",
+        "which method",
+        "which class",
+        "what calls",
+        "who calls",
+    ]
+    .iter()
+    .any(|p| lower.contains(p));
+    Some(if wants_file && !names_file {
+        "the file's path"
+    } else if wants_count && !has_number {
+        "the number"
+    } else if wants_exception {
+        "the exception's name"
+    } else if wants_code_name && !names_code(answer, prompt, files) {
+        "the name"
+    } else {
+        return None;
+    })
+}
+
+/// Whether `answer` names something in code that `prompt` does not: a word
+/// written as code (in backticks, before `(`, with `_` or a capital inside
+/// it) other than the prompt's own words, the tools' names and the names
+/// of the workspace's folders and files (`files`). Asked "Which function
+/// calls vat()?", the 1.5B answered with what its `grep` call did, in
+/// `billing` (runs Y, AE: find-caller).
+fn names_code(answer: &str, prompt: &str, files: &[String]) -> bool {
+    let a_path = |word: &str| {
+        files.iter().any(|f| {
+            f.split('/')
+                .any(|part| part == word || part.split('.').next() == Some(word))
+        })
+    };
+    let ident = |c: char| c.is_alphanumeric() || c == '_';
+    let mut at = 0;
+    while let Some(start) = answer[at..].find(ident).map(|i| at + i) {
+        let len = answer[start..]
+            .find(|c| !ident(c))
+            .unwrap_or(answer.len() - start);
+        let word = &answer[start..start + len];
+        at = start + len;
+        let before = answer[..start].chars().next_back();
+        let after = answer[at..].chars().next();
+        let as_code = before == Some('`')
+            || matches!(after, Some('`' | '('))
+            || word.contains('_')
+            || word.chars().skip(1).any(|c| c.is_ascii_uppercase());
+        if as_code
+            && !word.starts_with(|c: char| c.is_ascii_digit())
+            && !mentions_word(prompt, word)
+            && word.parse::<ToolName>().is_err()
+            && !a_path(word)
+        {
+            return true;
+        }
+    }
+    false
+}
+
 /// How a reminder names the one tool the next reply must call: the words
 /// [`chosen_tool`] reads back from the history.
 pub(super) fn call_now(tool: ToolName) -> String {

@@ -63,14 +63,14 @@ pub(crate) fn build_body(
         }
         body.insert("tools".into(), Value::Array(tools));
         let mut choice = match request.tool_choice {
-            ToolChoice::Auto => json!({"type": "auto"}),
+            ToolChoice::Auto | ToolChoice::AutoWithout(_) => json!({"type": "auto"}),
             ToolChoice::Required => json!({"type": "any"}),
             ToolChoice::Tool(name) => json!({"type": "tool", "name": name.as_str()}),
         };
         if !options.parallel_tool_calls {
             choice["disable_parallel_tool_use"] = true.into();
             body.insert("tool_choice".into(), choice);
-        } else if request.tool_choice != ToolChoice::Auto {
+        } else if request.tool_choice.forces_call() {
             body.insert("tool_choice".into(), choice);
         }
     }

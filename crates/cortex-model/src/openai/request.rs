@@ -127,7 +127,7 @@ fn forced_call(
     request: &ModelRequest,
     forced: ForcedCall,
 ) -> (Option<serde_json::Value>, Option<serde_json::Value>) {
-    if request.tools.is_empty() || request.tool_choice == ToolChoice::Auto {
+    if request.tools.is_empty() || !request.tool_choice.forces_call() {
         return (None, None);
     }
     match (forced, request.tool_choice) {

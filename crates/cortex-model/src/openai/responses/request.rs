@@ -30,7 +30,7 @@ pub(crate) fn build_body(
             body.insert("parallel_tool_calls".into(), false.into());
         }
         match request.tool_choice {
-            ToolChoice::Auto => {}
+            ToolChoice::Auto | ToolChoice::AutoWithout(_) => {}
             ToolChoice::Required => {
                 body.insert("tool_choice".into(), "required".into());
             }
