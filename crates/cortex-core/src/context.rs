@@ -17,18 +17,14 @@ use tokio_util::sync::CancellationToken;
 const MAX_FILES: usize = 40;
 
 impl Session {
-    /// The repository as the turn's context names it: its path, or, for a
-    /// small model (`verify_answers`), only its folder's name: given the
-    /// absolute path, the 0.5B wrote `hello.txt`'s content to the
-    /// repository's own path, a folder, until the turn ended (run W).
+    /// The repository as the turn's context names it: its path, or for a
+    /// small model (`verify_answers`) no name at all. Given the absolute
+    /// path, the 0.5B wrote `hello.txt`'s content to the repository's own
+    /// path, a folder (run W); given the folder's name, it wrote it to a
+    /// file of that name (run C5, create-a-file).
     fn repository_line(&self) -> String {
         if self.reads_first() {
-            let name = self
-                .repository
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            format!("{name}, the current folder (give every path relative to it)")
+            "the current folder (give every path relative to it)".to_owned()
         } else {
             self.repository.display().to_string()
         }

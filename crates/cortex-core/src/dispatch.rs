@@ -349,11 +349,14 @@ impl Session {
                 return Ok(Gated::Answered);
             }
         };
-        // Writing the same content again gives the same result, as an edit
-        // does: a third identical one in a row is refused (a small model's
-        // loop; run O).
-        let idempotent =
-            tool.is_read_only() || matches!(tool, ToolName::EditFile | ToolName::WriteFile);
+        // Writing the same content (or todo list) again gives the same
+        // result, as an edit does: a third identical one in a row is refused
+        // (a small model's loop; runs O, A5).
+        let idempotent = tool.is_read_only()
+            || matches!(
+                tool,
+                ToolName::EditFile | ToolName::WriteFile | ToolName::TodoWrite
+            );
         self.gate_rest(
             turn,
             call,
@@ -492,7 +495,7 @@ impl Session {
             tokio::select! {
                 next = running.next() => match next {
                     Some((index, answer, ms)) => {
-                        let mut answer = answer?.without_asked_removals(&self.turn_work);
+                        let mut answer = answer?.read_in_turn(&self.turn_work);
                         if stopping && answer.status != ToolStatus::Ok {
                             answer = Answer::with_status(ToolStatus::Stopped, STOPPED_BY_USER);
                         }
@@ -582,7 +585,7 @@ impl Session {
         ms: f64,
         slot: &mut Option<Answer>,
     ) -> Result<(), CoreError> {
-        let answer = answer.without_asked_removals(&self.turn_work);
+        let answer = answer.read_in_turn(&self.turn_work);
         let event = self.emit_result(turn, call, &answer, ms).await?;
         self.state.apply(&event);
         *slot = Some(answer);

@@ -458,11 +458,17 @@ impl Session {
     /// The tools the model is offered now: the mode's, plus `goal` in Agent
     /// mode while a goal is active, less `edit_file` for a model that edits
     /// otherwise (whole files, SEARCH/REPLACE blocks:
-    /// [`cortex_protocol::EditFormat::offers_edit_file`]).
+    /// [`cortex_protocol::EditFormat::offers_edit_file`]), less the todo
+    /// list for a small model (`verify_answers`): the 0.5B called
+    /// `todo_write` in loops in place of the task's next step (runs A5,
+    /// B5), and its schemas are bytes of every round's prompt.
     pub(crate) fn offered_tools(&self) -> Vec<ToolName> {
         let mut tools = self.mode().tools().to_vec();
         if !self.edit_format().offers_edit_file() {
             tools.retain(|t| *t != ToolName::EditFile);
+        }
+        if self.reads_first() {
+            tools.retain(|t| !matches!(t, ToolName::TodoRead | ToolName::TodoWrite));
         }
         if self.mode() == cortex_protocol::Mode::Agent && self.goal().is_some_and(|g| g.is_active())
         {

@@ -187,12 +187,27 @@ fn misplaced_insertion(prompt: &str, edit: &cortex_protocol::EditFileArgs) -> Op
 }
 
 impl Answer {
-    /// This result without the tool's note that the change removed
-    /// definitions (`cortex_tools::defs::REMOVED_NOTE`) when the task asks
-    /// to remove or rename each of them: the note says "put it back", and
-    /// the 1.5B undid the rename it was asked for (run M,
-    /// rename-across-files).
-    pub(crate) fn without_asked_removals(mut self, work: &crate::coach::TurnWork) -> Answer {
+    /// This result as the turn so far reads it: without the tool's note
+    /// that the change removed definitions (`cortex_tools::defs::REMOVED_NOTE`)
+    /// when the task asks to remove or rename each of them (the note says
+    /// "put it back", and the 1.5B undid the rename it was asked for: run M,
+    /// rename-across-files); and a file that "did not parse before this
+    /// change either" said to have been broken by the turn, when it was
+    /// (run B5: the 0.5B broke calc.py, then was told each later edit found
+    /// it so).
+    pub(crate) fn read_in_turn(mut self, work: &crate::coach::TurnWork) -> Answer {
+        if self.output.contains(cortex_tools::NOT_BEFORE_EITHER)
+            && self
+                .output
+                .lines()
+                .next()
+                .is_some_and(|summary| work.broke_file_named_in(summary))
+        {
+            self.output = self.output.replace(
+                cortex_tools::NOT_BEFORE_EITHER,
+                "; it did before an earlier change of this turn broke it. Fix it before going on.",
+            );
+        }
         let asked = |line: &str| {
             let names = cortex_tools::defs::noted_removals(line);
             !names.is_empty() && names.iter().all(|n| work.asks_to_remove(n))

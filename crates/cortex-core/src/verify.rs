@@ -59,7 +59,14 @@ pub(crate) fn tool_choice(history: &[Message], offered: &[ToolName]) -> ToolChoi
             }
         }
         _ => {
-            let last_round = history.iter().rev().take_while(|m| m.role == Role::Tool);
+            // Past the reminder that follows such a round (`coach::NO_MORE`).
+            let last_round = history
+                .iter()
+                .rev()
+                .skip_while(|m| {
+                    m.role == Role::User && m.content.starts_with(crate::coach::NO_MORE)
+                })
+                .take_while(|m| m.role == Role::Tool);
             last_round
                 .filter_map(|m| crate::stop_rule::repeated_tool(&m.content))
                 .find(|tool| offered.contains(tool))

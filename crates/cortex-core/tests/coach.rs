@@ -562,7 +562,7 @@ async fn a_read_repeated_until_refused_is_followed_by_the_change_the_task_asks_f
     assert_eq!(ran.results[2].0, "refused", "{:?}", ran.results);
     assert_eq!(ran.reminders.len(), 1, "{:?}", ran.reminders);
     assert!(
-        ran.reminders[0].contains("the same call again cannot show more"),
+        ran.reminders[0].contains("cannot show more than it did"),
         "{:?}",
         ran.reminders
     );

@@ -90,12 +90,11 @@ async fn a_small_workspace_is_shown_whole_and_an_edit_runs_without_a_read() {
         "{}",
         ran.context
     );
-    // A small model is given the folder's name, not a path it would write to.
+    // A small model is given no name or path it would write to.
     let (repository, _) = ran.context.split_once('\n').expect("two parts");
-    assert!(
-        repository.ends_with(", the current folder (give every path relative to it)")
-            && !repository.contains('/'),
-        "{repository}"
+    assert_eq!(
+        repository,
+        "Repository: the current folder (give every path relative to it)"
     );
     assert!(
         ran.context

@@ -168,11 +168,38 @@ async fn a_call_refused_as_a_repeat_is_withheld_from_the_next_reply_only() {
             ToolChoice::Auto
         ]
     );
+    let requests = model.requests();
+    // Told to answer from what it has, past that reminder.
+    let last = requests[3].messages.last().expect("a reminder");
+    assert!(last.content.contains("Answer the question now"), "{last:?}");
     // The choice is read from the history, which the stored timeline
     // rebuilds: a resumed session asks the same of its next reply.
     let events = store.events(session.id(), 0).await.expect("events");
-    let requests = model.requests();
     let rebuilt = Rebuilt::from_events(&events);
     let seen = requests[3].messages.len();
     assert_eq!(rebuilt.messages[..seen], requests[3].messages[..]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_small_model_is_not_offered_the_todo_list() {
+    let names = |model: &ScriptedProvider| -> Vec<String> {
+        model.requests()[0]
+            .tools
+            .iter()
+            .map(|t| t.name.clone())
+            .collect()
+    };
+    let script = json!({"responses": [
+        {"tool_calls": [{"name": "read_file", "arguments": {"path": "app.py"}}]},
+        {"text": "Hello, Cortex"},
+    ]});
+    let small = run(true, script.clone()).await;
+    let offered = names(&small.model);
+    assert!(offered.contains(&"read_file".to_owned()), "{offered:?}");
+    assert!(
+        !offered.iter().any(|n| n.starts_with("todo_")),
+        "{offered:?}"
+    );
+    let hosted = run(false, script).await;
+    assert!(names(&hosted.model).contains(&"todo_write".to_owned()));
 }

@@ -38,7 +38,9 @@ pub use plan_steps::{PlanStep, checklist, plan_steps};
 pub use python_lint::{STILL_WONT_RUN, WONT_RUN};
 pub use read::{shown_file, shown_line};
 pub use spec::{SpecError, spec_slug, validate_spec};
-pub use syntax::{BROKE_THE_FILE, STILL_BROKEN, data_problem, json_object_completed};
+pub use syntax::{
+    BROKE_THE_FILE, NOT_BEFORE_EITHER, STILL_BROKEN, data_problem, json_object_completed,
+};
 pub use todo::render_todos;
 pub use traceback::KEY_HINT;
 pub use workspace::{PROTECTED_PATHS, Workspace, Written};

@@ -106,6 +106,10 @@ pub fn json_object_completed(path: &str, content: &str) -> Option<String> {
 /// (and did not before the change either).
 pub const STILL_BROKEN: &str = "Note: the file does not parse";
 
+/// How the note of [`STILL_BROKEN`] ends (the core says instead that the
+/// turn broke the file, when it did).
+pub const NOT_BEFORE_EITHER: &str = "; it did not before this change either.";
+
 /// How a write or edit's result starts the warning that the change left a
 /// file that no longer parses (the core's answer checks look for it).
 pub const BROKE_THE_FILE: &str = "Warning: this change broke the file";
@@ -115,7 +119,7 @@ pub(crate) fn after_write(path: &Path, old: Option<&str>, new: &str) -> Option<S
     let problem = syntax.problem(new)?;
     if old.is_some_and(|old| syntax.problem(old).is_some()) {
         return Some(format!(
-            "{STILL_BROKEN} as {} ({problem}); it did not before this change either.",
+            "{STILL_BROKEN} as {} ({problem}){NOT_BEFORE_EITHER}",
             syntax.name()
         ));
     }

@@ -87,6 +87,10 @@ pub(crate) struct TurnWork {
 /// At most this many reminders after repeated calls in a turn.
 const MAX_UNSTICK: usize = 2;
 
+/// How the reminder after a call refused as a repeat says why (after
+/// [`DO_IT_PREFIX`] when it names the tool to call).
+pub(crate) const NO_MORE: &str = "The same call again cannot show more than it did.";
+
 /// Why a write was refused before it ran.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 enum RefusedWrite {
@@ -201,6 +205,14 @@ impl TurnWork {
     pub(crate) fn first_drop(&mut self, path: &str, name: &str) -> bool {
         self.refused_writes
             .insert(RefusedWrite::Drop(normalise(path), name.to_owned()))
+    }
+
+    /// Whether `summary` (a write's first line, `Updated calc.py (2
+    /// lines)`) names a file a change of this turn left not parsing.
+    pub(crate) fn broke_file_named_in(&self, summary: &str) -> bool {
+        summary
+            .split_whitespace()
+            .any(|word| self.broken.contains(&normalise(word)))
     }
 
     /// Whether an insertion at the wrong side of the text the task places
@@ -332,13 +344,15 @@ impl TurnWork {
     /// turn: the 0.5B, the repeated tool withheld, went on to repeat
     /// another (`todo_write`, run A5), never making the change it read the
     /// file for. A change not made yet is forced (the edit tool), a change
-    /// not tested is the test run; otherwise nothing is said (the next
-    /// reply still may not repeat the tool: `verify::tool_choice`).
+    /// not tested is the test run, a question is to be answered now (the
+    /// next reply still may not repeat the tool: `verify::tool_choice`).
     pub(crate) fn after_repeat(&mut self) -> Option<String> {
         if !std::mem::take(&mut self.repeated) || self.unstuck >= MAX_UNSTICK {
             return None;
         }
-        let text = if asks_for_work(&self.prompt) && self.changed.is_empty() {
+        let text = if !asks_for_work(&self.prompt) {
+            format!("{NO_MORE} Answer the question now from what the tools showed you.")
+        } else if self.changed.is_empty() {
             // A file the task names that is not there yet is written whole
             // (run A5, create-a-file: the 0.5B read README.md until refused).
             let listed = |f: &String| self.files.iter().any(|l| same_file(l, f));
@@ -349,8 +363,8 @@ impl TurnWork {
                 self.edit_tool()
             };
             format!(
-                "{DO_IT_PREFIX} the same call again cannot show more than it did, and the task \
-                 asks for a change not made yet: {} to make it, then answer.",
+                "{DO_IT_PREFIX} {NO_MORE} The task asks for a change not made yet: {} to make \
+                 it, then answer.",
                 call_now(tool)
             )
         } else {

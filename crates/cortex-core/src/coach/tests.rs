@@ -551,10 +551,10 @@ fn the_removal_note_is_left_out_only_for_what_the_task_asks_to_remove() {
         cortex_tools::defs::REMOVED_NOTE
     );
     let rename = TurnWork::new("Rename old_name to double in util.py and main.py.");
-    let answer = crate::answer::Answer::ok(note.clone()).without_asked_removals(&rename);
+    let answer = crate::answer::Answer::ok(note.clone()).read_in_turn(&rename);
     assert_eq!(answer.output, "Edited util.py (1 replacement)");
     let add = TurnWork::new("Add a function double to util.py.");
-    let answer = crate::answer::Answer::ok(note.clone()).without_asked_removals(&add);
+    let answer = crate::answer::Answer::ok(note.clone()).read_in_turn(&add);
     assert_eq!(answer.output, note);
 }
 
@@ -755,7 +755,7 @@ fn a_repeated_call_is_followed_by_the_task_s_next_step() {
     work.record(&read, ToolStatus::Refused, None, Some(&refusal));
     let text = work.after_repeat().expect("not run");
     assert_eq!(chosen_tool(&text), Some(ToolName::Bash), "{text}");
-    // Twice a turn at most; a question is left to answer.
+    // Twice a turn at most; a question is to be answered.
     work.record(&read, ToolStatus::Refused, None, Some(&refusal));
     assert_eq!(work.after_repeat(), None);
     // A file the task names that is not there yet is written.
@@ -766,7 +766,12 @@ fn a_repeated_call_is_followed_by_the_task_s_next_step() {
     assert_eq!(chosen_tool(&text), Some(ToolName::WriteFile), "{text}");
     let mut question = TurnWork::new("What does add() return?");
     question.record(&read, ToolStatus::Refused, None, Some(&refusal));
-    assert_eq!(question.after_repeat(), None);
+    let text = question.after_repeat().expect("to answer");
+    assert!(
+        text.starts_with(NO_MORE) && text.contains("Answer the question now"),
+        "{text}"
+    );
+    assert_eq!(chosen_tool(&text), None, "{text}");
 }
 
 #[test]
@@ -797,4 +802,32 @@ fn a_failing_test_s_named_cause_is_the_reminder_s_not_the_answer_s_code() {
         "{text}"
     );
     assert_eq!(chosen_tool(&text), Some(ToolName::EditFile), "{text}");
+}
+
+#[test]
+fn a_file_the_turn_broke_is_not_said_to_have_been_broken_before() {
+    let edit = call("edit_file", serde_json::json!({"path": "calc.py"}));
+    let mut work = TurnWork::new("Add a function sub to calc.py.");
+    let broke = format!(
+        "Edited calc.py (1 replacement)\n{}: it no longer parses",
+        cortex_tools::BROKE_THE_FILE
+    );
+    work.record(&edit, ToolStatus::Ok, None, Some(&broke));
+    let still = format!(
+        "Edited calc.py (1 replacement)\n{} as Python (unexpected indent at line 2){}",
+        cortex_tools::STILL_BROKEN,
+        cortex_tools::NOT_BEFORE_EITHER
+    );
+    let read = crate::answer::Answer::ok(still.clone()).read_in_turn(&work);
+    assert!(
+        read.output.ends_with(
+            "it did before an earlier change of this turn broke it. Fix it before going on."
+        ),
+        "{}",
+        read.output
+    );
+    // Broken before the turn: said as the tool said it.
+    let fresh = TurnWork::new("Add a function sub to calc.py.");
+    let read = crate::answer::Answer::ok(still.clone()).read_in_turn(&fresh);
+    assert_eq!(read.output, still);
 }
