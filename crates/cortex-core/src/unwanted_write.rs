@@ -151,14 +151,13 @@ fn misplaced_insertion(prompt: &str, edit: &cortex_protocol::EditFileArgs) -> Op
     if old.trim().is_empty() || new.len() <= old.len() || edit.replace_all == Some(true) {
         return None;
     }
-    let side = if new.ends_with(old) && !new.starts_with(old) {
+    let (put, asked) = if new.ends_with(old) && !new.starts_with(old) {
         ("before", "after")
     } else if new.starts_with(old) && !new.ends_with(old) {
         ("after", "before")
     } else {
         return None;
     };
-    let (put, asked) = side;
     let words: Vec<&str> = prompt
         .split_whitespace()
         .map(|w| w.trim_matches(|c: char| !(c.is_alphanumeric() || c == '_')))
@@ -166,13 +165,13 @@ fn misplaced_insertion(prompt: &str, edit: &cortex_protocol::EditFileArgs) -> Op
     let quoted = old.to_lowercase();
     // The word after "after" ("before"), past an article.
     let anchor = words.iter().enumerate().find_map(|(i, word)| {
+        if !word.eq_ignore_ascii_case(asked) {
+            return None;
+        }
         let next = words[i + 1..]
             .iter()
             .find(|w| !matches!(w.to_lowercase().as_str(), "the" | "a" | "an"))?;
-        (word.eq_ignore_ascii_case(asked)
-            && !next.is_empty()
-            && quoted.contains(&next.to_lowercase()))
-        .then_some(*next)
+        (!next.is_empty() && quoted.contains(&next.to_lowercase())).then_some(*next)
     })?;
     let first = old.lines().find(|l| !l.trim().is_empty()).unwrap_or(old);
     let fix = if asked == "after" {

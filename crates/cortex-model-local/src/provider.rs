@@ -249,24 +249,20 @@ impl ModelProvider for LocalProvider {
 /// `tools` narrowed to `name`; all of them when it is not among them (a
 /// request that chose a tool it does not offer is not made unanswerable).
 fn only(tools: Vec<ToolSpec>, name: ToolName) -> Vec<ToolSpec> {
-    if tools.iter().any(|t| t.name == name.as_str()) {
-        tools
-            .into_iter()
-            .filter(|t| t.name == name.as_str())
-            .collect()
-    } else {
-        tools
-    }
+    kept_or_all(tools, |t| t.name == name.as_str())
 }
 
 /// `tools` without `name`; all of them when it is the only one (a reply
 /// that may call nothing is not what withholding one tool means).
 fn without(tools: Vec<ToolSpec>, name: ToolName) -> Vec<ToolSpec> {
-    if tools.iter().any(|t| t.name != name.as_str()) {
-        tools
-            .into_iter()
-            .filter(|t| t.name != name.as_str())
-            .collect()
+    kept_or_all(tools, |t| t.name != name.as_str())
+}
+
+/// The tools `keep` keeps, or all of them when it keeps none: the grammar
+/// never offers no call at all.
+fn kept_or_all(tools: Vec<ToolSpec>, keep: impl Fn(&ToolSpec) -> bool) -> Vec<ToolSpec> {
+    if tools.iter().any(&keep) {
+        tools.into_iter().filter(|t| keep(t)).collect()
     } else {
         tools
     }

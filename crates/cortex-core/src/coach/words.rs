@@ -56,13 +56,11 @@ pub(super) fn missing_from_answer(
     let wants_count = lower.contains("how many");
     let names_file =
         !named_files(answer).is_empty() || answer.split_whitespace().any(|w| w.contains('/'));
+    let answer_lower = answer.to_lowercase();
     let has_number = answer.chars().any(|c| c.is_ascii_digit())
-        || NUMBER_WORDS.iter().any(|w| {
-            answer
-                .to_lowercase()
-                .split(|c: char| !c.is_alphabetic())
-                .any(|x| x == *w)
-        });
+        || answer_lower
+            .split(|c: char| !c.is_alphabetic())
+            .any(|x| NUMBER_WORDS.contains(&x));
     // "Which exception does parse_age raise…?" answered "I found the
     // exception at line 4" (run R).
     let wants_exception = (lower.contains("which exception") || lower.contains("what exception"))
