@@ -26,9 +26,17 @@
 //! Told "Fix ages.py and run test_ages.py", it changed the test's assert
 //! instead (run H). A write to a file the task says to run
 //! (`coach::files_to_run`) is refused once per file.
+//!
+//! Told to fix "the add function", the 1.5B rewrote `mul` (scripts/setup's
+//! own turn). An edit that lies only in definitions the task does not
+//! name, when it names one the file defines, is refused once per file
+//! with the file shown; so is an insertion on the wrong side of the text
+//! the task places it by ("after Install"), with the edit that puts it on
+//! the right one.
 
 use crate::Session;
 use crate::answer::Answer;
+use crate::coach::Refusal;
 use cortex_protocol::ToolArgs;
 
 impl Session {
@@ -60,9 +68,33 @@ impl Session {
         }
         if let ToolArgs::EditFile(edit) = args
             && let Some(refusal) = misplaced_insertion(self.turn_work.prompt(), edit)
-            && self.turn_work.first_misplaced(path)
+            && self.turn_work.first_refusal(Refusal::Misplaced, path)
         {
             return Some(Answer::error(refusal));
+        }
+        if let ToolArgs::EditFile(edit) = args
+            && let Some(refusal) = replacement_and_more(self.turn_work.prompt(), edit)
+            && self.turn_work.first_refusal(Refusal::Replacement, path)
+        {
+            return Some(Answer::error(refusal));
+        }
+        if let Some(producer) = producer_of(self.turn_work.prompt(), path)
+            && self.turn_work.first_refusal(Refusal::Product, path)
+        {
+            return Some(Answer::error(format!(
+                "not made: the task says {producer} should write {path}; writing {path} \
+                 yourself leaves {producer} as it is, and its next run undoes it. Change \
+                 {producer} so that it writes what the task asks, then run it."
+            )));
+        }
+        if current.is_none()
+            && let Some(named) = elsewhere_named(self.turn_work.prompt(), path)
+            && self.turn_work.first_refusal(Refusal::Elsewhere, path)
+        {
+            return Some(Answer::error(format!(
+                "not made: the task names {named}, and this call would create {path}. Give the \
+                 path as the task has it: {named}."
+            )));
         }
         let shown = current?;
         let old = cortex_tools::shown_file(shown)?;
@@ -80,11 +112,22 @@ impl Session {
             // The tool itself explains an edit that cannot be made.
             _ => return None,
         };
+        if let ToolArgs::EditFile(edit) = args
+            && let Some((changed, named)) =
+                unnamed_definition(self.turn_work.prompt(), path, &old, edit)
+            && self.turn_work.first_refusal(Refusal::Unnamed, path)
+        {
+            return Some(Answer::error(format!(
+                "not made: this edit changes {changed}, and the task names {named}. Make the \
+                 change the task asks for in {named} (quote its lines as they are below). \
+                 {path} now:\n{shown}"
+            )));
+        }
         // A JSON, TOML or YAML file that parses now and would not (run N,
         // json-add-key: `package.json` overwritten with a fragment).
         if let Some((kind, problem)) = cortex_tools::data_problem(path, &new)
             && cortex_tools::data_problem(path, &old).is_none()
-            && self.turn_work.first_break(path)
+            && self.turn_work.first_refusal(Refusal::Break, path)
         {
             let or_edit = self.or_add_with_edit(args, &old, &new);
             return Some(Answer::error(format!(
@@ -174,15 +217,186 @@ fn misplaced_insertion(prompt: &str, edit: &cortex_protocol::EditFileArgs) -> Op
         (!next.is_empty() && quoted.contains(&next.to_lowercase())).then_some(*next)
     })?;
     let first = old.lines().find(|l| !l.trim().is_empty()).unwrap_or(old);
-    let fix = if asked == "after" {
-        "give old_string back first in new_string, then the new text"
+    // The same edit with the new text on the side the task asks for, as
+    // the call to make (run DE: told how in words, the 1.5B made the same
+    // edit again).
+    let added = if put == "before" {
+        &new[..new.len() - old.len()]
     } else {
-        "give the new text first in new_string, then old_string as it is"
+        &new[old.len()..]
     };
+    let added = added.trim_matches('\n');
+    let quote = old.trim_end_matches('\n');
+    let gap = if old.contains("\n\n") || added.contains("\n\n") {
+        "\n\n"
+    } else {
+        "\n"
+    };
+    let tail = &old[quote.len()..];
+    let fixed = if asked == "after" {
+        format!("{quote}{gap}{added}{tail}")
+    } else {
+        format!("{added}{gap}{quote}{tail}")
+    };
+    let call = serde_json::json!({
+        "path": edit.path,
+        "old_string": old,
+        "new_string": fixed,
+    });
     Some(format!(
         "not made: this edit puts its new text {put} `{first}`, and the task says {asked} \
-         {anchor}. To put it {asked}, {fix}."
+         {anchor}. To put it {asked}, call edit_file with these arguments: {call}"
     ))
+}
+
+/// The file the task says writes `path` ("build.sh should write the word
+/// ok into out/stamp": build.sh), or `None`. Told that, the 1.5B wrote
+/// out/stamp itself, then ran build.sh, which wrote "done" over it (run
+/// EA, shell-script-fix). Read per sentence: a file, a verb of writing,
+/// then `path`.
+fn producer_of(prompt: &str, path: &str) -> Option<String> {
+    const WRITES: &[&str] = &[
+        "write",
+        "writes",
+        "create",
+        "creates",
+        "produce",
+        "produces",
+        "generate",
+        "generates",
+    ];
+    let path = crate::coach::normalise_path(path);
+    let file = |word: &str| {
+        let word = word.trim_end_matches(['.', ',', ';', ':', '!', '?', ')']);
+        let word = word.trim_matches(|c| matches!(c, '`' | '\'' | '"' | '('));
+        let named = !crate::coach::named_files(word).is_empty() || word.contains('/');
+        (named && !word.contains("://")).then(|| crate::coach::normalise_path(word))
+    };
+    let (mut producer, mut writes) = (None::<String>, false);
+    for word in prompt.split_whitespace() {
+        match file(word) {
+            Some(named) if writes && named == path => return producer,
+            Some(named) if !writes => producer = Some(named),
+            _ => writes |= producer.is_some() && WRITES.contains(&word.to_lowercase().as_str()),
+        }
+        if word.ends_with(['.', '!', '?']) {
+            (producer, writes) = (None, false);
+        }
+    }
+    None
+}
+
+/// The file the task names that a new file at `path` was meant to be: same
+/// name, another folder ("Add test_divide.py": the 1.5B created
+/// `tests/test_divide.py`, and running it from there could not import the
+/// module under test, run EA, write-a-test-for-edge).
+fn elsewhere_named(prompt: &str, path: &str) -> Option<String> {
+    let path = crate::coach::normalise_path(path);
+    let name = path.rsplit('/').next()?;
+    crate::coach::named_files(prompt)
+        .into_iter()
+        .find(|named| named != &path && named.rsplit('/').next() == Some(name))
+}
+
+/// Why `edit` loses text besides the replacement the task states ("--verbse
+/// should be --verbose": `[--verbse]` became `--verbose`, its brackets
+/// dropped, run EA, fix-typo-in-message), with the edit that makes the
+/// replacement alone; `None` when it makes no stated replacement, or makes
+/// it and loses nothing else (it may add: a comment beside a new value).
+fn replacement_and_more(prompt: &str, edit: &cortex_protocol::EditFileArgs) -> Option<String> {
+    let (old, new) = (edit.old_string.as_str(), edit.new_string.as_str());
+    let (from, to, alone) = replacements(prompt).into_iter().find_map(|(from, to)| {
+        let alone = old.replace(&from, &to);
+        (old.contains(&from) && new.contains(&to) && new != alone && new.len() < alone.len())
+            .then_some((from, to, alone))
+    })?;
+    let call = serde_json::json!({
+        "path": edit.path,
+        "old_string": old,
+        "new_string": alone,
+    });
+    Some(format!(
+        "not made: the task changes `{from}` to `{to}`, and this edit also removes other text \
+         of old_string. To change only that, call edit_file with these arguments: {call}"
+    ))
+}
+
+/// The replacements a prompt states, as (from, to): "X should be Y",
+/// "replace X with Y", "Y (not X)", and "from X to Y" where X and Y are
+/// written as code or values (quoted, or with a character other than a
+/// letter: `--verbose`, `45`), as plain words mostly are not.
+fn replacements(prompt: &str) -> Vec<(String, String)> {
+    let words: Vec<&str> = prompt.split_whitespace().collect();
+    let clean = |w: &str| {
+        w.trim_end_matches(['.', ',', ';', ':', '!', '?', ')'])
+            .trim_matches(|c| matches!(c, '`' | '\'' | '"' | '('))
+            .to_owned()
+    };
+    let literal =
+        |w: &str| w.starts_with(['`', '\'', '"']) || clean(w).chars().any(|c| !c.is_alphabetic());
+    let mut pairs: Vec<(String, String)> = words
+        .windows(3)
+        .filter(|w| w[1].eq_ignore_ascii_case("(not"))
+        .map(|w| (clean(w[2]), clean(w[0])))
+        .collect();
+    for pair in words.windows(4) {
+        let lower: Vec<String> = pair.iter().map(|w| w.to_lowercase()).collect();
+        let found = match lower.iter().map(String::as_str).collect::<Vec<_>>()[..] {
+            [_, "should", "be", _] if literal(pair[0]) && literal(pair[3]) => {
+                Some((pair[0], pair[3]))
+            }
+            ["replace", _, "with", _] => Some((pair[1], pair[3])),
+            ["from", _, "to", _] if literal(pair[1]) && literal(pair[3]) => {
+                Some((pair[1], pair[3]))
+            }
+            _ => None,
+        };
+        pairs.extend(found.map(|(a, b)| (clean(a), clean(b))));
+    }
+    pairs.retain(|(a, b)| !a.is_empty() && !b.is_empty() && a != b);
+    pairs
+}
+
+/// What an edit of `old` (the file `path` as it is) changes instead of
+/// what the task names, and what the task names (as "`mul`", "`add`"), or
+/// `None` unless the task names a definition of the file, and the edit
+/// lies in none of them and quotes none of their names (scripts/setup's turn: told to fix
+/// the add function, the 1.5B rewrote `mul` to `math.sqrt(a * b)`). A
+/// name counts as named when the prompt has it as a word, case and all.
+fn unnamed_definition(
+    prompt: &str,
+    path: &str,
+    old: &str,
+    edit: &cortex_protocol::EditFileArgs,
+) -> Option<(String, String)> {
+    let words: std::collections::BTreeSet<&str> = prompt
+        .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .collect();
+    let named: Vec<String> = cortex_tools::defs::defined(path, old)
+        .into_iter()
+        .filter(|name| words.contains(name.as_str()))
+        .collect();
+    let start = old
+        .find(&edit.old_string)
+        .filter(|_| !edit.old_string.is_empty())?;
+    let within = cortex_tools::defs::enclosing(path, old, start, start + edit.old_string.len());
+    let quotes = |text: &str| {
+        text.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .any(|w| named.iter().any(|n| n == w))
+    };
+    if named.is_empty()
+        || within.is_empty()
+        || within.iter().any(|w| named.contains(w))
+        || quotes(&edit.old_string)
+        || quotes(&edit.new_string)
+    {
+        return None;
+    }
+    let list = |names: &[String]| {
+        let quoted: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
+        quoted.join(", ")
+    };
+    Some((list(&within), list(&named)))
 }
 
 impl Answer {
@@ -221,7 +435,10 @@ impl Answer {
 
 #[cfg(test)]
 mod tests {
-    use super::misplaced_insertion;
+    use super::{
+        elsewhere_named, misplaced_insertion, producer_of, replacement_and_more, replacements,
+        unnamed_definition,
+    };
     use cortex_protocol::EditFileArgs;
 
     fn edit(old: &str, new: &str) -> EditFileArgs {
@@ -241,9 +458,16 @@ mod tests {
         let said = misplaced_insertion(prompt, &before).expect("before Install");
         assert!(
             said.contains("puts its new text before `## Install`")
-                && said.contains("the task says after Install")
-                && said.contains("give old_string back first"),
+                && said.contains("the task says after Install"),
             "{said}"
+        );
+        // The call to make instead, with the new text after the quote.
+        let call = said.split_once("arguments: ").expect("a call").1;
+        let call: serde_json::Value = serde_json::from_str(call).expect("JSON");
+        assert_eq!(call["old_string"], quote);
+        assert_eq!(
+            call["new_string"],
+            "## Install\n\npip install tool\n\n## Usage\n\nrun it"
         );
         let after = edit(quote, &format!("{quote}\n\n## Usage\n\nrun it"));
         assert_eq!(misplaced_insertion(prompt, &after), None);
@@ -254,8 +478,146 @@ mod tests {
         // "before" asks the other side.
         let prompt = "Insert a line before the return in calc.py.";
         let line = edit("    return a", "    return a\n    print(a)");
+        let said = misplaced_insertion(prompt, &line).expect("after the return");
+        assert!(said.contains("after `    return a`"), "{said}");
         assert!(
-            misplaced_insertion(prompt, &line).is_some_and(|s| s.contains("after `    return a`"))
+            said.contains(r#""new_string":"    print(a)\n    return a""#),
+            "{said}"
+        );
+    }
+
+    #[test]
+    fn an_edit_of_a_definition_the_task_does_not_name_is_named() {
+        let file = "def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n";
+        let prompt = "Fix the add function in calc.py.";
+        let mul = EditFileArgs {
+            path: "calc.py".into(),
+            old_string: "def mul(a, b):\n    return a * b".into(),
+            new_string: "def mul(a, b):\n    return math.sqrt(a * b)".into(),
+            replace_all: None,
+        };
+        assert_eq!(
+            unnamed_definition(prompt, "calc.py", file, &mul),
+            Some(("`mul`".into(), "`add`".into()))
+        );
+        // The named function, a prompt naming none, an edit that quotes the
+        // name (a call site of a rename) and one at the top level: nothing.
+        let add = EditFileArgs {
+            old_string: "    return a - b".into(),
+            new_string: "    return a + b".into(),
+            ..mul.clone()
+        };
+        assert_eq!(unnamed_definition(prompt, "calc.py", file, &add), None);
+        assert_eq!(
+            unnamed_definition("Fix calc.py.", "calc.py", file, &mul),
+            None
+        );
+        let call = EditFileArgs {
+            new_string: "def mul(a, b):\n    return add(a, b) * 0 + a * b".into(),
+            ..mul.clone()
+        };
+        assert_eq!(unnamed_definition(prompt, "calc.py", file, &call), None);
+        let import = EditFileArgs {
+            old_string: "def add(a, b):".into(),
+            new_string: "import math\n\ndef add(a, b):".into(),
+            ..mul
+        };
+        assert_eq!(unnamed_definition(prompt, "calc.py", file, &import), None);
+    }
+
+    #[test]
+    fn replacements_are_read_from_the_usual_phrasings() {
+        assert_eq!(
+            replacements("There is a typo in cli.py: --verbse should be --verbose. Fix it."),
+            [("--verbse".to_owned(), "--verbose".to_owned())]
+        );
+        assert_eq!(
+            replacements("build.sh should write the word ok (not done) into out/stamp."),
+            [("done".to_owned(), "ok".to_owned())]
+        );
+        assert_eq!(
+            replacements("Change the timeout from 30 to 45 in both files."),
+            [("30".to_owned(), "45".to_owned())]
+        );
+        assert_eq!(
+            replacements("Replace `print` with `log` in app.py."),
+            [("print".to_owned(), "log".to_owned())]
+        );
+        // Plain words: no stated replacement.
+        assert!(replacements("The heading should be bold. Move it from top to bottom.").is_empty());
+    }
+
+    #[test]
+    fn an_edit_that_loses_text_besides_the_replacement_gets_the_edit_alone() {
+        let prompt =
+            "There is a typo in the usage message in cli.py: --verbse should be --verbose.";
+        let dropped = EditFileArgs {
+            path: "cli.py".into(),
+            old_string: "    return 'Usage: tool [--verbse] FILE'".into(),
+            new_string: "    return 'Usage: tool --verbose FILE'".into(),
+            replace_all: None,
+        };
+        let said = replacement_and_more(prompt, &dropped).expect("brackets dropped");
+        let call = said.split_once("arguments: ").expect("a call").1;
+        let call: serde_json::Value = serde_json::from_str(call).expect("JSON");
+        assert_eq!(
+            call["new_string"],
+            "    return 'Usage: tool [--verbose] FILE'"
+        );
+        // The replacement alone, or with more added: made.
+        let alone = EditFileArgs {
+            new_string: "    return 'Usage: tool [--verbose] FILE'".into(),
+            ..dropped.clone()
+        };
+        assert_eq!(replacement_and_more(prompt, &alone), None);
+        let more = EditFileArgs {
+            new_string: "    return 'Usage: tool [--verbose] FILE'  # fixed".into(),
+            ..dropped
+        };
+        assert_eq!(replacement_and_more(prompt, &more), None);
+    }
+
+    #[test]
+    fn a_new_file_in_another_folder_than_the_task_names_is_named() {
+        let prompt = "Add test_divide.py with asserts that safe_div(6, 3) == 2, then run it.";
+        assert_eq!(
+            elsewhere_named(prompt, "tests/test_divide.py"),
+            Some("test_divide.py".to_owned())
+        );
+        assert_eq!(elsewhere_named(prompt, "test_divide.py"), None);
+        assert_eq!(elsewhere_named(prompt, "./test_divide.py"), None);
+        assert_eq!(elsewhere_named(prompt, "tests/test_other.py"), None);
+        assert_eq!(
+            elsewhere_named("Create src/app/hello.txt.", "hello.txt"),
+            Some("src/app/hello.txt".to_owned())
+        );
+    }
+
+    #[test]
+    fn a_file_the_task_says_a_script_writes_has_that_script() {
+        let prompt = "build.sh should write the word ok (not done) into out/stamp. Fix it and \
+                      run it.";
+        assert_eq!(
+            producer_of(prompt, "out/stamp"),
+            Some("build.sh".to_owned())
+        );
+        assert_eq!(
+            producer_of(prompt, "./out/stamp"),
+            Some("build.sh".to_owned())
+        );
+        assert_eq!(producer_of(prompt, "build.sh"), None);
+        assert_eq!(
+            producer_of("gen.py creates `dist/index.html`.", "dist/index.html"),
+            Some("gen.py".to_owned())
+        );
+        // No file before the verb, or the verb in another sentence: none.
+        assert_eq!(producer_of("Write hello.txt with hi.", "hello.txt"), None);
+        assert_eq!(
+            producer_of(
+                "Fix build.sh. Then write the word ok into out/stamp.",
+                "out/stamp"
+            ),
+            None
         );
     }
 }

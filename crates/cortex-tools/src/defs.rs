@@ -183,6 +183,64 @@ pub fn removed(path: &str, old: &str, new: &str) -> Vec<String> {
     gone_from(lang, &before, &after)
 }
 
+/// The names `text` defines (empty for a language without a scanner, and
+/// for Markdown, whose headings name sections, not code).
+pub fn defined(path: &str, text: &str) -> BTreeSet<String> {
+    match Lang::of(path) {
+        Some(lang) if lang != Lang::Markdown => definitions(lang, text.lines()),
+        _ => BTreeSet::new(),
+    }
+}
+
+/// The definitions the bytes `start..end` of `text` lie in or touch,
+/// innermost first: each definition line among the range's lines, then,
+/// reading up from its first line, each definition line indented less
+/// than everything read so far (an indentation reading of nesting, exact
+/// for Python, near enough for code indented by its braces). Empty for
+/// Markdown and languages without a scanner, and for a range that starts
+/// at the top level outside any definition.
+pub fn enclosing(path: &str, text: &str, start: usize, end: usize) -> Vec<String> {
+    let Some(lang) = Lang::of(path).filter(|l| *l != Lang::Markdown) else {
+        return Vec::new();
+    };
+    let indent = |line: &str| line.len() - line.trim_start().len();
+    let mut names = Vec::new();
+    let mut offset = 0;
+    let mut above: Vec<&str> = Vec::new();
+    let mut least: Option<usize> = None;
+    for line in text.split_inclusive('\n') {
+        let (from, to) = (offset, offset + line.len());
+        offset = to;
+        if to <= start {
+            above.push(line);
+            continue;
+        }
+        if from >= end.max(start + 1) {
+            break;
+        }
+        if let Some(name) = defined_on(lang, line) {
+            names.push(name);
+        }
+        if !line.trim().is_empty() {
+            least = Some(least.map_or(indent(line), |l| l.min(indent(line))));
+        }
+    }
+    let mut least = least.unwrap_or(0);
+    for line in above.iter().rev() {
+        if least == 0 {
+            break;
+        }
+        if line.trim().is_empty() || indent(line) >= least {
+            continue;
+        }
+        least = indent(line);
+        if let Some(name) = defined_on(lang, line) {
+            names.push(name);
+        }
+    }
+    names
+}
+
 /// The names of `before` not in `after`; in Markdown, a heading whose
 /// spelling was fixed (`## Instalation` → `## Installation`: two edits at
 /// most, nothing links to a heading's words) is kept, not removed (run Q,
@@ -436,5 +494,26 @@ mod tests {
         assert!(removed_by_diff("m.py", moved).is_empty());
         let cut = format!("{diff}\n... [10 bytes cut from the middle] ...\n");
         assert!(removed_by_diff("calc.py", &cut).is_empty());
+    }
+
+    #[test]
+    fn the_definitions_a_range_lies_in_are_read_from_indentation() {
+        let text = "import math\n\nclass Account:\n    def deposit(self, x):\n        \
+                    self.b += x\n\n    def show(self):\n        return self.b\n\n\
+                    def mul(a, b):\n    return a * b\n";
+        let at = |quote: &str| {
+            let start = text.find(quote).expect("quoted");
+            enclosing("m.py", text, start, start + quote.len())
+        };
+        assert_eq!(at("self.b += x"), ["deposit", "Account"]);
+        assert_eq!(at("    def show(self):\n"), ["show", "Account"]);
+        assert_eq!(at("def mul(a, b):\n    return a * b"), ["mul"]);
+        assert_eq!(at("    return a * b"), ["mul"]);
+        assert!(at("import math").is_empty());
+        assert!(enclosing("README.md", "# t\n\ntext\n", 5, 9).is_empty());
+        assert_eq!(
+            defined("m.py", text).into_iter().collect::<Vec<_>>(),
+            ["Account", "deposit", "mul", "show"]
+        );
     }
 }

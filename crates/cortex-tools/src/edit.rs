@@ -121,13 +121,23 @@ impl Workspace {
                 format!("(the previous content of `{shown}` was binary)\n"),
             ),
         };
+        let unchanged =
+            matches!(&old_text, Some(Some(old)) if old.trim_end() == content.trim_end());
         let mut notes =
             self.notes_after_write(&path, &shown, old_text.flatten().as_deref(), content);
         if completed.is_some() {
             notes.insert(0, crate::syntax::BRACE_ADDED.to_owned());
         }
+        // Said in words: the 1.5B wrote the same broken test again at each
+        // reminder, read "Updated" and answered (run EA,
+        // write-a-test-for-edge).
+        let summary = if unchanged {
+            format!("Rewrote {shown} ({lines}) with the same text it had")
+        } else {
+            format!("{verb} {shown} ({lines})")
+        };
         Ok(Written {
-            summary: with_notes(format!("{verb} {shown} ({lines})"), notes),
+            summary: with_notes(summary, notes),
             diff,
         })
     }

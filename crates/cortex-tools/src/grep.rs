@@ -158,18 +158,26 @@ impl Workspace {
                 }
                 out.join("\n")
             }
+            // In words, with the total: `main.py:4` read as "1" by the
+            // 1.5B (run EA, count-comments).
             GrepMode::Count => {
                 let total_files = hits.len();
                 let total: u64 = hits.iter().map(|h| h.count).sum();
                 let hits = first_by_path(hits, MAX_GREP_FILES);
                 let mut out: Vec<String> = hits
                     .iter()
-                    .map(|h| format!("{}:{}", self.display(&h.path), h.count))
+                    .map(|h| format!("{}: {}", self.display(&h.path), matching_lines(h.count)))
                     .collect();
                 if total_files > hits.len() {
                     out.push(format!(
-                        "({} more files not shown; {total} matching lines in {total_files} files)",
-                        total_files - hits.len()
+                        "({} more files not shown; {} in {total_files} files)",
+                        total_files - hits.len(),
+                        matching_lines(total)
+                    ));
+                } else if total_files > 1 {
+                    out.push(format!(
+                        "({} in {total_files} files)",
+                        matching_lines(total)
                     ));
                 }
                 out.join("\n")
@@ -177,6 +185,12 @@ impl Workspace {
             GrepMode::Content => render_content(hits, context > 0),
         }
     }
+}
+
+/// "1 matching line", "4 matching lines".
+fn matching_lines(count: u64) -> String {
+    let s = if count == 1 { "" } else { "s" };
+    format!("{count} matching line{s}")
 }
 
 /// Narrows the walk to the files `glob` matches (none or a blank one: all).

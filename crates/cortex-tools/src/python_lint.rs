@@ -141,6 +141,14 @@ pub(crate) fn note(root: &Path, path: &Path, old: Option<&str>, new: &str) -> Op
             prefix(before.misordered.is_some())
         ));
     }
+    let mut fixed = new.to_owned();
+    let mut mechanical = 0;
+    if let Some((name, param)) = &after.method_outside {
+        mechanical += 1;
+        fixed = fixed
+            .replacen(&format!("def {name}({param}, "), &format!("def {name}("), 1)
+            .replacen(&format!("def {name}({param})"), &format!("def {name}()"), 1);
+    }
     if let Some((name, param)) = after.method_outside {
         notes.push(format!(
             "{} defines {name}({param}) outside a class: calling {name}() fails with TypeError \
@@ -165,6 +173,22 @@ pub(crate) fn note(root: &Path, path: &Path, old: Option<&str>, new: &str) -> Op
             prefix(!before.uncalled_tests.is_empty()),
             after.uncalled_tests.join(", "),
             path.file_name().and_then(|n| n.to_str()).unwrap_or("FILE"),
+        ));
+        mechanical += 1;
+        fixed = format!("{}\n\n", fixed.trim_end());
+        for test in &after.uncalled_tests {
+            match test.split_once('.') {
+                Some((class, method)) => fixed.push_str(&format!("{class}().{method}()\n")),
+                None => fixed.push_str(&format!("{test}()\n")),
+            }
+        }
+    }
+    // What these two ask is mechanical: the file with it done, to copy (the
+    // 1.5B wrote the same `def test_divide(self):` three times after being
+    // told, run EA, write-a-test-for-edge). Only when nothing else is said.
+    if mechanical > 0 && notes.len() == mechanical && fixed != new {
+        notes.push(format!(
+            "The file with that done, as write_file's content:\n{fixed}"
         ));
     }
     (!notes.is_empty()).then(|| notes.join("\n"))
@@ -430,7 +454,21 @@ mod tests {
             "{said}"
         );
         let fixed = body.replace("(self)", "()");
+        assert!(
+            said.ends_with(&format!("as write_file's content:\n{fixed}")),
+            "{said}"
+        );
         assert_eq!(note(dir.path(), &test, None, &fixed), None);
+        // Uncalled too: the call added at the end.
+        let uncalled = "from divide import safe_div\n\ndef test_divide(self):\n    assert 1";
+        let said = note(dir.path(), &test, None, uncalled).expect("a note");
+        assert!(
+            said.ends_with(
+                "as write_file's content:\nfrom divide import safe_div\n\ndef test_divide():\n    \
+                 assert 1\n\ntest_divide()\n"
+            ),
+            "{said}"
+        );
         // In a class it is a method: nothing to say.
         let in_class = "import unittest\n\n\nclass T(unittest.TestCase):\n    \
                         def test_divide(self):\n        pass\n\n\nunittest.main()\n";

@@ -168,6 +168,14 @@ fn write_creates_and_updates_with_diff() {
         "{}",
         done.diff
     );
+    // The same text again (a final line break aside) is said to be so.
+    let done =
+        f.ws.write_file(&write("a/b.rs", "fn a() {}\nfn c() {}"))
+            .expect("again");
+    assert_eq!(
+        done.summary,
+        "Rewrote a/b.rs (2 lines) with the same text it had"
+    );
     let err = f.ws.write_file(&write("a", "x")).expect_err("folder");
     assert!(err.to_string().contains("folder"), "{err}");
 }

@@ -143,7 +143,11 @@ fn grep_content_and_count_modes() {
     let mut args = grep("hello", GrepMode::Count);
     args.ignore_case = Some(true);
     let out = f.ws.grep(&args).expect("count");
-    assert_eq!(out, "README.md:1\nsrc/lib.rs:2\nsrc/main.rs:1");
+    assert_eq!(
+        out,
+        "README.md: 1 matching line\nsrc/lib.rs: 2 matching lines\nsrc/main.rs: 1 matching line\n\
+         (4 matching lines in 3 files)"
+    );
 }
 
 #[test]
@@ -174,11 +178,14 @@ fn grep_path_may_be_a_file_or_folder() {
     let f = tree();
     let mut args = grep("hello", GrepMode::Count);
     args.path = Some("src/main.rs".into());
-    assert_eq!(f.ws.grep(&args).expect("file"), "src/main.rs:1");
+    assert_eq!(
+        f.ws.grep(&args).expect("file"),
+        "src/main.rs: 1 matching line"
+    );
     args.path = Some("src".into());
     assert_eq!(
         f.ws.grep(&args).expect("folder"),
-        "src/lib.rs:1\nsrc/main.rs:1"
+        "src/lib.rs: 1 matching line\nsrc/main.rs: 1 matching line\n(2 matching lines in 2 files)"
     );
     args.path = Some("../outside".into());
     assert!(matches!(f.ws.grep(&args), Err(ToolError::Escape { .. })));

@@ -25,16 +25,21 @@ use cortex_protocol::{EditFormat, Mode, ToolArgs, ToolCallRequest, ToolName, Too
 use std::collections::{BTreeMap, BTreeSet};
 
 mod focus;
+mod refused;
 mod rename;
 mod words;
 
 pub(crate) use focus::Focus;
+pub(crate) use refused::Refusal;
+use refused::RefusedWrite;
 
 use words::{
-    asks_for_work, asks_what_code_does, call_now, has_fence, lists_files, mentions_word,
+    asks_for_work, asks_what_code_does, asks_with, call_now, has_fence, lists_files, mentions_word,
     missing_from_answer, normalise, rename_pairs, shows_code, test_command,
 };
-pub(crate) use words::{chosen_tool, files_to_run, named_files, run_command, same_file};
+pub(crate) use words::{
+    chosen_tool, files_to_run, named_files, normalise as normalise_path, run_command, same_file,
+};
 
 /// The start of every coach reminder that requires the next reply to call
 /// a tool (see [`crate::verify::tool_choice`]).
@@ -90,21 +95,6 @@ const MAX_UNSTICK: usize = 2;
 /// How the reminder after a call refused as a repeat says why (after
 /// [`DO_IT_PREFIX`] when it names the tool to call).
 pub(crate) const NO_MORE: &str = "The same call again cannot show more than it did.";
-
-/// Why a write was refused before it ran.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-enum RefusedWrite {
-    /// The task asks a question and no change.
-    Question,
-    /// The task says to run this file.
-    ToRun(String),
-    /// The write would drop this definition from this file.
-    Drop(String, String),
-    /// The write would leave this data file no longer parsing.
-    Break(String),
-    /// The edit would insert on the wrong side of the task's anchor.
-    Misplaced(String),
-}
 
 /// The checks, in the order they are tried.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -186,25 +176,10 @@ impl TurnWork {
     /// file test_slug.py…", "Add test_divide.py with…").
     fn asks_to_write(&self, path: &str) -> bool {
         const VERBS: &[&str] = &["write", "add", "create", "make"];
-        let lower = self.prompt.to_lowercase();
         named_files(&self.prompt)
             .iter()
             .any(|named| same_file(&normalise(path), named))
-            && VERBS.iter().any(|v| mentions_word(&lower, v))
-    }
-
-    /// Whether a write that leaves the data file `path` no longer parsing
-    /// is refused: only the first time in the turn (see `unwanted_write.rs`).
-    pub(crate) fn first_break(&mut self, path: &str) -> bool {
-        self.refused_writes
-            .insert(RefusedWrite::Break(normalise(path)))
-    }
-
-    /// Whether a write that drops `name` from `path` is refused: only the
-    /// first time in the turn (see `unwanted_write.rs`).
-    pub(crate) fn first_drop(&mut self, path: &str, name: &str) -> bool {
-        self.refused_writes
-            .insert(RefusedWrite::Drop(normalise(path), name.to_owned()))
+            && asks_with(&self.prompt, VERBS)
     }
 
     /// Whether `summary` (a write's first line, `Updated calc.py (2
@@ -213,29 +188,6 @@ impl TurnWork {
         summary
             .split_whitespace()
             .any(|word| self.broken.contains(&normalise(word)))
-    }
-
-    /// Whether an insertion at the wrong side of the text the task places
-    /// it by is refused: only the first time in the turn for `path`.
-    pub(crate) fn first_misplaced(&mut self, path: &str) -> bool {
-        self.refused_writes
-            .insert(RefusedWrite::Misplaced(normalise(path)))
-    }
-
-    /// Whether a write is refused because the task asks a question and no
-    /// change: only the first time in the turn (see `unwanted_write.rs`).
-    pub(crate) fn first_unasked_write(&mut self) -> bool {
-        !asks_for_work(&self.prompt) && self.refused_writes.insert(RefusedWrite::Question)
-    }
-
-    /// Whether a write to `path` is refused because the task says to run
-    /// it: only the first time in the turn.
-    pub(crate) fn first_write_to_run(&mut self, path: &str) -> bool {
-        let path = normalise(path);
-        files_to_run(&self.prompt)
-            .iter()
-            .any(|f| same_file(&path, f))
-            && self.refused_writes.insert(RefusedWrite::ToRun(path))
     }
 
     /// The turn's context listed these files.

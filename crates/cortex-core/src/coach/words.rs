@@ -123,10 +123,14 @@ fn names_code(answer: &str, prompt: &str, files: &[String]) -> bool {
         at = start + len;
         let before = answer[..start].chars().next_back();
         let after = answer[at..].chars().next();
-        let as_code = before == Some('`')
-            || matches!(after, Some('`' | '('))
-            || word.contains('_')
-            || word.chars().skip(1).any(|c| c.is_ascii_uppercase());
+        // A path's extension or folder (`billing/tax.py`: "py", run EA)
+        // names no code; a method (`.total(`) does.
+        let in_path = matches!(before, Some('.' | '/')) && after != Some('(');
+        let as_code = !in_path
+            && (before == Some('`')
+                || matches!(after, Some('`' | '('))
+                || word.contains('_')
+                || word.chars().skip(1).any(|c| c.is_ascii_uppercase()));
         if as_code
             && !word.starts_with(|c: char| c.is_ascii_digit())
             && !mentions_word(prompt, word)
@@ -248,18 +252,31 @@ pub(super) fn asks_for_work(prompt: &str) -> bool {
         "refactor",
         "set",
     ];
-    // A word written as code (`add()`, `make.py`) names something; it asks
-    // for nothing.
-    prompt
-        .split_whitespace()
-        .filter(|w| {
-            !w.contains(['(', '`', '_'])
-                && !w
-                    .trim_end_matches(['.', ',', '?', '!', ':', ';'])
-                    .contains('.')
-        })
-        .flat_map(|w| w.split(|c: char| !c.is_ascii_alphabetic()))
-        .any(|w| VERBS.contains(&w.to_lowercase().as_str()))
+    asks_with(prompt, VERBS)
+}
+
+/// Whether one of `verbs` (lower case) is used as a verb in `prompt`. A
+/// word written as code (`add()`, `make.py`) names something, and one after
+/// an article is a noun ("the add function" named a function, and the
+/// test the task said to run was taken for one it asked to write: the
+/// setup's own turn); neither asks for anything.
+pub(super) fn asks_with(prompt: &str, verbs: &[&str]) -> bool {
+    let mut after_article = false;
+    prompt.split_whitespace().any(|w| {
+        let code = w.contains(['(', '`', '_'])
+            || w.trim_end_matches(['.', ',', '?', '!', ':', ';'])
+                .contains('.');
+        let lower = w.to_lowercase();
+        let noun = std::mem::replace(
+            &mut after_article,
+            matches!(lower.as_str(), "the" | "a" | "an"),
+        );
+        !code
+            && !noun
+            && lower
+                .split(|c: char| !c.is_ascii_alphabetic())
+                .any(|part| verbs.contains(&part))
+    })
 }
 
 /// A fenced block in one of `langs` (the text is lower-cased).
@@ -271,7 +288,7 @@ pub(super) fn has_fence(lower: &str, langs: &[&str]) -> bool {
 }
 
 /// `./a.py` and `a.py` are one file.
-pub(super) fn normalise(path: &str) -> String {
+pub(crate) fn normalise(path: &str) -> String {
     path.trim().trim_start_matches("./").to_owned()
 }
 

@@ -41,6 +41,7 @@ fn work_is_asked_for_in_words_not_in_names() {
         "Which function calls vat()?",
         "What does `make_user` return?",
         "Run check.py and tell me what it prints.",
+        "What does the add function return for 2 and 3?",
     ] {
         assert!(!asks_for_work(prompt), "{prompt}");
     }
@@ -310,8 +311,13 @@ fn a_test_the_task_asks_to_write_is_run_and_may_be_what_to_fix() {
         text.contains("the test you wrote or the code it tests"),
         "{text}"
     );
-    // A test the task only says to run stays the task's yardstick.
-    let mut fix = TurnWork::new("python3 test_calc.py fails. Fix calc.py.");
+    // A test the task only says to run stays the task's yardstick, also
+    // when a function the task names is called like a verb (scripts/setup's
+    // turn: "the add function" read as "add" the test).
+    let mut fix = TurnWork::new(
+        "python3 test_calc.py fails: add(2, 3) returns -1 instead of 5. Fix the add function \
+         in calc.py, then run python3 test_calc.py to check.",
+    );
     fix.record(
         &call("edit_file", serde_json::json!({"path": "calc.py"})),
         ToolStatus::Ok,
@@ -638,6 +644,8 @@ fn a_question_for_a_function_needs_a_name_from_the_code() {
     assert!(text.contains("does not give the name"), "{text}");
     assert!(asked("The function `vat` is called there.").is_some());
     assert!(asked("It is in `invoice`.").is_some());
+    // A plan of steps naming files only (run EA).
+    assert!(asked("`vat()` is defined in `billing/tax.py`. Here's the call:").is_some());
     for named in [
         "invoice_total calls it.",
         "`total` calls vat().",
