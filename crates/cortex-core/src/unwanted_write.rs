@@ -272,12 +272,20 @@ fn producer_of(prompt: &str, path: &str) -> Option<String> {
         let named = !crate::coach::named_files(word).is_empty() || word.contains('/');
         (named && !word.contains("://")).then(|| crate::coach::normalise_path(word))
     };
+    // Between the file and its verb only these: "build.sh should write", not
+    // "Fix calc.py and write test_calc.py".
+    const BETWEEN: &[&str] = &[
+        "should", "must", "will", "would", "can", "is", "supposed", "to", "needs", "always", "only",
+    ];
     let (mut producer, mut writes) = (None::<String>, false);
     for word in prompt.split_whitespace() {
+        let lower = word.to_lowercase();
         match file(word) {
             Some(named) if writes && named == path => return producer,
             Some(named) if !writes => producer = Some(named),
-            _ => writes |= producer.is_some() && WRITES.contains(&word.to_lowercase().as_str()),
+            _ if producer.is_some() && !writes && WRITES.contains(&lower.as_str()) => writes = true,
+            _ if !writes && !BETWEEN.contains(&lower.as_str()) => producer = None,
+            _ => {}
         }
         if word.ends_with(['.', '!', '?']) {
             (producer, writes) = (None, false);
@@ -610,8 +618,13 @@ mod tests {
             producer_of("gen.py creates `dist/index.html`.", "dist/index.html"),
             Some("gen.py".to_owned())
         );
-        // No file before the verb, or the verb in another sentence: none.
+        // No file before the verb, the file not its subject, or the verb in
+        // another sentence: none.
         assert_eq!(producer_of("Write hello.txt with hi.", "hello.txt"), None);
+        assert_eq!(
+            producer_of("Fix calc.py and write test_calc.py.", "test_calc.py"),
+            None
+        );
         assert_eq!(
             producer_of(
                 "Fix build.sh. Then write the word ok into out/stamp.",
