@@ -10,7 +10,7 @@
 //! keep the listing they were given.
 
 use crate::{CoreError, Session};
-use cortex_protocol::{EventKind, GlobArgs, GuestReply, ToolArgs, TurnId};
+use cortex_protocol::{EventKind, GlobArgs, GuestReply, ToolArgs, ToolOutcome, TurnId};
 use tokio_util::sync::CancellationToken;
 
 /// Files named at most; every path costs a small model ~25 ms of prompt time.
@@ -67,6 +67,10 @@ impl Session {
             text.push_str("\n\n");
             text.push_str(&files);
         }
+        if let Some(run) = self.reported_failure(&listing.paths).await {
+            text.push_str("\n\n");
+            text.push_str(&run);
+        }
         // Folded in before the turn's message (`SessionState::apply`).
         self.record(Some(turn), EventKind::TurnContext { text })
             .await?;
@@ -87,6 +91,15 @@ impl Session {
     /// A tool the harness itself runs in the guest (not the model): its
     /// output when it succeeded; `None` when it failed or there is no guest.
     pub(crate) async fn harness_call(&self, args: ToolArgs) -> Option<String> {
+        self.harness_outcome(args)
+            .await
+            .filter(|outcome| outcome.is_ok())
+            .map(|outcome| outcome.output)
+    }
+
+    /// How a tool the harness runs in the guest ended, whatever its status;
+    /// `None` when it could not run or there is no guest.
+    pub(crate) async fn harness_outcome(&self, args: ToolArgs) -> Option<ToolOutcome> {
         let guest = self.guest.as_ref()?;
         let mut handle = match guest.call(args).await {
             Ok(handle) => handle,
@@ -97,7 +110,7 @@ impl Session {
         };
         while let Some(reply) = handle.next().await {
             if let GuestReply::Result(outcome) = reply {
-                return outcome.is_ok().then_some(outcome.output);
+                return Some(outcome);
             }
         }
         None

@@ -39,6 +39,7 @@ mod mcp_session;
 mod plans;
 mod prompt;
 mod read_first;
+mod reported_failure;
 mod session;
 mod session_tools;
 pub mod setup_trust;

@@ -33,11 +33,40 @@
 //! with the file shown; so is an insertion on the wrong side of the text
 //! the task places it by ("after Install"), with the edit that puts it on
 //! the right one.
+//!
+//! A refusal that hands over the call to make instead holds while the
+//! refused call comes back unchanged, and the next reply must call the
+//! handed tool ([`handed_tool`]): the 1.5B gave its refused call back, or
+//! recited the handed one as its answer (run EB7).
 
 use crate::Session;
 use crate::answer::Answer;
-use crate::coach::Refusal;
-use cortex_protocol::ToolArgs;
+use crate::coach::{Held, Refusal};
+use cortex_protocol::{ToolArgs, ToolName};
+
+/// How a refusal hands over the call to make instead: "call", the tool,
+/// these words, then the arguments as a JSON object. The round after one
+/// must call that tool ([`handed_tool`]).
+const WITH_ARGUMENTS: &str = " with these arguments: ";
+
+/// The words of a refusal that hand over the call of `tool` with
+/// `arguments`.
+fn handed_call(tool: ToolName, arguments: &serde_json::Value) -> String {
+    format!("call {tool}{WITH_ARGUMENTS}{arguments}")
+}
+
+/// The tool whose call a tool result hands over ([`handed_call`]), if it
+/// does: asked in words to make it, the 1.5B wrote the call as its answer
+/// instead (run EB7, readme-section), so the next reply must call the tool
+/// (`verify::tool_choice`). Only a refusal's words count, not a file that
+/// quotes them.
+pub(crate) fn handed_tool(result: &str) -> Option<ToolName> {
+    if !result.starts_with("not made") {
+        return None;
+    }
+    let (head, _) = result.split_once(WITH_ARGUMENTS)?;
+    head.rsplit_once("call ")?.1.parse().ok()
+}
 
 impl Session {
     /// The refusal of a write the task did not ask for (see the module
@@ -66,35 +95,50 @@ impl Session {
                  so that it passes; if {path} itself is wrong, make this call again."
             )));
         }
-        if let ToolArgs::EditFile(edit) = args
-            && let Some(refusal) = misplaced_insertion(self.turn_work.prompt(), edit)
-            && self.turn_work.first_refusal(Refusal::Misplaced, path)
-        {
-            return Some(Answer::error(refusal));
-        }
-        if let ToolArgs::EditFile(edit) = args
-            && let Some(refusal) = replacement_and_more(self.turn_work.prompt(), edit)
-            && self.turn_work.first_refusal(Refusal::Replacement, path)
-        {
-            return Some(Answer::error(refusal));
-        }
-        if let Some(producer) = producer_of(self.turn_work.prompt(), path)
-            && self.turn_work.first_refusal(Refusal::Product, path)
-        {
-            return Some(Answer::error(format!(
-                "not made: the task says {producer} should write {path}; writing {path} \
-                 yourself leaves {producer} as it is, and its next run undoes it. Change \
-                 {producer} so that it writes what the task asks, then run it."
-            )));
-        }
-        if current.is_none()
-            && let Some(named) = elsewhere_named(self.turn_work.prompt(), path)
-            && self.turn_work.first_refusal(Refusal::Elsewhere, path)
-        {
-            return Some(Answer::error(format!(
-                "not made: the task names {named}, and this call would create {path}. Give the \
-                 path as the task has it: {named}."
-            )));
+        let prompt = self.turn_work.prompt();
+        let edit = match args {
+            ToolArgs::EditFile(edit) => Some(edit),
+            _ => None,
+        };
+        let refusals = [
+            (
+                Refusal::Misplaced,
+                edit.and_then(|e| misplaced_insertion(prompt, e)),
+            ),
+            (
+                Refusal::Replacement,
+                edit.and_then(|e| replacement_and_more(prompt, e)),
+            ),
+            (
+                Refusal::Product,
+                producer_of(prompt, path).map(|producer| {
+                    format!(
+                        "not made: the task says {producer} should write {path}; writing {path} \
+                     yourself leaves {producer} as it is, and its next run undoes it. Change \
+                     {producer} so that it writes what the task asks, then run it."
+                    )
+                }),
+            ),
+            (
+                Refusal::Elsewhere,
+                current
+                    .is_none()
+                    .then(|| elsewhere_named(prompt, args))
+                    .flatten(),
+            ),
+        ];
+        for (why, refusal) in refusals {
+            let Some(refusal) = refusal else { continue };
+            match self.turn_work.refusal_holds(why, path, args) {
+                Held::No => {}
+                Held::First => return Some(Answer::error(refusal)),
+                Held::Unchanged => {
+                    let why = refusal.strip_prefix("not made: ").unwrap_or(&refusal);
+                    return Some(Answer::error(format!(
+                        "not made again (the same call as the one refused above): {why}"
+                    )));
+                }
+            }
         }
         let shown = current?;
         let old = cortex_tools::shown_file(shown)?;
@@ -245,7 +289,8 @@ fn misplaced_insertion(prompt: &str, edit: &cortex_protocol::EditFileArgs) -> Op
     });
     Some(format!(
         "not made: this edit puts its new text {put} `{first}`, and the task says {asked} \
-         {anchor}. To put it {asked}, call edit_file with these arguments: {call}"
+         {anchor}. To put it {asked}, {}",
+        handed_call(ToolName::EditFile, &call)
     ))
 }
 
@@ -267,8 +312,7 @@ fn producer_of(prompt: &str, path: &str) -> Option<String> {
     ];
     let path = crate::coach::normalise_path(path);
     let file = |word: &str| {
-        let word = word.trim_end_matches(['.', ',', ';', ':', '!', '?', ')']);
-        let word = word.trim_matches(|c| matches!(c, '`' | '\'' | '"' | '('));
+        let word = prompt_word(word);
         let named = !crate::coach::named_files(word).is_empty() || word.contains('/');
         (named && !word.contains("://")).then(|| crate::coach::normalise_path(word))
     };
@@ -294,16 +338,30 @@ fn producer_of(prompt: &str, path: &str) -> Option<String> {
     None
 }
 
-/// The file the task names that a new file at `path` was meant to be: same
-/// name, another folder ("Add test_divide.py": the 1.5B created
+/// Why the new file `args` writes is meant to be a file the task names:
+/// same name, another folder ("Add test_divide.py": the 1.5B created
 /// `tests/test_divide.py`, and running it from there could not import the
-/// module under test, run EA, write-a-test-for-edge).
-fn elsewhere_named(prompt: &str, path: &str) -> Option<String> {
-    let path = crate::coach::normalise_path(path);
+/// module under test, run EA, write-a-test-for-edge); with the call that
+/// writes the named one, for a `write_file`.
+fn elsewhere_named(prompt: &str, args: &ToolArgs) -> Option<String> {
+    let path = crate::coach::normalise_path(args.written_path()?);
     let name = path.rsplit('/').next()?;
-    crate::coach::named_files(prompt)
+    let named = crate::coach::named_files(prompt)
         .into_iter()
-        .find(|named| named != &path && named.rsplit('/').next() == Some(name))
+        .find(|named| named != &path && named.rsplit('/').next() == Some(name))?;
+    let instead = match args {
+        ToolArgs::WriteFile(write) => {
+            let call = serde_json::json!({"path": named, "content": write.content});
+            format!(
+                "To write it there, {}",
+                handed_call(ToolName::WriteFile, &call)
+            )
+        }
+        _ => format!("Give the path as the task has it: {named}."),
+    };
+    Some(format!(
+        "not made: the task names {named}, and this call would create {path}. {instead}"
+    ))
 }
 
 /// Why `edit` loses text besides the replacement the task states ("--verbse
@@ -325,8 +383,16 @@ fn replacement_and_more(prompt: &str, edit: &cortex_protocol::EditFileArgs) -> O
     });
     Some(format!(
         "not made: the task changes `{from}` to `{to}`, and this edit also removes other text \
-         of old_string. To change only that, call edit_file with these arguments: {call}"
+         of old_string. To change only that, {}",
+        handed_call(ToolName::EditFile, &call)
     ))
+}
+
+/// A word of the prompt without the punctuation of the sentence around it
+/// and the quotes or backticks around it: "`--verbose`." is `--verbose`.
+fn prompt_word(word: &str) -> &str {
+    word.trim_end_matches(['.', ',', ';', ':', '!', '?', ')'])
+        .trim_matches(|c| matches!(c, '`' | '\'' | '"' | '('))
 }
 
 /// The replacements a prompt states, as (from, to): "X should be Y",
@@ -335,11 +401,7 @@ fn replacement_and_more(prompt: &str, edit: &cortex_protocol::EditFileArgs) -> O
 /// letter: `--verbose`, `45`), as plain words mostly are not.
 fn replacements(prompt: &str) -> Vec<(String, String)> {
     let words: Vec<&str> = prompt.split_whitespace().collect();
-    let clean = |w: &str| {
-        w.trim_end_matches(['.', ',', ';', ':', '!', '?', ')'])
-            .trim_matches(|c| matches!(c, '`' | '\'' | '"' | '('))
-            .to_owned()
-    };
+    let clean = |w: &str| prompt_word(w).to_owned();
     let literal =
         |w: &str| w.starts_with(['`', '\'', '"']) || clean(w).chars().any(|c| !c.is_alphabetic());
     let mut pairs: Vec<(String, String)> = words
@@ -444,10 +506,10 @@ impl Answer {
 #[cfg(test)]
 mod tests {
     use super::{
-        elsewhere_named, misplaced_insertion, producer_of, replacement_and_more, replacements,
-        unnamed_definition,
+        elsewhere_named, handed_tool, misplaced_insertion, producer_of, replacement_and_more,
+        replacements, unnamed_definition,
     };
-    use cortex_protocol::EditFileArgs;
+    use cortex_protocol::{EditFileArgs, ToolArgs, ToolName, WriteFileArgs};
 
     fn edit(old: &str, new: &str) -> EditFileArgs {
         EditFileArgs {
@@ -470,6 +532,7 @@ mod tests {
             "{said}"
         );
         // The call to make instead, with the new text after the quote.
+        assert_eq!(handed_tool(&said), Some(ToolName::EditFile));
         let call = said.split_once("arguments: ").expect("a call").1;
         let call: serde_json::Value = serde_json::from_str(call).expect("JSON");
         assert_eq!(call["old_string"], quote);
@@ -588,17 +651,38 @@ mod tests {
     #[test]
     fn a_new_file_in_another_folder_than_the_task_names_is_named() {
         let prompt = "Add test_divide.py with asserts that safe_div(6, 3) == 2, then run it.";
-        assert_eq!(
-            elsewhere_named(prompt, "tests/test_divide.py"),
-            Some("test_divide.py".to_owned())
+        let write = |path: &str| {
+            ToolArgs::WriteFile(WriteFileArgs {
+                path: path.into(),
+                content: "assert True\n".into(),
+            })
+        };
+        let said = elsewhere_named(prompt, &write("tests/test_divide.py")).expect("elsewhere");
+        assert!(
+            said.starts_with(
+                "not made: the task names test_divide.py, and this call would create \
+                 tests/test_divide.py."
+            ),
+            "{said}"
         );
-        assert_eq!(elsewhere_named(prompt, "test_divide.py"), None);
-        assert_eq!(elsewhere_named(prompt, "./test_divide.py"), None);
-        assert_eq!(elsewhere_named(prompt, "tests/test_other.py"), None);
+        // The write of the named file, handed over as a call.
+        assert_eq!(handed_tool(&said), Some(ToolName::WriteFile));
+        let call = said.split_once("arguments: ").expect("a call").1;
+        let call: serde_json::Value = serde_json::from_str(call).expect("JSON");
+        assert_eq!(call["path"], "test_divide.py");
+        assert_eq!(call["content"], "assert True\n");
+        assert_eq!(elsewhere_named(prompt, &write("test_divide.py")), None);
+        assert_eq!(elsewhere_named(prompt, &write("./test_divide.py")), None);
+        assert_eq!(elsewhere_named(prompt, &write("tests/test_other.py")), None);
+        let said = elsewhere_named("Create src/app/hello.txt.", &write("hello.txt"));
+        assert!(said.is_some_and(|s| s.contains("\"path\":\"src/app/hello.txt\"")));
+        // Refusals without a call hand over nothing.
+        assert_eq!(handed_tool("not made: the task says to run t.py"), None);
         assert_eq!(
-            elsewhere_named("Create src/app/hello.txt.", "hello.txt"),
-            Some("src/app/hello.txt".to_owned())
+            handed_tool("not made: call nothing with these arguments: {}"),
+            None
         );
+        assert_eq!(handed_tool("1\tcall bash with these arguments: {}"), None);
     }
 
     #[test]

@@ -45,6 +45,8 @@ pub(crate) fn verify_reminder(prompt: &str) -> String {
 /// After a round in which a call was refused as a repeat
 /// (`stop_rule::repeated_tool`), the next reply may not call that tool: the
 /// 0.5B went on making the refused `read_file` until the turn ended (run W).
+/// After a round in which a refusal handed over the call to make instead
+/// (`unwanted_write::handed_tool`), the next reply must call that tool.
 /// Derived from the history, so a resumed session asks the same.
 pub(crate) fn tool_choice(history: &[Message], offered: &[ToolName]) -> ToolChoice {
     match history.last() {
@@ -60,17 +62,27 @@ pub(crate) fn tool_choice(history: &[Message], offered: &[ToolName]) -> ToolChoi
         }
         _ => {
             // Past the reminder that follows such a round (`coach::NO_MORE`).
-            let last_round = history
+            let last_round: Vec<&Message> = history
                 .iter()
                 .rev()
                 .skip_while(|m| {
                     m.role == Role::User && m.content.starts_with(crate::coach::NO_MORE)
                 })
-                .take_while(|m| m.role == Role::Tool);
-            last_round
+                .take_while(|m| m.role == Role::Tool)
+                .collect();
+            let barred = last_round
+                .iter()
                 .filter_map(|m| crate::stop_rule::repeated_tool(&m.content))
-                .find(|tool| offered.contains(tool))
-                .map_or(ToolChoice::Auto, ToolChoice::AutoWithout)
+                .find(|tool| offered.contains(tool));
+            let handed = last_round
+                .iter()
+                .filter_map(|m| crate::unwanted_write::handed_tool(&m.content))
+                .find(|tool| offered.contains(tool) && Some(*tool) != barred);
+            match (handed, barred) {
+                (Some(tool), _) => ToolChoice::Tool(tool),
+                (None, Some(tool)) => ToolChoice::AutoWithout(tool),
+                (None, None) => ToolChoice::Auto,
+            }
         }
     }
 }

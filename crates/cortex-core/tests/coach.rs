@@ -99,7 +99,13 @@ async fn advice_goes_back_and_the_next_reply_must_act() {
         script,
     )
     .await;
-    assert_eq!(ran.outcome, TurnOutcome::Completed { rounds: 5 });
+    assert_eq!(
+        ran.outcome,
+        TurnOutcome::Completed { rounds: 5 },
+        "{:?} {:?}",
+        ran.reminders,
+        ran.results
+    );
     assert_eq!(ran.reminders.len(), 1, "{:?}", ran.reminders);
     assert!(
         ran.reminders[0].contains("edit_file"),
@@ -449,6 +455,59 @@ async fn the_test_the_task_says_to_run_is_not_changed_at_first() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refusal_that_hands_over_a_call_holds_while_the_call_is_unchanged() {
+    let cli = "def usage():\n    return 'Usage: tool [--verbse] FILE'\n";
+    let dropped = edit("cli.py", "[--verbse]", "--verbose");
+    let script = json!({"responses": [
+        read("cli.py"),
+        dropped.clone(),
+        // The refused call copied back, then the one handed over in words.
+        dropped,
+        text("To change only that, call edit_file with these arguments: {...}"),
+        edit("cli.py", "[--verbse]", "[--verbose]"),
+        text("Fixed the typo."),
+    ]});
+    let prompt = "There is a typo in cli.py: --verbse should be --verbose. Fix it.";
+    let ran = run(true, &[("cli.py", cli)], prompt, script).await;
+    assert!(
+        ran.results[1]
+            .1
+            .starts_with("not made: the task changes `--verbse`")
+            && ran.results[2]
+                .1
+                .starts_with("not made again (the same call as the one refused above): the task"),
+        "{:?}",
+        ran.results
+    );
+    // Each round after a refusal that hands over a call must call its tool.
+    assert_eq!(ran.choices[2], ToolChoice::Tool(ToolName::EditFile));
+    assert_eq!(ran.choices[3], ToolChoice::Tool(ToolName::EditFile));
+    // The handed call given back as text is advice, to be acted on.
+    assert!(
+        ran.reminders[0].contains("describes a edit_file call"),
+        "{:?}",
+        ran.reminders
+    );
+    assert_eq!(ran.choices[4], ToolChoice::Tool(ToolName::EditFile));
+    assert_eq!(
+        file(&ran, "cli.py"),
+        "def usage():\n    return 'Usage: tool [--verbose] FILE'\n",
+        "{:?} {:?}",
+        ran.results,
+        ran.reminders
+    );
+    // A changed call is the model's to make: refused once per file.
+    let script = json!({"responses": [
+        read("cli.py"),
+        edit("cli.py", "[--verbse]", "--verbose"),
+        edit("cli.py", "[--verbse] FILE", "--verbose FILE"),
+        text("Fixed the typo."),
+    ]});
+    let ran = run(true, &[("cli.py", cli)], prompt, script).await;
+    assert_eq!(ran.results[2].0, "ok", "{:?}", ran.results);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_guess_at_what_a_file_prints_is_checked_by_running_it() {
     let script = json!({"responses": [
         text("45"),
@@ -569,4 +628,42 @@ async fn a_read_repeated_until_refused_is_followed_by_the_change_the_task_asks_f
     // The reply after it must make the change.
     assert_eq!(ran.choices[3], ToolChoice::Tool(ToolName::EditFile));
     assert_eq!(file(&ran, "calc.py"), "def add(a, b):\n    return a + b\n");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_failure_the_task_reports_is_run_before_the_first_round() {
+    let script = json!({"responses": [text("Looking.")]});
+    let context = |small: bool| {
+        let script = script.clone();
+        async move {
+            let files = [("calc.py", CALC), ("test_calc.py", TEST)];
+            let (repo, store, scripted) = parts(&files, &script);
+            let (session, _) = one_agent_turn(
+                repo.path(),
+                store.clone(),
+                checked_model(scripted, small),
+                FIX,
+            )
+            .await;
+            let events = store.events(session.id(), 0).await.expect("events");
+            events
+                .iter()
+                .find_map(|e| match &e.kind {
+                    EventKind::TurnContext { text } => Some(text.clone()),
+                    _ => None,
+                })
+                .unwrap_or_default()
+        }
+    };
+    let small = context(true).await;
+    assert!(
+        small.contains(
+            "The task says test_calc.py fails. `python3 -B test_calc.py`, run now, printed:"
+        ) && small.contains("AssertionError")
+            && small.contains("[exit code 1]"),
+        "{small}"
+    );
+    // Other models run it themselves when they choose to.
+    let other = context(false).await;
+    assert!(!other.contains("run now"), "{other}");
 }

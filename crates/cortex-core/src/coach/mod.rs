@@ -30,15 +30,17 @@ mod rename;
 mod words;
 
 pub(crate) use focus::Focus;
-pub(crate) use refused::Refusal;
 use refused::RefusedWrite;
+pub(crate) use refused::{Held, Refusal};
 
 use words::{
-    asks_for_work, asks_what_code_does, asks_with, call_now, has_fence, lists_files, mentions_word,
-    missing_from_answer, normalise, rename_pairs, shows_code, test_command,
+    SHELLS, asks_for_work, asks_what_code_does, asks_with, call_now, has_fence, imagined_output,
+    lists_files, mentions_word, missing_from_answer, normalise, rename_pairs, shows_code,
+    test_command,
 };
 pub(crate) use words::{
-    chosen_tool, files_to_run, named_files, normalise as normalise_path, run_command, same_file,
+    chosen_tool, failing_files, files_to_run, named_files, normalise as normalise_path,
+    run_command, same_file,
 };
 
 /// The start of every coach reminder that requires the next reply to call
@@ -56,6 +58,8 @@ pub(crate) struct TurnWork {
     changed: Vec<String>,
     /// Every `bash` command that ran after the last change.
     commands_since_change: Vec<String>,
+    /// Every `bash` command that ran in the turn.
+    commands: Vec<String>,
     /// The last `bash` command, when it failed (an exit code other than 0).
     last_failed: Option<String>,
     /// What the harness added to the last failed command's output about
@@ -102,6 +106,7 @@ enum Check {
     Echo,
     Broken,
     Advice,
+    Imagined,
     Unanswered,
     Output,
     Evaluate,
@@ -224,6 +229,7 @@ impl TurnWork {
         match args {
             ToolArgs::Bash(bash) if status != ToolStatus::Refused => {
                 self.commands_since_change.push(bash.command.clone());
+                self.commands.push(bash.command.clone());
                 self.last_failed = (status == ToolStatus::Error).then(|| bash.command.clone());
             }
             _ if status == ToolStatus::Ok => {
@@ -336,6 +342,7 @@ impl TurnWork {
             (Check::Echo, self.echo(answer)),
             (Check::Broken, self.broken()),
             (Check::Advice, self.advice(answer)),
+            (Check::Imagined, self.imagined(answer)),
             (Check::Unanswered, self.unanswered(answer)),
             (Check::Output, self.output_left_out(answer)),
             (Check::Evaluate, self.evaluate()),
@@ -433,7 +440,12 @@ impl TurnWork {
         let narrates_own_call = !self.changed.is_empty() && !shows_code(answer);
         if let Some(tool) = [ToolName::WriteFile, ToolName::EditFile]
             .into_iter()
-            .find(|t| lower.contains("you can use") && lower.contains(t.as_str()))
+            .find(|t| {
+                // Or the call a refusal handed over, given back as text
+                // (run EB7, readme-section).
+                (lower.contains("you can use") && lower.contains(t.as_str()))
+                    || lower.contains(&format!("call {t} with"))
+            })
             .filter(|_| !narrates_own_call)
         {
             return Some(format!(
@@ -457,7 +469,7 @@ impl TurnWork {
         if !self.changed.is_empty() {
             return None;
         }
-        let command = has_fence(&lower, &["sh", "bash", "shell", "console", "zsh"])
+        let command = has_fence(&lower, SHELLS)
             || [
                 "you can run",
                 "run the following",
@@ -502,6 +514,17 @@ impl TurnWork {
              have the tools to do it yourself and nothing has been changed yet. {}{or} to do \
              it, then answer with what you did.",
             call_now(tool)
+        ))
+    }
+
+    /// An answer that says what a command prints without having run it
+    /// ([`imagined_output`]): the command is to be run.
+    fn imagined(&self, answer: &str) -> Option<String> {
+        let command = imagined_output(answer, &self.commands)?;
+        Some(format!(
+            "{DO_IT_PREFIX} your answer says what `{command}` prints, but it did not run in \
+             this turn. {} with it, then answer from what it printed.",
+            call_now(ToolName::Bash)
         ))
     }
 

@@ -8,27 +8,47 @@ use cortex_protocol::ToolName;
 /// Files the task says to run, not to change: `run test_x.py`, `python3
 /// x.py`, `test_x.py fails`.
 pub(crate) fn files_to_run(prompt: &str) -> Vec<String> {
+    run_targets(prompt)
+        .into_iter()
+        .map(|(file, _)| file)
+        .collect()
+}
+
+/// Files the task says fail when run: `test_x.py fails`.
+pub(crate) fn failing_files(prompt: &str) -> Vec<String> {
+    run_targets(prompt)
+        .into_iter()
+        .filter_map(|(file, fails)| fails.then_some(file))
+        .collect()
+}
+
+/// The files the task says to run, each with whether it says it fails.
+fn run_targets(prompt: &str) -> Vec<(String, bool)> {
     let words: Vec<&str> = prompt.split_whitespace().collect();
     let bare = |w: &str| {
         w.trim_matches(|c: char| !(c.is_alphanumeric() || c == '_'))
             .to_lowercase()
     };
-    let mut out = Vec::new();
+    let mut out: Vec<(String, bool)> = Vec::new();
     for (i, word) in words.iter().enumerate() {
         let verb = bare(word);
-        let target = match verb.as_str() {
+        let (target, fails) = match verb.as_str() {
             "run" | "execute" => {
                 let next = words.get(i + 1).map(|w| bare(w)).unwrap_or_default();
                 let skip = matches!(next.as_str(), "python3" | "python" | "bash" | "sh");
-                words.get(i + 1 + usize::from(skip))
+                (words.get(i + 1 + usize::from(skip)), false)
             }
-            "python3" | "python" | "bash" | "sh" => words.get(i + 1),
-            "fails" | "failed" | "failing" if i > 0 => words.get(i - 1),
-            _ => None,
+            "python3" | "python" | "bash" | "sh" => (words.get(i + 1), false),
+            "fails" | "failed" | "failing" if i > 0 => (words.get(i - 1), true),
+            _ => (None, false),
         };
-        out.extend(target.map(|w| named_files(w)).unwrap_or_default());
+        for file in target.map(|w| named_files(w)).unwrap_or_default() {
+            match out.iter_mut().find(|(f, _)| *f == file) {
+                Some(seen) => seen.1 |= fails,
+                None => out.push((file, fails)),
+            }
+        }
     }
-    out.dedup();
     out
 }
 
@@ -276,6 +296,51 @@ pub(super) fn asks_with(prompt: &str, verbs: &[&str]) -> bool {
             && lower
                 .split(|c: char| !c.is_ascii_alphabetic())
                 .any(|part| verbs.contains(&part))
+    })
+}
+
+/// The languages of a fenced block of shell commands.
+pub(super) const SHELLS: &[&str] = &["sh", "bash", "shell", "console", "zsh"];
+
+/// The first command of `answer`'s shell blocks that is not one of `ran`,
+/// when the answer also says what a command prints: an output made up,
+/// not read (run EB7, count-comments: "The output will be: 3" for a
+/// `grep -c` that never ran, after a grep that had shown 4 lines). A line
+/// starting with the name of a tool that is no command (`read_file
+/// cli.py`) is the model's own call narrated.
+pub(super) fn imagined_output(answer: &str, ran: &[String]) -> Option<String> {
+    const CLAIMS: &[&str] = &[
+        "output will be",
+        "output is",
+        "will output",
+        "should output",
+        "would output",
+        "will print",
+        "would print",
+        "should print",
+        "prints:",
+        "output:",
+        "result will be",
+    ];
+    let lower = answer.to_lowercase();
+    if !CLAIMS.iter().any(|claim| lower.contains(claim)) {
+        return None;
+    }
+    answer.split("```").skip(1).step_by(2).find_map(|block| {
+        let (lang, body) = block.split_once('\n')?;
+        if !SHELLS.contains(&lang.trim().to_lowercase().as_str()) {
+            return None;
+        }
+        let command = body
+            .lines()
+            .map(|line| line.trim().trim_start_matches("$ ").trim())
+            .find(|line| !line.is_empty() && !line.starts_with('#'))?;
+        let first = command.split_whitespace().next()?;
+        // `grep` is a command as well as a tool.
+        let narrated = first
+            .parse::<ToolName>()
+            .is_ok_and(|tool| !matches!(tool, ToolName::Grep | ToolName::Bash));
+        (!narrated && !ran.iter().any(|r| r.trim() == command)).then(|| command.to_owned())
     })
 }
 

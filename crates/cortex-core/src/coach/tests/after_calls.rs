@@ -188,3 +188,40 @@ fn a_file_the_turn_broke_is_not_said_to_have_been_broken_before() {
     let read = crate::answer::Answer::ok(still.clone()).read_in_turn(&fresh);
     assert_eq!(read.output, still);
 }
+
+#[test]
+fn an_output_given_for_a_command_that_did_not_run_is_met_with_running_it() {
+    let prompt = "How many lines of main.py contain a # comment? Answer with a number.";
+    let made_up = "Here's the command I'll run:\n\n```bash\ngrep -c '#' main.py\n```\n\nThe \
+                   output will be:\n\n```\n3\n```\n\nSo there are 3.";
+    let grep = call(
+        "grep",
+        serde_json::json!({"pattern": "#", "path": "main.py"}),
+    );
+    let mut work = TurnWork::new(prompt);
+    work.record(&grep, ToolStatus::Ok, None, Some("main.py:1:# entry point"));
+    let text = work.next_reminder(made_up, None).expect("made up");
+    assert!(text.contains("`grep -c '#' main.py`"), "{text}");
+    assert_eq!(chosen_tool(&text), Some(ToolName::Bash), "{text}");
+    // Once it ran, what the answer says it printed is the answer's to say.
+    let mut work = TurnWork::new(prompt);
+    let run = call(
+        "bash",
+        serde_json::json!({"command": "grep -c '#' main.py"}),
+    );
+    work.record(&run, ToolStatus::Ok, None, Some("4\n"));
+    assert_eq!(work.next_reminder(made_up, None), None);
+    // A block with no claim of its output, or the model's own tool named
+    // as a command, is not an output made up.
+    assert_eq!(
+        imagined_output("You can check with:\n```bash\ngrep -c x a\n```", &[]),
+        None
+    );
+    assert_eq!(
+        imagined_output(
+            "```bash\nread_file cli.py\n```\nThis should output:\n1",
+            &[]
+        ),
+        None
+    );
+}
