@@ -67,7 +67,7 @@ impl Session {
             text.push_str("\n\n");
             text.push_str(&files);
         }
-        if let Some(run) = self.reported_failure(&listing.paths).await {
+        if let Some(run) = self.reported_failure(&listing.paths, cancel).await {
             text.push_str("\n\n");
             text.push_str(&run);
         }
@@ -91,15 +91,21 @@ impl Session {
     /// A tool the harness itself runs in the guest (not the model): its
     /// output when it succeeded; `None` when it failed or there is no guest.
     pub(crate) async fn harness_call(&self, args: ToolArgs) -> Option<String> {
-        self.harness_outcome(args)
+        self.harness_outcome(args, &CancellationToken::new())
             .await
             .filter(|outcome| outcome.is_ok())
             .map(|outcome| outcome.output)
     }
 
     /// How a tool the harness runs in the guest ended, whatever its status;
-    /// `None` when it could not run or there is no guest.
-    pub(crate) async fn harness_outcome(&self, args: ToolArgs) -> Option<ToolOutcome> {
+    /// `None` when it could not run, there is no guest, or `cancel` fired
+    /// first (the call is then stopped in the guest: dropping it would leave
+    /// it running).
+    pub(crate) async fn harness_outcome(
+        &self,
+        args: ToolArgs,
+        cancel: &CancellationToken,
+    ) -> Option<ToolOutcome> {
         let guest = self.guest.as_ref()?;
         let mut handle = match guest.call(args).await {
             Ok(handle) => handle,
@@ -108,12 +114,20 @@ impl Session {
                 return None;
             }
         };
-        while let Some(reply) = handle.next().await {
-            if let GuestReply::Result(outcome) = reply {
-                return Some(outcome);
+        loop {
+            tokio::select! {
+                reply = handle.next() => match reply? {
+                    GuestReply::Result(outcome) => return Some(outcome),
+                    _ => continue,
+                },
+                () = cancel.cancelled() => {
+                    if let Err(e) = guest.stop_call(handle.id()).await {
+                        tracing::warn!("stopping a call of the harness failed: {e}");
+                    }
+                    return None;
+                }
             }
         }
-        None
     }
 }
 

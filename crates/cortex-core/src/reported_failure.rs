@@ -20,6 +20,7 @@
 
 use crate::Session;
 use cortex_protocol::{ApprovalPolicy, BashArgs, Mode, ToolArgs, ToolName};
+use tokio_util::sync::CancellationToken;
 
 /// How long the run may take: a test the task reports failing, not a build.
 const TIMEOUT_MS: u64 = 30_000;
@@ -27,8 +28,12 @@ const TIMEOUT_MS: u64 = 30_000;
 impl Session {
     /// What the failing run printed, as a section of the turn's context
     /// (`listed`: the workspace's files); `None` when nothing is to run or
-    /// the run did not finish.
-    pub(crate) async fn reported_failure(&self, listed: &[String]) -> Option<String> {
+    /// the run did not finish (Stop stops it).
+    pub(crate) async fn reported_failure(
+        &self,
+        listed: &[String],
+        cancel: &CancellationToken,
+    ) -> Option<String> {
         let runs = self.reads_first()
             && self.mode() == Mode::Agent
             && self.offered_tools().contains(&ToolName::Bash)
@@ -44,7 +49,7 @@ impl Session {
             command: command.clone(),
             timeout_ms: Some(TIMEOUT_MS),
         });
-        let output = self.harness_outcome(args).await?.output;
+        let output = self.harness_outcome(args, cancel).await?.output;
         Some(format!(
             "The task says {file} fails. `{command}`, run now, printed:\n{}",
             output.trim_end()
