@@ -88,6 +88,8 @@ impl Session {
             let status = answer.as_ref().map_or(ToolStatus::Stopped, |a| a.status);
             let diff = answer.as_ref().and_then(|a| a.diff.as_deref());
             let output = answer.as_ref().map(|a| a.output.as_str());
+            let changed = status == ToolStatus::Ok && diff.is_some_and(|d| !d.is_empty());
+            stop_rule.on_result(&call.name, &call.arguments, changed);
             self.turn_work.record(call, status, diff, output);
             self.note_seen(call, status).await;
         }

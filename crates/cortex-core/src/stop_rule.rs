@@ -41,6 +41,9 @@ pub struct StopRuleState {
     /// The most recent call and how many times in a row it was made.
     last_call: Option<(String, String)>,
     repeats: usize,
+    /// The most recent call changed a file when it ran
+    /// ([`StopRuleState::on_result`]).
+    last_changed: bool,
 }
 
 impl StopRuleState {
@@ -57,6 +60,7 @@ impl StopRuleState {
             tool_rounds: 0,
             last_call: None,
             repeats: 0,
+            last_changed: false,
         }
     }
 
@@ -76,6 +80,15 @@ impl StopRuleState {
         }
     }
 
+    /// Called with each call's outcome once it ran: whether it changed a
+    /// file. Only the most recent call's is kept.
+    pub fn on_result(&mut self, name: &str, arguments: &str, changed: bool) {
+        let call = (name.to_owned(), arguments.trim().to_owned());
+        if self.last_call.as_ref() == Some(&call) {
+            self.last_changed = changed;
+        }
+    }
+
     /// The gate for one call. `idempotent`: the call gives the same result
     /// when repeated right away (reads, searches, an edit, a write).
     pub fn check_call(&mut self, name: &str, arguments: &str, idempotent: bool) -> CallCheck {
@@ -85,10 +98,21 @@ impl StopRuleState {
         } else {
             self.last_call = Some(call);
             self.repeats = 1;
+            self.last_changed = false;
         }
         if self.rule == StopRule::Bot && self.repeats >= BOT_MAX_IDENTICAL_CALLS {
             return CallCheck::Stop(format!(
                 "stop rule `bot`: {BOT_MAX_IDENTICAL_CALLS} identical consecutive calls to {name}"
+            ));
+        }
+        // An edit made again applies its change twice: an insertion's
+        // quote is still there after it (run EC, readme-section: the new
+        // section went in twice). A refused edit stays repeatable.
+        if name == ToolName::EditFile.as_str() && self.repeats >= 2 && self.last_changed {
+            return CallCheck::Refuse(format!(
+                "{REPEAT_REFUSAL}{name} call as the previous one, which was made: made again it \
+                 would apply its change a second time. The file has the change (its diff is \
+                 above); go on with the task, or answer"
             ));
         }
         if idempotent && self.repeats >= MAX_IDENTICAL_IDEMPOTENT_CALLS {
@@ -135,6 +159,29 @@ mod tests {
             assert_eq!(s.check_call("bash", "{}", false), CallCheck::Run);
             assert_eq!(s.check_call("read_file", read, true), CallCheck::Run);
         }
+    }
+
+    #[test]
+    fn an_edit_made_is_not_made_again_and_a_refused_one_may_be() {
+        let mut s = StopRuleState::new(StopRule::Code);
+        let edit = r#"{"path":"README.md","old_string":"Install","new_string":"Install\n\nUsage"}"#;
+        assert_eq!(s.check_call("edit_file", edit, true), CallCheck::Run);
+        s.on_result("edit_file", edit, true);
+        let CallCheck::Refuse(refusal) = s.check_call("edit_file", edit, true) else {
+            panic!("an insertion made twice");
+        };
+        assert_eq!(repeated_tool(&refusal), Some(ToolName::EditFile));
+        // Refused (or failed) before: the same call runs again.
+        let mut s = StopRuleState::new(StopRule::Code);
+        assert_eq!(s.check_call("edit_file", edit, true), CallCheck::Run);
+        s.on_result("edit_file", edit, false);
+        assert_eq!(s.check_call("edit_file", edit, true), CallCheck::Run);
+        // Another call in between starts again.
+        let mut s = StopRuleState::new(StopRule::Code);
+        assert_eq!(s.check_call("edit_file", edit, true), CallCheck::Run);
+        s.on_result("edit_file", edit, true);
+        assert_eq!(s.check_call("bash", "{}", false), CallCheck::Run);
+        assert_eq!(s.check_call("edit_file", edit, true), CallCheck::Run);
     }
 
     #[test]
