@@ -60,6 +60,7 @@ fn request(model: &str, round: usize) -> ModelRequest {
         tools: Mode::Agent.tools().iter().map(|t| t.spec()).collect(),
         tool_choice: Default::default(),
         quotable: Vec::new(),
+        refused_calls: Vec::new(),
     }
 }
 

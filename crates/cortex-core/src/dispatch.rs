@@ -93,6 +93,8 @@ impl Session {
             self.turn_work.record(call, status, diff, output);
             self.note_seen(call, status).await;
         }
+        let refused = self.refused_if_again(calls, stop_rule);
+        self.turn_work.set_refused_calls(refused);
         // Every call is answered: the round is complete, and its message
         // and answers join the history as the next request's fold would.
         self.state.close_round();
@@ -103,6 +105,34 @@ impl Session {
         } else {
             DispatchEnd::Continue { any_ok }
         })
+    }
+
+    /// The calls of this round the gates will refuse if the next reply
+    /// makes them again: the stop rule's next refusal, and the writes a
+    /// held refusal refuses while they come back unchanged. The next
+    /// request names them ([`cortex_model::ModelRequest::refused_calls`]).
+    fn refused_if_again(
+        &self,
+        calls: &[ToolCallRequest],
+        stop_rule: &StopRuleState,
+    ) -> Vec<cortex_model::RefusedCall> {
+        let held = calls.iter().filter(|call| {
+            let Ok(tool) = call.name.parse::<ToolName>() else {
+                return false;
+            };
+            ToolArgs::parse(tool, &call.arguments).is_ok_and(|a| self.turn_work.holds_against(&a))
+        });
+        let held = held.map(|call| cortex_model::RefusedCall {
+            name: call.name.clone(),
+            arguments: call.arguments.clone(),
+        });
+        let mut refused: Vec<_> = stop_rule.refused_next().into_iter().collect();
+        for call in held {
+            if !refused.contains(&call) {
+                refused.push(call);
+            }
+        }
+        refused
     }
 
     /// Record each call (`tool.call`) and pass it through the gates. Returns

@@ -30,7 +30,7 @@ impl Session {
     /// (`listed`: the workspace's files); `None` when nothing is to run or
     /// the run did not finish (Stop stops it).
     pub(crate) async fn reported_failure(
-        &self,
+        &mut self,
         listed: &[String],
         cancel: &CancellationToken,
     ) -> Option<String> {
@@ -50,6 +50,7 @@ impl Session {
             timeout_ms: Some(TIMEOUT_MS),
         });
         let output = self.harness_outcome(args, cancel).await?.output;
+        self.turn_work.note_reported_failure(&output, listed);
         Some(format!(
             "The task says {file} fails. `{command}`, run now, printed:\n{}",
             output.trim_end()

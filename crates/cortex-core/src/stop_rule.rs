@@ -44,6 +44,8 @@ pub struct StopRuleState {
     /// The most recent call changed a file when it ran
     /// ([`StopRuleState::on_result`]).
     last_changed: bool,
+    /// The most recent call gives the same result when repeated.
+    last_idempotent: bool,
 }
 
 impl StopRuleState {
@@ -61,6 +63,7 @@ impl StopRuleState {
             last_call: None,
             repeats: 0,
             last_changed: false,
+            last_idempotent: false,
         }
     }
 
@@ -89,6 +92,19 @@ impl StopRuleState {
         }
     }
 
+    /// The call [`StopRuleState::check_call`] would refuse if it came next
+    /// (the most recent one, made again), as a request's
+    /// [`cortex_model::RefusedCall`].
+    pub fn refused_next(&self) -> Option<cortex_model::RefusedCall> {
+        let (name, arguments) = self.last_call.as_ref()?;
+        let made_edit = name == ToolName::EditFile.as_str() && self.last_changed;
+        let spent = self.last_idempotent && self.repeats + 1 >= MAX_IDENTICAL_IDEMPOTENT_CALLS;
+        (made_edit || spent).then(|| cortex_model::RefusedCall {
+            name: name.clone(),
+            arguments: arguments.clone(),
+        })
+    }
+
     /// The gate for one call. `idempotent`: the call gives the same result
     /// when repeated right away (reads, searches, an edit, a write).
     pub fn check_call(&mut self, name: &str, arguments: &str, idempotent: bool) -> CallCheck {
@@ -100,6 +116,7 @@ impl StopRuleState {
             self.repeats = 1;
             self.last_changed = false;
         }
+        self.last_idempotent = idempotent;
         if self.rule == StopRule::Bot && self.repeats >= BOT_MAX_IDENTICAL_CALLS {
             return CallCheck::Stop(format!(
                 "stop rule `bot`: {BOT_MAX_IDENTICAL_CALLS} identical consecutive calls to {name}"
@@ -182,6 +199,40 @@ mod tests {
         s.on_result("edit_file", edit, true);
         assert_eq!(s.check_call("bash", "{}", false), CallCheck::Run);
         assert_eq!(s.check_call("edit_file", edit, true), CallCheck::Run);
+    }
+
+    #[test]
+    fn the_call_refused_next_is_the_one_the_gate_refuses() {
+        let edit = r#"{"path":"a.py","old_string":"x","new_string":"y"}"#;
+        let mut s = StopRuleState::new(StopRule::Code);
+        assert_eq!(s.refused_next(), None);
+        // A made edit: its repeat is refused.
+        assert_eq!(s.check_call("edit_file", edit, true), CallCheck::Run);
+        s.on_result("edit_file", edit, true);
+        let next = s.refused_next().expect("a made edit's repeat is refused");
+        assert!(next.matches("edit_file", edit));
+        assert!(matches!(
+            s.check_call("edit_file", edit, true),
+            CallCheck::Refuse(_)
+        ));
+        // A failed edit may come once more; the third is refused.
+        let mut s = StopRuleState::new(StopRule::Code);
+        assert_eq!(s.check_call("edit_file", edit, true), CallCheck::Run);
+        s.on_result("edit_file", edit, false);
+        assert_eq!(s.refused_next(), None);
+        assert_eq!(s.check_call("edit_file", edit, true), CallCheck::Run);
+        s.on_result("edit_file", edit, false);
+        assert!(s.refused_next().is_some());
+        assert!(matches!(
+            s.check_call("edit_file", edit, true),
+            CallCheck::Refuse(_)
+        ));
+        // A command is never refused as a repeat.
+        let mut s = StopRuleState::new(StopRule::Code);
+        for _ in 0..4 {
+            assert_eq!(s.check_call("bash", "{}", false), CallCheck::Run);
+            assert_eq!(s.refused_next(), None);
+        }
     }
 
     #[test]

@@ -214,6 +214,7 @@ impl Session {
                 .collect(),
             tool_choice: crate::verify::tool_choice(&self.state.messages, &offered),
             quotable: self.quotable(),
+            refused_calls: self.turn_work.refused_calls().to_vec(),
         }
     }
 

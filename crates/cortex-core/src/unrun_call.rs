@@ -7,7 +7,8 @@
 //! would report success for work that never happened (docs/BENCHMARKS.md,
 //! the task set: 0 calls run in 9 turns behind a llama.cpp server, exit 0).
 //! So the first such answer of a turn goes back to the model once with what
-//! was wrong; a second one fails the turn, saying why.
+//! was wrong; a second one fails the turn, saying why. A call the turn has
+//! made and that succeeded, written out again, is a report of work done.
 
 use crate::Session;
 use cortex_model::text_calls::{parse_reply, unreadable_call};
@@ -35,6 +36,12 @@ impl Session {
             .collect();
         let names: Vec<&str> = offered.iter().map(String::as_str).collect();
         let problem = match parse_reply(answer, &names).calls.first() {
+            // The call the turn made already, given back to say what was
+            // done (run ED: the 1.5B recited its edit after its repeat was
+            // refused, and the turn failed as if nothing had run).
+            Some(call) if self.turn_work.made_already(&call.name, &call.arguments) => {
+                return UnrunCall::None;
+            }
             Some(call) => format!(
                 "Your reply wrote a call to `{}` as text, so it did not run",
                 call.name

@@ -89,46 +89,44 @@ impl Session {
                  only when the user asks for it."
             )));
         }
-        if self.turn_work.first_write_to_run(path) {
-            return Some(Answer::error(format!(
-                "not made: the task says to run {path}, not to change it. Fix the code it runs \
-                 so that it passes; if {path} itself is wrong, make this call again."
-            )));
+        if self.turn_work.refuses_write_to_run(path) {
+            return Some(Answer::error(self.turn_work.to_run_refusal(path)));
         }
-        let prompt = self.turn_work.prompt();
+        // Owned: the refusals below are worked out one at a time, between
+        // updates of the turn's record.
+        let prompt = self.turn_work.prompt().to_owned();
+        let prompt = prompt.as_str();
         let edit = match args {
             ToolArgs::EditFile(edit) => Some(edit),
             _ => None,
         };
-        let refusals = [
-            (
-                Refusal::Misplaced,
-                edit.and_then(|e| misplaced_insertion(prompt, e)),
-            ),
-            (
-                Refusal::Replacement,
-                edit.and_then(|e| replacement_and_more(prompt, e)),
-            ),
-            (
-                Refusal::Product,
-                producer_of(prompt, path).map(|producer| {
-                    format!(
-                        "not made: the task says {producer} should write {path}; writing {path} \
+        let product = || {
+            producer_of(prompt, path).map(|producer| {
+                format!(
+                    "not made: the task says {producer} should write {path}; writing {path} \
                      yourself leaves {producer} as it is, and its next run undoes it. Change \
                      {producer} so that it writes what the task asks, then run it."
-                    )
-                }),
-            ),
-            (
-                Refusal::Elsewhere,
+                )
+            })
+        };
+        let refusals: [(Refusal, &dyn Fn() -> Option<String>); 4] = [
+            (Refusal::Misplaced, &|| {
+                edit.and_then(|e| misplaced_insertion(prompt, e))
+            }),
+            (Refusal::Replacement, &|| {
+                edit.and_then(|e| replacement_and_more(prompt, e))
+            }),
+            (Refusal::Product, &product),
+            (Refusal::Elsewhere, &|| {
                 current
                     .is_none()
                     .then(|| elsewhere_named(prompt, args))
-                    .flatten(),
-            ),
+                    .flatten()
+            }),
         ];
+        // Each is worked out only when none before it refused.
         for (why, refusal) in refusals {
-            let Some(refusal) = refusal else { continue };
+            let Some(refusal) = refusal() else { continue };
             match self.turn_work.refusal_holds(why, path, args) {
                 Held::No => {}
                 Held::First => return Some(Answer::error(refusal)),
@@ -156,6 +154,29 @@ impl Session {
             // The tool itself explains an edit that cannot be made.
             _ => return None,
         };
+        if let ToolArgs::EditFile(edit) = args
+            && quotes_only(path, edit)
+            && !mentions_quotes(self.turn_work.prompt())
+            && self.turn_work.first_refusal(Refusal::Quotes, path)
+        {
+            return Some(Answer::error(format!(
+                "not made: this edit only changes quotes (`{}` to `{}`), and in {path} a string \
+                 in single quotes is the same as in double quotes: the code would do what it \
+                 does now. Find what is wrong (the task and the output above say what fails) \
+                 and change that.",
+                edit.old_string.trim(),
+                edit.new_string.trim()
+            )));
+        }
+        if let ToolArgs::EditFile(edit) = args
+            && let Some((line, number)) = import_again(&old, edit)
+            && self.turn_work.first_refusal(Refusal::Again, path)
+        {
+            return Some(Answer::error(format!(
+                "not made: {path} has `{line}` already (line {number}), and this edit would \
+                 add it again. {path} now:\n{shown}"
+            )));
+        }
         if let ToolArgs::EditFile(edit) = args
             && let Some((changed, named)) =
                 unnamed_definition(self.turn_work.prompt(), path, &old, edit)
@@ -233,6 +254,51 @@ impl Session {
 /// run AE), or `None`: the edit is a pure insertion before (or after) its
 /// `old_string`, and the task says "after" (or "before") a word the quote
 /// holds.
+/// An edit of a Python or JavaScript file that swaps `'` for `"` or back
+/// and changes nothing else (run EC, fix-wrong-key: `user["mail"]` made
+/// `user['mail']` for a `KeyError`, then the same edit again).
+fn quotes_only(path: &str, edit: &cortex_protocol::EditFileArgs) -> bool {
+    let quoted_alike = [".py", ".js", ".mjs", ".ts"]
+        .iter()
+        .any(|ext| path.ends_with(ext));
+    let unquoted = |s: &str| s.replace('\'', "\"");
+    quoted_alike
+        && edit.old_string != edit.new_string
+        && unquoted(&edit.old_string) == unquoted(&edit.new_string)
+}
+
+/// Whether the task speaks of quotes (then changing them is the task).
+fn mentions_quotes(prompt: &str) -> bool {
+    prompt.to_lowercase().contains("quot")
+}
+
+/// An insertion whose lines the file has already, an import among them
+/// (run EC, fix-missing-import: `import os` inserted three times): the
+/// first such import and its line number.
+fn import_again(old: &str, edit: &cortex_protocol::EditFileArgs) -> Option<(String, usize)> {
+    if edit.old_string.trim().is_empty() {
+        return None;
+    }
+    let (before, after) = edit.new_string.split_once(&edit.old_string)?;
+    let has = |line: &str| old.lines().position(|l| l.trim() == line).map(|i| i + 1);
+    let inserted: Vec<&str> = before
+        .lines()
+        .chain(after.lines())
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    if inserted.is_empty() || inserted.iter().any(|l| has(l).is_none()) {
+        return None;
+    }
+    inserted.iter().find_map(|line| {
+        let import =
+            line.starts_with("import ") || (line.starts_with("from ") && line.contains(" import "));
+        import
+            .then(|| has(line).map(|n| ((*line).to_owned(), n)))
+            .flatten()
+    })
+}
+
 fn misplaced_insertion(prompt: &str, edit: &cortex_protocol::EditFileArgs) -> Option<String> {
     let (old, new) = (edit.old_string.as_str(), edit.new_string.as_str());
     if old.trim().is_empty() || new.len() <= old.len() || edit.replace_all == Some(true) {
@@ -504,217 +570,4 @@ impl Answer {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::{
-        elsewhere_named, handed_tool, misplaced_insertion, producer_of, replacement_and_more,
-        replacements, unnamed_definition,
-    };
-    use cortex_protocol::{EditFileArgs, ToolArgs, ToolName, WriteFileArgs};
-
-    fn edit(old: &str, new: &str) -> EditFileArgs {
-        EditFileArgs {
-            path: "README.md".into(),
-            old_string: old.into(),
-            new_string: new.into(),
-            replace_all: None,
-        }
-    }
-
-    #[test]
-    fn an_insertion_on_the_wrong_side_of_the_anchor_is_named() {
-        let prompt = "Add a section '## Usage' to README.md, after Install, that says: run it.";
-        let quote = "## Install\n\npip install tool";
-        let before = edit(quote, &format!("## Usage\n\nrun it\n{quote}"));
-        let said = misplaced_insertion(prompt, &before).expect("before Install");
-        assert!(
-            said.contains("puts its new text before `## Install`")
-                && said.contains("the task says after Install"),
-            "{said}"
-        );
-        // The call to make instead, with the new text after the quote.
-        assert_eq!(handed_tool(&said), Some(ToolName::EditFile));
-        let call = said.split_once("arguments: ").expect("a call").1;
-        let call: serde_json::Value = serde_json::from_str(call).expect("JSON");
-        assert_eq!(call["old_string"], quote);
-        assert_eq!(
-            call["new_string"],
-            "## Install\n\npip install tool\n\n## Usage\n\nrun it"
-        );
-        let after = edit(quote, &format!("{quote}\n\n## Usage\n\nrun it"));
-        assert_eq!(misplaced_insertion(prompt, &after), None);
-        // A task that places nothing, or by a word the quote lacks: nothing.
-        assert_eq!(misplaced_insertion("Add a Usage section.", &before), None);
-        let elsewhere = edit("# tool", "## Usage\n\nrun it\n# tool");
-        assert_eq!(misplaced_insertion(prompt, &elsewhere), None);
-        // "before" asks the other side.
-        let prompt = "Insert a line before the return in calc.py.";
-        let line = edit("    return a", "    return a\n    print(a)");
-        let said = misplaced_insertion(prompt, &line).expect("after the return");
-        assert!(said.contains("after `    return a`"), "{said}");
-        assert!(
-            said.contains(r#""new_string":"    print(a)\n    return a""#),
-            "{said}"
-        );
-    }
-
-    #[test]
-    fn an_edit_of_a_definition_the_task_does_not_name_is_named() {
-        let file = "def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n";
-        let prompt = "Fix the add function in calc.py.";
-        let mul = EditFileArgs {
-            path: "calc.py".into(),
-            old_string: "def mul(a, b):\n    return a * b".into(),
-            new_string: "def mul(a, b):\n    return math.sqrt(a * b)".into(),
-            replace_all: None,
-        };
-        assert_eq!(
-            unnamed_definition(prompt, "calc.py", file, &mul),
-            Some(("`mul`".into(), "`add`".into()))
-        );
-        // The named function, a prompt naming none, an edit that quotes the
-        // name (a call site of a rename) and one at the top level: nothing.
-        let add = EditFileArgs {
-            old_string: "    return a - b".into(),
-            new_string: "    return a + b".into(),
-            ..mul.clone()
-        };
-        assert_eq!(unnamed_definition(prompt, "calc.py", file, &add), None);
-        assert_eq!(
-            unnamed_definition("Fix calc.py.", "calc.py", file, &mul),
-            None
-        );
-        let call = EditFileArgs {
-            new_string: "def mul(a, b):\n    return add(a, b) * 0 + a * b".into(),
-            ..mul.clone()
-        };
-        assert_eq!(unnamed_definition(prompt, "calc.py", file, &call), None);
-        let import = EditFileArgs {
-            old_string: "def add(a, b):".into(),
-            new_string: "import math\n\ndef add(a, b):".into(),
-            ..mul
-        };
-        assert_eq!(unnamed_definition(prompt, "calc.py", file, &import), None);
-    }
-
-    #[test]
-    fn replacements_are_read_from_the_usual_phrasings() {
-        assert_eq!(
-            replacements("There is a typo in cli.py: --verbse should be --verbose. Fix it."),
-            [("--verbse".to_owned(), "--verbose".to_owned())]
-        );
-        assert_eq!(
-            replacements("build.sh should write the word ok (not done) into out/stamp."),
-            [("done".to_owned(), "ok".to_owned())]
-        );
-        assert_eq!(
-            replacements("Change the timeout from 30 to 45 in both files."),
-            [("30".to_owned(), "45".to_owned())]
-        );
-        assert_eq!(
-            replacements("Replace `print` with `log` in app.py."),
-            [("print".to_owned(), "log".to_owned())]
-        );
-        // Plain words: no stated replacement.
-        assert!(replacements("The heading should be bold. Move it from top to bottom.").is_empty());
-    }
-
-    #[test]
-    fn an_edit_that_loses_text_besides_the_replacement_gets_the_edit_alone() {
-        let prompt =
-            "There is a typo in the usage message in cli.py: --verbse should be --verbose.";
-        let dropped = EditFileArgs {
-            path: "cli.py".into(),
-            old_string: "    return 'Usage: tool [--verbse] FILE'".into(),
-            new_string: "    return 'Usage: tool --verbose FILE'".into(),
-            replace_all: None,
-        };
-        let said = replacement_and_more(prompt, &dropped).expect("brackets dropped");
-        let call = said.split_once("arguments: ").expect("a call").1;
-        let call: serde_json::Value = serde_json::from_str(call).expect("JSON");
-        assert_eq!(
-            call["new_string"],
-            "    return 'Usage: tool [--verbose] FILE'"
-        );
-        // The replacement alone, or with more added: made.
-        let alone = EditFileArgs {
-            new_string: "    return 'Usage: tool [--verbose] FILE'".into(),
-            ..dropped.clone()
-        };
-        assert_eq!(replacement_and_more(prompt, &alone), None);
-        let more = EditFileArgs {
-            new_string: "    return 'Usage: tool [--verbose] FILE'  # fixed".into(),
-            ..dropped
-        };
-        assert_eq!(replacement_and_more(prompt, &more), None);
-    }
-
-    #[test]
-    fn a_new_file_in_another_folder_than_the_task_names_is_named() {
-        let prompt = "Add test_divide.py with asserts that safe_div(6, 3) == 2, then run it.";
-        let write = |path: &str| {
-            ToolArgs::WriteFile(WriteFileArgs {
-                path: path.into(),
-                content: "assert True\n".into(),
-            })
-        };
-        let said = elsewhere_named(prompt, &write("tests/test_divide.py")).expect("elsewhere");
-        assert!(
-            said.starts_with(
-                "not made: the task names test_divide.py, and this call would create \
-                 tests/test_divide.py."
-            ),
-            "{said}"
-        );
-        // The write of the named file, handed over as a call.
-        assert_eq!(handed_tool(&said), Some(ToolName::WriteFile));
-        let call = said.split_once("arguments: ").expect("a call").1;
-        let call: serde_json::Value = serde_json::from_str(call).expect("JSON");
-        assert_eq!(call["path"], "test_divide.py");
-        assert_eq!(call["content"], "assert True\n");
-        assert_eq!(elsewhere_named(prompt, &write("test_divide.py")), None);
-        assert_eq!(elsewhere_named(prompt, &write("./test_divide.py")), None);
-        assert_eq!(elsewhere_named(prompt, &write("tests/test_other.py")), None);
-        let said = elsewhere_named("Create src/app/hello.txt.", &write("hello.txt"));
-        assert!(said.is_some_and(|s| s.contains("\"path\":\"src/app/hello.txt\"")));
-        // Refusals without a call hand over nothing.
-        assert_eq!(handed_tool("not made: the task says to run t.py"), None);
-        assert_eq!(
-            handed_tool("not made: call nothing with these arguments: {}"),
-            None
-        );
-        assert_eq!(handed_tool("1\tcall bash with these arguments: {}"), None);
-    }
-
-    #[test]
-    fn a_file_the_task_says_a_script_writes_has_that_script() {
-        let prompt = "build.sh should write the word ok (not done) into out/stamp. Fix it and \
-                      run it.";
-        assert_eq!(
-            producer_of(prompt, "out/stamp"),
-            Some("build.sh".to_owned())
-        );
-        assert_eq!(
-            producer_of(prompt, "./out/stamp"),
-            Some("build.sh".to_owned())
-        );
-        assert_eq!(producer_of(prompt, "build.sh"), None);
-        assert_eq!(
-            producer_of("gen.py creates `dist/index.html`.", "dist/index.html"),
-            Some("gen.py".to_owned())
-        );
-        // No file before the verb, the file not its subject, or the verb in
-        // another sentence: none.
-        assert_eq!(producer_of("Write hello.txt with hi.", "hello.txt"), None);
-        assert_eq!(
-            producer_of("Fix calc.py and write test_calc.py.", "test_calc.py"),
-            None
-        );
-        assert_eq!(
-            producer_of(
-                "Fix build.sh. Then write the word ok into out/stamp.",
-                "out/stamp"
-            ),
-            None
-        );
-    }
-}
+mod tests;

@@ -24,8 +24,16 @@ const VERIFY_PREFIX: &str = "Your answer is not based on any successful tool cal
 /// The reminder for an answer given without any successful call: when the
 /// task says to run a file ("Run check.py and tell me what it prints"),
 /// running it is the check, and the reply must call `bash` (asked to call
-/// any tool, the 1.5B read `check.py` and repeated its guess, run H).
+/// any tool, the 1.5B read `check.py` and repeated its guess, run H). When
+/// it counts files ("How many .py files are in the src folder?"), listing
+/// them is, and the reply must call `glob`.
 pub(crate) fn verify_reminder(prompt: &str) -> String {
+    if let Some(pattern) = crate::coach::counted_files_pattern(prompt) {
+        return format!(
+            "{VERIFY_PREFIX} The task asks how many files there are: Call glob now with the \
+             pattern `{pattern}`, then answer with the number of paths it lists."
+        );
+    }
     match crate::coach::files_to_run(prompt).first() {
         Some(file) => format!(
             "{VERIFY_PREFIX} The task says to run {file}: Call bash now with `{}`, then answer \
@@ -95,6 +103,7 @@ impl Session {
 
     /// Records the harness's message to the model and adds it to the history.
     pub(crate) async fn remind(&mut self, turn: &TurnId, text: &str) -> Result<(), CoreError> {
+        self.turn_work.note_harness_words(text);
         let reminder = EventKind::TurnReminder {
             text: text.to_owned(),
         };

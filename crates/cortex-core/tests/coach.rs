@@ -8,7 +8,7 @@ mod common;
 
 use common::*;
 use cortex_core::TurnOutcome;
-use cortex_model::ToolChoice;
+use cortex_model::{RefusedCall, ToolChoice};
 use cortex_protocol::{EventKind, ToolName};
 use serde_json::{Value, json};
 
@@ -18,6 +18,8 @@ struct Ran {
     results: Vec<(String, String)>,
     reminders: Vec<String>,
     choices: Vec<ToolChoice>,
+    /// Each request's calls that the gates will refuse.
+    refused: Vec<Vec<RefusedCall>>,
     repo: tempfile::TempDir,
 }
 
@@ -48,12 +50,15 @@ async fn run(small: bool, files: &[(&str, &str)], prompt: &str, script: Value) -
             _ => None,
         })
         .collect();
-    let choices = scripted.requests().iter().map(|r| r.tool_choice).collect();
+    let requests = scripted.requests();
+    let choices = requests.iter().map(|r| r.tool_choice).collect();
+    let refused = requests.iter().map(|r| r.refused_calls.clone()).collect();
     Ran {
         outcome,
         results,
         reminders,
         choices,
+        refused,
         repo,
     }
 }
@@ -82,6 +87,17 @@ const CALC: &str = "def add(a, b):\n    return a - b\n";
 const TEST: &str = "from calc import add\nassert add(2, 3) == 5\nprint('ok')\n";
 const FIX: &str = "python3 test_calc.py fails. Fix the bug in calc.py.";
 
+/// The turn of [`FIX`] over calc.py and its test.
+async fn run_fix(small: bool, script: Value) -> Ran {
+    run(
+        small,
+        &[("calc.py", CALC), ("test_calc.py", TEST)],
+        FIX,
+        script,
+    )
+    .await
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn advice_goes_back_and_the_next_reply_must_act() {
     let script = json!({"responses": [
@@ -92,13 +108,7 @@ async fn advice_goes_back_and_the_next_reply_must_act() {
         bash("python3 test_calc.py"),
         text("Fixed; the test passes."),
     ]});
-    let ran = run(
-        true,
-        &[("calc.py", CALC), ("test_calc.py", TEST)],
-        FIX,
-        script,
-    )
-    .await;
+    let ran = run_fix(true, script).await;
     assert_eq!(
         ran.outcome,
         TurnOutcome::Completed { rounds: 5 },
@@ -125,13 +135,7 @@ async fn a_change_never_tested_is_met_with_the_test_to_run() {
         bash("python3 test_calc.py"),
         text("Fixed; the test prints ok."),
     ]});
-    let ran = run(
-        true,
-        &[("calc.py", CALC), ("test_calc.py", TEST)],
-        FIX,
-        script,
-    )
-    .await;
+    let ran = run_fix(true, script).await;
     assert_eq!(ran.outcome, TurnOutcome::Completed { rounds: 5 });
     assert_eq!(ran.reminders.len(), 1, "{:?}", ran.reminders);
     assert!(
@@ -216,13 +220,7 @@ async fn other_models_get_no_checks() {
         edit("calc.py", "a - b", "a + b"),
         text("Replace the minus with a plus:\n```python\nreturn a + b\n```"),
     ]});
-    let ran = run(
-        false,
-        &[("calc.py", CALC), ("test_calc.py", TEST)],
-        FIX,
-        script,
-    )
-    .await;
+    let ran = run_fix(false, script).await;
     assert_eq!(ran.outcome, TurnOutcome::Completed { rounds: 2 });
     assert_eq!(ran.results[0].0, "ok", "{:?}", ran.results);
     assert!(ran.reminders.is_empty());
@@ -489,6 +487,29 @@ async fn a_refusal_that_hands_over_a_call_holds_while_the_call_is_unchanged() {
         ran.reminders
     );
     assert_eq!(ran.choices[4], ToolChoice::Tool(ToolName::EditFile));
+    // The next request names the refused call while the refusal holds, and
+    // then the edit made (its repeat would apply it twice).
+    let names = |i: usize| -> Vec<(String, Value)> {
+        ran.refused[i]
+            .iter()
+            .map(|c| {
+                let args = serde_json::from_str(&c.arguments).expect("arguments");
+                (c.name.clone(), args)
+            })
+            .collect()
+    };
+    let args = |call: &Value| call["tool_calls"][0]["arguments"].clone();
+    let dropped_args = args(&edit("cli.py", "[--verbse]", "--verbose"));
+    let made_args = args(&edit("cli.py", "[--verbse]", "[--verbose]"));
+    assert!(
+        names(0).is_empty() && names(1).is_empty(),
+        "{:?}",
+        ran.refused
+    );
+    for i in 2..=4 {
+        assert_eq!(names(i), [("edit_file".to_owned(), dropped_args.clone())]);
+    }
+    assert_eq!(names(5), [("edit_file".to_owned(), made_args)]);
     assert_eq!(
         file(&ran, "cli.py"),
         "def usage():\n    return 'Usage: tool [--verbose] FILE'\n",
@@ -666,4 +687,152 @@ async fn the_failure_the_task_reports_is_run_before_the_first_round() {
     // Other models run it themselves when they choose to.
     let other = context(false).await;
     assert!(!other.contains("run now"), "{other}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_write_to_the_file_to_run_names_the_file_its_traceback_ends_in() {
+    let files = [
+        (
+            "report.py",
+            "from mathutils import mean\n\n\ndef summary(values):\n    return f'mean={mean(values)}'\n",
+        ),
+        ("stats/__init__.py", ""),
+        (
+            "stats/mathutils.py",
+            "def mean(values):\n    return sum(values) / len(values)\n",
+        ),
+        (
+            "run.py",
+            "from report import summary\nprint(summary([1, 2, 3]))\n",
+        ),
+    ];
+    let to_run = edit(
+        "run.py",
+        "from report import summary",
+        "from stats.mathutils import mean",
+    );
+    let script = json!({"responses": [read("run.py"), to_run, text("Done.")]});
+    let prompt = "python3 run.py fails with ModuleNotFoundError. Fix the import in report.py.";
+    let ran = run(true, &files, prompt, script).await;
+    assert_eq!(
+        ran.results[1].1,
+        "not made: the task says to run run.py, not to change it, and the error is not in \
+         run.py: the traceback of its run (above) ends in report.py, line 1 (`from mathutils \
+         import mean`). Fix report.py so that run.py passes.",
+        "{:?}",
+        ran.results
+    );
+    // Where the traceback ends in the file itself and the task names the
+    // file to fix, that file; the refusal holds, and the next request says
+    // a write to the test will be refused.
+    let to_test = edit("test_calc.py", "== 5", "== -1");
+    let script = json!({"responses": [
+        read("test_calc.py"),
+        to_test.clone(),
+        edit("test_calc.py", "== 5", "== -2"),
+        text("Done."),
+    ]});
+    let ran = run_fix(true, script).await;
+    let named = "not made: the task says to run test_calc.py, not to change it, and names calc.py \
+                 for the change. Change calc.py so that test_calc.py passes.";
+    assert_eq!(ran.results[1].1, named, "{:?}", ran.results);
+    assert_eq!(ran.results[2].1, named, "{:?}", ran.results);
+    assert_eq!(ran.refused[2].len(), 1, "{:?}", ran.refused);
+    assert!(ran.refused[2][0].matches(
+        "edit_file",
+        &to_test["tool_calls"][0]["arguments"].to_string()
+    ));
+    // Naming no file to fix, the model may insist.
+    let script = json!({"responses": [
+        read("test_calc.py"),
+        to_test.clone(),
+        to_test,
+        text("Done."),
+    ]});
+    let files = [("calc.py", CALC), ("test_calc.py", TEST)];
+    let ran = run(true, &files, "python3 test_calc.py fails. Fix it.", script).await;
+    assert!(
+        ran.results[1]
+            .1
+            .ends_with("if test_calc.py itself is wrong, make this call again."),
+        "{:?}",
+        ran.results
+    );
+    assert_eq!(ran.results[2].0, "ok", "{:?}", ran.results);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_count_of_files_given_unchecked_is_met_with_listing_them() {
+    let files = [
+        ("src/one.py", "x = 1\n"),
+        ("src/two.py", "y = 2\n"),
+        ("src/deep/three.py", "z = 3\n"),
+        ("src/notes.txt", ""),
+        ("setup.py", ""),
+    ];
+    let glob = json!({"tool_calls": [{"name": "glob", "arguments": {"pattern": "src/**/*.py"}}]});
+    let script = json!({"responses": [text("2"), glob, text("3")]});
+    let prompt = "How many .py files are in the src folder? Answer with a number.";
+    let ran = run(true, &files, prompt, script).await;
+    assert!(
+        ran.reminders[0].contains("Call glob now with the pattern `src/**/*.py`"),
+        "{:?}",
+        ran.reminders
+    );
+    assert_eq!(ran.choices[1], ToolChoice::Tool(ToolName::Glob));
+    // The pattern lists what the question counts.
+    let listed: Vec<&str> = ran.results[0].1.lines().collect();
+    assert_eq!(listed.len(), 3, "{listed:?}");
+    assert!(
+        listed
+            .iter()
+            .all(|p| p.starts_with("src/") && p.ends_with(".py"))
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_that_repeats_a_reminder_goes_back() {
+    let script = json!({"responses": [
+        read("src/loader.py"),
+        read("src/loader.py"),
+        read("src/loader.py"),
+        text("The same call again cannot show more than it did."),
+        text("src/loader.py"),
+    ]});
+    let files = [("src/loader.py", "def parse_config(path):\n    return {}\n")];
+    let prompt = "Which file defines the function parse_config? Answer with its path.";
+    let ran = run(true, &files, prompt, script).await;
+    assert_eq!(ran.outcome, TurnOutcome::Completed { rounds: 5 });
+    assert!(
+        ran.reminders[0].starts_with("The same call again cannot show more than it did.")
+            && ran.reminders[1].starts_with("Your reply repeats what the harness told you"),
+        "{:?}",
+        ran.reminders
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_edit_that_only_swaps_quotes_is_refused_once() {
+    let files = [(
+        "users.py",
+        "def contact(user):\n    return user[\"mail\"]\n",
+    )];
+    let swap = edit("users.py", "return user[\"mail\"]", "return user['mail']");
+    let script = json!({"responses": [
+        read("users.py"),
+        swap.clone(),
+        swap,
+        text("Done."),
+    ]});
+    let prompt = "contact() raises a KeyError. Fix users.py.";
+    let ran = run(true, &files, prompt, script).await;
+    assert!(
+        ran.results[1]
+            .1
+            .starts_with("not made: this edit only changes quotes (`return user[\"mail\"]` to"),
+        "{:?}",
+        ran.results
+    );
+    // Made again, it is the model's to make.
+    assert_eq!(ran.results[2].0, "ok", "{:?}", ran.results);
 }

@@ -96,3 +96,26 @@ async fn answers_with_code_or_json_examples_end_the_turn() {
         assert!(reminders(&h).await.is_empty(), "{answer}");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_made_already_written_out_again_is_a_report_of_it() {
+    let edit = json!({"name": "edit_file", "arguments": {"path": "app.py", "old_string": "Hello, Cortex", "new_string": "Hi"}});
+    let recited = format!("I changed it with:\n```json\n{edit}\n```");
+    let (h, outcome) = turn(json!({"responses": [
+        {"tool_calls": [edit]},
+        {"text": recited},
+    ]}))
+    .await;
+    assert_eq!(outcome, TurnOutcome::Completed { rounds: 2 });
+    assert!(reminders(&h).await.is_empty());
+    // Another call written as text still goes back.
+    let other = json!({"name": "edit_file", "arguments": {"path": "app.py", "old_string": "Hi", "new_string": "Hey"}});
+    let (h, outcome) = turn(json!({"responses": [
+        {"tool_calls": [edit]},
+        {"text": format!("```json\n{other}\n```")},
+        {"text": "Done."},
+    ]}))
+    .await;
+    assert_eq!(outcome, TurnOutcome::Completed { rounds: 3 });
+    assert_eq!(reminders(&h).await.len(), 1);
+}

@@ -76,6 +76,7 @@ async fn round(
         tools: tools.to_vec(),
         tool_choice: Default::default(),
         quotable: Vec::new(),
+        refused_calls: Vec::new(),
     });
     let mut text = String::new();
     let mut first_event = None;

@@ -236,6 +236,7 @@ impl ModelProvider for LocalProvider {
                 cancel: Arc::clone(&cancel),
                 force_call,
                 quotable: request.quotable,
+                refused: request.refused_calls,
             })
         });
         if let Err(e) = submitted {

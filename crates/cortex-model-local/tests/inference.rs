@@ -5,7 +5,7 @@
 //! call tests), or the default models folder. A missing model is fetched with
 //! `scripts/fetch-default-model`; these tests never skip silently.
 
-use cortex_model::{FinishReason, ModelEvent, ModelProvider, ModelRequest};
+use cortex_model::{FinishReason, ModelEvent, ModelProvider, ModelRequest, RefusedCall};
 use cortex_model_local::{LocalOptions, LocalProvider, models_dir};
 use cortex_protocol::{CallId, Message, Mode, ToolArgs, ToolCallRequest, ToolName};
 use futures::StreamExt;
@@ -123,6 +123,7 @@ fn request(system: &str, messages: Vec<Message>, tools: &[ToolName]) -> ModelReq
         tools: tools.iter().map(|t| t.spec()).collect(),
         tool_choice: Default::default(),
         quotable: Vec::new(),
+        refused_calls: Vec::new(),
     }
 }
 
@@ -337,6 +338,52 @@ async fn the_first_round_can_be_forced_to_call_a_tool() {
     run(&p, request(AGENT_SYSTEM, messages, Mode::Ask.tools())).await;
     let later = p.last_stats().expect("stats");
     assert!(!later.forced_call, "{later:?}");
+}
+
+/// A reply that is a call the request says the harness refuses is drawn
+/// again with some randomness; a reply that is not is drawn once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reply_that_is_a_refused_call_is_drawn_again() {
+    let _serial = SERIAL.lock().await;
+    let p = tool_model();
+    let ask = || {
+        request(
+            AGENT_SYSTEM,
+            vec![Message::user("What does the file notes.txt say?")],
+            Mode::Ask.tools(),
+        )
+    };
+    let first = run(p, ask()).await;
+    let (_, name, arguments) = first
+        .calls
+        .first()
+        .cloned()
+        .expect("the greedy reply calls");
+    assert_eq!(p.last_stats().expect("stats").redraws, 0);
+
+    let mut refusing = ask();
+    refusing.refused_calls = vec![RefusedCall {
+        name: name.clone(),
+        arguments: arguments.clone(),
+    }];
+    let again = run(p, refusing).await;
+    let stats = p.last_stats().expect("stats");
+    eprintln!("{first:?}\n{again:?}\n{stats:?}");
+    assert!(stats.redraws >= 1, "{stats:?}");
+    let same = again
+        .calls
+        .first()
+        .is_some_and(|(_, n, a)| *n == name && *a == arguments);
+    // Drawn until it is another reply, or as many times as allowed.
+    assert!(!same || stats.redraws == 2, "{stats:?}");
+
+    let mut other = ask();
+    other.refused_calls = vec![RefusedCall {
+        name: "grep".into(),
+        arguments: r#"{"pattern":"never asked"}"#.into(),
+    }];
+    run(p, other).await;
+    assert_eq!(p.last_stats().expect("stats").redraws, 0);
 }
 
 /// A provider dropped and loaded again stands for two `cortex exec`

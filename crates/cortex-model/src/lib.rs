@@ -68,6 +68,58 @@ pub struct ModelRequest {
     /// A file that has changed since is the harness's to catch (read before
     /// write).
     pub quotable: Vec<QuotableFile>,
+    /// Calls the harness refused and will refuse again if the reply makes
+    /// them unchanged (a repeat the stop rule bars, a refusal that holds
+    /// while its call comes back as it was). A provider that draws the
+    /// reply itself (the embedded model, greedy by default) draws it again
+    /// with some randomness when the reply is one of them: drawn greedily
+    /// from the same prompt, it is the same call every time (run EC: one
+    /// refused edit made six times). The others ignore it.
+    pub refused_calls: Vec<RefusedCall>,
+}
+
+/// A call the harness will refuse ([`ModelRequest::refused_calls`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RefusedCall {
+    /// The tool's name.
+    pub name: String,
+    /// The arguments as the model wrote them (JSON text).
+    pub arguments: String,
+}
+
+impl RefusedCall {
+    /// Whether a call to `name` with `arguments` is this one: the same
+    /// tool and [`same_arguments`] (a model writes `"replace_all": null` one
+    /// time and nothing the next).
+    pub fn matches(&self, name: &str, arguments: &str) -> bool {
+        self.name == name && same_arguments(&self.arguments, arguments)
+    }
+}
+
+/// Whether two calls' arguments (JSON text as models write it) are the
+/// same: equal once parsed, a member given as `null` counting as left out;
+/// as text when either does not parse.
+pub fn same_arguments(a: &str, b: &str) -> bool {
+    match (
+        serde_json::from_str::<serde_json::Value>(a),
+        serde_json::from_str::<serde_json::Value>(b),
+    ) {
+        (Ok(a), Ok(b)) => without_nulls(a) == without_nulls(b),
+        _ => a.trim() == b.trim(),
+    }
+}
+
+/// `value` with every object member whose value is `null` left out.
+fn without_nulls(value: serde_json::Value) -> serde_json::Value {
+    match value {
+        serde_json::Value::Object(map) => map
+            .into_iter()
+            .filter(|(_, v)| !v.is_null())
+            .map(|(k, v)| (k, without_nulls(v)))
+            .collect(),
+        serde_json::Value::Array(items) => items.into_iter().map(without_nulls).collect(),
+        other => other,
+    }
 }
 
 /// A file an edit may name, and the text it may quote
@@ -296,4 +348,36 @@ pub(crate) fn env_var(name: &str) -> Option<String> {
         .ok()
         .map(|v| v.trim().to_owned())
         .filter(|v| !v.is_empty())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::RefusedCall;
+
+    #[test]
+    fn a_refused_call_matches_its_arguments_as_json() {
+        let refused = RefusedCall {
+            name: "edit_file".into(),
+            arguments: r#"{"path":"a.py","old_string":"x","new_string":"y","replace_all":null}"#
+                .into(),
+        };
+        assert!(refused.matches(
+            "edit_file",
+            r#"{ "new_string": "y", "old_string": "x", "path": "a.py" }"#
+        ));
+        assert!(!refused.matches(
+            "edit_file",
+            r#"{"path":"a.py","old_string":"x","new_string":"z"}"#
+        ));
+        assert!(!refused.matches(
+            "write_file",
+            r#"{"path":"a.py","old_string":"x","new_string":"y"}"#
+        ));
+        let malformed = RefusedCall {
+            name: "bash".into(),
+            arguments: "{not json".into(),
+        };
+        assert!(malformed.matches("bash", " {not json "));
+        assert!(!malformed.matches("bash", "{not json either"));
+    }
 }

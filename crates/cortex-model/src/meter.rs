@@ -167,6 +167,7 @@ mod tests {
             tools: vec![],
             tool_choice: Default::default(),
             quotable: Vec::new(),
+            refused_calls: Vec::new(),
         };
         let events: Vec<_> = metered.stream(request.clone()).collect().await;
         let mut usage = TokenCounts::default();

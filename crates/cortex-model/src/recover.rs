@@ -274,6 +274,7 @@ mod tests {
                 .collect(),
             tool_choice: ToolChoice::Auto,
             quotable: Vec::new(),
+            refused_calls: Vec::new(),
         }
     }
 

@@ -55,6 +55,7 @@ fn request() -> ModelRequest {
         ],
         tool_choice: Default::default(),
         quotable: Vec::new(),
+        refused_calls: Vec::new(),
     }
 }
 

@@ -49,6 +49,7 @@ fn request() -> ModelRequest {
         tools: vec![],
         tool_choice: Default::default(),
         quotable: Vec::new(),
+        refused_calls: Vec::new(),
     }
 }
 
@@ -455,6 +456,7 @@ async fn request_body_and_headers() {
         }],
         tool_choice: Default::default(),
         quotable: Vec::new(),
+        refused_calls: Vec::new(),
     };
     let items: Vec<Item> = provider(&server.base_url(), Some("sk-test-123"))
         .stream(request)

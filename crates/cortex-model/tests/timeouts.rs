@@ -39,6 +39,7 @@ fn request() -> ModelRequest {
         tools: vec![],
         tool_choice: Default::default(),
         quotable: Vec::new(),
+        refused_calls: Vec::new(),
     }
 }
 

@@ -24,14 +24,17 @@ use crate::Session;
 use cortex_protocol::{EditFormat, Mode, ToolArgs, ToolCallRequest, ToolName, ToolStatus};
 use std::collections::{BTreeMap, BTreeSet};
 
+mod echo;
 mod focus;
 mod refused;
 mod rename;
+mod traceback;
 mod words;
 
 pub(crate) use focus::Focus;
 use refused::RefusedWrite;
 pub(crate) use refused::{Held, Refusal};
+pub(crate) use traceback::ErrorSite;
 
 use words::{
     SHELLS, asks_for_work, asks_what_code_does, asks_with, call_now, has_fence, imagined_output,
@@ -39,8 +42,8 @@ use words::{
     test_command,
 };
 pub(crate) use words::{
-    chosen_tool, failing_files, files_to_run, named_files, normalise as normalise_path,
-    run_command, same_file,
+    chosen_tool, counted_files_pattern, failing_files, files_to_run, named_files,
+    normalise as normalise_path, run_command, same_file,
 };
 
 /// The start of every coach reminder that requires the next reply to call
@@ -91,6 +94,17 @@ pub(crate) struct TurnWork {
     repeated: bool,
     /// How many times [`TurnWork::after_repeat`] named the next step.
     unstuck: usize,
+    /// The calls the last round's gates will refuse if made again
+    /// ([`TurnWork::refused_calls`]).
+    refused_calls: Vec<cortex_model::RefusedCall>,
+    /// Where the failure the task reports lies, as the harness's run of it
+    /// showed (`reported_failure.rs`).
+    error_site: Option<ErrorSite>,
+    /// What the harness told the model this turn: reminders, refusals and
+    /// failed calls' outputs ([`TurnWork::note_harness_words`]).
+    harness_words: Vec<String>,
+    /// The calls of the turn that ran and succeeded.
+    made: Vec<ToolCallRequest>,
 }
 
 /// At most this many reminders after repeated calls in a turn.
@@ -179,7 +193,7 @@ impl TurnWork {
 
     /// Whether the task asks to write or add the file `path` ("Write a test
     /// file test_slug.py…", "Add test_divide.py with…").
-    fn asks_to_write(&self, path: &str) -> bool {
+    pub(super) fn asks_to_write(&self, path: &str) -> bool {
         const VERBS: &[&str] = &["write", "add", "create", "make"];
         named_files(&self.prompt)
             .iter()
@@ -212,6 +226,11 @@ impl TurnWork {
         output: Option<&str>,
     ) {
         self.focus.release();
+        if status == ToolStatus::Ok {
+            self.made.push(call.clone());
+        } else if let Some(output) = output {
+            self.note_harness_words(output);
+        }
         let Ok(tool) = call.name.parse::<ToolName>() else {
             return;
         };
@@ -379,22 +398,6 @@ impl TurnWork {
                 self.prompt
             )
         })
-    }
-
-    /// A tool's output given back as the answer: small models copy the
-    /// chat template's `<tool_response>` block, a refusal's words included,
-    /// instead of answering (runs J and K, answer-return-type).
-    fn echo(&self, answer: &str) -> Option<String> {
-        let lower = answer.to_lowercase();
-        if !lower.contains("<tool_response>") && !lower.contains("</tool_response>") {
-            return None;
-        }
-        Some(format!(
-            "Your reply repeats a tool's output (the <tool_response> text): that is not an \
-             answer. Answer the task in your own words, from what the tools showed you. The \
-             task: {}",
-            self.prompt
-        ))
     }
 
     /// A file the turn's change left not parsing, and an answer anyway

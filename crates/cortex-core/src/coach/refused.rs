@@ -9,7 +9,7 @@
 //! round, so a model that insists is not refused for ever.
 
 use super::TurnWork;
-use super::words::{asks_for_work, files_to_run, normalise, same_file};
+use super::words::{asks_for_work, files_to_run, named_files, normalise, same_file};
 
 /// Why a write to a file is refused before it runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -29,6 +29,10 @@ pub(crate) enum Refusal {
     /// It would write a file the task says another file (a script)
     /// writes.
     Product,
+    /// It would insert an import the file has already.
+    Again,
+    /// It would only change a string's quotes.
+    Quotes,
 }
 
 impl Refusal {
@@ -100,6 +104,97 @@ impl TurnWork {
         Held::First
     }
 
+    /// Whether a refusal that holds refuses `call` if it comes again
+    /// unchanged: one that handed over a call, or a write to a file the task
+    /// says to run when it names others for the fix.
+    pub(crate) fn holds_against(&self, call: &cortex_protocol::ToolArgs) -> bool {
+        self.refused_writes
+            .contains(&RefusedWrite::Call(format!("{call:?}")))
+            || call
+                .written_path()
+                .is_some_and(|path| self.holds_write_to_run(path))
+    }
+
+    /// The calls the gates will refuse if the next reply makes them again
+    /// ([`cortex_model::ModelRequest::refused_calls`]), as the last round
+    /// left them (`Session::dispatch` sets them).
+    pub(crate) fn refused_calls(&self) -> &[cortex_model::RefusedCall] {
+        &self.refused_calls
+    }
+
+    /// Where the failure the task reports lies: the innermost frame in
+    /// `listed` of the traceback in `output` (the harness's run of it).
+    pub(crate) fn note_reported_failure(&mut self, output: &str, listed: &[String]) {
+        self.error_site = super::traceback::error_site(output, listed);
+    }
+
+    /// Where the failure the task reports lies, when the harness ran it.
+    pub(crate) fn error_site(&self) -> Option<&super::ErrorSite> {
+        self.error_site.as_ref()
+    }
+
+    /// The refusal of a write to `path`, which the task says to run
+    /// ([`TurnWork::refuses_write_to_run`]): when the harness's run of it
+    /// showed the error in another file, that file; when the task names
+    /// the files to fix, those; else the model may insist.
+    pub(crate) fn to_run_refusal(&self, path: &str) -> String {
+        let elsewhere = self
+            .error_site()
+            .filter(|site| !same_file(&normalise(path), &site.file));
+        if let Some(site) = elsewhere {
+            let code = site
+                .code
+                .as_ref()
+                .map(|c| format!(" (`{c}`)"))
+                .unwrap_or_default();
+            return format!(
+                "not made: the task says to run {path}, not to change it, and the error is not \
+                 in {path}: the traceback of its run (above) ends in {file}, line {line}{code}. \
+                 Fix {file} so that {path} passes.",
+                file = site.file,
+                line = site.line,
+            );
+        }
+        let targets = self.fix_targets(path);
+        match targets.first() {
+            Some(target) => format!(
+                "not made: the task says to run {path}, not to change it, and names {} for the \
+                 change. Change {target} so that {path} passes.",
+                targets.join(" and ")
+            ),
+            None => format!(
+                "not made: the task says to run {path}, not to change it. Fix the code it runs \
+                 so that it passes; if {path} itself is wrong, make this call again."
+            ),
+        }
+    }
+
+    /// The workspace's files the task names besides those it says to run
+    /// ("Fix the bug in calc.py and run the test"): where a fix of what
+    /// `path` runs belongs.
+    fn fix_targets(&self, path: &str) -> Vec<String> {
+        let path = normalise(path);
+        let to_run = files_to_run(&self.prompt);
+        named_files(&self.prompt)
+            .into_iter()
+            .filter(|f| !same_file(&path, f) && !to_run.iter().any(|r| same_file(r, f)))
+            .filter(|f| self.files.iter().any(|l| same_file(l, f)))
+            .collect()
+    }
+
+    /// Whether a call to `name` with `arguments` ran and succeeded in this
+    /// turn.
+    pub(crate) fn made_already(&self, name: &str, arguments: &str) -> bool {
+        self.made
+            .iter()
+            .any(|c| c.name == name && cortex_model::same_arguments(&c.arguments, arguments))
+    }
+
+    /// The calls the next request says will be refused.
+    pub(crate) fn set_refused_calls(&mut self, calls: Vec<cortex_model::RefusedCall>) {
+        self.refused_calls = calls;
+    }
+
     /// Whether a write that drops `name` from `path` is refused: only the
     /// first time in the turn.
     pub(crate) fn first_drop(&mut self, path: &str, name: &str) -> bool {
@@ -114,12 +209,30 @@ impl TurnWork {
     }
 
     /// Whether a write to `path` is refused because the task says to run
-    /// it: only the first time in the turn.
-    pub(crate) fn first_write_to_run(&mut self, path: &str) -> bool {
+    /// it: every time when the task names other files for the fix ("Fix
+    /// the bug in calc.py and run the test": the 0.5B rewrote the test,
+    /// twice, runs E5), else the first time in the turn.
+    pub(crate) fn refuses_write_to_run(&mut self, path: &str) -> bool {
+        let path = normalise(path);
+        if !files_to_run(&self.prompt)
+            .iter()
+            .any(|f| same_file(&path, f))
+        {
+            return false;
+        }
+        self.holds_write_to_run(&path) || self.refused_writes.insert(RefusedWrite::ToRun(path))
+    }
+
+    /// Whether writes to `path` are refused as long as the turn lasts: the
+    /// task says to run it, names other files for the fix, and does not ask
+    /// to write it; and it is there to run.
+    pub(crate) fn holds_write_to_run(&self, path: &str) -> bool {
         let path = normalise(path);
         files_to_run(&self.prompt)
             .iter()
             .any(|f| same_file(&path, f))
-            && self.refused_writes.insert(RefusedWrite::ToRun(path))
+            && self.files.iter().any(|l| same_file(l, &path))
+            && !self.asks_to_write(&path)
+            && !self.fix_targets(&path).is_empty()
     }
 }

@@ -179,6 +179,46 @@ pub(crate) fn chosen_tool(reminder: &str) -> Option<ToolName> {
     name.parse().ok()
 }
 
+/// The glob pattern of the files a question counts ("How many .py files
+/// are in the src folder?" → `src/**/*.py`): the paths it lists are the
+/// count. The 0.5B answered such a question from the listing in its
+/// context, wrongly, and asked to check, read a file (run E5: count-files).
+pub(crate) fn counted_files_pattern(prompt: &str) -> Option<String> {
+    let lower = prompt.to_lowercase();
+    let words: Vec<&str> = lower
+        .split_whitespace()
+        .map(|w| w.trim_matches(|c: char| matches!(c, '?' | ',' | '`' | '"' | '\'')))
+        .collect();
+    // "how many .py files": what is counted is files of a kind.
+    let extension = words.windows(4).find_map(|w| {
+        let counts_files = w[0] == "how" && w[1] == "many" && w[3] == "files";
+        let ext = w[2].strip_prefix('*').unwrap_or(w[2]).strip_prefix('.')?;
+        let plain = (1..=6).contains(&ext.len()) && ext.chars().all(|c| c.is_ascii_alphanumeric());
+        (counts_files && plain).then(|| format!("*.{ext}"))
+    })?;
+    // "in the src folder", "in src/", "under lib/".
+    let folder = words.windows(4).find_map(|w| {
+        let named = matches!(w[0], "in" | "under")
+            && w[1] == "the"
+            && matches!(w[3], "folder" | "directory" | "dir");
+        named.then(|| w[2].trim_end_matches('/').to_owned())
+    });
+    let folder = folder.or_else(|| {
+        words.windows(2).find_map(|w| {
+            let named = matches!(w[0], "in" | "under") && w[1].len() > 1 && w[1].ends_with('/');
+            named.then(|| w[1].trim_end_matches('/').to_owned())
+        })
+    });
+    Some(match folder {
+        Some(folder)
+            if !folder.is_empty() && !folder.starts_with('/') && !folder.contains("..") =>
+        {
+            format!("{folder}/**/{extension}")
+        }
+        _ => extension,
+    })
+}
+
 /// Number words a count may be given in.
 pub(super) const NUMBER_WORDS: &[&str] = &[
     "zero", "no", "none", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine",

@@ -61,6 +61,7 @@ mod tests {
             tools: Vec::new(),
             tool_choice: Default::default(),
             quotable: Vec::new(),
+            refused_calls: Vec::new(),
         }
     }
 

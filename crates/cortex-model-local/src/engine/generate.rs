@@ -5,6 +5,7 @@
 use super::{Job, Session, cancelled, decode_err, elapsed_ms, pos};
 use crate::error::LocalError;
 use crate::grammar::tool_call_grammar;
+use crate::parse::parse_reply;
 use crate::parse::{CallForm, ReplyStart, reply_start};
 use crate::reply::Reply;
 use cortex_model::{FinishReason, ModelEvent, RUNAWAY, runaway};
@@ -16,10 +17,43 @@ use llama_cpp_2::token::data::LlamaTokenData;
 use llama_cpp_2::token::data_array::LlamaTokenDataArray;
 use std::time::Instant;
 
+/// How many times a reply that is a refused call is drawn again: each draw
+/// costs a reply's generation, and a model that draws the same call three
+/// times is not going to leave it.
+pub(super) const MAX_REDRAWS: u32 = 2;
+
+/// The temperature of a redraw: enough for the second most likely token to
+/// win where the first barely did, as in a refused call's one wrong word.
+const REDRAW_TEMPERATURE: f32 = 0.8;
+
+/// How tokens are picked for one draw of the reply.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Draw {
+    /// The first draw: as the options say (greedy by default).
+    First,
+    /// With [`REDRAW_TEMPERATURE`] and this seed: a reply drawn again.
+    Again { seed: u32 },
+}
+
+/// Whether `reply` is a call the harness refuses (`job.refused`), and none
+/// of it has been streamed yet (a redraw then replaces it unseen).
+pub(super) fn refused_reply(job: &Job, reply: &Reply) -> bool {
+    if job.refused.is_empty() || reply.gate.sent() > 0 {
+        return false;
+    }
+    let names: Vec<&str> = job.tools.iter().map(|t| t.name.as_str()).collect();
+    parse_reply(&reply.text, &names).calls.iter().any(|call| {
+        job.refused
+            .iter()
+            .any(|r| r.matches(&call.name, &call.arguments))
+    })
+}
+
 impl<'m> Session<'m> {
     /// Generate the reply token by token, streaming its text; once it
     /// starts a tool call (or from the first token when `force`), under the
-    /// call grammar. `None` when the caller stopped listening.
+    /// call grammar; tokens picked as `draw` says. `None` when the caller
+    /// stopped listening.
     pub(super) fn generate(
         &mut self,
         ctx: &mut LlamaContext<'m>,
@@ -27,6 +61,7 @@ impl<'m> Session<'m> {
         job: &Job,
         mut logits_idx: i32,
         force: bool,
+        draw: Draw,
     ) -> Result<Option<Reply>, LocalError> {
         let t1 = Instant::now();
         let ctx_len = usize::try_from(ctx.n_ctx()).unwrap_or(usize::MAX);
@@ -36,9 +71,9 @@ impl<'m> Session<'m> {
         let reply_at = self.cached.len();
         let use_grammar = self.options.grammar && !job.tools.is_empty();
         let mut sampler = if force {
-            self.call_sampler(job, CallForm::Tagged)?
+            self.call_sampler(job, CallForm::Tagged, draw)?
         } else {
-            self.sampler(None)?
+            self.sampler(None, draw)?
         };
         let batch_size = usize::try_from(self.options.batch).unwrap_or(512).max(1);
         let mut batch = LlamaBatch::new(batch_size, 1);
@@ -73,8 +108,9 @@ impl<'m> Session<'m> {
                     ReplyStart::Text => decided = true,
                     ReplyStart::Call(form) => {
                         decided = true;
-                        let restarted = self
-                            .restart_under_grammar(ctx, &mut batch, tokens, reply_at, job, form)?;
+                        let restarted = self.restart_under_grammar(
+                            ctx, &mut batch, tokens, reply_at, job, form, draw,
+                        )?;
                         if let Some(constrained) = restarted {
                             sampler = constrained;
                             logits_idx = 0;
@@ -113,6 +149,7 @@ impl<'m> Session<'m> {
     /// the call grammar (drop the reply and the last prompt token, and
     /// re-evaluate that token for logits). `None` when the grammar is
     /// rejected; the reply then goes on unconstrained.
+    #[allow(clippy::too_many_arguments)]
     fn restart_under_grammar(
         &mut self,
         ctx: &mut LlamaContext<'m>,
@@ -121,8 +158,9 @@ impl<'m> Session<'m> {
         reply_at: usize,
         job: &Job,
         form: CallForm,
+        draw: Draw,
     ) -> Result<Option<Sampling>, LocalError> {
-        let sampler = match self.call_sampler(job, form) {
+        let sampler = match self.call_sampler(job, form, draw) {
             Ok(s) => s,
             Err(e) => {
                 tracing::warn!(error = %e, "tool-call grammar rejected; generating unconstrained");
@@ -130,7 +168,32 @@ impl<'m> Session<'m> {
             }
         };
         tracing::debug!(?form, "tool call started; constraining with grammar");
-        let back = reply_at - 1;
+        self.rewind(ctx, batch, tokens, reply_at - 1)?;
+        Ok(Some(sampler))
+    }
+
+    /// Drop the reply generated after `tokens` (the prompt) so that the next
+    /// one is drawn from the prompt's end; the index of its logits.
+    pub(super) fn rewind_to_prompt(
+        &mut self,
+        ctx: &mut LlamaContext<'m>,
+        tokens: &[LlamaToken],
+    ) -> Result<i32, LocalError> {
+        let batch_size = usize::try_from(self.options.batch).unwrap_or(512).max(1);
+        let mut batch = LlamaBatch::new(batch_size, 1);
+        self.rewind(ctx, &mut batch, tokens, tokens.len() - 1)?;
+        Ok(0)
+    }
+
+    /// Keep the first `back` tokens of the context and evaluate
+    /// `tokens[back]` again, for the logits of what follows it.
+    fn rewind(
+        &mut self,
+        ctx: &mut LlamaContext<'m>,
+        batch: &mut LlamaBatch,
+        tokens: &[LlamaToken],
+        back: usize,
+    ) -> Result<(), LocalError> {
         ctx.kv_cache_seq_rm(0, Some(u32::try_from(back).map_err(decode_err)?), None)
             .map_err(decode_err)?;
         self.cached.truncate(back);
@@ -140,36 +203,44 @@ impl<'m> Session<'m> {
             .map_err(decode_err)?;
         ctx.decode(batch).map_err(decode_err)?;
         self.cached.push(tokens[back]);
-        Ok(Some(sampler))
+        Ok(())
     }
 
     /// Sampling under the call grammar for `job`; when the grammar with
     /// its quotable files is refused (a file's text llama.cpp's parser does
     /// not take), under the grammar without them.
-    fn call_sampler(&self, job: &Job, form: CallForm) -> Result<Sampling, LocalError> {
+    fn call_sampler(&self, job: &Job, form: CallForm, draw: Draw) -> Result<Sampling, LocalError> {
         let quoted = tool_call_grammar(&job.tools, form, &job.quotable);
-        match self.sampler(Some(&quoted)) {
+        match self.sampler(Some(&quoted), draw) {
             Err(e) if !job.quotable.is_empty() => {
                 tracing::warn!(error = %e, "quoted edit grammar rejected; edits unconstrained");
-                self.sampler(Some(&tool_call_grammar(&job.tools, form, &[])))
+                self.sampler(Some(&tool_call_grammar(&job.tools, form, &[])), draw)
             }
             sampled => sampled,
         }
     }
 
-    /// Greedy (or low-temperature) sampling, behind `grammar` when given.
-    fn sampler(&self, grammar: Option<&str>) -> Result<Sampling, LocalError> {
+    /// Greedy (or low-temperature) sampling, behind `grammar` when given;
+    /// a redraw samples with [`REDRAW_TEMPERATURE`].
+    fn sampler(&self, grammar: Option<&str>, draw: Draw) -> Result<Sampling, LocalError> {
         let grammar = grammar
             .map(|g| {
                 LlamaSampler::grammar(self.model, g, "root")
                     .map_err(|e| LocalError::Grammar(e.to_string()))
             })
             .transpose()?;
-        if self.options.temperature > 0.0 {
+        let random = match draw {
+            Draw::Again { seed } => Some((REDRAW_TEMPERATURE, seed)),
+            Draw::First if self.options.temperature > 0.0 => {
+                Some((self.options.temperature, self.options.seed))
+            }
+            Draw::First => None,
+        };
+        if let Some((temperature, seed)) = random {
             let mut chain: Vec<LlamaSampler> = grammar.into_iter().collect();
             chain.push(LlamaSampler::top_k(40));
-            chain.push(LlamaSampler::temp(self.options.temperature));
-            chain.push(LlamaSampler::dist(self.options.seed));
+            chain.push(LlamaSampler::temp(temperature));
+            chain.push(LlamaSampler::dist(seed));
             return Ok(Sampling::Chain(LlamaSampler::chain_simple(chain)));
         }
         Ok(match grammar {

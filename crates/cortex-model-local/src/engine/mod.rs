@@ -8,6 +8,7 @@ use crate::error::LocalError;
 use crate::kv_store::KvStore;
 use crate::reply::{EventSender, send_reply};
 use cortex_protocol::ToolSpec;
+use generate::{Draw, MAX_REDRAWS, refused_reply};
 use llama_cpp_2::context::LlamaContext;
 use llama_cpp_2::context::params::{KvCacheType, LlamaContextParams};
 use llama_cpp_2::llama_backend::LlamaBackend;
@@ -80,7 +81,8 @@ pub struct RoundStats {
     /// Of `reused_tokens`, those loaded from a state saved by an earlier
     /// process (only the first request of a process has any).
     pub restored_tokens: usize,
-    /// Tokens generated (after a grammar restart, those of the final reply).
+    /// Tokens generated (after a grammar restart, those of the final reply;
+    /// after a redraw, those of every draw).
     pub generated_tokens: usize,
     /// Whether the reply was generated under the tool-call grammar.
     pub grammar: bool,
@@ -92,8 +94,11 @@ pub struct RoundStats {
     /// Wall-clock milliseconds spent evaluating the prompt (restoring a
     /// saved state included).
     pub prompt_ms: u64,
-    /// Wall-clock milliseconds spent generating the reply.
+    /// Wall-clock milliseconds spent generating the reply (every draw).
     pub generation_ms: u64,
+    /// Times the reply was drawn again because it was a call the harness
+    /// refuses ([`cortex_model::ModelRequest::refused_calls`]).
+    pub redraws: u32,
 }
 
 pub(crate) struct Job {
@@ -106,6 +111,9 @@ pub(crate) struct Job {
     pub force_call: bool,
     /// The files an `edit_file` may name and quote (the request's).
     pub quotable: Vec<cortex_model::QuotableFile>,
+    /// Calls the harness will refuse: a reply that is one of them is drawn
+    /// again (the request's).
+    pub refused: Vec<cortex_model::RefusedCall>,
 }
 
 /// Handle to the inference thread. Dropping it ends the thread once the
@@ -359,9 +367,31 @@ impl<'m> Session<'m> {
             return Ok(None);
         };
         let force = self.options.grammar && !job.tools.is_empty() && job.force_call;
-        let Some(mut reply) = self.generate(ctx, &tokens, &job, prompted.logits_idx, force)? else {
+        let Some(mut reply) =
+            self.generate(ctx, &tokens, &job, prompted.logits_idx, force, Draw::First)?
+        else {
             return Ok(None);
         };
+        let mut redraws = 0;
+        while redraws < MAX_REDRAWS && !reply.cancelled && refused_reply(&job, &reply) {
+            redraws += 1;
+            tracing::info!(
+                redraws,
+                "the reply is a call the harness refuses; drawing again"
+            );
+            let logits_idx = self.rewind_to_prompt(ctx, &tokens)?;
+            let draw = Draw::Again {
+                seed: self.options.seed.wrapping_add(redraws),
+            };
+            let Some(drawn) = self.generate(ctx, &tokens, &job, logits_idx, force, draw)? else {
+                return Ok(None);
+            };
+            let generated = reply.generated + drawn.generated;
+            let generation_ms = reply.generation_ms + drawn.generation_ms;
+            reply = drawn;
+            reply.generated = generated;
+            reply.generation_ms = generation_ms;
+        }
         let round = RoundStats {
             prompt_tokens: tokens.len(),
             reused_tokens: prompted.reused,
@@ -373,6 +403,7 @@ impl<'m> Session<'m> {
             cancelled: reply.cancelled,
             prompt_ms: prompted.prompt_ms,
             generation_ms: reply.generation_ms,
+            redraws,
         };
         if reply.cancelled {
             return Ok(Some(round));

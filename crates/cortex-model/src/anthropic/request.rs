@@ -262,6 +262,7 @@ mod tests {
             ],
             tool_choice: Default::default(),
             quotable: Vec::new(),
+            refused_calls: Vec::new(),
         }
     }
 

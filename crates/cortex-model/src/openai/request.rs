@@ -301,6 +301,7 @@ mod tests {
             }],
             tool_choice: Default::default(),
             quotable: Vec::new(),
+            refused_calls: Vec::new(),
         };
         assert_eq!(
             body(&request),
@@ -340,6 +341,7 @@ mod tests {
             tools: vec![spec],
             tool_choice: Default::default(),
             quotable: Vec::new(),
+            refused_calls: Vec::new(),
         };
         assert!(body(&request).get("tool_choice").is_none());
         request.tool_choice = ToolChoice::Required;
@@ -367,6 +369,7 @@ mod tests {
             tools: vec![spec("read_file"), spec("write_file")],
             tool_choice: ToolChoice::Tool(cortex_protocol::ToolName::WriteFile),
             quotable: Vec::new(),
+            refused_calls: Vec::new(),
         };
         let sent = body_forcing(&request, ForcedCall::Schema);
         assert!(sent.get("tool_choice").is_none(), "{sent}");
@@ -415,6 +418,7 @@ mod tests {
             tools: vec![],
             tool_choice: Default::default(),
             quotable: Vec::new(),
+            refused_calls: Vec::new(),
         };
         let value = body(&request);
         assert!(value.get("tools").is_none());
@@ -455,6 +459,7 @@ mod tests {
             tools: vec![],
             tool_choice: Default::default(),
             quotable: Vec::new(),
+            refused_calls: Vec::new(),
         };
         let messages = body(&request)["messages"].clone();
         // The tool messages stay text and adjacent to their calls; the

@@ -11,6 +11,7 @@ fn request(text: &str) -> ModelRequest {
         tools: vec![],
         tool_choice: Default::default(),
         quotable: Vec::new(),
+        refused_calls: Vec::new(),
     }
 }
 

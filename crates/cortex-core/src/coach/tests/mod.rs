@@ -655,3 +655,58 @@ fn a_question_for_a_function_needs_a_name_from_the_code() {
         assert_eq!(asked(named), None, "{named}");
     }
 }
+
+#[test]
+fn a_question_counting_files_gives_the_pattern_that_lists_them() {
+    let cases = [
+        (
+            "How many .py files are in the src folder?",
+            Some("src/**/*.py"),
+        ),
+        (
+            "How many *.rs files are under crates/?",
+            Some("crates/**/*.rs"),
+        ),
+        ("how many `.md` files does the repo have?", Some("*.md")),
+        (
+            "How many .json files are in the /etc directory?",
+            Some("*.json"),
+        ),
+        ("How many lines of main.py contain a # comment?", None),
+        ("How many functions are in the .py files in lib?", None),
+        ("Which .py files import os?", None),
+    ];
+    for (prompt, pattern) in cases {
+        assert_eq!(
+            counted_files_pattern(prompt).as_deref(),
+            pattern,
+            "{prompt}"
+        );
+    }
+}
+
+#[test]
+fn a_write_to_the_file_to_run_is_refused_for_as_long_as_the_task_names_the_fix_elsewhere() {
+    let work = |prompt: &str| {
+        let mut work = TurnWork::new(prompt);
+        work.set_files("calc.py\ntest_calc.py\nbuild.sh");
+        work
+    };
+    let held = work("python3 test_calc.py fails. Fix the bug in calc.py and run the test.");
+    assert!(held.holds_write_to_run("test_calc.py"));
+    assert!(held.holds_write_to_run("./test_calc.py"));
+    assert!(!held.holds_write_to_run("calc.py"));
+    // No other file named for the fix: refused once, then the model's call.
+    let mut once = work("python3 test_calc.py fails. Fix it.");
+    assert!(!once.holds_write_to_run("test_calc.py"));
+    assert!(once.refuses_write_to_run("test_calc.py"));
+    assert!(!once.refuses_write_to_run("test_calc.py"));
+    // A test the task asks to write, or one not there yet, is written.
+    let write = work("Write test_calc.py for add() in calc.py, then run python3 test_calc.py.");
+    assert!(!write.holds_write_to_run("test_calc.py"));
+    let absent = work("Fix calc.py so that python3 test_new.py passes.");
+    assert!(!absent.holds_write_to_run("test_new.py"));
+    // A script the task says to fix and run is not held.
+    let script = work("Fix build.sh and run bash build.sh.");
+    assert!(!script.holds_write_to_run("build.sh"));
+}

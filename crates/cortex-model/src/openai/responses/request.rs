@@ -152,6 +152,7 @@ mod tests {
             }],
             tool_choice: ToolChoice::Required,
             quotable: Vec::new(),
+            refused_calls: Vec::new(),
         };
         let body = |r: &ModelRequest| -> Value {
             serde_json::from_slice(&build_body("gpt-4.1", r, true).expect("serialises"))
@@ -204,6 +205,7 @@ mod tests {
             }],
             tool_choice: Default::default(),
             quotable: Vec::new(),
+            refused_calls: Vec::new(),
         };
         let serial = build_body("o4-mini", &request, false).expect("serialises");
         let serial: Value = serde_json::from_slice(&serial).expect("json");
