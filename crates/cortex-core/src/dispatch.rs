@@ -12,7 +12,7 @@
 use crate::answer::Answer;
 use crate::approvals::Approval;
 use crate::mcp_session::McpGate;
-use crate::stop_rule::CallCheck;
+use crate::stop_rule::{CallCheck, Ran};
 use crate::{CoreError, Session, StopRuleState};
 use cortex_protocol::{
     CallId, EventKind, GuestReply, ToolArgs, ToolCallRequest, ToolName, ToolStatus, TurnId,
@@ -88,8 +88,12 @@ impl Session {
             let status = answer.as_ref().map_or(ToolStatus::Stopped, |a| a.status);
             let diff = answer.as_ref().and_then(|a| a.diff.as_deref());
             let output = answer.as_ref().map(|a| a.output.as_str());
-            let changed = status == ToolStatus::Ok && diff.is_some_and(|d| !d.is_empty());
-            stop_rule.on_result(&call.name, &call.arguments, changed);
+            let ran = match status {
+                ToolStatus::Ok if diff.is_some_and(|d| !d.is_empty()) => Ran::Changed,
+                ToolStatus::Ok => Ran::Succeeded,
+                _ => Ran::Failed,
+            };
+            stop_rule.on_result(&call.name, &call.arguments, ran);
             self.turn_work.record(call, status, diff, output);
             self.note_seen(call, status).await;
         }

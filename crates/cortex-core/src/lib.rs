@@ -71,7 +71,7 @@ pub use prompt::system_prompt;
 pub use session::{Session, SessionConfig};
 pub use specs::{SpecError, SpecProposal, SpecState};
 pub use state::{Rebuilt, SessionState};
-pub use stop_rule::StopRuleState;
+pub use stop_rule::{Ran, StopRuleState};
 pub use timeline::{Published, Timeline};
 pub use workspace::{
     CopyFailure, WorkspaceError, clone_into, clone_url, is_git_url, materialise_copy,

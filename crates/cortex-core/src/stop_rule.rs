@@ -22,6 +22,17 @@ pub(crate) fn repeated_tool(result: &str) -> Option<ToolName> {
     name.parse().ok()
 }
 
+/// What a call did, as the stop rule hears it ([`StopRuleState::on_result`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ran {
+    /// It succeeded and changed a file.
+    Changed,
+    /// It succeeded and changed nothing.
+    Succeeded,
+    /// It failed, was refused or was stopped.
+    Failed,
+}
+
 /// The stop-rule gate's verdict on one call.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CallCheck {
@@ -41,9 +52,9 @@ pub struct StopRuleState {
     /// The most recent call and how many times in a row it was made.
     last_call: Option<(String, String)>,
     repeats: usize,
-    /// The most recent call changed a file when it ran
+    /// What the most recent call did when it ran
     /// ([`StopRuleState::on_result`]).
-    last_changed: bool,
+    last_ran: Ran,
     /// The most recent call gives the same result when repeated.
     last_idempotent: bool,
 }
@@ -62,7 +73,7 @@ impl StopRuleState {
             tool_rounds: 0,
             last_call: None,
             repeats: 0,
-            last_changed: false,
+            last_ran: Ran::Failed,
             last_idempotent: false,
         }
     }
@@ -83,23 +94,25 @@ impl StopRuleState {
         }
     }
 
-    /// Called with each call's outcome once it ran: whether it changed a
-    /// file. Only the most recent call's is kept.
-    pub fn on_result(&mut self, name: &str, arguments: &str, changed: bool) {
+    /// Called with each call's outcome once it ran (or was refused). Only
+    /// the most recent call's is kept.
+    pub fn on_result(&mut self, name: &str, arguments: &str, ran: Ran) {
         let call = (name.to_owned(), arguments.trim().to_owned());
         if self.last_call.as_ref() == Some(&call) {
-            self.last_changed = changed;
+            self.last_ran = ran;
         }
     }
 
-    /// The call [`StopRuleState::check_call`] would refuse if it came next
-    /// (the most recent one, made again), as a request's
-    /// [`cortex_model::RefusedCall`].
+    /// The call that failed or was refused and that
+    /// [`StopRuleState::check_call`] would refuse if it came next (the most
+    /// recent one, made again), as a request's [`cortex_model::RefusedCall`].
+    /// A repeat of a call that succeeded is not named: refused, it tells the
+    /// model to go on, while a reply drawn again in its place may undo the
+    /// work (run EE, toml-setting: the version bumped, then written back).
     pub fn refused_next(&self) -> Option<cortex_model::RefusedCall> {
         let (name, arguments) = self.last_call.as_ref()?;
-        let made_edit = name == ToolName::EditFile.as_str() && self.last_changed;
         let spent = self.last_idempotent && self.repeats + 1 >= MAX_IDENTICAL_IDEMPOTENT_CALLS;
-        (made_edit || spent).then(|| cortex_model::RefusedCall {
+        (spent && self.last_ran == Ran::Failed).then(|| cortex_model::RefusedCall {
             name: name.clone(),
             arguments: arguments.clone(),
         })
@@ -114,7 +127,7 @@ impl StopRuleState {
         } else {
             self.last_call = Some(call);
             self.repeats = 1;
-            self.last_changed = false;
+            self.last_ran = Ran::Failed;
         }
         self.last_idempotent = idempotent;
         if self.rule == StopRule::Bot && self.repeats >= BOT_MAX_IDENTICAL_CALLS {
@@ -125,7 +138,8 @@ impl StopRuleState {
         // An edit made again applies its change twice: an insertion's
         // quote is still there after it (run EC, readme-section: the new
         // section went in twice). A refused edit stays repeatable.
-        if name == ToolName::EditFile.as_str() && self.repeats >= 2 && self.last_changed {
+        if name == ToolName::EditFile.as_str() && self.repeats >= 2 && self.last_ran == Ran::Changed
+        {
             return CallCheck::Refuse(format!(
                 "{REPEAT_REFUSAL}{name} call as the previous one, which was made: made again it \
                  would apply its change a second time. The file has the change (its diff is \
@@ -183,7 +197,7 @@ mod tests {
         let mut s = StopRuleState::new(StopRule::Code);
         let edit = r#"{"path":"README.md","old_string":"Install","new_string":"Install\n\nUsage"}"#;
         assert_eq!(s.check_call("edit_file", edit, true), CallCheck::Run);
-        s.on_result("edit_file", edit, true);
+        s.on_result("edit_file", edit, Ran::Changed);
         let CallCheck::Refuse(refusal) = s.check_call("edit_file", edit, true) else {
             panic!("an insertion made twice");
         };
@@ -191,38 +205,45 @@ mod tests {
         // Refused (or failed) before: the same call runs again.
         let mut s = StopRuleState::new(StopRule::Code);
         assert_eq!(s.check_call("edit_file", edit, true), CallCheck::Run);
-        s.on_result("edit_file", edit, false);
+        s.on_result("edit_file", edit, Ran::Failed);
         assert_eq!(s.check_call("edit_file", edit, true), CallCheck::Run);
         // Another call in between starts again.
         let mut s = StopRuleState::new(StopRule::Code);
         assert_eq!(s.check_call("edit_file", edit, true), CallCheck::Run);
-        s.on_result("edit_file", edit, true);
+        s.on_result("edit_file", edit, Ran::Changed);
         assert_eq!(s.check_call("bash", "{}", false), CallCheck::Run);
         assert_eq!(s.check_call("edit_file", edit, true), CallCheck::Run);
     }
 
     #[test]
-    fn the_call_refused_next_is_the_one_the_gate_refuses() {
+    fn the_call_refused_next_is_the_failing_one_the_gate_refuses() {
         let edit = r#"{"path":"a.py","old_string":"x","new_string":"y"}"#;
         let mut s = StopRuleState::new(StopRule::Code);
         assert_eq!(s.refused_next(), None);
-        // A made edit: its repeat is refused.
+        // A made edit: its repeat is refused, but not named (it may go).
         assert_eq!(s.check_call("edit_file", edit, true), CallCheck::Run);
-        s.on_result("edit_file", edit, true);
-        let next = s.refused_next().expect("a made edit's repeat is refused");
-        assert!(next.matches("edit_file", edit));
+        s.on_result("edit_file", edit, Ran::Changed);
+        assert_eq!(s.refused_next(), None);
         assert!(matches!(
             s.check_call("edit_file", edit, true),
             CallCheck::Refuse(_)
         ));
+        // A read that succeeded twice: the third is refused, not named.
+        let read = r#"{"path":"a.py"}"#;
+        for _ in 0..2 {
+            assert_eq!(s.check_call("read_file", read, true), CallCheck::Run);
+            s.on_result("read_file", read, Ran::Succeeded);
+        }
+        assert_eq!(s.refused_next(), None);
         // A failed edit may come once more; the third is refused.
         let mut s = StopRuleState::new(StopRule::Code);
         assert_eq!(s.check_call("edit_file", edit, true), CallCheck::Run);
-        s.on_result("edit_file", edit, false);
+        s.on_result("edit_file", edit, Ran::Failed);
         assert_eq!(s.refused_next(), None);
         assert_eq!(s.check_call("edit_file", edit, true), CallCheck::Run);
-        s.on_result("edit_file", edit, false);
-        assert!(s.refused_next().is_some());
+        s.on_result("edit_file", edit, Ran::Failed);
+        let next = s.refused_next().expect("a third failing edit is refused");
+        assert!(next.matches("edit_file", edit));
         assert!(matches!(
             s.check_call("edit_file", edit, true),
             CallCheck::Refuse(_)

@@ -487,8 +487,9 @@ async fn a_refusal_that_hands_over_a_call_holds_while_the_call_is_unchanged() {
         ran.reminders
     );
     assert_eq!(ran.choices[4], ToolChoice::Tool(ToolName::EditFile));
-    // The next request names the refused call while the refusal holds, and
-    // then the edit made (its repeat would apply it twice).
+    // The next request names the refused call while the refusal holds; not
+    // the edit made (its repeat is refused, but drawn again in its place, a
+    // reply may undo it).
     let names = |i: usize| -> Vec<(String, Value)> {
         ran.refused[i]
             .iter()
@@ -509,7 +510,7 @@ async fn a_refusal_that_hands_over_a_call_holds_while_the_call_is_unchanged() {
     for i in 2..=4 {
         assert_eq!(names(i), [("edit_file".to_owned(), dropped_args.clone())]);
     }
-    assert_eq!(names(5), [("edit_file".to_owned(), made_args)]);
+    assert!(names(5).is_empty(), "{:?} {made_args}", ran.refused);
     assert_eq!(
         file(&ran, "cli.py"),
         "def usage():\n    return 'Usage: tool [--verbose] FILE'\n",
@@ -835,4 +836,23 @@ async fn an_edit_that_only_swaps_quotes_is_refused_once() {
     );
     // Made again, it is the model's to make.
     assert_eq!(ran.results[2].0, "ok", "{:?}", ran.results);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_made_and_written_out_again_is_no_advice() {
+    let json = "{\n  \"name\": \"web\",\n  \"scripts\": {\n    \"build\": \"tsc\"\n  }\n}\n";
+    let made = edit(
+        "package.json",
+        "    \"build\": \"tsc\"",
+        "    \"build\": \"tsc\",\n    \"test\": \"jest\"",
+    );
+    let recited = format!(
+        "To add a script named `test`, you can use the `edit_file` function. Here's how:\n```json\n{}\n```",
+        json!({"name": "edit_file", "arguments": made["tool_calls"][0]["arguments"]})
+    );
+    let script = json!({"responses": [read("package.json"), made, text(&recited)]});
+    let prompt = "Add a script named test that runs \"jest\" to package.json.";
+    let ran = run(true, &[("package.json", json)], prompt, script).await;
+    assert_eq!(ran.outcome, TurnOutcome::Completed { rounds: 3 });
+    assert!(ran.reminders.is_empty(), "{:?}", ran.reminders);
 }

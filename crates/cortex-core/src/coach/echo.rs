@@ -11,11 +11,18 @@ use super::TurnWork;
 /// exception's name).
 const MIN_ECHO_CHARS: usize = 24;
 
+/// Longer texts are not kept for the check.
+const MAX_KEPT_BYTES: usize = 2048;
+
 impl TurnWork {
     /// Keep `text`, which the harness sent the model this turn (a
     /// reminder, a refusal, a failed call's output), for [`TurnWork::echo`].
     pub(crate) fn note_harness_words(&mut self, text: &str) {
-        self.harness_words.push(text.to_owned());
+        // A long output (a failed build's) is not what a model recites as
+        // its answer; a turn of many keeps none of them.
+        if text.len() <= MAX_KEPT_BYTES {
+            self.harness_words.push(text.to_owned());
+        }
     }
 
     /// The reminder for an answer that is a tool's output or the harness's

@@ -440,7 +440,10 @@ impl TurnWork {
         // Not the words that came with its own call, said again after the
         // change with nothing to paste (run AE, readme-section: "you can use
         // the `edit_file` function. Here's how you can do it:").
-        let narrates_own_call = !self.changed.is_empty() && !shows_code(answer);
+        // Nor a call the turn made, written out again (run EE,
+        // json-add-key: made to "make" it, the model broke the file).
+        let narrates_own_call =
+            !self.changed.is_empty() && (!shows_code(answer) || self.recites_made_call(answer));
         if let Some(tool) = [ToolName::WriteFile, ToolName::EditFile]
             .into_iter()
             .find(|t| {

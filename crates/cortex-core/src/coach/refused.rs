@@ -190,6 +190,16 @@ impl TurnWork {
             .any(|c| c.name == name && cortex_model::same_arguments(&c.arguments, arguments))
     }
 
+    /// Whether `answer` writes out, as text, a call this turn made and that
+    /// succeeded.
+    pub(crate) fn recites_made_call(&self, answer: &str) -> bool {
+        let names: Vec<&str> = self.made.iter().map(|c| c.name.as_str()).collect();
+        cortex_model::text_calls::parse_reply(answer, &names)
+            .calls
+            .iter()
+            .any(|c| self.made_already(&c.name, &c.arguments))
+    }
+
     /// The calls the next request says will be refused.
     pub(crate) fn set_refused_calls(&mut self, calls: Vec<cortex_model::RefusedCall>) {
         self.refused_calls = calls;

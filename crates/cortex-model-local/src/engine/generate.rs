@@ -20,7 +20,7 @@ use std::time::Instant;
 /// How many times a reply that is a refused call is drawn again: each draw
 /// costs a reply's generation, and a model that draws the same call three
 /// times is not going to leave it.
-pub(super) const MAX_REDRAWS: u32 = 2;
+const MAX_REDRAWS: u32 = 2;
 
 /// The temperature of a redraw: enough for the second most likely token to
 /// win where the first barely did, as in a refused call's one wrong word.
@@ -37,7 +37,7 @@ pub(super) enum Draw {
 
 /// Whether `reply` is a call the harness refuses (`job.refused`), and none
 /// of it has been streamed yet (a redraw then replaces it unseen).
-pub(super) fn refused_reply(job: &Job, reply: &Reply) -> bool {
+fn refused_reply(job: &Job, reply: &Reply) -> bool {
     if job.refused.is_empty() || reply.gate.sent() > 0 {
         return false;
     }
@@ -170,6 +170,40 @@ impl<'m> Session<'m> {
         tracing::debug!(?form, "tool call started; constraining with grammar");
         self.rewind(ctx, batch, tokens, reply_at - 1)?;
         Ok(Some(sampler))
+    }
+
+    /// `reply` as the harness will take it: while it is a call the
+    /// request says the harness refuses ([`refused_reply`]), drawn again
+    /// (at most [`MAX_REDRAWS`] times); with how many times it was. The
+    /// counts of every draw are kept in the one returned. `None` when the
+    /// caller stopped listening.
+    pub(super) fn redraw_refused(
+        &mut self,
+        ctx: &mut LlamaContext<'m>,
+        tokens: &[LlamaToken],
+        job: &Job,
+        force: bool,
+        mut reply: Reply,
+    ) -> Result<Option<(Reply, u32)>, LocalError> {
+        let mut redraws = 0;
+        while redraws < MAX_REDRAWS && !reply.cancelled && refused_reply(job, &reply) {
+            redraws += 1;
+            tracing::info!(
+                redraws,
+                "the reply is a call the harness refuses; drawing again"
+            );
+            let logits_idx = self.rewind_to_prompt(ctx, tokens)?;
+            let draw = Draw::Again {
+                seed: self.options.seed.wrapping_add(redraws),
+            };
+            let Some(mut drawn) = self.generate(ctx, tokens, job, logits_idx, force, draw)? else {
+                return Ok(None);
+            };
+            drawn.generated += reply.generated;
+            drawn.generation_ms += reply.generation_ms;
+            reply = drawn;
+        }
+        Ok(Some((reply, redraws)))
     }
 
     /// Drop the reply generated after `tokens` (the prompt) so that the next

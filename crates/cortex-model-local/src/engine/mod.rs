@@ -8,7 +8,7 @@ use crate::error::LocalError;
 use crate::kv_store::KvStore;
 use crate::reply::{EventSender, send_reply};
 use cortex_protocol::ToolSpec;
-use generate::{Draw, MAX_REDRAWS, refused_reply};
+use generate::Draw;
 use llama_cpp_2::context::LlamaContext;
 use llama_cpp_2::context::params::{KvCacheType, LlamaContextParams};
 use llama_cpp_2::llama_backend::LlamaBackend;
@@ -353,8 +353,8 @@ mod prompt;
 
 impl<'m> Session<'m> {
     /// Run one request: tokenize, evaluate the prompt (reusing the cached
-    /// prefix), generate, then send the reply's text, calls, usage and
-    /// finish. `Ok(None)`: cancelled before generation started, or the
+    /// prefix), generate (again while the reply is a call the harness
+    /// refuses), then send the reply's text, calls, usage and finish. `Ok(None)`: cancelled before generation started, or the
     /// caller stopped listening.
     fn run(
         &mut self,
@@ -367,31 +367,15 @@ impl<'m> Session<'m> {
             return Ok(None);
         };
         let force = self.options.grammar && !job.tools.is_empty() && job.force_call;
-        let Some(mut reply) =
+        let Some(reply) =
             self.generate(ctx, &tokens, &job, prompted.logits_idx, force, Draw::First)?
         else {
             return Ok(None);
         };
-        let mut redraws = 0;
-        while redraws < MAX_REDRAWS && !reply.cancelled && refused_reply(&job, &reply) {
-            redraws += 1;
-            tracing::info!(
-                redraws,
-                "the reply is a call the harness refuses; drawing again"
-            );
-            let logits_idx = self.rewind_to_prompt(ctx, &tokens)?;
-            let draw = Draw::Again {
-                seed: self.options.seed.wrapping_add(redraws),
-            };
-            let Some(drawn) = self.generate(ctx, &tokens, &job, logits_idx, force, draw)? else {
-                return Ok(None);
-            };
-            let generated = reply.generated + drawn.generated;
-            let generation_ms = reply.generation_ms + drawn.generation_ms;
-            reply = drawn;
-            reply.generated = generated;
-            reply.generation_ms = generation_ms;
-        }
+        let Some((mut reply, redraws)) = self.redraw_refused(ctx, &tokens, &job, force, reply)?
+        else {
+            return Ok(None);
+        };
         let round = RoundStats {
             prompt_tokens: tokens.len(),
             reused_tokens: prompted.reused,
