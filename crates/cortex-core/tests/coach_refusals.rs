@@ -1,0 +1,180 @@
+//! The answer checks and refusals for small models that read what the
+//! model wrote back against what the turn did: a write to the file the task
+//! says to run, a quote-only edit, an answer that repeats the harness, a
+//! count of files never listed, a call made and written out again.
+
+mod coach_support;
+mod common;
+
+use coach_support::*;
+use cortex_core::TurnOutcome;
+use cortex_model::ToolChoice;
+use cortex_protocol::ToolName;
+use serde_json::json;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_write_to_the_file_to_run_names_the_file_its_traceback_ends_in() {
+    let files = [
+        (
+            "report.py",
+            "from mathutils import mean\n\n\ndef summary(values):\n    return f'mean={mean(values)}'\n",
+        ),
+        ("stats/__init__.py", ""),
+        (
+            "stats/mathutils.py",
+            "def mean(values):\n    return sum(values) / len(values)\n",
+        ),
+        (
+            "run.py",
+            "from report import summary\nprint(summary([1, 2, 3]))\n",
+        ),
+    ];
+    let to_run = edit(
+        "run.py",
+        "from report import summary",
+        "from stats.mathutils import mean",
+    );
+    let script = json!({"responses": [read("run.py"), to_run, text("Done.")]});
+    let prompt = "python3 run.py fails with ModuleNotFoundError. Fix the import in report.py.";
+    let ran = run(true, &files, prompt, script).await;
+    assert_eq!(
+        ran.results[1].1,
+        "not made: the task says to run run.py, not to change it, and the error is not in \
+         run.py: the traceback of its run (above) ends in report.py, line 1 (`from mathutils \
+         import mean`). Fix report.py so that run.py passes.",
+        "{:?}",
+        ran.results
+    );
+    // Where the traceback ends in the file itself and the task names the
+    // file to fix, that file; the refusal holds, and the next request says
+    // a write to the test will be refused.
+    let to_test = edit("test_calc.py", "== 5", "== -1");
+    let script = json!({"responses": [
+        read("test_calc.py"),
+        to_test.clone(),
+        edit("test_calc.py", "== 5", "== -2"),
+        text("Done."),
+    ]});
+    let ran = run_fix(true, script).await;
+    let named = "not made: the task says to run test_calc.py, not to change it, and names calc.py \
+                 for the change. Change calc.py so that test_calc.py passes.";
+    assert_eq!(ran.results[1].1, named, "{:?}", ran.results);
+    assert_eq!(ran.results[2].1, named, "{:?}", ran.results);
+    assert_eq!(ran.refused[2].len(), 1, "{:?}", ran.refused);
+    assert!(ran.refused[2][0].matches(
+        "edit_file",
+        &to_test["tool_calls"][0]["arguments"].to_string()
+    ));
+    // Naming no file to fix, the model may insist.
+    let script = json!({"responses": [
+        read("test_calc.py"),
+        to_test.clone(),
+        to_test,
+        text("Done."),
+    ]});
+    let files = [("calc.py", CALC), ("test_calc.py", TEST)];
+    let ran = run(true, &files, "python3 test_calc.py fails. Fix it.", script).await;
+    assert!(
+        ran.results[1]
+            .1
+            .ends_with("if test_calc.py itself is wrong, make this call again."),
+        "{:?}",
+        ran.results
+    );
+    assert_eq!(ran.results[2].0, "ok", "{:?}", ran.results);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_count_of_files_given_unchecked_is_met_with_listing_them() {
+    let files = [
+        ("src/one.py", "x = 1\n"),
+        ("src/two.py", "y = 2\n"),
+        ("src/deep/three.py", "z = 3\n"),
+        ("src/notes.txt", ""),
+        ("setup.py", ""),
+    ];
+    let glob = json!({"tool_calls": [{"name": "glob", "arguments": {"pattern": "src/**/*.py"}}]});
+    let script = json!({"responses": [text("2"), glob, text("3")]});
+    let prompt = "How many .py files are in the src folder? Answer with a number.";
+    let ran = run(true, &files, prompt, script).await;
+    assert!(
+        ran.reminders[0].contains("Call glob now with the pattern `src/**/*.py`"),
+        "{:?}",
+        ran.reminders
+    );
+    assert_eq!(ran.choices[1], ToolChoice::Tool(ToolName::Glob));
+    // The pattern lists what the question counts.
+    let listed: Vec<&str> = ran.results[0].1.lines().collect();
+    assert_eq!(listed.len(), 3, "{listed:?}");
+    assert!(
+        listed
+            .iter()
+            .all(|p| p.starts_with("src/") && p.ends_with(".py"))
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_that_repeats_a_reminder_goes_back() {
+    let script = json!({"responses": [
+        read("src/loader.py"),
+        read("src/loader.py"),
+        read("src/loader.py"),
+        text("The same call again cannot show more than it did."),
+        text("src/loader.py"),
+    ]});
+    let files = [("src/loader.py", "def parse_config(path):\n    return {}\n")];
+    let prompt = "Which file defines the function parse_config? Answer with its path.";
+    let ran = run(true, &files, prompt, script).await;
+    assert_eq!(ran.outcome, TurnOutcome::Completed { rounds: 5 });
+    assert!(
+        ran.reminders[0].starts_with("The same call again cannot show more than it did.")
+            && ran.reminders[1].starts_with("Your reply repeats what the harness told you"),
+        "{:?}",
+        ran.reminders
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_edit_that_only_swaps_quotes_is_refused_once() {
+    let files = [(
+        "users.py",
+        "def contact(user):\n    return user[\"mail\"]\n",
+    )];
+    let swap = edit("users.py", "return user[\"mail\"]", "return user['mail']");
+    let script = json!({"responses": [
+        read("users.py"),
+        swap.clone(),
+        swap,
+        text("Done."),
+    ]});
+    let prompt = "contact() raises a KeyError. Fix users.py.";
+    let ran = run(true, &files, prompt, script).await;
+    assert!(
+        ran.results[1]
+            .1
+            .starts_with("not made: this edit only changes quotes (`return user[\"mail\"]` to"),
+        "{:?}",
+        ran.results
+    );
+    // Made again, it is the model's to make.
+    assert_eq!(ran.results[2].0, "ok", "{:?}", ran.results);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_made_and_written_out_again_is_no_advice() {
+    let json = "{\n  \"name\": \"web\",\n  \"scripts\": {\n    \"build\": \"tsc\"\n  }\n}\n";
+    let made = edit(
+        "package.json",
+        "    \"build\": \"tsc\"",
+        "    \"build\": \"tsc\",\n    \"test\": \"jest\"",
+    );
+    let recited = format!(
+        "To add a script named `test`, you can use the `edit_file` function. Here's how:\n```json\n{}\n```",
+        json!({"name": "edit_file", "arguments": made["tool_calls"][0]["arguments"]})
+    );
+    let script = json!({"responses": [read("package.json"), made, text(&recited)]});
+    let prompt = "Add a script named test that runs \"jest\" to package.json.";
+    let ran = run(true, &[("package.json", json)], prompt, script).await;
+    assert_eq!(ran.outcome, TurnOutcome::Completed { rounds: 3 });
+    assert!(ran.reminders.is_empty(), "{:?}", ran.reminders);
+}
