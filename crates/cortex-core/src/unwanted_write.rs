@@ -155,14 +155,19 @@ impl Session {
             _ => return None,
         };
         if let ToolArgs::EditFile(edit) = args
-            && quotes_only(path, edit)
-            && !mentions_quotes(self.turn_work.prompt())
-            && self.turn_work.first_refusal(Refusal::Quotes, path)
+            && self.turn_work.refuses_quote_swap(edit)
         {
+            // Every time: a quote swap never fixes anything (run EF,
+            // fix-wrong-key: refused once, the model made it again).
+            let not_made = if self.turn_work.first_refusal(Refusal::Quotes, path) {
+                "not made"
+            } else {
+                "not made again"
+            };
             return Some(Answer::error(format!(
-                "not made: this edit only changes quotes (`{}` to `{}`), and in {path} a string \
-                 in single quotes is the same as in double quotes: the code would do what it \
-                 does now. Find what is wrong (the task and the output above say what fails) \
+                "{not_made}: this edit only changes quotes (`{}` to `{}`), and in {path} a \
+                 string in single quotes is the same as in double quotes: the code would do what \
+                 it does now. Find what is wrong (the task and the output above say what fails) \
                  and change that.",
                 edit.old_string.trim(),
                 edit.new_string.trim()
@@ -248,30 +253,6 @@ impl Session {
     }
 }
 
-/// Why `edit` inserts on the wrong side of the text the task places its
-/// addition by ("Add a section '## Usage' to README.md, after Install":
-/// `new_string` the new section followed by the quoted `## Install` lines,
-/// run AE), or `None`: the edit is a pure insertion before (or after) its
-/// `old_string`, and the task says "after" (or "before") a word the quote
-/// holds.
-/// An edit of a Python or JavaScript file that swaps `'` for `"` or back
-/// and changes nothing else (run EC, fix-wrong-key: `user["mail"]` made
-/// `user['mail']` for a `KeyError`, then the same edit again).
-fn quotes_only(path: &str, edit: &cortex_protocol::EditFileArgs) -> bool {
-    let quoted_alike = [".py", ".js", ".mjs", ".ts"]
-        .iter()
-        .any(|ext| path.ends_with(ext));
-    let unquoted = |s: &str| s.replace('\'', "\"");
-    quoted_alike
-        && edit.old_string != edit.new_string
-        && unquoted(&edit.old_string) == unquoted(&edit.new_string)
-}
-
-/// Whether the task speaks of quotes (then changing them is the task).
-fn mentions_quotes(prompt: &str) -> bool {
-    prompt.to_lowercase().contains("quot")
-}
-
 /// An insertion whose lines the file has already, an import among them
 /// (run EC, fix-missing-import: `import os` inserted three times): the
 /// first such import and its line number.
@@ -299,6 +280,12 @@ fn import_again(old: &str, edit: &cortex_protocol::EditFileArgs) -> Option<(Stri
     })
 }
 
+/// Why `edit` inserts on the wrong side of the text the task places its
+/// addition by ("Add a section '## Usage' to README.md, after Install":
+/// `new_string` the new section followed by the quoted `## Install` lines,
+/// run AE), or `None`: the edit is a pure insertion before (or after) its
+/// `old_string`, and the task says "after" (or "before") a word the quote
+/// holds.
 fn misplaced_insertion(prompt: &str, edit: &cortex_protocol::EditFileArgs) -> Option<String> {
     let (old, new) = (edit.old_string.as_str(), edit.new_string.as_str());
     if old.trim().is_empty() || new.len() <= old.len() || edit.replace_all == Some(true) {

@@ -135,7 +135,7 @@ async fn an_answer_that_repeats_a_reminder_goes_back() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_edit_that_only_swaps_quotes_is_refused_once() {
+async fn an_edit_that_only_swaps_quotes_is_refused_every_time() {
     let files = [(
         "users.py",
         "def contact(user):\n    return user[\"mail\"]\n",
@@ -144,7 +144,7 @@ async fn an_edit_that_only_swaps_quotes_is_refused_once() {
     let script = json!({"responses": [
         read("users.py"),
         swap.clone(),
-        swap,
+        swap.clone(),
         text("Done."),
     ]});
     let prompt = "contact() raises a KeyError. Fix users.py.";
@@ -156,8 +156,33 @@ async fn an_edit_that_only_swaps_quotes_is_refused_once() {
         "{:?}",
         ran.results
     );
-    // Made again, it is the model's to make.
-    assert_eq!(ran.results[2].0, "ok", "{:?}", ran.results);
+    // Made again, it is refused again (a swap never fixes anything), and
+    // the request before it said so.
+    assert!(
+        ran.results[2]
+            .1
+            .starts_with("not made again: this edit only changes quotes"),
+        "{:?}",
+        ran.results
+    );
+    assert!(
+        ran.refused[2]
+            .iter()
+            .any(|c| c.matches("edit_file", &swap["tool_calls"][0]["arguments"].to_string())),
+        "{:?}",
+        ran.refused
+    );
+    assert_eq!(file(&ran, "users.py"), files[0].1);
+    // A task that speaks of quotes asks for the swap.
+    let script = json!({"responses": [read("users.py"), swap, text("Done.")]});
+    let ran = run(
+        true,
+        &files,
+        "Change users.py to use single quotes.",
+        script,
+    )
+    .await;
+    assert_eq!(ran.results[1].0, "ok", "{:?}", ran.results);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -3,10 +3,13 @@
 //! Small models make edits that succeed and break the file (`"debug": true`
 //! turned into `"false": true` by replacing `debug`; a Python line left
 //! half-indented). A write of a file whose syntax has a cheap checker —
-//! JSON, TOML and YAML in process, Python with the guest's `python3` (its
-//! parser only: `ast.parse`, which runs nothing and writes no `__pycache__`)
-//! — reports a parse failure in the tool's result, so the model sees it
-//! broke the file while it still has the change in view.
+//! JSON, TOML and YAML in process, Python with the guest's `python3`
+//! (`compile`, which runs nothing and writes no `__pycache__`) — reports a
+//! parse failure in the tool's result, so the model sees it broke the file
+//! while it still has the change in view. Python's check is the compiler's,
+//! not only the parser's: `ast.parse` accepts a `return` left outside its
+//! function by an insertion at the wrong indentation, which `python3` then
+//! refuses to run (run EF, fix-missing-import).
 
 use std::io::Write;
 use std::path::Path;
@@ -139,8 +142,8 @@ fn toml_line(text: &str, span: Option<std::ops::Range<usize>>) -> String {
 /// `python3`'s parser on `text`, given on stdin; `None` when it parses or
 /// there is no `python3` to ask.
 fn python_problem(text: &str) -> Option<String> {
-    const PARSE: &str = "import ast, sys\n\
-        try:\n    ast.parse(sys.stdin.read())\n\
+    const PARSE: &str = "import sys\n\
+        try:\n    compile(sys.stdin.read(), 'file', 'exec', dont_inherit=True)\n\
         except SyntaxError as e:\n    print(f'{e.msg} at line {e.lineno}'); sys.exit(1)\n";
     let (parsed, out) = run_python(PARSE, text)?;
     let out = out.trim();
@@ -278,6 +281,14 @@ mod tests {
         let bad = "def greet():\n    return 'hi'\n  x = 1\n";
         let note = after_write(Path::new("app.py"), Some(good), bad).expect("broken");
         assert!(note.contains("Python") && note.contains("line 3"), "{note}");
+        // What the parser accepts and the compiler does not: an insertion
+        // that left the function's `return` at the top level.
+        let split = "def config_path(name):\n    import os\nreturn os.path.join('/etc', name)\n";
+        let note = after_write(Path::new("paths.py"), Some(good), split).expect("broken");
+        assert!(
+            note.contains("'return' outside function") && note.contains("line 3"),
+            "{note}"
+        );
         // Parsing runs nothing the file says.
         let dir = tempfile::tempdir().expect("tempdir");
         let marker = dir.path().join("ran");

@@ -6,7 +6,9 @@
 //! own refused call back rather than the one handed over, and it ran
 //! (run EB7: fix-typo-in-message, write-a-test-for-edge). A third
 //! identical call is the stop rule's to refuse, and it bars the tool for a
-//! round, so a model that insists is not refused for ever.
+//! round, so a model that insists is not refused for ever. An edit that
+//! only swaps a string's quotes ([`quote_swap`]) is refused every time: it
+//! cannot be what a task that does not speak of quotes asks for.
 
 use super::TurnWork;
 use super::words::{asks_for_work, files_to_run, named_files, normalise, same_file};
@@ -105,14 +107,21 @@ impl TurnWork {
     }
 
     /// Whether a refusal that holds refuses `call` if it comes again
-    /// unchanged: one that handed over a call, or a write to a file the task
-    /// says to run when it names others for the fix.
+    /// unchanged: one that handed over a call, a write to a file the task
+    /// says to run when it names others for the fix, or a quote swap.
     pub(crate) fn holds_against(&self, call: &cortex_protocol::ToolArgs) -> bool {
         self.refused_writes
             .contains(&RefusedWrite::Call(format!("{call:?}")))
             || call
                 .written_path()
                 .is_some_and(|path| self.holds_write_to_run(path))
+            || matches!(call, cortex_protocol::ToolArgs::EditFile(edit) if self.refuses_quote_swap(edit))
+    }
+
+    /// Whether `edit` is refused as a quote swap ([`quote_swap`]): every
+    /// time, unless the task speaks of quotes.
+    pub(crate) fn refuses_quote_swap(&self, edit: &cortex_protocol::EditFileArgs) -> bool {
+        quote_swap(edit) && !mentions_quotes(&self.prompt)
     }
 
     /// The calls the gates will refuse if the next reply makes them again
@@ -244,5 +253,69 @@ impl TurnWork {
             && self.files.iter().any(|l| same_file(l, &path))
             && !self.asks_to_write(&path)
             && !self.fix_targets(&path).is_empty()
+    }
+}
+
+/// Whether `edit`, of a Python or JavaScript file, swaps `'` for `"` or
+/// back and changes nothing else, so that the code does what it did (run
+/// EC, fix-wrong-key: `user["mail"]` made `user['mail']` for a `KeyError`,
+/// then the same edit again). Text with both kinds of quote is not such a
+/// swap: there a quote may be what a string says (`'say "hi"'`), or an
+/// apostrophe that ended one too early (`'it's'`).
+fn quote_swap(edit: &cortex_protocol::EditFileArgs) -> bool {
+    let quoted_alike = [".py", ".js", ".mjs", ".ts"]
+        .iter()
+        .any(|ext| edit.path.ends_with(ext));
+    let unquoted = |s: &str| s.replace('\'', "\"");
+    let one_kind = |s: &str| !(s.contains('\'') && s.contains('"'));
+    quoted_alike
+        && edit.old_string != edit.new_string
+        && one_kind(&edit.old_string)
+        && one_kind(&edit.new_string)
+        && unquoted(&edit.old_string) == unquoted(&edit.new_string)
+}
+
+/// Whether the task speaks of quotes (then changing them is the task).
+fn mentions_quotes(prompt: &str) -> bool {
+    prompt.to_lowercase().contains("quot")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{mentions_quotes, quote_swap};
+    use cortex_protocol::EditFileArgs;
+
+    #[test]
+    fn an_edit_that_only_swaps_quotes_is_named() {
+        let on = |path: &str, old: &str, new: &str| {
+            quote_swap(&EditFileArgs {
+                path: path.into(),
+                old_string: old.into(),
+                new_string: new.into(),
+                replace_all: None,
+            })
+        };
+        assert!(on(
+            "users.py",
+            "return user[\"mail\"]",
+            "return user['mail']"
+        ));
+        assert!(on("app.js", "x = 'a'", "x = \"a\""));
+        // In a shell script or Markdown, quotes mean something else.
+        assert!(!on("run.sh", "echo \"$a\"", "echo '$a'"));
+        assert!(!on("README.md", "say \"hi\"", "say 'hi'"));
+        // A change besides the quotes is a change.
+        assert!(!on(
+            "users.py",
+            "return user[\"mail\"]",
+            "return user['email']"
+        ));
+        assert!(!on("users.py", "x", "x"));
+        // Quotes inside a string, and an apostrophe that broke one, are what
+        // the string says, not how it is quoted.
+        assert!(!on("say.py", "print('say \"hi\"')", "print(\"say 'hi'\")"));
+        assert!(!on("say.py", "print('it's')", "print(\"it's\")"));
+        assert!(mentions_quotes("Use single quotes in users.py"));
+        assert!(!mentions_quotes("Fix users.py so that the test passes."));
     }
 }

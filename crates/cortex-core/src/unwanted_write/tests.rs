@@ -1,8 +1,8 @@
 //! The refusals' texts, from the task's words and the edit.
 
 use super::{
-    elsewhere_named, handed_tool, import_again, mentions_quotes, misplaced_insertion, producer_of,
-    quotes_only, replacement_and_more, replacements, unnamed_definition,
+    elsewhere_named, handed_tool, import_again, misplaced_insertion, producer_of,
+    replacement_and_more, replacements, unnamed_definition,
 };
 use cortex_protocol::{EditFileArgs, ToolArgs, ToolName, WriteFileArgs};
 
@@ -234,19 +234,4 @@ fn a_file_the_task_says_a_script_writes_has_that_script() {
         ),
         None
     );
-}
-
-#[test]
-fn an_edit_that_only_swaps_quotes_is_named() {
-    let swap = edit("return user[\"mail\"]", "return user['mail']");
-    assert!(quotes_only("users.py", &swap));
-    // In a shell script or Markdown, quotes mean something else.
-    assert!(!quotes_only("run.sh", &swap));
-    assert!(!quotes_only("README.md", &swap));
-    // A change besides the quotes is a change.
-    let fix = edit("return user[\"mail\"]", "return user['email']");
-    assert!(!quotes_only("users.py", &fix));
-    assert!(!quotes_only("users.py", &edit("x", "x")));
-    assert!(mentions_quotes("Use single quotes in users.py"));
-    assert!(!mentions_quotes("Fix users.py so that the test passes."));
 }
