@@ -55,9 +55,20 @@ pub(crate) fn verify_reminder(prompt: &str) -> String {
 /// 0.5B went on making the refused `read_file` until the turn ended (run W).
 /// After a round in which a refusal handed over the call to make instead
 /// (`unwanted_write::handed_tool`), the next reply must call that tool.
+/// After the reminder that a question is to be answered now
+/// (`coach::ANSWER_NOW`), the reply must be the answer: told so in words,
+/// the 0.5B went on calling — an edit of the file it was asked about, a
+/// glob after the glob that answered (runs E5, E6).
 /// Derived from the history, so a resumed session asks the same.
 pub(crate) fn tool_choice(history: &[Message], offered: &[ToolName]) -> ToolChoice {
     match history.last() {
+        Some(last)
+            if last.role == Role::User
+                && last.content.starts_with(crate::coach::NO_MORE)
+                && last.content.ends_with(crate::coach::ANSWER_NOW) =>
+        {
+            ToolChoice::Answer
+        }
         Some(last)
             if last.role == Role::User
                 && (last.content.starts_with(VERIFY_PREFIX)

@@ -149,13 +149,7 @@ async fn a_call_refused_as_a_repeat_is_withheld_from_the_next_reply_only() {
         {"tool_calls": [{"name": "grep", "arguments": {"pattern": "greet"}}]},
         {"text": "Hello, Cortex"},
     ]});
-    let Ran {
-        model,
-        store,
-        session,
-        outcome,
-        ..
-    } = run(true, script).await;
+    let Ran { model, outcome, .. } = run(false, script).await;
     assert_eq!(outcome, TurnOutcome::Completed { rounds: 5 });
     let choices: Vec<ToolChoice> = model.requests().iter().map(|r| r.tool_choice).collect();
     assert_eq!(
@@ -168,8 +162,34 @@ async fn a_call_refused_as_a_repeat_is_withheld_from_the_next_reply_only() {
             ToolChoice::Auto
         ]
     );
+}
+
+/// A model that checks its answers, told after a repeat that the question
+/// is to be answered now, must answer: told so in words, the 0.5B went on
+/// calling tools (runs E5, E6).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn after_a_repeat_in_a_question_the_reply_must_be_the_answer() {
+    let read = json!({"tool_calls": [{"name": "read_file", "arguments": {"path": "app.py"}}]});
+    let script = json!({"responses": [read, read, read, {"text": "Hello, Cortex"}]});
+    let Ran {
+        model,
+        store,
+        session,
+        outcome,
+        ..
+    } = run(true, script).await;
+    assert_eq!(outcome, TurnOutcome::Completed { rounds: 4 });
+    let choices: Vec<ToolChoice> = model.requests().iter().map(|r| r.tool_choice).collect();
+    assert_eq!(
+        choices,
+        [
+            ToolChoice::Auto,
+            ToolChoice::Auto,
+            ToolChoice::Auto,
+            ToolChoice::Answer
+        ]
+    );
     let requests = model.requests();
-    // Told to answer from what it has, past that reminder.
     let last = requests[3].messages.last().expect("a reminder");
     assert!(last.content.contains("Answer the question now"), "{last:?}");
     // The choice is read from the history, which the stored timeline

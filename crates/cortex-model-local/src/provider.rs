@@ -218,8 +218,9 @@ impl ModelProvider for LocalProvider {
                 .messages
                 .last()
                 .is_some_and(|m| m.role == Role::User);
-        let force_call =
-            !request.tools.is_empty() && (first_round || request.tool_choice.forces_call());
+        let force_call = !request.tools.is_empty()
+            && request.tool_choice != ToolChoice::Answer
+            && (first_round || request.tool_choice.forces_call());
         let submitted = self.render(&request).and_then(|prompt| {
             // The prompt lists every tool (its cached prefix stays the
             // same); the grammar allows the chosen one alone, or all but
@@ -228,6 +229,8 @@ impl ModelProvider for LocalProvider {
                 ToolChoice::Tool(name) => only(request.tools, name),
                 ToolChoice::AutoWithout(name) => without(request.tools, name),
                 ToolChoice::Auto | ToolChoice::Required => request.tools,
+                // No tool to call, and so none recovered from the text.
+                ToolChoice::Answer => Vec::new(),
             };
             self.engine.submit(Job {
                 prompt,

@@ -152,6 +152,13 @@ pub enum ToolChoice {
     /// model's grammar leaves the tool out; providers that cannot say so
     /// send their `auto`.
     AutoWithout(ToolName),
+    /// The reply must be an answer in text, with no call: the harness has
+    /// told the model to answer now from what the tools showed it, and a
+    /// small model otherwise calls tool after tool (the 0.5B, runs E5 and
+    /// E6). OpenAI `"none"`, Anthropic `{"type": "none"}`; the local model
+    /// is given no tool to call, and text that reads as a call is not
+    /// recovered as one.
+    Answer,
 }
 
 impl ToolChoice {

@@ -21,7 +21,9 @@
 
 use crate::ModelStream;
 use crate::text_calls::{TextGate, parse_reply};
-use crate::{FinishReason, ModelError, ModelEvent, ModelInfo, ModelProvider, ModelRequest};
+use crate::{
+    FinishReason, ModelError, ModelEvent, ModelInfo, ModelProvider, ModelRequest, ToolChoice,
+};
 use futures::{Stream, StreamExt, stream};
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -56,9 +58,10 @@ impl ModelProvider for RecoverTextCalls {
     /// those calls (`ToolCallStart`/`Delta`/`End` just before `Finish`,
     /// whose reason becomes `ToolCalls`). Text that may begin a call is
     /// released only once the response shows it is not one (at its end, or
-    /// when a native call starts). A request without tools passes through.
+    /// when a native call starts). A request without tools, or one whose
+    /// reply must be an answer ([`ToolChoice::Answer`]), passes through.
     fn stream(&self, request: ModelRequest) -> ModelStream {
-        if request.tools.is_empty() {
+        if request.tools.is_empty() || request.tool_choice == ToolChoice::Answer {
             return self.inner.stream(request);
         }
         let names = request.tools.iter().map(|t| t.name.clone()).collect();
@@ -244,7 +247,7 @@ fn text_event(text: &str) -> Vec<ModelEvent> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Assembler, ToolChoice};
+    use crate::Assembler;
     use cortex_protocol::ToolSpec;
 
     /// A provider that streams the given events once per request.
@@ -331,6 +334,23 @@ mod tests {
             out.last(),
             Some(&ModelEvent::Finish(FinishReason::ToolCalls))
         );
+        // Where the reply must be an answer, the text stays text.
+        let mut events = deltas(text, 3);
+        events.push(ModelEvent::Finish(FinishReason::Stop));
+        let provider = RecoverTextCalls::new(Arc::new(Canned(events)));
+        let answer_only = ModelRequest {
+            tool_choice: ToolChoice::Answer,
+            ..request(&["read_file"])
+        };
+        let out: Vec<ModelEvent> = futures::executor::block_on(
+            provider
+                .stream(answer_only)
+                .map(|e| e.expect("event"))
+                .collect(),
+        );
+        let assembled = assemble(&out);
+        assert_eq!(assembled.text, text);
+        assert!(assembled.tool_calls.is_empty());
     }
 
     #[test]

@@ -114,6 +114,10 @@ const MAX_UNSTICK: usize = 2;
 /// [`DO_IT_PREFIX`] when it names the tool to call).
 pub(crate) const NO_MORE: &str = "The same call again cannot show more than it did.";
 
+/// How the reminder after a repeat, in a turn that asks a question, ends:
+/// the reply to it must be the answer (`verify::tool_choice`).
+pub(crate) const ANSWER_NOW: &str = "Answer the question now from what the tools showed you.";
+
 /// The checks, in the order they are tried.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Check {
@@ -328,7 +332,7 @@ impl TurnWork {
             return None;
         }
         let text = if !asks_for_work(&self.prompt) {
-            format!("{NO_MORE} Answer the question now from what the tools showed you.")
+            format!("{NO_MORE} {ANSWER_NOW}")
         } else if self.changed.is_empty() {
             // A file the task names that is not there yet is written whole
             // (run A5, create-a-file: the 0.5B read README.md until refused).

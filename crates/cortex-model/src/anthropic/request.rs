@@ -66,8 +66,12 @@ pub(crate) fn build_body(
             ToolChoice::Auto | ToolChoice::AutoWithout(_) => json!({"type": "auto"}),
             ToolChoice::Required => json!({"type": "any"}),
             ToolChoice::Tool(name) => json!({"type": "tool", "name": name.as_str()}),
+            ToolChoice::Answer => json!({"type": "none"}),
         };
-        if !options.parallel_tool_calls {
+        if request.tool_choice == ToolChoice::Answer {
+            // `disable_parallel_tool_use` is not a field of `none`.
+            body.insert("tool_choice".into(), choice);
+        } else if !options.parallel_tool_calls {
             choice["disable_parallel_tool_use"] = true.into();
             body.insert("tool_choice".into(), choice);
         } else if request.tool_choice.forces_call() {
@@ -298,6 +302,14 @@ mod tests {
             body(&request, &serial)["tool_choice"],
             json!({"type": "tool", "name": "edit_file", "disable_parallel_tool_use": true})
         );
+        // An answer without a call: `none`, parallel or not.
+        request.tool_choice = ToolChoice::Answer;
+        for options in [&parallel, &serial] {
+            assert_eq!(
+                body(&request, options)["tool_choice"],
+                json!({"type": "none"})
+            );
+        }
     }
 
     #[test]

@@ -122,11 +122,19 @@ pub(crate) fn build_body(
 }
 
 /// The `tool_choice` or `response_format` that makes the reply call a tool
-/// (neither without tools, or when the model may answer).
+/// (neither without tools, or when the model may answer), or `"none"` when
+/// it must answer (a server held to calls by a schema gets neither: it
+/// may then call).
 fn forced_call(
     request: &ModelRequest,
     forced: ForcedCall,
 ) -> (Option<serde_json::Value>, Option<serde_json::Value>) {
+    if request.tool_choice == ToolChoice::Answer
+        && !request.tools.is_empty()
+        && forced == ForcedCall::ToolChoice
+    {
+        return (Some(json!("none")), None);
+    }
     if request.tools.is_empty() || !request.tool_choice.forces_call() {
         return (None, None);
     }
@@ -351,6 +359,11 @@ mod tests {
             body(&request)["tool_choice"],
             json!({"type": "function", "function": {"name": "read_file"}})
         );
+        request.tool_choice = ToolChoice::Answer;
+        assert_eq!(body(&request)["tool_choice"], "none");
+        // A server held to calls by a schema is told nothing.
+        let sent = body_forcing(&request, ForcedCall::Schema);
+        assert!(sent.get("response_format").is_none() && sent.get("tool_choice").is_none());
         request.tools.clear();
         assert!(body(&request).get("tool_choice").is_none());
     }

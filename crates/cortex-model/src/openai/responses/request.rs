@@ -31,6 +31,9 @@ pub(crate) fn build_body(
         }
         match request.tool_choice {
             ToolChoice::Auto | ToolChoice::AutoWithout(_) => {}
+            ToolChoice::Answer => {
+                body.insert("tool_choice".into(), "none".into());
+            }
             ToolChoice::Required => {
                 body.insert("tool_choice".into(), "required".into());
             }
@@ -164,6 +167,8 @@ mod tests {
             body(&request)["tool_choice"],
             json!({"type": "function", "name": "bash"})
         );
+        request.tool_choice = ToolChoice::Answer;
+        assert_eq!(body(&request)["tool_choice"], "none");
         request.tool_choice = ToolChoice::Auto;
         assert!(body(&request).get("tool_choice").is_none());
     }
