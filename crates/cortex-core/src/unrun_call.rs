@@ -9,9 +9,15 @@
 //! So the first such answer of a turn goes back to the model once with what
 //! was wrong; a second one fails the turn, saying why. A call the turn has
 //! made and that succeeded, written out again, is a report of work done.
+//! A call written as text in reply to the reminder to answer now (whose
+//! reply was offered no call, `cortex_model::ToolChoice::Answer`) is met
+//! once with that reminder again, saying no tool runs in that reply: the
+//! 0.5B wrote its glob out as text there (run E6, count-files).
 
 use crate::Session;
+use crate::coach::{ANSWER_NOW, NO_MORE};
 use cortex_model::text_calls::{parse_reply, unreadable_call};
+use cortex_protocol::Role;
 
 /// What to do with an answer that made no call.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -35,11 +41,22 @@ impl Session {
             .chain(self.mcp_offered().into_iter().map(|t| t.name))
             .collect();
         let names: Vec<&str> = offered.iter().map(String::as_str).collect();
+        // The reply to the reminder to answer now, which offered no call.
+        let answer_due = self
+            .state
+            .messages
+            .iter()
+            .rev()
+            .find(|m| m.role == Role::User)
+            .is_some_and(|m| m.content == crate::coach::after_repeat_in_question());
         let problem = match parse_reply(answer, &names).calls.first() {
             // The call the turn made already, given back to say what was
             // done (run ED: the 1.5B recited its edit after its repeat was
-            // refused, and the turn failed as if nothing had run).
-            Some(call) if self.turn_work.made_already(&call.name, &call.arguments) => {
+            // refused, and the turn failed as if nothing had run); where
+            // an answer is due, it is no answer.
+            Some(call)
+                if !answer_due && self.turn_work.made_already(&call.name, &call.arguments) =>
+            {
                 return UnrunCall::None;
             }
             Some(call) => format!(
@@ -51,6 +68,11 @@ impl Session {
                 None => return UnrunCall::None,
             },
         };
+        if answer_due {
+            return UnrunCall::Remind(format!(
+                "{NO_MORE} {problem}: no tool runs in this reply. {ANSWER_NOW}"
+            ));
+        }
         if std::mem::replace(reminded, true) {
             return UnrunCall::Fail(format!(
                 "the model answered twice with a tool call written as text that did not run \

@@ -200,6 +200,42 @@ async fn after_a_repeat_in_a_question_the_reply_must_be_the_answer() {
     assert_eq!(rebuilt.messages[..seen], requests[3].messages[..]);
 }
 
+/// A call written as text where the reply must be the answer is met once
+/// with the reminder again, and the reply to that must be the answer too
+/// (run E6, count-files: the 0.5B wrote its glob out as text).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_written_as_text_where_an_answer_is_due_is_told_no_tool_runs() {
+    let read = json!({"tool_calls": [{"name": "read_file", "arguments": {"path": "app.py"}}]});
+    let as_text = r#"{"name": "read_file", "arguments": {"path": "app.py"}}"#;
+    let script =
+        json!({"responses": [read, read, read, {"text": as_text}, {"text": "Hello, Cortex"}]});
+    let Ran {
+        model,
+        store,
+        session,
+        outcome,
+        ..
+    } = run(true, script).await;
+    assert_eq!(outcome, TurnOutcome::Completed { rounds: 5 });
+    let choices: Vec<ToolChoice> = model.requests().iter().map(|r| r.tool_choice).collect();
+    assert_eq!(choices[3..], [ToolChoice::Answer, ToolChoice::Answer]);
+    let events = store.events(session.id(), 0).await.expect("events");
+    let reminders: Vec<String> = events
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::TurnReminder { text } => Some(text.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(reminders.len(), 2, "{reminders:?}");
+    assert!(
+        reminders[1].contains("wrote a call to `read_file` as text")
+            && reminders[1].contains("no tool runs in this reply")
+            && reminders[1].ends_with("Answer the question now from what the tools showed you."),
+        "{reminders:?}"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_small_model_is_not_offered_the_todo_list() {
     let names = |model: &ScriptedProvider| -> Vec<String> {

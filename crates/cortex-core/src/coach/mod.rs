@@ -118,6 +118,11 @@ pub(crate) const NO_MORE: &str = "The same call again cannot show more than it d
 /// the reply to it must be the answer (`verify::tool_choice`).
 pub(crate) const ANSWER_NOW: &str = "Answer the question now from what the tools showed you.";
 
+/// The reminder after a repeat in a turn that asks a question.
+pub(crate) fn after_repeat_in_question() -> String {
+    format!("{NO_MORE} {ANSWER_NOW}")
+}
+
 /// The checks, in the order they are tried.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Check {
@@ -332,7 +337,7 @@ impl TurnWork {
             return None;
         }
         let text = if !asks_for_work(&self.prompt) {
-            format!("{NO_MORE} {ANSWER_NOW}")
+            after_repeat_in_question()
         } else if self.changed.is_empty() {
             // A file the task names that is not there yet is written whole
             // (run A5, create-a-file: the 0.5B read README.md until refused).
