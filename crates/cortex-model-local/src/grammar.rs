@@ -38,6 +38,13 @@ array ::= "[" ws ( value ( ws "," ws value )* )? ws "]"
 /// Nesting deeper than this becomes a generic value.
 const MAX_DEPTH: usize = 6;
 
+/// A reply that must be an answer in words
+/// ([`cortex_model::ToolChoice::Answer`]): its first character cannot begin
+/// a call written out (`{`, `[`, `<tool_call>`, a fence, a quote) nor be
+/// blank. Given no tool, the 0.5B wrote its calls out as JSON, one line
+/// after another, until the runaway check stopped it (run H5).
+pub const ANSWER_GRAMMAR: &str = r#"root ::= [^{\[<`"' \t\r\n] [^\x00]*"#;
+
 /// The grammar for one call in `form` to one of `tools`, an `edit_file`
 /// held to `quotable` when there are any. Root rule: `root`.
 pub fn tool_call_grammar(tools: &[ToolSpec], form: CallForm, quotable: &[QuotableFile]) -> String {

@@ -240,6 +240,7 @@ impl ModelProvider for LocalProvider {
                 force_call,
                 quotable: request.quotable,
                 refused: request.refused_calls,
+                answer: request.tool_choice == ToolChoice::Answer,
             })
         });
         if let Err(e) = submitted {

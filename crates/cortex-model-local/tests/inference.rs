@@ -386,6 +386,34 @@ async fn a_reply_that_is_a_refused_call_is_drawn_again() {
     assert_eq!(p.last_stats().expect("stats").redraws, 0);
 }
 
+/// A reply that must be the answer (`ToolChoice::Answer`) is words: no call
+/// made, and none written out, where the same request otherwise calls.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reply_that_must_be_the_answer_is_words() {
+    let _serial = SERIAL.lock().await;
+    let p = tool_model();
+    let ask = || {
+        request(
+            AGENT_SYSTEM,
+            vec![Message::user("What does the file notes.txt say?")],
+            Mode::Ask.tools(),
+        )
+    };
+    let free = run(p, ask()).await;
+    assert!(!free.calls.is_empty(), "the greedy reply calls: {free:?}");
+    let mut answer = ask();
+    answer.tool_choice = cortex_model::ToolChoice::Answer;
+    let said = run(p, answer).await;
+    eprintln!("{said:?}");
+    assert!(said.calls.is_empty(), "{said:?}");
+    let first = said.text.chars().next().expect("some text");
+    assert!(
+        !"{[<`\"' \t\r\n".contains(first),
+        "begins like a call or blank: {said:?}"
+    );
+    assert_ne!(said.finish, Some(FinishReason::ToolCalls), "{said:?}");
+}
+
 /// A provider dropped and loaded again stands for two `cortex exec`
 /// processes: the second one's first request loads the state the first one
 /// saved and evaluates only what follows the shared prefix.

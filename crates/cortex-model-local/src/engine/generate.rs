@@ -4,7 +4,7 @@
 
 use super::{Job, Session, cancelled, decode_err, elapsed_ms, pos};
 use crate::error::LocalError;
-use crate::grammar::tool_call_grammar;
+use crate::grammar::{ANSWER_GRAMMAR, tool_call_grammar};
 use crate::parse::parse_reply;
 use crate::parse::{CallForm, ReplyStart, reply_start};
 use crate::reply::Reply;
@@ -72,6 +72,8 @@ impl<'m> Session<'m> {
         let use_grammar = self.options.grammar && !job.tools.is_empty();
         let mut sampler = if force {
             self.call_sampler(job, CallForm::Tagged, draw)?
+        } else if job.answer && self.options.grammar {
+            self.sampler(Some(ANSWER_GRAMMAR), draw)?
         } else {
             self.sampler(None, draw)?
         };

@@ -114,6 +114,9 @@ pub(crate) struct Job {
     /// Calls the harness will refuse: a reply that is one of them is drawn
     /// again (the request's).
     pub refused: Vec<cortex_model::RefusedCall>,
+    /// The reply must be an answer in words: no tools, and generated under
+    /// [`crate::grammar::ANSWER_GRAMMAR`].
+    pub answer: bool,
 }
 
 /// Handle to the inference thread. Dropping it ends the thread once the
