@@ -127,11 +127,10 @@ impl Session {
     /// saw when it saw it whole; otherwise none (nothing is constrained).
     /// Right after a reminder that says what to change, only that: the
     /// files the task names and the turn left untouched, or the lines where
-    /// a renamed name still occurs ([`crate::coach::Focus`]). Never a file
-    /// the gates refuse every write to for the whole turn (the test the task
-    /// says to run, when it names the file to fix: the 0.5B gave back its
-    /// refused edit of the test until the turn ended, run E6), so that the
-    /// embedded model's grammar cannot make that edit at all.
+    /// a renamed name still occurs ([`crate::coach::Focus`]). A file the
+    /// gates refuse every write to stays quotable: held to the other files,
+    /// the 1.5B made its edit of the test in `calc.py` instead — the fix
+    /// undone (run EI, fix-one-line-bug); the refusal is what tells it why.
     ///
     /// [`ModelRequest::quotable`]: cortex_model::ModelRequest::quotable
     pub(crate) fn quotable(&self) -> Vec<QuotableFile> {
@@ -144,8 +143,7 @@ impl Session {
         let mut paths: Vec<&String> = listed.iter().chain(self.seen.files.keys()).collect();
         paths.sort();
         paths.dedup();
-        let held = |p: &str| self.reads_first() && self.turn_work.holds_write_to_run(p);
-        paths.retain(|p| self.turn_work.focus().in_focus(p) && !held(p));
+        paths.retain(|p| self.turn_work.focus().in_focus(p));
         paths
             .into_iter()
             .map(|path| QuotableFile {

@@ -182,36 +182,3 @@ async fn a_quote_given_back_unchanged_is_not_offered_again() {
         [("README.md", Some("# Todo\n\n## Installation\n"))]
     );
 }
-
-/// A file every write to which is refused for the whole turn — the test
-/// the task says to run, when the task names the file to fix — is not a
-/// file an edit may name: the 0.5B gave back its refused edit of the test
-/// until the turn ended (run E6, fix-one-line-bug and fix-off-by-one).
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_test_to_run_is_not_offered_to_an_edit_when_the_task_names_the_fix() {
-    const TEST: &str = "from calc import add\nassert add(2, 3) == 5\n";
-    let files = [("calc.py", CALC), ("test_calc.py", TEST)];
-    for (prompt, quotable) in [
-        (
-            "python3 test_calc.py fails. Fix the bug in calc.py.",
-            &["calc.py"][..],
-        ),
-        // Naming nothing else to fix, the model may find the test wrong.
-        (
-            "python3 test_calc.py fails. Fix it.",
-            &["calc.py", "test_calc.py"][..],
-        ),
-    ] {
-        let script = json!({"responses": [{"text": "Nothing to do."}]});
-        let (repo, store, scripted) = parts(&files, &script);
-        let model = small_model_editing(scripted.clone(), true, 4096, EditFormat::Quoted);
-        one_agent_turn(repo.path(), store, model, prompt).await;
-        let requests = scripted.requests();
-        let paths: Vec<&str> = requests[0]
-            .quotable
-            .iter()
-            .map(|f| f.path.as_str())
-            .collect();
-        assert_eq!(paths, quotable, "{prompt}");
-    }
-}
