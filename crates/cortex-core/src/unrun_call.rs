@@ -41,7 +41,10 @@ impl Session {
             .chain(self.mcp_offered().into_iter().map(|t| t.name))
             .collect();
         let names: Vec<&str> = offered.iter().map(String::as_str).collect();
-        // The reply to the reminder to answer now, which offered no call.
+        // The reply to the reminder to answer now, which offered no call:
+        // that reminder exactly, not the one sent below (it ends the same
+        // way, and the reply to it also offers no call), so a second call
+        // written as text takes the usual path and the loop ends.
         let answer_due = self
             .state
             .messages
