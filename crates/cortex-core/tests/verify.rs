@@ -39,6 +39,23 @@ async fn run(verify_answers: bool, script: serde_json::Value) -> Ran {
     }
 }
 
+/// The tool choice of each request the model was sent.
+fn choices_of(model: &ScriptedProvider) -> Vec<ToolChoice> {
+    model.requests().iter().map(|r| r.tool_choice).collect()
+}
+
+/// The texts of the session's reminders, in order.
+async fn reminders_of(store: &Arc<dyn Store>, session: &Session) -> Vec<String> {
+    let events = store.events(session.id(), 0).await.expect("events");
+    events
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::TurnReminder { text } => Some(text.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_answer_without_tools_is_checked_once() {
     let script = json!({"responses": [
@@ -123,7 +140,7 @@ async fn an_answer_after_failed_calls_only_is_checked_too() {
         ..
     } = run(true, script).await;
     assert_eq!(outcome, TurnOutcome::Completed { rounds: 4 });
-    let choices: Vec<ToolChoice> = model.requests().iter().map(|r| r.tool_choice).collect();
+    let choices = choices_of(&model);
     assert_eq!(
         choices,
         [
@@ -151,7 +168,7 @@ async fn a_call_refused_as_a_repeat_is_withheld_from_the_next_reply_only() {
     ]});
     let Ran { model, outcome, .. } = run(false, script).await;
     assert_eq!(outcome, TurnOutcome::Completed { rounds: 5 });
-    let choices: Vec<ToolChoice> = model.requests().iter().map(|r| r.tool_choice).collect();
+    let choices = choices_of(&model);
     assert_eq!(
         choices,
         [
@@ -179,7 +196,7 @@ async fn after_a_repeat_in_a_question_the_reply_must_be_the_answer() {
         ..
     } = run(true, script).await;
     assert_eq!(outcome, TurnOutcome::Completed { rounds: 4 });
-    let choices: Vec<ToolChoice> = model.requests().iter().map(|r| r.tool_choice).collect();
+    let choices = choices_of(&model);
     assert_eq!(
         choices,
         [
@@ -217,16 +234,9 @@ async fn a_call_written_as_text_where_an_answer_is_due_is_told_no_tool_runs() {
         ..
     } = run(true, script).await;
     assert_eq!(outcome, TurnOutcome::Completed { rounds: 5 });
-    let choices: Vec<ToolChoice> = model.requests().iter().map(|r| r.tool_choice).collect();
+    let choices = choices_of(&model);
     assert_eq!(choices[3..], [ToolChoice::Answer, ToolChoice::Answer]);
-    let events = store.events(session.id(), 0).await.expect("events");
-    let reminders: Vec<String> = events
-        .iter()
-        .filter_map(|e| match &e.kind {
-            EventKind::TurnReminder { text } => Some(text.clone()),
-            _ => None,
-        })
-        .collect();
+    let reminders = reminders_of(&store, &session).await;
     assert_eq!(reminders.len(), 2, "{reminders:?}");
     assert!(
         reminders[1].contains("wrote a call to `read_file` as text")

@@ -340,19 +340,22 @@ async fn the_first_round_can_be_forced_to_call_a_tool() {
     assert!(!later.forced_call, "{later:?}");
 }
 
+/// A question whose greedy reply (the 0.5B's) is a `read_file` call.
+fn notes_question() -> ModelRequest {
+    request(
+        AGENT_SYSTEM,
+        vec![Message::user("What does the file notes.txt say?")],
+        Mode::Ask.tools(),
+    )
+}
+
 /// A reply that is a call the request says the harness refuses is drawn
 /// again with some randomness; a reply that is not is drawn once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_reply_that_is_a_refused_call_is_drawn_again() {
     let _serial = SERIAL.lock().await;
     let p = tool_model();
-    let ask = || {
-        request(
-            AGENT_SYSTEM,
-            vec![Message::user("What does the file notes.txt say?")],
-            Mode::Ask.tools(),
-        )
-    };
+    let ask = notes_question;
     let first = run(p, ask()).await;
     let (_, name, arguments) = first
         .calls
@@ -392,13 +395,7 @@ async fn a_reply_that_is_a_refused_call_is_drawn_again() {
 async fn a_reply_that_must_be_the_answer_is_words() {
     let _serial = SERIAL.lock().await;
     let p = tool_model();
-    let ask = || {
-        request(
-            AGENT_SYSTEM,
-            vec![Message::user("What does the file notes.txt say?")],
-            Mode::Ask.tools(),
-        )
-    };
+    let ask = notes_question;
     let free = run(p, ask()).await;
     assert!(!free.calls.is_empty(), "the greedy reply calls: {free:?}");
     let mut answer = ask();
