@@ -113,27 +113,34 @@ impl Session {
 
     /// The calls of this round the gates will refuse if the next reply
     /// makes them again: the stop rule's next refusal, and the writes a
-    /// held refusal refuses while they come back unchanged. The next
-    /// request names them ([`cortex_model::ModelRequest::refused_calls`]).
+    /// held refusal refuses while they come back unchanged, each with the
+    /// call its refusal handed over instead, if any. The next request names
+    /// them ([`cortex_model::ModelRequest::refused_calls`]).
     fn refused_if_again(
         &self,
         calls: &[ToolCallRequest],
         stop_rule: &StopRuleState,
     ) -> Vec<cortex_model::RefusedCall> {
-        let held = calls.iter().filter(|call| {
-            let Ok(tool) = call.name.parse::<ToolName>() else {
-                return false;
-            };
-            ToolArgs::parse(tool, &call.arguments).is_ok_and(|a| self.turn_work.holds_against(&a))
+        let held = calls.iter().filter_map(|call| {
+            let tool = call.name.parse::<ToolName>().ok()?;
+            let args = ToolArgs::parse(tool, &call.arguments).ok()?;
+            self.turn_work
+                .holds_against(&args)
+                .then(|| cortex_model::RefusedCall {
+                    name: call.name.clone(),
+                    arguments: call.arguments.clone(),
+                    instead: self.turn_work.handed_over_for(&args).map(str::to_owned),
+                })
         });
-        let held = held.map(|call| cortex_model::RefusedCall {
-            name: call.name.clone(),
-            arguments: call.arguments.clone(),
-        });
-        let mut refused: Vec<_> = stop_rule.refused_next().into_iter().collect();
+        let mut refused: Vec<cortex_model::RefusedCall> =
+            stop_rule.refused_next().into_iter().collect();
         for call in held {
-            if !refused.contains(&call) {
-                refused.push(call);
+            match refused
+                .iter_mut()
+                .find(|r| r.matches(&call.name, &call.arguments))
+            {
+                Some(known) => known.instead = known.instead.take().or(call.instead),
+                None => refused.push(call),
             }
         }
         refused

@@ -115,6 +115,7 @@ impl StopRuleState {
         (spent && self.last_ran == Ran::Failed).then(|| cortex_model::RefusedCall {
             name: name.clone(),
             arguments: arguments.clone(),
+            instead: None,
         })
     }
 

@@ -68,6 +68,17 @@ pub(crate) fn handed_tool(result: &str) -> Option<ToolName> {
     head.rsplit_once("call ")?.1.parse().ok()
 }
 
+/// The arguments (JSON text) of the call a refusal hands over
+/// ([`handed_call`]), if it does.
+fn handed_arguments(refusal: &str) -> Option<String> {
+    let (_, rest) = refusal.split_once(WITH_ARGUMENTS)?;
+    let mut values = serde_json::Deserializer::from_str(rest).into_iter::<serde_json::Value>();
+    match values.next()? {
+        Ok(arguments @ serde_json::Value::Object(_)) => Some(arguments.to_string()),
+        _ => None,
+    }
+}
+
 impl Session {
     /// The refusal of a write the task did not ask for (see the module
     /// docs), or `None` to let the call go on. `current` is the file as
@@ -91,6 +102,17 @@ impl Session {
         }
         if self.turn_work.refuses_write_to_run(path) {
             return Some(Answer::error(self.turn_work.to_run_refusal(path)));
+        }
+        if current.is_none()
+            && let Some(named) = self.turn_work.second_copy_of(path)
+        {
+            // Every time: the model that wrote the named file went on to
+            // write its fix into a copy elsewhere (run K2,
+            // write-a-test-for-edge: tests/test_divide.py).
+            let refusal = elsewhere_refusal(&named, path, args, ", which is there already");
+            self.turn_work
+                .note_handed_over(args, handed_arguments(&refusal));
+            return Some(Answer::error(refusal));
         }
         // Owned: the refusals below are worked out one at a time, between
         // updates of the turn's record.
@@ -127,7 +149,8 @@ impl Session {
         // Each is worked out only when none before it refused.
         for (why, refusal) in refusals {
             let Some(refusal) = refusal() else { continue };
-            match self.turn_work.refusal_holds(why, path, args) {
+            let handed = handed_arguments(&refusal);
+            match self.turn_work.refusal_holds(why, path, args, handed) {
                 Held::No => {}
                 Held::First => return Some(Answer::error(refusal)),
                 Held::Unchanged => {
@@ -398,10 +421,14 @@ fn producer_of(prompt: &str, path: &str) -> Option<String> {
 /// writes the named one, for a `write_file`.
 fn elsewhere_named(prompt: &str, args: &ToolArgs) -> Option<String> {
     let path = crate::coach::normalise_path(args.written_path()?);
-    let name = path.rsplit('/').next()?;
-    let named = crate::coach::named_files(prompt)
-        .into_iter()
-        .find(|named| named != &path && named.rsplit('/').next() == Some(name))?;
+    let named = crate::coach::named_elsewhere(prompt, &path)?;
+    Some(elsewhere_refusal(&named, &path, args, ""))
+}
+
+/// The refusal of `args`, which would create `path` where the task names
+/// `named`; `there` says more of `named` (empty, or ", which is there
+/// already").
+fn elsewhere_refusal(named: &str, path: &str, args: &ToolArgs, there: &str) -> String {
     let instead = match args {
         ToolArgs::WriteFile(write) => {
             let call = serde_json::json!({"path": named, "content": write.content});
@@ -412,9 +439,7 @@ fn elsewhere_named(prompt: &str, args: &ToolArgs) -> Option<String> {
         }
         _ => format!("Give the path as the task has it: {named}."),
     };
-    Some(format!(
-        "not made: the task names {named}, and this call would create {path}. {instead}"
-    ))
+    format!("not made: the task names {named}{there}, and this call would create {path}. {instead}")
 }
 
 /// Why `edit` loses text besides the replacement the task states ("--verbse

@@ -426,6 +426,17 @@ async fn a_refusal_that_hands_over_a_call_holds_while_the_call_is_unchanged() {
     );
     for i in 2..=4 {
         assert_eq!(names(i), [("edit_file".to_owned(), dropped_args.clone())]);
+        // With the call handed over in its place, for a redraw to depart
+        // from the refused one towards it.
+        let instead = ran.refused[i][0].instead.as_deref().expect("handed over");
+        let instead: Value = serde_json::from_str(instead).expect("arguments");
+        assert_eq!(instead["path"], "cli.py", "{instead}");
+        assert!(
+            instead["new_string"]
+                .as_str()
+                .is_some_and(|s| s.contains("[--verbose]")),
+            "{instead}"
+        );
     }
     assert!(names(5).is_empty(), "{:?} {made_args}", ran.refused);
     assert_eq!(

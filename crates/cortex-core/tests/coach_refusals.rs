@@ -1,6 +1,7 @@
 //! The answer checks and refusals for small models that read what the
 //! model wrote back against what the turn did: a write to the file the task
-//! says to run, a quote-only edit, an answer that repeats the harness, a
+//! says to run, a quote-only edit, a second copy of a named file, an
+//! answer that repeats the harness, a
 //! count of files never listed, a call made and written out again.
 
 mod coach_support;
@@ -202,4 +203,49 @@ async fn a_call_made_and_written_out_again_is_no_advice() {
     let ran = run(true, &[("package.json", json)], prompt, script).await;
     assert_eq!(ran.outcome, TurnOutcome::Completed { rounds: 3 });
     assert!(ran.reminders.is_empty(), "{:?}", ran.reminders);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_copy_of_a_named_file_elsewhere_is_refused_every_time() {
+    let divide = "def safe_div(a, b):\n    if b == 0:\n        return None\n    return a / b\n";
+    let write = |path: &str, content: &str| json!({"tool_calls": [{"name": "write_file", "arguments": {"path": path, "content": content}}]});
+    let first = "assert safe_div(6, 3) == 2\n";
+    let fixed = "from divide import safe_div\nassert safe_div(6, 3) == 2\n";
+    let script = json!({"responses": [
+        write("test_divide.py", first),
+        // Its fix written into a copy in another folder, twice.
+        write("tests/test_divide.py", fixed),
+        write("tests/test_divide.py", fixed),
+        text("Done."),
+    ]});
+    let prompt = "Add test_divide.py with asserts that safe_div(6, 3) == 2, then run it.";
+    let ran = run(true, &[("divide.py", divide)], prompt, script).await;
+    assert_eq!(ran.results[0].0, "ok", "{:?}", ran.results);
+    for result in &ran.results[1..=2] {
+        assert!(
+            result.1.starts_with(
+                "not made: the task names test_divide.py, which is there already, and this call \
+                 would create tests/test_divide.py."
+            ),
+            "{:?}",
+            ran.results
+        );
+    }
+    assert!(!ran.repo.path().join("tests").exists());
+    // The request after a refusal names the refused call, with the one
+    // handed over: the fix, written to the named file.
+    let refused = &ran.refused[2];
+    assert_eq!(refused.len(), 1, "{refused:?}");
+    let instead: serde_json::Value =
+        serde_json::from_str(refused[0].instead.as_deref().expect("handed over")).expect("json");
+    assert_eq!(instead, json!({"path": "test_divide.py", "content": fixed}));
+    // Before the named file exists, a copy elsewhere is refused once.
+    let script = json!({"responses": [
+        write("tests/test_divide.py", fixed),
+        write("tests/test_divide.py", "from divide import safe_div\n"),
+        text("Done."),
+    ]});
+    let ran = run(true, &[("divide.py", divide)], prompt, script).await;
+    assert_eq!(ran.results[0].0, "error", "{:?}", ran.results);
+    assert_eq!(ran.results[1].0, "ok", "{:?}", ran.results);
 }

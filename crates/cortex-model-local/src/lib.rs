@@ -17,6 +17,7 @@
 
 #![warn(missing_docs)]
 
+mod depart;
 mod engine;
 mod error;
 pub mod fetch;

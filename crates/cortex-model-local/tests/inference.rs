@@ -368,6 +368,7 @@ async fn a_reply_that_is_a_refused_call_is_drawn_again() {
     refusing.refused_calls = vec![RefusedCall {
         name: name.clone(),
         arguments: arguments.clone(),
+        instead: None,
     }];
     let again = run(p, refusing).await;
     let stats = p.last_stats().expect("stats");
@@ -384,9 +385,41 @@ async fn a_reply_that_is_a_refused_call_is_drawn_again() {
     other.refused_calls = vec![RefusedCall {
         name: "grep".into(),
         arguments: r#"{"pattern":"never asked"}"#.into(),
+        instead: None,
     }];
     run(p, other).await;
     assert_eq!(p.last_stats().expect("stats").redraws, 0);
+}
+
+/// A refused call with another handed over in its place is drawn again
+/// departing from it where the two differ: once is enough, and the reply
+/// is another call.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_call_with_one_handed_over_is_drawn_departing_from_it() {
+    let _serial = SERIAL.lock().await;
+    let p = tool_model();
+    let ask = notes_question;
+    let first = run(p, ask()).await;
+    let (_, name, arguments) = first
+        .calls
+        .first()
+        .cloned()
+        .expect("the greedy reply calls");
+    let mut refusing = ask();
+    refusing.refused_calls = vec![RefusedCall {
+        name: name.clone(),
+        arguments: arguments.clone(),
+        instead: Some(r#"{"path":"README.md"}"#.into()),
+    }];
+    let again = run(p, refusing).await;
+    let stats = p.last_stats().expect("stats");
+    eprintln!("{first:?}\n{again:?}\n{stats:?}");
+    assert_eq!(stats.redraws, 1, "{stats:?}");
+    let same = again
+        .calls
+        .first()
+        .is_some_and(|(_, n, a)| *n == name && cortex_model::same_arguments(a, &arguments));
+    assert!(!same, "{again:?}");
 }
 
 /// A reply that must be the answer (`ToolChoice::Answer`) is words: no call

@@ -85,6 +85,12 @@ pub struct RefusedCall {
     pub name: String,
     /// The arguments as the model wrote them (JSON text).
     pub arguments: String,
+    /// The arguments (JSON text) of the call the refusal handed over in
+    /// its place, when it did. A provider that draws the reply again
+    /// departs from the refused call where it first differs from this one
+    /// rather than at random: the 1.5B drew its refused call unchanged at
+    /// temperature 0.8 (run EJ: fix-typo-in-message, write-a-test-for-edge).
+    pub instead: Option<String>,
 }
 
 impl RefusedCall {
@@ -367,6 +373,7 @@ mod tests {
             name: "edit_file".into(),
             arguments: r#"{"path":"a.py","old_string":"x","new_string":"y","replace_all":null}"#
                 .into(),
+            instead: None,
         };
         assert!(refused.matches(
             "edit_file",
@@ -383,6 +390,7 @@ mod tests {
         let malformed = RefusedCall {
             name: "bash".into(),
             arguments: "{not json".into(),
+            instead: None,
         };
         assert!(malformed.matches("bash", " {not json "));
         assert!(!malformed.matches("bash", "{not json either"));

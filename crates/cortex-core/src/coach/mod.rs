@@ -33,7 +33,7 @@ mod words;
 
 pub(crate) use focus::Focus;
 use refused::RefusedWrite;
-pub(crate) use refused::{Held, Refusal};
+pub(crate) use refused::{Held, Refusal, named_elsewhere};
 pub(crate) use traceback::ErrorSite;
 
 use words::{
@@ -85,6 +85,9 @@ pub(crate) struct TurnWork {
     sent: Vec<Check>,
     /// The writes refused before they ran (`unwanted_write.rs`), each once.
     refused_writes: BTreeSet<RefusedWrite>,
+    /// The arguments (JSON) of the call each refusal that holds handed
+    /// over, by the refused call's `ToolArgs` debug text.
+    handed_over: BTreeMap<String, String>,
     /// The model's edit format: which tool a reminder to change a file
     /// names (`write_file` when `edit_file` is not offered).
     edit_format: EditFormat,

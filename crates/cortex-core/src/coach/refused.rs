@@ -13,6 +13,19 @@
 use super::TurnWork;
 use super::words::{asks_for_work, files_to_run, named_files, normalise, same_file};
 
+/// The file the task names with the file name of `path` (normalised) at
+/// another path, when it does not name `path` itself.
+pub(crate) fn named_elsewhere(prompt: &str, path: &str) -> Option<String> {
+    let name = path.rsplit('/').next()?;
+    let named = named_files(prompt);
+    if named.iter().any(|n| n == path) {
+        return None;
+    }
+    named
+        .into_iter()
+        .find(|named| named.rsplit('/').next() == Some(name))
+}
+
 /// Why a write to a file is refused before it runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) enum Refusal {
@@ -86,29 +99,78 @@ impl TurnWork {
 
     /// Whether the write `call` to `path`, which `why` applies to, is
     /// refused: the first time in the turn, and when `why` hands over a
-    /// call, again while `call` comes back unchanged.
+    /// call (its arguments: `handed`), again while `call` comes back
+    /// unchanged.
     pub(crate) fn refusal_holds(
         &mut self,
         why: Refusal,
         path: &str,
         call: &cortex_protocol::ToolArgs,
+        handed: Option<String>,
     ) -> Held {
-        let key = RefusedWrite::Call(format!("{call:?}"));
-        if why.hands_over_call() && self.refused_writes.contains(&key) {
+        let key = format!("{call:?}");
+        if why.hands_over_call()
+            && self
+                .refused_writes
+                .contains(&RefusedWrite::Call(key.clone()))
+        {
             return Held::Unchanged;
         }
         if !self.first_refusal(why, path) {
             return Held::No;
         }
         if why.hands_over_call() {
-            self.refused_writes.insert(key);
+            self.note_handed_over(call, handed);
+            self.refused_writes.insert(RefusedWrite::Call(key));
         }
         Held::First
     }
 
+    /// Whether writing `path` would create a second copy of a file the
+    /// task names: `path` is no file of the workspace, and the file the
+    /// task names with its file name ([`named_elsewhere`]) is, listed or
+    /// written this turn; that file.
+    pub(crate) fn second_copy_of(&self, path: &str) -> Option<String> {
+        let path = normalise(path);
+        if self.has_file(&path) {
+            return None;
+        }
+        named_elsewhere(&self.prompt, &path).filter(|named| self.has_file(named))
+    }
+
+    /// Whether `path` (normalised) is a file of the workspace: listed at
+    /// the turn's start or written since.
+    fn has_file(&self, path: &str) -> bool {
+        self.files
+            .iter()
+            .chain(&self.changed)
+            .any(|f| normalise(f) == path)
+    }
+
+    /// That the refusal of `call` handed over the call with `handed` (its
+    /// arguments), if any ([`TurnWork::handed_over_for`]).
+    pub(crate) fn note_handed_over(
+        &mut self,
+        call: &cortex_protocol::ToolArgs,
+        handed: Option<String>,
+    ) {
+        if let Some(handed) = handed {
+            self.handed_over.insert(format!("{call:?}"), handed);
+        }
+    }
+
+    /// The arguments (JSON) of the call handed over when `call` was
+    /// refused, while that refusal holds against it.
+    pub(crate) fn handed_over_for(&self, call: &cortex_protocol::ToolArgs) -> Option<&str> {
+        self.handed_over
+            .get(&format!("{call:?}"))
+            .map(String::as_str)
+    }
+
     /// Whether a refusal that holds refuses `call` if it comes again
     /// unchanged: one that handed over a call, a write to a file the task
-    /// says to run when it names others for the fix, or a quote swap.
+    /// says to run when it names others for the fix, a quote swap, or a
+    /// second copy of a file the task names.
     pub(crate) fn holds_against(&self, call: &cortex_protocol::ToolArgs) -> bool {
         self.refused_writes
             .contains(&RefusedWrite::Call(format!("{call:?}")))
@@ -116,6 +178,7 @@ impl TurnWork {
                 .written_path()
                 .is_some_and(|path| self.holds_write_to_run(path))
             || matches!(call, cortex_protocol::ToolArgs::EditFile(edit) if self.refuses_quote_swap(edit))
+            || matches!(call, cortex_protocol::ToolArgs::WriteFile(write) if self.second_copy_of(&write.path).is_some())
     }
 
     /// Whether `edit` is refused as a quote swap ([`quote_swap`]): every

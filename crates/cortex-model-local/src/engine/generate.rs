@@ -3,6 +3,7 @@
 //! call is forced).
 
 use super::{Job, Session, cancelled, decode_err, elapsed_ms, pos};
+use crate::depart::Departure;
 use crate::error::LocalError;
 use crate::grammar::{ANSWER_GRAMMAR, tool_call_grammar};
 use crate::parse::parse_reply;
@@ -19,7 +20,8 @@ use std::time::Instant;
 
 /// How many times a reply that is a refused call is drawn again: each draw
 /// costs a reply's generation, and a model that draws the same call three
-/// times is not going to leave it.
+/// times is not going to leave it. The first redraw departs from the call
+/// where the refusal's handed call differs from it, when there is one.
 const MAX_REDRAWS: u32 = 2;
 
 /// The temperature of a redraw: enough for the second most likely token to
@@ -28,25 +30,37 @@ const REDRAW_TEMPERATURE: f32 = 0.8;
 
 /// How tokens are picked for one draw of the reply.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Draw {
+pub(super) enum Draw<'d> {
     /// The first draw: as the options say (greedy by default).
     First,
     /// With [`REDRAW_TEMPERATURE`] and this seed: a reply drawn again.
     Again { seed: u32 },
+    /// Greedily, barred from going on along a refused reply past where it
+    /// departs from the call handed over instead.
+    Departing(&'d Departure),
 }
 
 /// Whether `reply` is a call the harness refuses (`job.refused`), and none
-/// of it has been streamed yet (a redraw then replaces it unseen).
-fn refused_reply(job: &Job, reply: &Reply) -> bool {
+/// of it has been streamed yet (a redraw then replaces it unseen): the
+/// refused call it is, with its arguments as the reply wrote them.
+fn refused_reply<'j>(
+    job: &'j Job,
+    reply: &Reply,
+) -> Option<(&'j cortex_model::RefusedCall, String)> {
     if job.refused.is_empty() || reply.gate.sent() > 0 {
-        return false;
+        return None;
     }
     let names: Vec<&str> = job.tools.iter().map(|t| t.name.as_str()).collect();
-    parse_reply(&reply.text, &names).calls.iter().any(|call| {
-        job.refused
-            .iter()
-            .any(|r| r.matches(&call.name, &call.arguments))
-    })
+    parse_reply(&reply.text, &names)
+        .calls
+        .into_iter()
+        .find_map(|call| {
+            let refused = job
+                .refused
+                .iter()
+                .find(|r| r.matches(&call.name, &call.arguments))?;
+            Some((refused, call.arguments))
+        })
 }
 
 impl<'m> Session<'m> {
@@ -97,7 +111,18 @@ impl<'m> Session<'m> {
             {
                 break FinishReason::Other(RUNAWAY.to_owned());
             }
-            let token = sampler.sample(ctx, logits_idx);
+            let so_far = match draw {
+                Draw::Departing(d) => Some([out.text.as_bytes(), &pending].concat())
+                    .filter(|so_far| d.bars_any(so_far))
+                    .map(|so_far| (d, so_far)),
+                _ => None,
+            };
+            let barred = |token: LlamaToken| {
+                so_far.as_ref().is_some_and(|(d, so_far)| {
+                    d.bars(so_far, &vocab.token_to_piece(token, false, None))
+                })
+            };
+            let token = sampler.sample(ctx, logits_idx, so_far.is_some().then_some(&barred));
             if vocab.is_eog(token) {
                 break FinishReason::Stop;
             }
@@ -177,6 +202,8 @@ impl<'m> Session<'m> {
     /// `reply` as the harness will take it: while it is a call the
     /// request says the harness refuses ([`refused_reply`]), drawn again
     /// (at most [`MAX_REDRAWS`] times); with how many times it was. The
+    /// first redraw of a call refused with another handed over departs
+    /// from it ([`Departure`]); the others are drawn at a temperature. The
     /// counts of every draw are kept in the one returned. `None` when the
     /// caller stopped listening.
     pub(super) fn redraw_refused(
@@ -188,15 +215,28 @@ impl<'m> Session<'m> {
         mut reply: Reply,
     ) -> Result<Option<(Reply, u32)>, LocalError> {
         let mut redraws = 0;
-        while redraws < MAX_REDRAWS && !reply.cancelled && refused_reply(job, &reply) {
+        let mut departed = false;
+        while redraws < MAX_REDRAWS && !reply.cancelled {
+            let Some((refused, arguments)) = refused_reply(job, &reply) else {
+                break;
+            };
             redraws += 1;
+            let departure = (!departed)
+                .then_some(refused.instead.as_deref())
+                .flatten()
+                .and_then(|instead| Departure::new(&reply.text, &arguments, instead));
+            departed |= departure.is_some();
             tracing::info!(
                 redraws,
+                departing = departure.is_some(),
                 "the reply is a call the harness refuses; drawing again"
             );
             let logits_idx = self.rewind_to_prompt(ctx, tokens)?;
-            let draw = Draw::Again {
-                seed: self.options.seed.wrapping_add(redraws),
+            let draw = match &departure {
+                Some(departure) => Draw::Departing(departure),
+                None => Draw::Again {
+                    seed: self.options.seed.wrapping_add(redraws),
+                },
             };
             let Some(mut drawn) = self.generate(ctx, tokens, job, logits_idx, force, draw)? else {
                 return Ok(None);
@@ -270,7 +310,7 @@ impl<'m> Session<'m> {
             Draw::First if self.options.temperature > 0.0 => {
                 Some((self.options.temperature, self.options.seed))
             }
-            Draw::First => None,
+            Draw::First | Draw::Departing(_) => None,
         };
         if let Some((temperature, seed)) = random {
             let mut chain: Vec<LlamaSampler> = grammar.into_iter().collect();
@@ -296,9 +336,24 @@ enum Sampling {
 }
 
 impl Sampling {
-    fn sample(&mut self, ctx: &LlamaContext<'_>, idx: i32) -> LlamaToken {
+    /// The next token, from the logits at `idx`. `barred`, when given,
+    /// names tokens not to pick (a departing draw's, which is greedy: a
+    /// chain is then only `greedy`).
+    fn sample(
+        &mut self,
+        ctx: &LlamaContext<'_>,
+        idx: i32,
+        barred: Option<&dyn Fn(LlamaToken) -> bool>,
+    ) -> LlamaToken {
+        let allowed = |token: LlamaToken| !barred.is_some_and(|barred| barred(token));
         match self {
-            Sampling::Chain(s) => s.sample(ctx, idx),
+            Sampling::Chain(s) if barred.is_none() => s.sample(ctx, idx),
+            Sampling::Chain(s) => {
+                let all = ctx.token_data_array_ith(idx);
+                let token = best_allowed(all.data, &allowed).unwrap_or_else(|| s.sample(ctx, idx));
+                s.accept(token);
+                token
+            }
             Sampling::GreedyGrammar(grammar) => {
                 let logits = ctx.get_logits_ith(idx);
                 let (best, logit) =
@@ -312,21 +367,36 @@ impl Sampling {
                 let mut one =
                     LlamaTokenDataArray::new(vec![LlamaTokenData::new(best, logit, 0.0)], false);
                 one.apply_sampler(grammar);
-                let token = if one.data.first().is_some_and(|d| d.logit().is_finite()) {
-                    best
-                } else {
-                    let mut all = ctx.token_data_array_ith(idx);
-                    all.apply_sampler(grammar);
-                    all.data
-                        .iter()
-                        .filter(|d| d.logit().is_finite())
-                        .max_by(|a, b| a.logit().total_cmp(&b.logit()))
-                        .map_or(best, LlamaTokenData::id)
-                };
+                let token =
+                    if one.data.first().is_some_and(|d| d.logit().is_finite()) && allowed(best) {
+                        best
+                    } else {
+                        let mut all = ctx.token_data_array_ith(idx);
+                        all.apply_sampler(grammar);
+                        best_allowed(all.data, &allowed).unwrap_or(best)
+                    };
                 grammar.accept(token);
                 token
             }
         }
+    }
+}
+
+/// The token of highest finite logit in `data` that is `allowed`.
+fn best_allowed(
+    mut data: Vec<LlamaTokenData>,
+    allowed: &dyn Fn(LlamaToken) -> bool,
+) -> Option<LlamaToken> {
+    data.retain(|d| d.logit().is_finite());
+    loop {
+        let (i, best) = data
+            .iter()
+            .enumerate()
+            .max_by(|(_, a), (_, b)| a.logit().total_cmp(&b.logit()))?;
+        if allowed(best.id()) {
+            return Some(best.id());
+        }
+        data.swap_remove(i);
     }
 }
 
