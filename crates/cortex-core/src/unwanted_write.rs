@@ -34,6 +34,12 @@
 //! the task places it by ("after Install"), with the edit that puts it on
 //! the right one.
 //!
+//! After the task's test passed, a change to a file the turn changed
+//! already is refused, holding while it comes back unchanged: greedy, the
+//! 1.5B undid its fix there (runs EJ and L: fix-comparison, fix-off-by-one).
+//! A new file in another folder named as a file the task names is refused
+//! every time once the named file is there.
+//!
 //! A refusal that hands over the call to make instead holds while the
 //! refused call comes back unchanged, and the next reply must call the
 //! handed tool ([`handed_tool`]): the 1.5B gave its refused call back, or
@@ -131,7 +137,9 @@ impl Session {
                 )
             })
         };
-        let refusals: [(Refusal, &dyn Fn() -> Option<String>); 4] = [
+        let after_pass = self.turn_work.change_after_pass(path);
+        let refusals: [(Refusal, &dyn Fn() -> Option<String>); 5] = [
+            (Refusal::AfterPass, &|| after_pass.clone()),
             (Refusal::Misplaced, &|| {
                 edit.and_then(|e| misplaced_insertion(prompt, e))
             }),

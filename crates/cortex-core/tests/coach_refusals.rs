@@ -1,8 +1,9 @@
 //! The answer checks and refusals for small models that read what the
 //! model wrote back against what the turn did: a write to the file the task
-//! says to run, a quote-only edit, a second copy of a named file, an
-//! answer that repeats the harness, a
-//! count of files never listed, a call made and written out again.
+//! says to run, a quote-only edit, a second copy of a named file, an answer
+//! that repeats the harness, a count of files never listed or other than
+//! the listing's, a call made and written out again, a change after the
+//! test passed.
 
 mod coach_support;
 mod common;
@@ -112,6 +113,41 @@ async fn a_count_of_files_given_unchecked_is_met_with_listing_them() {
             .iter()
             .all(|p| p.starts_with("src/") && p.ends_with(".py"))
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_count_the_listing_contradicts_goes_back_once() {
+    let files = [
+        ("src/one.py", "x = 1\n"),
+        ("src/two.py", "y = 2\n"),
+        ("src/three.py", "z = 3\n"),
+        ("src/notes.txt", ""),
+    ];
+    let glob = json!({"tool_calls": [{"name": "glob", "arguments": {"pattern": "src/**/*.py"}}]});
+    let prompt = "How many .py files are in the src folder? Answer with a number.";
+    let script = json!({"responses": [
+        glob.clone(),
+        text("There are 4 .py files in the src folder."),
+        text("4"),
+    ]});
+    let ran = run(true, &files, prompt, script).await;
+    assert_eq!(ran.reminders.len(), 1, "{:?}", ran.reminders);
+    assert!(
+        ran.reminders[0].starts_with("Your answer says 4, and the glob you ran listed 3 paths (")
+            && ran.reminders[0].contains("src/two.py"),
+        "{:?}",
+        ran.reminders
+    );
+    // Once: the answer given again ends the turn.
+    assert_eq!(ran.outcome, TurnOutcome::Completed { rounds: 3 });
+    // The count the listing gives, and a question that counts no files,
+    // go through.
+    let script = json!({"responses": [glob.clone(), text("3 files: one.py, two.py, three.py.")]});
+    let ran = run(true, &files, prompt, script).await;
+    assert!(ran.reminders.is_empty(), "{:?}", ran.reminders);
+    let script = json!({"responses": [glob, text("It has 4 modules.")]});
+    let ran = run(true, &files, "Which Python files does src hold?", script).await;
+    assert!(ran.reminders.is_empty(), "{:?}", ran.reminders);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -248,4 +284,67 @@ async fn a_second_copy_of_a_named_file_elsewhere_is_refused_every_time() {
     let ran = run(true, &[("divide.py", divide)], prompt, script).await;
     assert_eq!(ran.results[0].0, "error", "{:?}", ran.results);
     assert_eq!(ran.results[1].0, "ok", "{:?}", ran.results);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_change_after_the_test_passed_is_refused_while_unchanged() {
+    let files = [
+        ("ages.py", "def is_adult(age):\n    return age > 18\n"),
+        (
+            "test_ages.py",
+            "from ages import is_adult\nassert is_adult(18)\nprint('ok')\n",
+        ),
+    ];
+    let fix = edit("ages.py", "return age > 18", "return age >= 18");
+    let revert = edit("ages.py", "return age >= 18", "return age > 18");
+    let script = json!({"responses": [
+        read("ages.py"),
+        fix,
+        bash("python3 test_ages.py"),
+        revert.clone(),
+        revert.clone(),
+        text("Fixed ages.py: 18 counts as an adult."),
+    ]});
+    let prompt = "is_adult(18) is False. Fix ages.py and run test_ages.py.";
+    let ran = run(true, &files, prompt, script).await;
+    assert_eq!(ran.results[2].0, "ok", "{:?}", ran.results);
+    assert!(
+        ran.results[3].1.starts_with(
+            "not made: `python3 test_ages.py` passed after your change to ages.py, and this \
+             call would change ages.py again."
+        ),
+        "{:?}",
+        ran.results
+    );
+    assert!(
+        ran.results[4].1.starts_with("not made again"),
+        "{:?}",
+        ran.results
+    );
+    // The request after the refusal names it, for a redraw.
+    let reverted = revert["tool_calls"][0]["arguments"].to_string();
+    assert!(
+        ran.refused[4]
+            .iter()
+            .any(|c| c.matches("edit_file", &reverted)),
+        "{:?}",
+        ran.refused
+    );
+    assert_eq!(
+        file(&ran, "ages.py"),
+        "def is_adult(age):\n    return age >= 18\n"
+    );
+    assert_eq!(ran.outcome, TurnOutcome::Completed { rounds: 6 });
+    // Before the test ran, or after it failed, the change is the model's.
+    let script = json!({"responses": [
+        read("ages.py"),
+        edit("ages.py", "return age > 18", "return age > 19"),
+        bash("python3 test_ages.py"),
+        edit("ages.py", "return age > 19", "return age >= 18"),
+        bash("python3 test_ages.py"),
+        text("Fixed."),
+    ]});
+    let ran = run(true, &files, prompt, script).await;
+    assert_eq!(ran.results[2].0, "error", "{:?}", ran.results);
+    assert_eq!(ran.results[3].0, "ok", "{:?}", ran.results);
 }

@@ -1,6 +1,7 @@
 //! Checks on an answer that ends a turn, for models that need them: a tool's
-//! output echoed as the answer, advice instead of action, a question left unanswered, a definition removed by
-//! mistake, a named file left untouched, a rename left half done, a change
+//! output echoed as the answer, advice instead of action, a question left
+//! unanswered, a count of files the turn's listing contradicts, a
+//! definition removed by mistake, a named file left untouched, a rename left half done, a change
 //! never tested.
 //!
 //! Small local models stop too early in recognisable ways
@@ -24,6 +25,7 @@ use crate::Session;
 use cortex_protocol::{EditFormat, Mode, ToolArgs, ToolCallRequest, ToolName, ToolStatus};
 use std::collections::{BTreeMap, BTreeSet};
 
+mod count;
 mod echo;
 mod focus;
 mod refused;
@@ -70,6 +72,8 @@ pub(crate) struct TurnWork {
     failure_hint: Option<String>,
     /// The last `bash` command that succeeded, and its output.
     last_output: Option<(String, String)>,
+    /// The paths the last successful `glob` listed (`count.rs`).
+    listing: Option<Vec<String>>,
     /// Definitions the turn's changes removed and did not put back, with
     /// the file they were in (read from the changes' diffs).
     removed: BTreeMap<String, String>,
@@ -83,6 +87,8 @@ pub(crate) struct TurnWork {
     wont_run: BTreeSet<String>,
     /// Checks already sent this turn.
     sent: Vec<Check>,
+    /// A check was sent since the last `bash` command ran.
+    reminded_since_command: bool,
     /// The writes refused before they ran (`unwanted_write.rs`), each once.
     refused_writes: BTreeSet<RefusedWrite>,
     /// The arguments (JSON) of the call each refusal that holds handed
@@ -134,6 +140,7 @@ enum Check {
     Advice,
     Imagined,
     Unanswered,
+    Miscounted,
     Output,
     Evaluate,
     Removed,
@@ -259,6 +266,7 @@ impl TurnWork {
     fn note_change(&mut self, args: &ToolArgs, status: ToolStatus, diff: Option<&str>) {
         match args {
             ToolArgs::Bash(bash) if status != ToolStatus::Refused => {
+                self.reminded_since_command = false;
                 self.commands_since_change.push(bash.command.clone());
                 self.commands.push(bash.command.clone());
                 self.last_failed = (status == ToolStatus::Error).then(|| bash.command.clone());
@@ -292,6 +300,11 @@ impl TurnWork {
     fn note_output(&mut self, args: &ToolArgs, status: ToolStatus, output: &str) {
         if status == ToolStatus::Refused && crate::stop_rule::repeated_tool(output).is_some() {
             self.repeated = true;
+        }
+        if let ToolArgs::Glob(_) = args
+            && status == ToolStatus::Ok
+        {
+            self.listing = count::listed_paths(output);
         }
         if let ToolArgs::Bash(bash) = args {
             if status == ToolStatus::Ok {
@@ -375,6 +388,7 @@ impl TurnWork {
             (Check::Advice, self.advice(answer)),
             (Check::Imagined, self.imagined(answer)),
             (Check::Unanswered, self.unanswered(answer)),
+            (Check::Miscounted, self.miscounted(answer)),
             (Check::Output, self.output_left_out(answer)),
             (Check::Evaluate, self.evaluate()),
             (Check::Removed, self.removed_by_mistake()),
@@ -390,6 +404,7 @@ impl TurnWork {
             text.filter(|_| sent < check.limit()).map(|t| (check, t))
         })?;
         self.sent.push(check);
+        self.reminded_since_command = true;
         match check {
             Check::NamedFiles if chosen_tool(&text).is_some() => {
                 self.focus.on_files(self.untouched().1);

@@ -1,8 +1,9 @@
 //! The writes refused before they run (`unwanted_write.rs`): each kind of
 //! refusal once a turn per file, since a model that makes the same call
 //! again may have a reason the check cannot read. A refusal that hands
-//! over the call to make instead ([`Refusal::hands_over_call`]) also holds
-//! while the model makes the refused call unchanged: the 1.5B copied its
+//! over the call to make instead, or that refuses a change after the task's
+//! test passed ([`Refusal::holds_while_unchanged`]), also holds while the
+//! model makes the refused call unchanged: the 1.5B copied its
 //! own refused call back rather than the one handed over, and it ran
 //! (run EB7: fix-typo-in-message, write-a-test-for-edge). A third
 //! identical call is the stop rule's to refuse, and it bars the tool for a
@@ -11,7 +12,7 @@
 //! cannot be what a task that does not speak of quotes asks for.
 
 use super::TurnWork;
-use super::words::{asks_for_work, files_to_run, named_files, normalise, same_file};
+use super::words::{asks_for_work, files_to_run, named_files, normalise, same_file, test_command};
 
 /// The file the task names with the file name of `path` (normalised) at
 /// another path, when it does not name `path` itself.
@@ -48,16 +49,20 @@ pub(crate) enum Refusal {
     Again,
     /// It would only change a string's quotes.
     Quotes,
+    /// It would change again a file the turn changed, after the task's
+    /// test passed (`TurnWork::change_after_pass`).
+    AfterPass,
 }
 
 impl Refusal {
-    /// Whether the refusal gives the call that does what the task asks
-    /// (`unwanted_write::handed_call`), so the refused one stays refused
-    /// while it is made unchanged.
-    pub(crate) fn hands_over_call(self) -> bool {
+    /// Whether the refusal holds while the refused call comes back
+    /// unchanged: it gives the call that does what the task asks
+    /// (`unwanted_write::handed_call`), or the task's test passed already
+    /// (greedy, the 1.5B made its refused revert again).
+    pub(crate) fn holds_while_unchanged(self) -> bool {
         matches!(
             self,
-            Refusal::Misplaced | Refusal::Replacement | Refusal::Elsewhere
+            Refusal::Misplaced | Refusal::Replacement | Refusal::Elsewhere | Refusal::AfterPass
         )
     }
 }
@@ -98,9 +103,9 @@ impl TurnWork {
     }
 
     /// Whether the write `call` to `path`, which `why` applies to, is
-    /// refused: the first time in the turn, and when `why` hands over a
-    /// call (its arguments: `handed`), again while `call` comes back
-    /// unchanged.
+    /// refused: the first time in the turn, and when `why` holds while it
+    /// is unchanged ([`Refusal::holds_while_unchanged`]; the call it handed
+    /// over: `handed`), again while `call` comes back unchanged.
     pub(crate) fn refusal_holds(
         &mut self,
         why: Refusal,
@@ -109,7 +114,7 @@ impl TurnWork {
         handed: Option<String>,
     ) -> Held {
         let key = format!("{call:?}");
-        if why.hands_over_call()
+        if why.holds_while_unchanged()
             && self
                 .refused_writes
                 .contains(&RefusedWrite::Call(key.clone()))
@@ -119,11 +124,37 @@ impl TurnWork {
         if !self.first_refusal(why, path) {
             return Held::No;
         }
-        if why.hands_over_call() {
+        if why.holds_while_unchanged() {
             self.note_handed_over(call, handed);
             self.refused_writes.insert(RefusedWrite::Call(key));
         }
         Held::First
+    }
+
+    /// The refusal of a change to `path` after the task's test passed:
+    /// when the turn changed `path` and the last command since its last
+    /// change ran the test the task names, and it passed, and no check
+    /// asked for more since. Greedy, the 1.5B went on to undo its fix there
+    /// and ran the test again (runs EJ and L: fix-comparison,
+    /// fix-off-by-one; about 50 s each).
+    pub(crate) fn change_after_pass(&self, path: &str) -> Option<String> {
+        let path = normalise(path);
+        if self.last_failed.is_some()
+            || self.reminded_since_command
+            || !self.changed.contains(&path)
+        {
+            return None;
+        }
+        let known = test_command(&self.prompt, &self.files)?;
+        let key = known.rsplit(' ').next().unwrap_or(&known);
+        let ran = self.commands_since_change.last()?;
+        ran.contains(key).then(|| {
+            format!(
+                "not made: `{ran}` passed after your change to {path}, and this call would \
+                 change {path} again. If the test passing is what the task asks for, it is \
+                 done: answer now, saying what you changed."
+            )
+        })
     }
 
     /// Whether writing `path` would create a second copy of a file the
