@@ -349,28 +349,40 @@ fn notes_question() -> ModelRequest {
     )
 }
 
+/// The greedy reply to [`notes_question`] and its call's name and
+/// arguments.
+async fn greedy_notes_call(p: &LocalProvider) -> (Reply, String, String) {
+    let first = run(p, notes_question()).await;
+    let (_, name, arguments) = first
+        .calls
+        .first()
+        .cloned()
+        .expect("the greedy reply calls");
+    (first, name, arguments)
+}
+
+/// [`notes_question`], saying the harness refuses the call to `name` with
+/// `arguments` (and handed over `instead`).
+fn notes_refusing(name: &str, arguments: &str, instead: Option<&str>) -> ModelRequest {
+    let mut request = notes_question();
+    request.refused_calls = vec![RefusedCall {
+        name: name.to_owned(),
+        arguments: arguments.to_owned(),
+        instead: instead.map(str::to_owned),
+    }];
+    request
+}
+
 /// A reply that is a call the request says the harness refuses is drawn
 /// again with some randomness; a reply that is not is drawn once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_reply_that_is_a_refused_call_is_drawn_again() {
     let _serial = SERIAL.lock().await;
     let p = tool_model();
-    let ask = notes_question;
-    let first = run(p, ask()).await;
-    let (_, name, arguments) = first
-        .calls
-        .first()
-        .cloned()
-        .expect("the greedy reply calls");
+    let (first, name, arguments) = greedy_notes_call(p).await;
     assert_eq!(p.last_stats().expect("stats").redraws, 0);
 
-    let mut refusing = ask();
-    refusing.refused_calls = vec![RefusedCall {
-        name: name.clone(),
-        arguments: arguments.clone(),
-        instead: None,
-    }];
-    let again = run(p, refusing).await;
+    let again = run(p, notes_refusing(&name, &arguments, None)).await;
     let stats = p.last_stats().expect("stats");
     eprintln!("{first:?}\n{again:?}\n{stats:?}");
     assert!(stats.redraws >= 1, "{stats:?}");
@@ -381,13 +393,11 @@ async fn a_reply_that_is_a_refused_call_is_drawn_again() {
     // Drawn until it is another reply, or as many times as allowed.
     assert!(!same || stats.redraws == 2, "{stats:?}");
 
-    let mut other = ask();
-    other.refused_calls = vec![RefusedCall {
-        name: "grep".into(),
-        arguments: r#"{"pattern":"never asked"}"#.into(),
-        instead: None,
-    }];
-    run(p, other).await;
+    run(
+        p,
+        notes_refusing("grep", r#"{"pattern":"never asked"}"#, None),
+    )
+    .await;
     assert_eq!(p.last_stats().expect("stats").redraws, 0);
 }
 
@@ -398,20 +408,9 @@ async fn a_reply_that_is_a_refused_call_is_drawn_again() {
 async fn a_refused_call_with_one_handed_over_is_drawn_departing_from_it() {
     let _serial = SERIAL.lock().await;
     let p = tool_model();
-    let ask = notes_question;
-    let first = run(p, ask()).await;
-    let (_, name, arguments) = first
-        .calls
-        .first()
-        .cloned()
-        .expect("the greedy reply calls");
-    let mut refusing = ask();
-    refusing.refused_calls = vec![RefusedCall {
-        name: name.clone(),
-        arguments: arguments.clone(),
-        instead: Some(r#"{"path":"README.md"}"#.into()),
-    }];
-    let again = run(p, refusing).await;
+    let (first, name, arguments) = greedy_notes_call(p).await;
+    let instead = Some(r#"{"path":"README.md"}"#);
+    let again = run(p, notes_refusing(&name, &arguments, instead)).await;
     let stats = p.last_stats().expect("stats");
     eprintln!("{first:?}\n{again:?}\n{stats:?}");
     assert_eq!(stats.redraws, 1, "{stats:?}");
