@@ -61,6 +61,38 @@ fn handed_call(tool: ToolName, arguments: &serde_json::Value) -> String {
     format!("call {tool}{WITH_ARGUMENTS}{arguments}")
 }
 
+/// A refusal's words, and the arguments of the call they hand over
+/// ([`handed_call`]), if any: kept as a value for the next request's
+/// [`cortex_model::RefusedCall::instead`], not read back from the words.
+#[derive(Debug, Clone, PartialEq)]
+struct Refused {
+    words: String,
+    handed: Option<serde_json::Value>,
+}
+
+impl Refused {
+    /// Words that hand over no call.
+    fn plain(words: String) -> Refused {
+        Refused {
+            words,
+            handed: None,
+        }
+    }
+}
+
+impl std::ops::Deref for Refused {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.words
+    }
+}
+
+impl std::fmt::Display for Refused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.words)
+    }
+}
+
 /// The tool whose call a tool result hands over ([`handed_call`]), if it
 /// does: asked in words to make it, the 1.5B wrote the call as its answer
 /// instead (run EB7, readme-section), so the next reply must call the tool
@@ -72,17 +104,6 @@ pub(crate) fn handed_tool(result: &str) -> Option<ToolName> {
     }
     let (head, _) = result.split_once(WITH_ARGUMENTS)?;
     head.rsplit_once("call ")?.1.parse().ok()
-}
-
-/// The arguments (JSON text) of the call a refusal hands over
-/// ([`handed_call`]), if it does.
-fn handed_arguments(refusal: &str) -> Option<String> {
-    let (_, rest) = refusal.split_once(WITH_ARGUMENTS)?;
-    let mut values = serde_json::Deserializer::from_str(rest).into_iter::<serde_json::Value>();
-    match values.next()? {
-        Ok(arguments @ serde_json::Value::Object(_)) => Some(arguments.to_string()),
-        _ => None,
-    }
 }
 
 impl Session {
@@ -115,10 +136,10 @@ impl Session {
             // Every time: the model that wrote the named file went on to
             // write its fix into a copy elsewhere (run K2,
             // write-a-test-for-edge: tests/test_divide.py).
-            let refusal = elsewhere_refusal(&named, path, args, ", which is there already");
-            self.turn_work
-                .note_handed_over(args, handed_arguments(&refusal));
-            return Some(Answer::error(refusal));
+            let refused = elsewhere_refusal(&named, path, args, ", which is there already");
+            let handed = refused.handed.map(|call| call.to_string());
+            self.turn_work.note_handed_over(args, handed);
+            return Some(Answer::error(refused.words));
         }
         // Owned: the refusals below are worked out one at a time, between
         // updates of the turn's record.
@@ -130,15 +151,15 @@ impl Session {
         };
         let product = || {
             producer_of(prompt, path).map(|producer| {
-                format!(
+                Refused::plain(format!(
                     "not made: the task says {producer} should write {path}; writing {path} \
                      yourself leaves {producer} as it is, and its next run undoes it. Change \
                      {producer} so that it writes what the task asks, then run it."
-                )
+                ))
             })
         };
-        let after_pass = self.turn_work.change_after_pass(path);
-        let refusals: [(Refusal, &dyn Fn() -> Option<String>); 5] = [
+        let after_pass = self.turn_work.change_after_pass(path).map(Refused::plain);
+        let refusals: [(Refusal, &dyn Fn() -> Option<Refused>); 5] = [
             (Refusal::AfterPass, &|| after_pass.clone()),
             (Refusal::Misplaced, &|| {
                 edit.and_then(|e| misplaced_insertion(prompt, e))
@@ -156,8 +177,14 @@ impl Session {
         ];
         // Each is worked out only when none before it refused.
         for (why, refusal) in refusals {
-            let Some(refusal) = refusal() else { continue };
-            let handed = handed_arguments(&refusal);
+            let Some(Refused {
+                words: refusal,
+                handed,
+            }) = refusal()
+            else {
+                continue;
+            };
+            let handed = handed.map(|call| call.to_string());
             match self.turn_work.refusal_holds(why, path, args, handed) {
                 Held::No => {}
                 Held::First => return Some(Answer::error(refusal)),
@@ -317,7 +344,7 @@ fn import_again(old: &str, edit: &cortex_protocol::EditFileArgs) -> Option<(Stri
 /// run AE), or `None`: the edit is a pure insertion before (or after) its
 /// `old_string`, and the task says "after" (or "before") a word the quote
 /// holds.
-fn misplaced_insertion(prompt: &str, edit: &cortex_protocol::EditFileArgs) -> Option<String> {
+fn misplaced_insertion(prompt: &str, edit: &cortex_protocol::EditFileArgs) -> Option<Refused> {
     let (old, new) = (edit.old_string.as_str(), edit.new_string.as_str());
     if old.trim().is_empty() || new.len() <= old.len() || edit.replace_all == Some(true) {
         return None;
@@ -371,11 +398,14 @@ fn misplaced_insertion(prompt: &str, edit: &cortex_protocol::EditFileArgs) -> Op
         "old_string": old,
         "new_string": fixed,
     });
-    Some(format!(
-        "not made: this edit puts its new text {put} `{first}`, and the task says {asked} \
-         {anchor}. To put it {asked}, {}",
-        handed_call(ToolName::EditFile, &call)
-    ))
+    Some(Refused {
+        words: format!(
+            "not made: this edit puts its new text {put} `{first}`, and the task says {asked} \
+             {anchor}. To put it {asked}, {}",
+            handed_call(ToolName::EditFile, &call)
+        ),
+        handed: Some(call),
+    })
 }
 
 /// The file the task says writes `path` ("build.sh should write the word
@@ -427,7 +457,7 @@ fn producer_of(prompt: &str, path: &str) -> Option<String> {
 /// `tests/test_divide.py`, and running it from there could not import the
 /// module under test, run EA, write-a-test-for-edge); with the call that
 /// writes the named one, for a `write_file`.
-fn elsewhere_named(prompt: &str, args: &ToolArgs) -> Option<String> {
+fn elsewhere_named(prompt: &str, args: &ToolArgs) -> Option<Refused> {
     let path = crate::coach::normalise_path(args.written_path()?);
     let named = crate::coach::named_elsewhere(prompt, &path)?;
     Some(elsewhere_refusal(&named, &path, args, ""))
@@ -436,18 +466,25 @@ fn elsewhere_named(prompt: &str, args: &ToolArgs) -> Option<String> {
 /// The refusal of `args`, which would create `path` where the task names
 /// `named`; `there` says more of `named` (empty, or ", which is there
 /// already").
-fn elsewhere_refusal(named: &str, path: &str, args: &ToolArgs, there: &str) -> String {
-    let instead = match args {
+fn elsewhere_refusal(named: &str, path: &str, args: &ToolArgs, there: &str) -> Refused {
+    let (instead, handed) = match args {
         ToolArgs::WriteFile(write) => {
             let call = serde_json::json!({"path": named, "content": write.content});
-            format!(
+            let words = format!(
                 "To write it there, {}",
                 handed_call(ToolName::WriteFile, &call)
-            )
+            );
+            (words, Some(call))
         }
-        _ => format!("Give the path as the task has it: {named}."),
+        _ => (format!("Give the path as the task has it: {named}."), None),
     };
-    format!("not made: the task names {named}{there}, and this call would create {path}. {instead}")
+    Refused {
+        words: format!(
+            "not made: the task names {named}{there}, and this call would create {path}. \
+             {instead}"
+        ),
+        handed,
+    }
 }
 
 /// Why `edit` loses text besides the replacement the task states ("--verbse
@@ -455,7 +492,7 @@ fn elsewhere_refusal(named: &str, path: &str, args: &ToolArgs, there: &str) -> S
 /// dropped, run EA, fix-typo-in-message), with the edit that makes the
 /// replacement alone; `None` when it makes no stated replacement, or makes
 /// it and loses nothing else (it may add: a comment beside a new value).
-fn replacement_and_more(prompt: &str, edit: &cortex_protocol::EditFileArgs) -> Option<String> {
+fn replacement_and_more(prompt: &str, edit: &cortex_protocol::EditFileArgs) -> Option<Refused> {
     let (old, new) = (edit.old_string.as_str(), edit.new_string.as_str());
     let (from, to, alone) = replacements(prompt).into_iter().find_map(|(from, to)| {
         let alone = old.replace(&from, &to);
@@ -467,11 +504,14 @@ fn replacement_and_more(prompt: &str, edit: &cortex_protocol::EditFileArgs) -> O
         "old_string": old,
         "new_string": alone,
     });
-    Some(format!(
-        "not made: the task changes `{from}` to `{to}`, and this edit also removes other text \
-         of old_string. To change only that, {}",
-        handed_call(ToolName::EditFile, &call)
-    ))
+    Some(Refused {
+        words: format!(
+            "not made: the task changes `{from}` to `{to}`, and this edit also removes other \
+             text of old_string. To change only that, {}",
+            handed_call(ToolName::EditFile, &call)
+        ),
+        handed: Some(call),
+    })
 }
 
 /// A word of the prompt without the punctuation of the sentence around it

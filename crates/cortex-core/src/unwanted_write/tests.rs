@@ -189,6 +189,8 @@ fn a_new_file_in_another_folder_than_the_task_names_is_named() {
     let call: serde_json::Value = serde_json::from_str(call).expect("JSON");
     assert_eq!(call["path"], "test_divide.py");
     assert_eq!(call["content"], "assert True\n");
+    // The same call, kept as a value for the next request.
+    assert_eq!(said.handed, Some(call));
     assert_eq!(elsewhere_named(prompt, &write("test_divide.py")), None);
     assert_eq!(elsewhere_named(prompt, &write("./test_divide.py")), None);
     assert_eq!(elsewhere_named(prompt, &write("tests/test_other.py")), None);
