@@ -51,7 +51,7 @@
 //! kv_keep = 8    # KV-cache states of the local model kept on disk between runs (0: none)
 //! first_round_tool_call = false   # the first round of a turn must call a tool
 //! verify_answers = true   # ask once to check an answer given without any tool call
-//! threads = 1          # generation threads (default: the cores less one, 1 to 8)
+//! threads = 2          # generation threads (default: every core, at most 8)
 //! prompt_threads = 2   # prompt-reading threads (default: every core, at most 8)
 //! files_in_prompt = 24576   # bytes of file content a turn's context may carry (0: names only)
 //! edit_format = "quoted"    # edit_file by whole lines held by the grammar (default), "string", "lines", "whole" or "blocks"

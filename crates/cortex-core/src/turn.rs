@@ -176,7 +176,8 @@ impl Session {
                     self.remind(turn, &text).await?;
                     continue;
                 }
-                if std::mem::take(&mut verify) {
+                if std::mem::take(&mut verify) && !self.answered_from_context(&assembled.text).await
+                {
                     let reminder = verify_reminder(self.turn_work.prompt());
                     self.remind(turn, &reminder).await?;
                     continue;

@@ -67,6 +67,26 @@ async fn a_write_to_the_file_to_run_names_the_file_its_traceback_ends_in() {
         "edit_file",
         &to_test["tool_calls"][0]["arguments"].to_string()
     ));
+    // After the fix passed the test, the refusal says the task is done
+    // (run NO: told to change calc.py again, the 1.5B gave its fix back as
+    // advice).
+    let script = json!({"responses": [
+        read("calc.py"),
+        edit("calc.py", "a - b", "a + b"),
+        bash("python3 -B test_calc.py"),
+        read("test_calc.py"),
+        to_test.clone(),
+        text("Done."),
+    ]});
+    let ran = run_fix(true, script).await;
+    assert_eq!(
+        ran.results[4].1,
+        "not made: the task says to run test_calc.py, not to change it, and `python3 -B \
+         test_calc.py` passed after your change to calc.py. If the test passing is what the \
+         task asks for, it is done: answer now, saying what you changed.",
+        "{:?}",
+        ran.results
+    );
     // Naming no file to fix, the model may insist.
     let script = json!({"responses": [
         read("test_calc.py"),

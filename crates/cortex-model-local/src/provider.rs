@@ -18,10 +18,12 @@ use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
 pub struct LocalOptions {
     /// Context window in tokens (prompt + reply).
     pub context: u32,
-    /// CPU threads for inference. Default: one less than the cores (at
-    /// least 1, at most 8): llama.cpp's threads spin-wait for each other, and
-    /// on a 2-core machine shared with the harness 2 threads measured ~8x
-    /// slower generation than 1.
+    /// CPU threads for generating. Default: every core (at most 8), as
+    /// llama.cpp's own default: on this 2-core machine, idle otherwise, a
+    /// token took 105 ms on 2 threads against 170 ms on 1
+    /// (docs/BENCHMARKS.md, generation threads). llama.cpp's threads spin-wait for
+    /// each other, so on a machine busy with other work (a build) fewer
+    /// may be faster: `[local] threads`.
     pub threads: usize,
     /// CPU threads for reading the prompt. Default: every core (at most 8).
     /// Reading a prompt is batched matrix work that scales with cores, and
@@ -66,7 +68,7 @@ impl Default for LocalOptions {
         LocalOptions {
             context: 8192,
             threads: std::thread::available_parallelism()
-                .map_or(1, |n| n.get().saturating_sub(1))
+                .map_or(1, std::num::NonZeroUsize::get)
                 .clamp(1, 8),
             prompt_threads: std::thread::available_parallelism()
                 .map_or(1, std::num::NonZeroUsize::get)

@@ -49,11 +49,22 @@ fn model_path(env: &str, name: &str, file: &str) -> PathBuf {
     PathBuf::from(printed)
 }
 
+/// The defaults, generating on one thread as before the default became
+/// every core: the tests run beside each other and beside other test
+/// binaries, and llama.cpp's threads spin-wait for each other on busy
+/// cores.
+fn test_options() -> LocalOptions {
+    LocalOptions {
+        threads: 1,
+        ..LocalOptions::default()
+    }
+}
+
 fn load(path: PathBuf) -> LocalProvider {
     let options = LocalOptions {
         context: 4096,
         max_output_tokens: 256,
-        ..LocalOptions::default()
+        ..test_options()
     };
     let t = Instant::now();
     let p = LocalProvider::load(&path, options)
@@ -299,7 +310,7 @@ async fn the_first_round_can_be_forced_to_call_a_tool() {
             context: 4096,
             max_output_tokens: 96,
             first_round_tool_call: true,
-            ..LocalOptions::default()
+            ..test_options()
         },
     )
     .expect("load");
@@ -460,7 +471,7 @@ async fn a_new_provider_restores_the_kv_state_saved_by_the_last_one() {
         max_output_tokens: 24,
         kv_dir: Some(kv.path().to_path_buf()),
         kv_keep: 2,
-        ..LocalOptions::default()
+        ..test_options()
     };
     let system = "You are a concise assistant for a small coding project. The project is a command-line tool written in Rust that counts words in files; it reads each file given on the command line and prints the number of words, lines and bytes. Answer in one sentence. Never invent files.";
     let mut messages = vec![Message::user("What language is the project written in?")];

@@ -27,7 +27,7 @@ pub(super) fn listed_paths(output: &str) -> Option<Vec<String>> {
 
 /// The first number written in digits in `answer`, standing alone (not the
 /// `1` of `file1.py`).
-fn first_number(answer: &str) -> Option<usize> {
+pub(super) fn first_number(answer: &str) -> Option<usize> {
     answer
         .split(|c: char| !c.is_ascii_alphanumeric() && c != '_' && c != '.')
         .map(|w| w.trim_end_matches('.'))

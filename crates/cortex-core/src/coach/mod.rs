@@ -25,11 +25,14 @@ use crate::Session;
 use cortex_protocol::{EditFormat, Mode, ToolArgs, ToolCallRequest, ToolName, ToolStatus};
 use std::collections::{BTreeMap, BTreeSet};
 
+mod claims;
 mod count;
 mod echo;
 mod focus;
+mod grounded;
 mod refused;
 mod rename;
+mod testing;
 mod traceback;
 mod words;
 
@@ -41,7 +44,6 @@ pub(crate) use traceback::ErrorSite;
 use words::{
     SHELLS, asks_for_work, asks_what_code_does, asks_with, call_now, has_fence, imagined_output,
     lists_files, mentions_word, missing_from_answer, normalise, rename_pairs, shows_code,
-    test_command,
 };
 pub(crate) use words::{
     chosen_tool, counted_files_pattern, failing_files, files_to_run, named_files,
@@ -65,6 +67,12 @@ pub(crate) struct TurnWork {
     commands_since_change: Vec<String>,
     /// Every `bash` command that ran in the turn.
     commands: Vec<String>,
+    /// Commands an answer said the output of without running them, whose
+    /// claim the harness found true (`claims.rs`).
+    checked_claims: Vec<String>,
+    /// The turn's context shows every file of the workspace
+    /// (`grounded.rs`).
+    workspace_shown: bool,
     /// The last `bash` command, when it failed (an exit code other than 0).
     last_failed: Option<String>,
     /// What the harness added to the last failed command's output about
@@ -553,7 +561,7 @@ impl TurnWork {
     /// An answer that says what a command prints without having run it
     /// ([`imagined_output`]): the command is to be run.
     fn imagined(&self, answer: &str) -> Option<String> {
-        let command = imagined_output(answer, &self.commands)?;
+        let command = imagined_output(answer, &self.known_commands())?;
         Some(format!(
             "{DO_IT_PREFIX} your answer says what `{command}` prints, but it did not run in \
              this turn. {} with it, then answer from what it printed.",
@@ -706,65 +714,6 @@ impl TurnWork {
             .collect();
         (named, untouched)
     }
-
-    /// Files changed, and the test the task or the workspace names failed
-    /// the last time it ran: an answer now gives up on it ("you need to
-    /// ensure that…") or claims what it did not see.
-    /// With the fixed code in the answer, the call to make is a `write_file`
-    /// of it (run N, fix-missing-import: the file with its import as
-    /// advice, then a forced edit that quoted the wrong lines).
-    fn test_fails(&self, answer: &str) -> Option<String> {
-        let failed = self.last_failed.as_deref()?;
-        if self.changed.is_empty() {
-            return None;
-        }
-        let known = test_command(&self.prompt, &self.files)?;
-        let key = known.rsplit(' ').next().unwrap_or(&known);
-        if !failed.contains(key) {
-            return None;
-        }
-        // The harness's own reading of the failure beats the code of an
-        // answer that missed it (run AE, fix-wrong-key: the near key named,
-        // the answer's code still looking up the wrong one).
-        let why = match &self.failure_hint {
-            Some(hint) => format!("Its output above says why: {hint}"),
-            None => "Its output above says why.".to_owned(),
-        };
-        let (tool, what) = if shows_code(answer) && self.failure_hint.is_none() {
-            (
-                ToolName::WriteFile,
-                " with the whole new content of the file, the code your answer shows,",
-            )
-        } else {
-            (self.edit_tool(), "")
-        };
-        // A test the task asks to write is the turn's own work: it may be
-        // what is wrong (run Q, write-a-test: it imported nothing).
-        let whose = if self.asks_to_write(key) {
-            "the test you wrote or the code it tests"
-        } else {
-            "the code (not the test, unless the task asks for that)"
-        };
-        Some(format!(
-            "{DO_IT_PREFIX} `{failed}` failed the last time you ran it, so the task is not done. \
-             {why} {}{what} to fix {whose} so that it passes, then run it again.",
-            call_now(tool)
-        ))
-    }
-
-    /// Files changed, a test command known, and no command run since.
-    fn untested(&self) -> Option<String> {
-        if self.changed.is_empty() || !self.commands_since_change.is_empty() {
-            return None;
-        }
-        let command = test_command(&self.prompt, &self.files)?;
-        Some(format!(
-            "{DO_IT_PREFIX} you changed {} but have not run the tests since. {} to run \
-             `{command}` and check that it passes before you answer.",
-            self.changed.join(", "),
-            call_now(ToolName::Bash)
-        ))
-    }
 }
 
 impl Session {
@@ -775,6 +724,7 @@ impl Session {
         if self.mode() != Mode::Agent || !self.model.info().is_some_and(|i| i.verify_answers) {
             return None;
         }
+        self.check_claimed_read(answer).await;
         let pairs = self.turn_work.rename_to_check();
         let left = if pairs.is_empty() {
             None

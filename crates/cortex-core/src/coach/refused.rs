@@ -12,7 +12,7 @@
 //! cannot be what a task that does not speak of quotes asks for.
 
 use super::TurnWork;
-use super::words::{asks_for_work, files_to_run, named_files, normalise, same_file, test_command};
+use super::words::{asks_for_work, files_to_run, named_files, normalise, same_file};
 
 /// The file the task names with the file name of `path` (normalised) at
 /// another path, when it does not name `path` itself.
@@ -139,22 +139,15 @@ impl TurnWork {
     /// fix-off-by-one; about 50 s each).
     pub(crate) fn change_after_pass(&self, path: &str) -> Option<String> {
         let path = normalise(path);
-        if self.last_failed.is_some()
-            || self.reminded_since_command
-            || !self.changed.contains(&path)
-        {
+        if self.reminded_since_command || !self.changed.contains(&path) {
             return None;
         }
-        let known = test_command(&self.prompt, &self.files)?;
-        let key = known.rsplit(' ').next().unwrap_or(&known);
-        let ran = self.commands_since_change.last()?;
-        ran.contains(key).then(|| {
-            format!(
-                "not made: `{ran}` passed after your change to {path}, and this call would \
-                 change {path} again. If the test passing is what the task asks for, it is \
-                 done: answer now, saying what you changed."
-            )
-        })
+        let ran = self.test_passed_since_change()?;
+        Some(format!(
+            "not made: `{ran}` passed after your change to {path}, and this call would change \
+             {path} again. If the test passing is what the task asks for, it is done: answer \
+             now, saying what you changed."
+        ))
     }
 
     /// Whether writing `path` would create a second copy of a file the
@@ -241,6 +234,19 @@ impl TurnWork {
     /// showed the error in another file, that file; when the task names
     /// the files to fix, those; else the model may insist.
     pub(crate) fn to_run_refusal(&self, path: &str) -> String {
+        // Once the test passed with the turn's change, a change to it
+        // breaks what works: the 1.5B made `assert add(2, 3) == 8` of a
+        // passing test, and told to change calc.py instead, gave its fix
+        // back as advice (run NO, fix-one-line-bug: 181 tokens, two more
+        // rounds).
+        if let Some(ran) = self.test_passed_since_change() {
+            return format!(
+                "not made: the task says to run {path}, not to change it, and `{ran}` passed \
+                 after your change to {}. If the test passing is what the task asks for, it is \
+                 done: answer now, saying what you changed.",
+                self.changed.join(" and ")
+            );
+        }
         let elsewhere = self
             .error_site()
             .filter(|site| !same_file(&normalise(path), &site.file));

@@ -342,8 +342,8 @@ pub(super) fn asks_with(prompt: &str, verbs: &[&str]) -> bool {
 /// The languages of a fenced block of shell commands.
 pub(super) const SHELLS: &[&str] = &["sh", "bash", "shell", "console", "zsh"];
 
-/// The first command of `answer`'s shell blocks that is not one of `ran`,
-/// when the answer also says what a command prints: an output made up,
+/// The first command of `answer`'s shell blocks that is not one of `ran`
+/// (written any way: `claims::same_command`), when the answer also says what a command prints: an output made up,
 /// not read (run EB7, count-comments: "The output will be: 3" for a
 /// `grep -c` that never ran, after a grep that had shown 4 lines). A line
 /// starting with the name of a tool that is no command (`read_file
@@ -380,7 +380,8 @@ pub(super) fn imagined_output(answer: &str, ran: &[String]) -> Option<String> {
         let narrated = first
             .parse::<ToolName>()
             .is_ok_and(|tool| !matches!(tool, ToolName::Grep | ToolName::Bash));
-        (!narrated && !ran.iter().any(|r| r.trim() == command)).then(|| command.to_owned())
+        (!narrated && !ran.iter().any(|r| super::claims::same_command(r, command)))
+            .then(|| command.to_owned())
     })
 }
 
