@@ -42,7 +42,7 @@ impl Session {
         if complete && paths.len() <= MAX_WHOLE_FILES {
             let shown = self.read_within(paths.iter(), budget, true).await;
             if let Some(shown) = shown {
-                if shown.len() == paths.len() {
+                if !shown.is_empty() && shown.len() == paths.len() {
                     self.turn_work.note_workspace_shown();
                 }
                 return Some(render(
