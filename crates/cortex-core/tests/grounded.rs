@@ -8,46 +8,22 @@ mod coach_support;
 mod common;
 
 use coach_support::*;
-use common::*;
 use cortex_core::TurnOutcome;
-use cortex_protocol::EventKind;
-use serde_json::{Value, json};
-
-/// A small model's turn whose context may carry the workspace's files
-/// whole (`files_in_prompt`, 24 KiB): its outcome and reminders.
-async fn shown(files: &[(&str, &str)], prompt: &str, script: Value) -> (TurnOutcome, Vec<String>) {
-    let (repo, store, scripted) = parts(files, &script);
-    let (session, outcome) = one_agent_turn(
-        repo.path(),
-        store.clone(),
-        small_model(scripted, true, 24 * 1024),
-        prompt,
-    )
-    .await;
-    let events = store.events(session.id(), 0).await.expect("events");
-    let reminders = events
-        .iter()
-        .filter_map(|e| match &e.kind {
-            EventKind::TurnReminder { text } => Some(text.clone()),
-            _ => None,
-        })
-        .collect();
-    drop(repo);
-    (outcome, reminders)
-}
+use serde_json::json;
 
 const APP: (&str, &str) = ("app.py", "def greet():\n    return 'Hello, Cortex'\n");
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_question_answered_from_the_files_shown_whole_ends_the_turn() {
     let script = json!({"responses": [text("Hello, Cortex")]});
-    let (outcome, reminders) = shown(&[APP], "What does greet() return?", script).await;
+    let ran = run_shown(&[APP], "What does greet() return?", script).await;
     assert_eq!(
-        outcome,
+        ran.outcome,
         TurnOutcome::Completed { rounds: 1 },
-        "{reminders:?}"
+        "{:?}",
+        ran.reminders
     );
-    assert!(reminders.is_empty(), "{reminders:?}");
+    assert!(ran.reminders.is_empty(), "{:?}", ran.reminders);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -60,15 +36,17 @@ async fn without_the_files_shown_or_for_a_change_the_answer_is_still_checked() {
     assert!(ran.reminders[0].contains("not based on any successful tool call"));
     // Shown whole, but the task asks for a change that was never made.
     let script = json!({"responses": [text("Done."), read("app.py"), text("Done.")]});
-    let (outcome, reminders) = shown(&[APP], "Change greet() to return 'Hi'.", script).await;
+    let ran = run_shown(&[APP], "Change greet() to return 'Hi'.", script).await;
     assert_eq!(
-        outcome,
+        ran.outcome,
         TurnOutcome::Completed { rounds: 3 },
-        "{reminders:?}"
+        "{:?}",
+        ran.reminders
     );
     assert!(
-        reminders[0].contains("not based on any successful tool call"),
-        "{reminders:?}"
+        ran.reminders[0].contains("not based on any successful tool call"),
+        "{:?}",
+        ran.reminders
     );
 }
 
@@ -81,21 +59,27 @@ async fn a_count_stands_only_when_the_harness_glob_agrees() {
     ];
     let prompt = "How many .py files are in the src folder? Answer with a number.";
     let script = json!({"responses": [text("2")]});
-    let (outcome, reminders) = shown(&files, prompt, script).await;
+    let ran = run_shown(&files, prompt, script).await;
     assert_eq!(
-        outcome,
+        ran.outcome,
         TurnOutcome::Completed { rounds: 1 },
-        "{reminders:?}"
+        "{:?}",
+        ran.reminders
     );
     let glob = json!({"tool_calls": [{"name": "glob", "arguments": {"pattern": "src/**/*.py"}}]});
     let script = json!({"responses": [text("3"), glob, text("2")]});
-    let (outcome, reminders) = shown(&files, prompt, script).await;
+    let ran = run_shown(&files, prompt, script).await;
     assert_eq!(
-        outcome,
+        ran.outcome,
         TurnOutcome::Completed { rounds: 3 },
-        "{reminders:?}"
+        "{:?}",
+        ran.reminders
     );
-    assert!(reminders[0].contains("Call glob now"), "{reminders:?}");
+    assert!(
+        ran.reminders[0].contains("Call glob now"),
+        "{:?}",
+        ran.reminders
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -4,46 +4,16 @@
 //! Two kinds of such claims are true without another round. The command
 //! ran in the turn, written another way: the 1.5B ran `python3 -B
 //! test_calc.py`, then answered that `python3 test_calc.py` passes, and was
-//! sent to run it again (run MO, fix-one-line-bug). And the command only
+//! sent to run it again (run MO, fix-one-line-bug; `words::same_command`
+//! reads the two as one). And the command only
 //! shows files: after writing `hello.txt` the model answers "you can run
 //! `cat hello.txt`; this should output: hi" — the harness reads the file in
 //! the guest, and when the claimed output is the file's text the claim
 //! stands (run MO: create-a-file, add-a-function; each cost two rounds).
 
 use super::TurnWork;
-use super::words::{SHELLS, imagined_output};
+use super::words::{SHELLS, imagined_output, plain_words, same_command};
 use crate::Session;
-
-/// `command` as words, written one way: a `bash -c "…"` or `sh -c '…'`
-/// wrapper taken off, `python` as `python3` without its `-B` and `-u`
-/// flags, and `./` taken off paths.
-fn plain_words(command: &str) -> Vec<String> {
-    let command = command.trim();
-    let inner = ["bash -c ", "sh -c "]
-        .iter()
-        .find_map(|wrapper| command.strip_prefix(wrapper))
-        .map(|rest| rest.trim().trim_matches(|c| c == '"' || c == '\''))
-        .unwrap_or(command);
-    let mut words: Vec<String> = Vec::new();
-    for word in inner.split_whitespace() {
-        let python = words.first().is_some_and(|w| w == "python3");
-        if python && words.len() == 1 && matches!(word, "-B" | "-u") {
-            continue;
-        }
-        let word = match word {
-            "python" => "python3",
-            w => w.strip_prefix("./").unwrap_or(w),
-        };
-        words.push(word.to_owned());
-    }
-    words
-}
-
-/// Whether `a` and `b` are one command written two ways ([`plain_words`]).
-pub(super) fn same_command(a: &str, b: &str) -> bool {
-    let a = plain_words(a);
-    !a.is_empty() && a == plain_words(b)
-}
 
 /// The files `command` only shows (`cat a.py b.py`); `None` for any other
 /// command, or one with flags, globs, pipes or redirections.
@@ -134,7 +104,8 @@ impl Session {
 
 #[cfg(test)]
 mod tests {
-    use super::{claimed_output, same_command, same_text, shown_files};
+    use super::super::words::same_command;
+    use super::{claimed_output, same_text, shown_files};
 
     #[test]
     fn one_command_written_two_ways_is_the_same() {

@@ -380,9 +380,39 @@ pub(super) fn imagined_output(answer: &str, ran: &[String]) -> Option<String> {
         let narrated = first
             .parse::<ToolName>()
             .is_ok_and(|tool| !matches!(tool, ToolName::Grep | ToolName::Bash));
-        (!narrated && !ran.iter().any(|r| super::claims::same_command(r, command)))
-            .then(|| command.to_owned())
+        (!narrated && !ran.iter().any(|r| same_command(r, command))).then(|| command.to_owned())
     })
+}
+
+/// `command` as words, written one way: a `bash -c "…"` or `sh -c '…'`
+/// wrapper taken off, `python` as `python3` without its `-B` and `-u`
+/// flags, and `./` taken off paths.
+pub(super) fn plain_words(command: &str) -> Vec<String> {
+    let command = command.trim();
+    let inner = ["bash -c ", "sh -c "]
+        .iter()
+        .find_map(|wrapper| command.strip_prefix(wrapper))
+        .map(|rest| rest.trim().trim_matches(|c| c == '"' || c == '\''))
+        .unwrap_or(command);
+    let mut words: Vec<String> = Vec::new();
+    for word in inner.split_whitespace() {
+        let python = words.first().is_some_and(|w| w == "python3");
+        if python && words.len() == 1 && matches!(word, "-B" | "-u") {
+            continue;
+        }
+        let word = match word {
+            "python" => "python3",
+            w => w.strip_prefix("./").unwrap_or(w),
+        };
+        words.push(word.to_owned());
+    }
+    words
+}
+
+/// Whether `a` and `b` are one command written two ways ([`plain_words`]).
+pub(super) fn same_command(a: &str, b: &str) -> bool {
+    let a = plain_words(a);
+    !a.is_empty() && a == plain_words(b)
 }
 
 /// A fenced block in one of `langs` (the text is lower-cased).

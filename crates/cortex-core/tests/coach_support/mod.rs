@@ -5,9 +5,11 @@
 
 use crate::common::*;
 use cortex_core::TurnOutcome;
-use cortex_model::{RefusedCall, ToolChoice};
+use cortex_model::scripted::ScriptedProvider;
+use cortex_model::{ModelProvider, RefusedCall, ToolChoice};
 use cortex_protocol::EventKind;
 use serde_json::{Value, json};
+use std::sync::Arc;
 
 pub struct Ran {
     pub outcome: TurnOutcome,
@@ -21,14 +23,30 @@ pub struct Ran {
 }
 
 pub async fn run(small: bool, files: &[(&str, &str)], prompt: &str, script: Value) -> Ran {
+    run_on(files, prompt, script, |scripted| {
+        checked_model(scripted, small)
+    })
+    .await
+}
+
+/// [`run`] for a small model whose turn context may carry the workspace's
+/// files whole (`files_in_prompt`: 24 KiB).
+pub async fn run_shown(files: &[(&str, &str)], prompt: &str, script: Value) -> Ran {
+    run_on(files, prompt, script, |scripted| {
+        small_model(scripted, true, 24 * 1024)
+    })
+    .await
+}
+
+async fn run_on(
+    files: &[(&str, &str)],
+    prompt: &str,
+    script: Value,
+    model: impl FnOnce(Arc<ScriptedProvider>) -> Arc<dyn ModelProvider>,
+) -> Ran {
     let (repo, store, scripted) = parts(files, &script);
-    let (session, outcome) = one_agent_turn(
-        repo.path(),
-        store.clone(),
-        checked_model(scripted.clone(), small),
-        prompt,
-    )
-    .await;
+    let (session, outcome) =
+        one_agent_turn(repo.path(), store.clone(), model(scripted.clone()), prompt).await;
     let events = store.events(session.id(), 0).await.expect("events");
     let reminders = events
         .iter()
