@@ -11,19 +11,32 @@ use coach_support::*;
 use cortex_core::TurnOutcome;
 use serde_json::json;
 
+/// The turn completed in `rounds`, its first reminder saying `reminded`
+/// (none at all when `None`).
+fn ended(ran: &Ran, rounds: u32, reminded: Option<&str>) {
+    assert_eq!(
+        ran.outcome,
+        TurnOutcome::Completed { rounds },
+        "{:?}",
+        ran.reminders
+    );
+    match reminded {
+        Some(words) => assert!(
+            ran.reminders.first().is_some_and(|r| r.contains(words)),
+            "{:?}",
+            ran.reminders
+        ),
+        None => assert!(ran.reminders.is_empty(), "{:?}", ran.reminders),
+    }
+}
+
 const APP: (&str, &str) = ("app.py", "def greet():\n    return 'Hello, Cortex'\n");
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_question_answered_from_the_files_shown_whole_ends_the_turn() {
     let script = json!({"responses": [text("Hello, Cortex")]});
     let ran = run_shown(&[APP], "What does greet() return?", script).await;
-    assert_eq!(
-        ran.outcome,
-        TurnOutcome::Completed { rounds: 1 },
-        "{:?}",
-        ran.reminders
-    );
-    assert!(ran.reminders.is_empty(), "{:?}", ran.reminders);
+    ended(&ran, 1, None);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -32,22 +45,11 @@ async fn without_the_files_shown_or_for_a_change_the_answer_is_still_checked() {
     let script =
         json!({"responses": [text("Hello, Cortex"), read("app.py"), text("Hello, Cortex")]});
     let ran = run(true, &[APP], "What does greet() return?", script).await;
-    assert_eq!(ran.outcome, TurnOutcome::Completed { rounds: 3 });
-    assert!(ran.reminders[0].contains("not based on any successful tool call"));
+    ended(&ran, 3, Some("not based on any successful tool call"));
     // Shown whole, but the task asks for a change that was never made.
     let script = json!({"responses": [text("Done."), read("app.py"), text("Done.")]});
     let ran = run_shown(&[APP], "Change greet() to return 'Hi'.", script).await;
-    assert_eq!(
-        ran.outcome,
-        TurnOutcome::Completed { rounds: 3 },
-        "{:?}",
-        ran.reminders
-    );
-    assert!(
-        ran.reminders[0].contains("not based on any successful tool call"),
-        "{:?}",
-        ran.reminders
-    );
+    ended(&ran, 3, Some("not based on any successful tool call"));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -60,26 +62,11 @@ async fn a_count_stands_only_when_the_harness_glob_agrees() {
     let prompt = "How many .py files are in the src folder? Answer with a number.";
     let script = json!({"responses": [text("2")]});
     let ran = run_shown(&files, prompt, script).await;
-    assert_eq!(
-        ran.outcome,
-        TurnOutcome::Completed { rounds: 1 },
-        "{:?}",
-        ran.reminders
-    );
+    ended(&ran, 1, None);
     let glob = json!({"tool_calls": [{"name": "glob", "arguments": {"pattern": "src/**/*.py"}}]});
     let script = json!({"responses": [text("3"), glob, text("2")]});
     let ran = run_shown(&files, prompt, script).await;
-    assert_eq!(
-        ran.outcome,
-        TurnOutcome::Completed { rounds: 3 },
-        "{:?}",
-        ran.reminders
-    );
-    assert!(
-        ran.reminders[0].contains("Call glob now"),
-        "{:?}",
-        ran.reminders
-    );
+    ended(&ran, 3, Some("Call glob now"));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -91,12 +78,7 @@ async fn a_command_that_ran_written_another_way_is_not_run_again() {
         text("Fixed. Running the test:\n\n```sh\npython3 test_calc.py\n```\n\nThe output will be:\n\n```\nok\n```"),
     ]});
     let ran = run_fix(true, script).await;
-    assert_eq!(
-        ran.outcome,
-        TurnOutcome::Completed { rounds: 4 },
-        "{:?}",
-        ran.reminders
-    );
+    ended(&ran, 4, None);
     // A command that did not run is still sent to be run.
     let script = json!({"responses": [
         read("calc.py"),
@@ -107,11 +89,7 @@ async fn a_command_that_ran_written_another_way_is_not_run_again() {
         text("It printed nothing."),
     ]});
     let ran = run_fix(true, script).await;
-    assert!(
-        ran.reminders[0].contains("says what `python3 calc.py` prints"),
-        "{:?}",
-        ran.reminders
-    );
+    ended(&ran, 6, Some("says what `python3 calc.py` prints"));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -125,20 +103,10 @@ async fn what_cat_prints_is_checked_against_the_file_by_the_harness() {
     let prompt = "Create a file hello.txt whose whole content is the word hi.";
     let script = json!({"responses": [write.clone(), claim("hi")]});
     let ran = run(true, &[("README.md", "# demo\n")], prompt, script).await;
-    assert_eq!(
-        ran.outcome,
-        TurnOutcome::Completed { rounds: 2 },
-        "{:?}",
-        ran.reminders
-    );
+    ended(&ran, 2, None);
     // A claim the file contradicts is sent to be run.
     let script =
         json!({"responses": [write, claim("hello"), bash("cat hello.txt"), text("It prints hi.")]});
     let ran = run(true, &[("README.md", "# demo\n")], prompt, script).await;
-    assert_eq!(ran.outcome, TurnOutcome::Completed { rounds: 4 });
-    assert!(
-        ran.reminders[0].contains("says what `cat hello.txt` prints"),
-        "{:?}",
-        ran.reminders
-    );
+    ended(&ran, 4, Some("says what `cat hello.txt` prints"));
 }
