@@ -12,6 +12,7 @@
 //! cannot be what a task that does not speak of quotes asks for.
 
 use super::TurnWork;
+use super::testing::DONE_IF_PASSING;
 use super::words::{asks_for_work, files_to_run, named_files, normalise, same_file};
 
 /// The file the task names with the file name of `path` (normalised) at
@@ -145,8 +146,7 @@ impl TurnWork {
         let ran = self.test_passed_since_change()?;
         Some(format!(
             "not made: `{ran}` passed after your change to {path}, and this call would change \
-             {path} again. If the test passing is what the task asks for, it is done: answer \
-             now, saying what you changed."
+             {path} again. {DONE_IF_PASSING}"
         ))
     }
 
@@ -242,8 +242,7 @@ impl TurnWork {
         if let Some(ran) = self.test_passed_since_change() {
             return format!(
                 "not made: the task says to run {path}, not to change it, and `{ran}` passed \
-                 after your change to {}. If the test passing is what the task asks for, it is \
-                 done: answer now, saying what you changed.",
+                 after your change to {}. {DONE_IF_PASSING}",
                 self.changed.join(" and ")
             );
         }

@@ -6,6 +6,10 @@ use super::TurnWork;
 use super::words::{call_now, shows_code, test_command};
 use cortex_protocol::ToolName;
 
+/// How a refusal of a change after the task's test passed ends.
+pub(super) const DONE_IF_PASSING: &str = "If the test passing is what the task asks for, it is \
+done: answer now, saying what you changed.";
+
 impl TurnWork {
     /// The last word of the task's test command (`test_calc.py` of
     /// `python3 -B test_calc.py`): a command the model ran that contains it
