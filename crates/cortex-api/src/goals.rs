@@ -13,8 +13,9 @@ use utoipa::ToSchema;
 pub struct SetGoal {
     /// What the agent works toward across turns. Not empty.
     pub objective: String,
-    /// Limits after which the goal pauses (`goal.paused {reason: budget}`);
-    /// none when absent.
+    /// Limits after which the goal pauses (`goal.paused {reason: budget}`).
+    /// Each limit left out (or the whole budget) takes its default: 20
+    /// turns, 2,000,000 tokens, 120 minutes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub budget: Option<GoalBudget>,
 }
@@ -31,7 +32,7 @@ pub struct GoalView {
     /// Why it is paused, while it is.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub paused: Option<PauseReason>,
-    /// The limits after which the goal pauses.
+    /// The limits after which the goal pauses, defaults included.
     pub budget: GoalBudget,
     /// What the model gave as proof when it completed the goal.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -122,6 +123,23 @@ mod tests {
         assert_eq!(serde_json::to_value(&set).expect("encode"), body);
         let typo = serde_json::json!({"objective": "ship", "budget": {"turn": 3}});
         assert!(serde_json::from_value::<SetGoal>(typo).is_err());
+    }
+
+    #[test]
+    fn the_documented_default_budget_is_the_one_applied() {
+        use cortex_protocol::{DEFAULT_GOAL_MINUTES, DEFAULT_GOAL_TOKENS, DEFAULT_GOAL_TURNS};
+        let schema = serde_json::to_string(&<SetGoal as utoipa::PartialSchema>::schema())
+            .expect("schema")
+            // Doc comments keep their line breaks.
+            .replace("\\n", " ");
+        assert_eq!(DEFAULT_GOAL_TOKENS, 2_000_000, "the docs write 2,000,000");
+        for text in [
+            format!("{DEFAULT_GOAL_TURNS} turns"),
+            "2,000,000 tokens".to_owned(),
+            format!("{DEFAULT_GOAL_MINUTES} minutes"),
+        ] {
+            assert!(schema.contains(&text), "{text} not in {schema}");
+        }
     }
 
     #[test]

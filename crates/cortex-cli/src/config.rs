@@ -260,6 +260,37 @@ pub fn data_dir() -> anyhow::Result<PathBuf> {
     Ok(xdg_dir("XDG_DATA_HOME", ".local/share")?.join("cortex"))
 }
 
+/// [`data_dir`], made private: it holds the store, guest homes, copies of
+/// repositories and saved model state, so no other user may list or read
+/// it (see [`private_dir`]).
+pub fn private_data_dir() -> anyhow::Result<PathBuf> {
+    let dir = data_dir()?;
+    private_dir(&dir)?;
+    Ok(dir)
+}
+
+/// Create `dir` and any missing parent with mode `0700`; a `dir` that
+/// exists, is ours and grants group or other access is tightened to
+/// `0700`. Parents that exist keep their mode (they may be shared
+/// folders), and so does a `dir` another user owns.
+pub fn private_dir(dir: &std::path::Path) -> anyhow::Result<()> {
+    use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+        .with_context(|| format!("cannot create {}", dir.display()))?;
+    let meta =
+        std::fs::symlink_metadata(dir).with_context(|| format!("cannot read {}", dir.display()))?;
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let ours = meta.uid() == unsafe { libc::geteuid() };
+    if meta.is_dir() && ours && meta.mode() & 0o077 != 0 {
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
+            .with_context(|| format!("cannot restrict {}", dir.display()))?;
+    }
+    Ok(())
+}
+
 /// `$XDG_RUNTIME_DIR/cortex`, else a per-user folder in the temp dir: where
 /// the private API sockets live.
 pub fn runtime_dir() -> PathBuf {
@@ -307,7 +338,7 @@ impl Config {
 }
 
 pub async fn open_store() -> anyhow::Result<std::sync::Arc<dyn cortex_store::Store>> {
-    open_sqlite(&data_dir()?.join("cortex.db"))
+    open_sqlite(&private_data_dir()?.join("cortex.db"))
 }
 
 /// A SQLite store with the `[store] quota_mb` of the config file, if any.

@@ -22,7 +22,7 @@ pub struct ExecArgs {
     #[command(flatten)]
     pub(crate) goal_flags: crate::exec_goal::GoalFlags,
     /// What to ask (not with --goal or --resume-goal).
-    #[arg(required_unless_present_any = ["goal", "resume_goal"], conflicts_with_all = ["goal", "goal_turns", "resume_goal"])]
+    #[arg(required_unless_present_any = ["goal", "resume_goal"], conflicts_with_all = ["goal", "goal_turns", "goal_tokens", "goal_minutes", "resume_goal"])]
     prompt: Option<String>,
 }
 

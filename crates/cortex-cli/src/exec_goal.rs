@@ -1,4 +1,5 @@
-//! `cortex exec --goal "OBJECTIVE" [--goal-turns N]` and `cortex exec
+//! `cortex exec --goal "OBJECTIVE" [--goal-turns N] [--goal-tokens N]
+//! [--goal-minutes N]` and `cortex exec
 //! --session ID --resume-goal`: set (or resume) the session's goal and
 //! follow the turns the harness runs for it, continuation after
 //! continuation, until the goal completes or pauses. Human output shows
@@ -25,10 +26,20 @@ pub struct GoalFlags {
     /// stalls or pauses (instead of PROMPT).
     #[arg(long, value_name = "OBJECTIVE")]
     pub goal: Option<String>,
-    /// With --goal: pause the goal after N turns.
+    /// With --goal: pause the goal after N turns [default: 20].
     #[arg(long, value_name = "N", requires = "goal",
         value_parser = clap::value_parser!(u32).range(1..))]
     pub goal_turns: Option<u32>,
+    /// With --goal: pause the goal once its turns used N prompt plus output
+    /// tokens [default: 2000000].
+    #[arg(long, value_name = "N", requires = "goal",
+        value_parser = clap::value_parser!(u64).range(1..))]
+    pub goal_tokens: Option<u64>,
+    /// With --goal: pause the goal once its turns took N minutes
+    /// [default: 120].
+    #[arg(long, value_name = "N", requires = "goal",
+        value_parser = clap::value_parser!(u32).range(1..))]
+    pub goal_minutes: Option<u32>,
     /// Continue the paused goal of --session ID from its stored steps.
     #[arg(long, requires = "session", conflicts_with = "goal")]
     pub resume_goal: bool,
@@ -56,10 +67,13 @@ pub async fn run(
     let events = client.events(&id, after).await?;
     match &flags.goal {
         Some(objective) => {
-            let budget = flags.goal_turns.map(|turns| GoalBudget {
-                turns: Some(turns),
-                ..GoalBudget::default()
-            });
+            // Limits left out take the server's defaults.
+            let budget = GoalBudget {
+                turns: flags.goal_turns,
+                tokens: flags.goal_tokens,
+                minutes: flags.goal_minutes,
+            };
+            let budget = (budget != GoalBudget::default()).then_some(budget);
             client.set_goal(&id, objective, budget).await
         }
         None => client.resume_goal(&id).await,
@@ -179,5 +193,19 @@ mod tests {
             exit_code(&paused(PauseReason::Stalled).kind),
             ExitCode::from(4)
         );
+    }
+
+    #[test]
+    fn the_help_states_the_default_budget() {
+        use clap::Args as _;
+        let mut command = crate::exec::ExecArgs::augment_args(clap::Command::new("exec"));
+        let help = command.render_long_help().to_string();
+        for default in [
+            cortex_protocol::DEFAULT_GOAL_TURNS.to_string(),
+            cortex_protocol::DEFAULT_GOAL_TOKENS.to_string(),
+            cortex_protocol::DEFAULT_GOAL_MINUTES.to_string(),
+        ] {
+            assert!(help.contains(&format!("[default: {default}]")), "{help}");
+        }
     }
 }

@@ -1,7 +1,7 @@
 //! `--guest`: which provider runs the session's tools, built from the flag
 //! and the `[guest]` section of the config.
 
-use crate::config::{Config, data_dir};
+use crate::config::{Config, private_data_dir};
 use anyhow::Context;
 use cortex_runtime::{
     DockerProvider, GuestProvider, Limits, ProcessProvider, Quota, Quotas, RemoteProvider,
@@ -82,26 +82,12 @@ fn same_build(program: &std::path::Path) -> bool {
 pub fn provider(choice: &GuestChoice, config: &Config) -> anyhow::Result<Arc<dyn GuestProvider>> {
     let (program, args) = agent_program()?;
     Ok(match choice {
-        GuestChoice::Local => {
-            let mut provider = SandboxProvider::new(program, args, data_dir()?.join("homes"));
-            provider.read_only = config
-                .guest
-                .read_only
-                .iter()
-                .map(|p| expand_home(p))
-                .collect();
-            provider.read_write = config
-                .guest
-                .read_write
-                .iter()
-                .map(|p| expand_home(p))
-                .collect();
-            provider.limits = limits(config);
-            provider.quotas = quotas(config);
-            provider.git_write = config.sandbox.git_write;
-            provider.copies = Some(data_dir()?.join("workspaces"));
-            Arc::new(provider)
-        }
+        GuestChoice::Local => Arc::new(local(
+            program,
+            args,
+            config,
+            private_data_dir()?.join("homes"),
+        )?),
         GuestChoice::Process => Arc::new(ProcessProvider { program, args }),
         GuestChoice::Remote(address) => {
             let token = crate::secrets::secret(REMOTE_TOKEN_ENV)
@@ -119,6 +105,40 @@ pub fn provider(choice: &GuestChoice, config: &Config) -> anyhow::Result<Arc<dyn
             limits: limits(config),
         }),
     })
+}
+
+/// The `local` provider as a session gets it, with the guests' homes in
+/// `homes`: `cortex doctor` starts its trial guest with homes of its own,
+/// so the check leaves nothing in the data folder.
+pub fn local_provider(config: &Config, homes: PathBuf) -> anyhow::Result<SandboxProvider> {
+    let (program, args) = agent_program()?;
+    local(program, args, config, homes)
+}
+
+fn local(
+    program: PathBuf,
+    args: Vec<String>,
+    config: &Config,
+    homes: PathBuf,
+) -> anyhow::Result<SandboxProvider> {
+    let mut provider = SandboxProvider::new(program, args, homes);
+    provider.read_only = config
+        .guest
+        .read_only
+        .iter()
+        .map(|p| expand_home(p))
+        .collect();
+    provider.read_write = config
+        .guest
+        .read_write
+        .iter()
+        .map(|p| expand_home(p))
+        .collect();
+    provider.limits = limits(config);
+    provider.quotas = quotas(config);
+    provider.git_write = config.sandbox.git_write;
+    provider.copies = Some(private_data_dir()?.join("workspaces"));
+    Ok(provider)
 }
 
 fn limits(config: &Config) -> Limits {

@@ -46,7 +46,7 @@ impl LocalServer {
             Tokens::new().with(token.clone(), LOCAL_PRINCIPAL),
             Arc::new(providers),
             ServerConfig {
-                workspaces: Some(config::data_dir()?.join("workspaces")),
+                workspaces: Some(config::private_data_dir()?.join("workspaces")),
                 // `exec` works on the checkout unless told otherwise.
                 default_workspace: cortex_protocol::WorkspaceMode::InPlace,
                 harness_dirs: config::harness_dirs()?,

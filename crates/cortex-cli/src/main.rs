@@ -11,12 +11,14 @@ mod acp;
 mod approve;
 mod completions;
 mod config;
+mod doctor;
 mod exec;
 mod exec_goal;
 mod follow;
 mod guests;
 mod json_out;
 mod local_server;
+mod logging;
 mod mcp_cmd;
 mod models;
 #[cfg(feature = "local")]
@@ -51,6 +53,10 @@ struct Cli {
     command: Option<Command>,
     #[command(flatten)]
     ui: session_args::SessionArgs,
+    /// Also print log records (retries, warnings) on stderr; without it
+    /// they go to the log file under $XDG_STATE_HOME/cortex/ only.
+    #[arg(long, global = true)]
+    verbose: bool,
 }
 
 #[derive(Subcommand)]
@@ -107,6 +113,12 @@ enum Command {
         #[command(subcommand)]
         command: mcp_cmd::McpCommand,
     },
+    /// Check what a session needs: isolation, model, keys, store, MCP
+    /// servers, terminal; each failure with its fix (exit 1 when a session
+    /// could not run).
+    #[command(after_help = "Examples:\n  cortex doctor\n  \
+        cortex doctor --json | jq '.checks[] | select(.status != \"ok\")'")]
+    Doctor(doctor::DoctorArgs),
     /// Serve the session API (HTTP + SSE) on a TCP address or Unix socket.
     #[command(after_help = "Examples:\n  cortex serve\n  \
         cortex serve --listen unix:/run/user/1000/cortex.sock --store postgres://cortex@localhost/cortex")]
@@ -171,25 +183,15 @@ fn main() -> ExitCode {
         Some(Command::Completions { shell }) => finish(completions::completions::<Cli>(shell)),
         Some(Command::Man) => finish(completions::man::<Cli>()),
         Some(Command::Tokens { command }) => finish(tokens_cmd::run(command)),
-        other => run(other, cli.ui),
+        other => run(other, cli.ui, cli.verbose),
     }
 }
 
 /// The subcommands (and the terminal UI, `None`) that need the async
 /// runtime and logging.
-fn run(command: Option<Command>, ui: session_args::SessionArgs) -> ExitCode {
-    tracing_subscriber::fmt()
-        // Log lines quote errors that quote what a model or a guest wrote:
-        // the whole line goes through the sanitiser, so no colour codes.
-        .with_ansi(false)
-        .with_writer(|| SanitisedStderr)
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("CORTEX_LOG")
-                // llama.cpp warns about quirks of the model files it loads;
-                // they are not the user's to act on.
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,llama-cpp-2=error")),
-        )
-        .init();
+fn run(command: Option<Command>, ui: session_args::SessionArgs, verbose: bool) -> ExitCode {
+    let server = matches!(command, Some(Command::Serve(_)));
+    logging::init(logging::choose(verbose, server), verbose);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -217,6 +219,7 @@ fn run(command: Option<Command>, ui: session_args::SessionArgs) -> ExitCode {
             Some(Command::Rules { command }) => rules_cmd::run(command).await,
             Some(Command::Mcp { command }) => mcp_cmd::run(command).await,
             Some(Command::Serve(args)) => serve::run(args).await,
+            Some(Command::Doctor(args)) => doctor::run(args).await,
             #[cfg(feature = "local")]
             Some(Command::Models { command }) => models_cmd::run(command).await,
             Some(Command::Completions { .. } | Command::Man | Command::Tokens { .. }) => {
@@ -234,22 +237,6 @@ fn finish(result: anyhow::Result<ExitCode>) -> ExitCode {
             eprintln!("error: {}", cortex_term::sanitize(&format!("{e:#}")));
             ExitCode::FAILURE
         }
-    }
-}
-
-/// Standard error through `cortex_term::sanitize`. The log formatter writes
-/// each record whole, so an escape sequence is never split between writes.
-struct SanitisedStderr;
-
-impl std::io::Write for SanitisedStderr {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        let text = String::from_utf8_lossy(buf);
-        std::io::stderr().write_all(cortex_term::sanitize(&text).as_bytes())?;
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        std::io::stderr().flush()
     }
 }
 

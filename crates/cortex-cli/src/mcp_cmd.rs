@@ -10,12 +10,15 @@ use crate::guests::{self, GuestChoice};
 use anyhow::Context;
 use clap::{Args, Subcommand};
 use cortex_core::GuestLauncher;
-use cortex_mcp::{HostLauncher, Launchers, McpHub, ServerState, ServerStatus, specs_from_config};
+use cortex_mcp::{
+    HostLauncher, Launchers, McpHub, ServerSpec, ServerState, ServerStatus, specs_from_config,
+};
 use cortex_protocol::{NetworkPolicy, SandboxPolicy};
-use cortex_runtime::{GuestSpec, allowed_env};
+use cortex_runtime::{GuestProvider, GuestSpec, allowed_env};
 use cortex_term::{sanitize, sanitize_line};
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 #[derive(Subcommand)]
 pub enum McpCommand {
@@ -66,25 +69,21 @@ async fn list(args: ListArgs) -> anyhow::Result<ExitCode> {
         .canonicalize()
         .with_context(|| format!("no repository at {}", repo.display()))?;
     let spec = GuestSpec {
-        workspace: repo.clone(),
-        writable: args.sandbox != SandboxPolicy::ReadOnly,
+        workspace: repo,
+        // Listing tools changes nothing: the servers are held read-only,
+        // as in Ask mode, whatever they claim.
+        writable: false,
         allow_bash: true,
         env: allowed_env(&config.guest.env),
         policy: args.sandbox,
         network: args.network,
     };
-    let guest = GuestLauncher::new(guests::provider(&args.guest, &config)?, spec);
-    let host = HostLauncher { cwd: repo };
-    let launchers = Launchers {
-        guest: Some(&guest),
-        host: &host,
-    };
-    let (hub, _notices) = McpHub::start(&specs, launchers).await;
-    let status = hub.status();
-    hub.close().await;
+    let status = start_and_stop(&specs, guests::provider(&args.guest, &config)?, spec).await;
     for server in &status {
         if args.json {
-            println!("{}", json(server));
+            // Names, tools and reasons come from the config and the
+            // servers: exact, but terminal-safe.
+            println!("{}", crate::json_out::to_line(&json(server))?);
         } else {
             print!("{}", human(server));
         }
@@ -97,6 +96,28 @@ async fn list(args: ListArgs) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// Start `specs` as a session would (stdio servers in guests `guests`
+/// starts from `spec`, host servers in its workspace folder), take their
+/// state, and stop them all. `cortex doctor` shares it.
+pub async fn start_and_stop(
+    specs: &[ServerSpec],
+    guests: Arc<dyn GuestProvider>,
+    spec: GuestSpec,
+) -> Vec<ServerStatus> {
+    let host = HostLauncher {
+        cwd: spec.workspace.clone(),
+    };
+    let guest = GuestLauncher::new(guests, spec);
+    let launchers = Launchers {
+        guest: Some(&guest),
+        host: &host,
+    };
+    let (hub, _notices) = McpHub::start(specs, launchers).await;
+    let status = hub.status();
+    hub.close().await;
+    status
 }
 
 fn json(server: &ServerStatus) -> serde_json::Value {

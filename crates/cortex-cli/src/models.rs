@@ -55,11 +55,29 @@ fn recover_text_calls(
 
 /// The base URL the OpenAI provider will use: the environment's, else the
 /// config's, else the default.
-fn openai_base_url(config: &Config) -> String {
-    let from_env = OpenAiConfig::from_env();
-    match &config.openai.base_url {
-        Some(url) if std::env::var_os("OPENAI_BASE_URL").is_none() => url.clone(),
-        _ => from_env.base_url,
+pub fn openai_base_url(config: &Config) -> String {
+    configured_url(
+        "OPENAI_BASE_URL",
+        &config.openai.base_url,
+        OpenAiConfig::from_env().base_url,
+    )
+}
+
+/// The base URL the Anthropic provider will use, found as OpenAI's is.
+pub fn anthropic_base_url(config: &Config) -> String {
+    configured_url(
+        "ANTHROPIC_BASE_URL",
+        &config.anthropic.base_url,
+        AnthropicConfig::from_env().base_url,
+    )
+}
+
+/// The config's URL unless the environment variable `var` is set (then
+/// `from_env`, which read it, or the default).
+fn configured_url(var: &str, configured: &Option<String>, from_env: String) -> String {
+    match configured {
+        Some(url) if std::env::var_os(var).is_none() => url.trim_end_matches('/').to_owned(),
+        _ => from_env,
     }
 }
 
@@ -75,11 +93,7 @@ fn build(
             let mut openai = OpenAiConfig::from_env();
             openai.timeouts = timeouts;
             openai.parallel_tool_calls = info.is_none_or(|i| i.parallel_tool_calls);
-            if let Some(url) = &config.openai.base_url
-                && std::env::var_os("OPENAI_BASE_URL").is_none()
-            {
-                openai.base_url = url.trim_end_matches('/').to_owned();
-            }
+            openai.base_url = openai_base_url(config);
             if let Some(var) = &config.openai.api_key_env {
                 openai.key_env = var.clone();
             }
@@ -102,11 +116,7 @@ fn build(
             let mut anthropic = AnthropicConfig::from_env();
             anthropic.timeouts = timeouts;
             anthropic.parallel_tool_calls = info.is_none_or(|i| i.parallel_tool_calls);
-            if let Some(url) = &section.base_url
-                && std::env::var_os("ANTHROPIC_BASE_URL").is_none()
-            {
-                anthropic.base_url = url.trim_end_matches('/').to_owned();
-            }
+            anthropic.base_url = anthropic_base_url(config);
             if let Some(var) = &section.api_key_env {
                 anthropic.key_env = var.clone();
             }

@@ -142,14 +142,16 @@ impl Human {
             }
             EventKind::ModelRetry {
                 attempt,
+                of,
                 delay_ms,
                 reason,
                 ..
             } => {
                 self.end_text(out);
                 eprintln!(
-                    "retrying the model request (attempt {attempt}, in {delay_ms} ms): {}",
-                    sanitize(reason)
+                    "{}: {}",
+                    cortex_protocol::retry_status(*attempt, *of, *delay_ms),
+                    sanitize_line(reason)
                 );
             }
             EventKind::Error { message } => eprintln!("error: {}", sanitize(message)),
@@ -332,10 +334,10 @@ impl Human {
     /// A turn's reminder and its end, with the usage summary.
     fn turn_end(&mut self, kind: &EventKind, out: &mut impl Write) -> bool {
         match kind {
-            EventKind::TurnReminder { .. } => {
-                self.end_text(out);
-                eprintln!("· answered without using a tool; asked to check it");
-            }
+            // Between the harness and the model: the user has nothing to
+            // act on (the text is in the timeline and in --json). The
+            // answer it asks for starts on a line of its own.
+            EventKind::TurnReminder { .. } => self.end_text(out),
             EventKind::TurnCompleted { rounds, finish } => {
                 self.end_text(out);
                 if *finish == Some(cortex_protocol::TurnFinish::MaxTokens) {

@@ -30,11 +30,20 @@ impl GoalLines {
                 .map(|(done, total)| format!("{} — {}", mode.title(), goal_chip(done, total))),
             EventKind::GoalSet { objective, budget } => {
                 self.progress = Some((0, 0));
-                let turns = budget
-                    .turns
-                    .map(|t| format!(" (at most {t} turns)"))
-                    .unwrap_or_default();
-                Some(format!("goal: {}{turns}", sanitize_line(objective)))
+                let limits: Vec<String> = [
+                    budget.turns.map(|t| format!("{t} turns")),
+                    budget.tokens.map(|t| format!("{t} tokens")),
+                    budget.minutes.map(|m| format!("{m} minutes")),
+                ]
+                .into_iter()
+                .flatten()
+                .collect();
+                let budget = if limits.is_empty() {
+                    String::new()
+                } else {
+                    format!(" (at most {})", limits.join(", "))
+                };
+                Some(format!("goal: {}{budget}", sanitize_line(objective)))
             }
             EventKind::GoalUpdated { done, total, steps } => {
                 self.progress = Some((*done, *total));
@@ -87,11 +96,15 @@ mod tests {
             budget: GoalBudget {
                 turns: Some(4),
                 ..Default::default()
-            },
+            }
+            .or_defaults(),
         };
         let line = lines.line(&set).expect("a line");
         assert!(!line.contains('\u{1b}'), "{line:?}");
-        assert!(line.ends_with("(at most 4 turns)"), "{line}");
+        assert!(
+            line.ends_with("(at most 4 turns, 2000000 tokens, 120 minutes)"),
+            "{line}"
+        );
         let steps = vec![
             GoalStep {
                 title: "build\u{1b}]0;x\u{7}".into(),

@@ -56,7 +56,8 @@ async fn act(client: &Client, command: &RulesCommand) -> anyhow::Result<ExitCode
         RulesCommand::List { json, .. } => {
             let rules = client.rules().await.map_err(api_error)?;
             if *json {
-                println!("{}", serde_json::to_string_pretty(&rules)?);
+                // A rule quotes a command the model wrote: exact, but terminal-safe.
+                println!("{}", crate::json_out::to_line(&rules)?);
             } else if rules.is_empty() {
                 println!("no rules");
             } else {
@@ -77,4 +78,34 @@ async fn act(client: &Client, command: &RulesCommand) -> anyhow::Result<ExitCode
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use cortex_protocol::{Rule, RuleMatch};
+
+    /// A rule's words come from a command the model wrote: a C1 control or
+    /// a bidi override in them reaches `--json` escaped, and parses back
+    /// to the same words.
+    #[test]
+    fn json_rules_are_exact_and_terminal_safe() {
+        let words = vec!["git\u{9b}31m".to_owned(), "st\u{202e}atus".to_owned()];
+        let rules = vec![Rule {
+            id: "r1".into(),
+            repository: None,
+            matches: RuleMatch::Bash {
+                prefix: words.clone(),
+            },
+            created_at: "2026-12-07T00:00:00Z".into(),
+        }];
+        let line = crate::json_out::to_line(&rules).expect("json");
+        let raw = |c: char| matches!(c, '\u{80}'..='\u{9f}' | '\u{202e}');
+        assert!(!line.chars().any(raw), "{line}");
+        assert!(
+            line.contains("\\u009b") && line.contains("\\u202e"),
+            "{line}"
+        );
+        let back: Vec<Rule> = serde_json::from_str(&line).expect("parses");
+        assert_eq!(back[0].matches, RuleMatch::Bash { prefix: words });
+    }
 }

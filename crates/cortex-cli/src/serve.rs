@@ -17,7 +17,7 @@ use cortex_server::tokens::new_token;
 use cortex_server::{AppState, ServerConfig, Tokens};
 use std::io::Write;
 use std::net::SocketAddr;
-use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -96,8 +96,7 @@ fn token(may_create: bool) -> anyhow::Result<(String, bool)> {
     }
     let token = new_token().context("cannot make a token")?;
     if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent)
-            .with_context(|| format!("cannot create {}", parent.display()))?;
+        config::private_dir(parent)?;
     }
     let mut file = std::fs::OpenOptions::new()
         .write(true)
@@ -131,7 +130,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         ServerConfig {
             // API sessions work on an isolated copy unless they ask for the
             // checkout itself.
-            workspaces: Some(config::data_dir()?.join("workspaces")),
+            workspaces: Some(config::private_data_dir()?.join("workspaces")),
             default_workspace: cortex_protocol::WorkspaceMode::Copy,
             harness_dirs: config::harness_dirs()?,
             allow_full_access: args.allow_full_access,
@@ -179,7 +178,12 @@ pub fn bind_unix(path: &Path) -> anyhow::Result<tokio::net::UnixListener> {
             .with_context(|| format!("cannot remove the stale socket {}", path.display()))?;
     }
     if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-        std::fs::create_dir_all(parent)
+        // Only what is missing is made (0700): the socket's folder may be
+        // one the user shares on purpose.
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(parent)
             .with_context(|| format!("cannot create {}", parent.display()))?;
     }
     let listener = tokio::net::UnixListener::bind(path)

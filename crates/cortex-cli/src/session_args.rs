@@ -131,7 +131,7 @@ fn repository(repo: Option<&str>, local: bool) -> anyhow::Result<String> {
         if !local {
             return Ok(repo.to_owned());
         }
-        let clones = crate::config::data_dir()?.join("clones");
+        let clones = crate::config::private_data_dir()?.join("clones");
         eprintln!("cloning {repo}…");
         let path = cortex_core::clone_into(repo, &clones)?;
         return Ok(path.display().to_string());

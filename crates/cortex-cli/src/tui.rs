@@ -17,6 +17,7 @@ use cortex_protocol::SessionId;
 use cortex_tui::{Launch, NewSessions};
 use std::io::Write;
 use std::os::fd::AsRawFd;
+use std::os::unix::fs::OpenOptionsExt;
 use std::process::ExitCode;
 
 #[derive(Args)]
@@ -113,6 +114,7 @@ async fn show(
         session: id.clone(),
         new_sessions,
         context_window: Box::new(move |model: &str| context_window(&config, model)),
+        doctor: Box::new(|repository| Box::pin(crate::doctor::tui_lines(repository))),
     };
     let stderr = StderrToLog::start()?;
     let result = cortex_tui::run(launch).await;
@@ -153,12 +155,13 @@ struct StderrToLog {
 impl StderrToLog {
     fn start() -> anyhow::Result<StderrToLog> {
         let dir = data_dir()?.join("logs");
-        std::fs::create_dir_all(&dir)
-            .with_context(|| format!("cannot create {}", dir.display()))?;
+        // What reaches stderr quotes requests and errors: the user's alone.
+        crate::config::private_dir(&dir)?;
         let path = dir.join("tui.log");
         let file = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
+            .mode(0o600)
             .open(&path)
             .with_context(|| format!("cannot open {}", path.display()))?;
         // SAFETY: plain descriptor calls; fd 2 always exists in a process

@@ -23,6 +23,18 @@ fn planted() -> String {
 
 const GIT_TRIGGERS: &[Trigger] = &[Trigger::UserGit, Trigger::CopySession];
 
+/// The user's own hook at `relative` (made on the host, executable) and a
+/// change for their next commit to carry: the control that the trigger runs
+/// what such a folder holds.
+fn user_hook(lab: &Lab, relative: &str) {
+    write(lab.repo.path(), relative, "#!/bin/sh\ntouch planted-ran\n");
+    let hook = lab.path(relative);
+    let mut mode = std::fs::metadata(&hook).expect("hook").permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut mode, 0o755);
+    std::fs::set_permissions(&hook, mode).expect("chmod");
+    write(lab.repo.path(), "a.txt", "changed\n");
+}
+
 /// Commands that must each fail, with nothing to trigger afterwards.
 fn attempt(commands: &[&str]) -> Attempt {
     Attempt {
@@ -45,16 +57,7 @@ fn git_attempt(commands: &[&str]) -> Attempt {
 fn control_a_hook_planted_on_the_host_runs_at_the_users_commit() {
     escape_support::control(
         |lab| {
-            let hook = lab.path(".git/hooks/pre-commit");
-            write(
-                lab.repo.path(),
-                ".git/hooks/pre-commit",
-                "#!/bin/sh\ntouch planted-ran\n",
-            );
-            let mut mode = std::fs::metadata(&hook).expect("hook").permissions();
-            std::os::unix::fs::PermissionsExt::set_mode(&mut mode, 0o755);
-            std::fs::set_permissions(&hook, mode).expect("chmod");
-            write(lab.repo.path(), "a.txt", "changed\n");
+            user_hook(lab, ".git/hooks/pre-commit");
         },
         Trigger::UserGit,
     );
@@ -115,6 +118,69 @@ fn git_hooks_path_pointed_into_the_tree() {
                 json!({"path": ".githooks/pre-commit", "content": format!("#!/bin/sh\ntouch {MARKER}; touch planted-ran\n")}),
             ),
             bash("chmod +x .githooks/pre-commit; git config core.hooksPath .githooks"),
+        ]],
+        triggers: GIT_TRIGGERS,
+        ..Attempt::default()
+    });
+}
+
+/// A repository set up as husky sets one up: its config names a hooks
+/// folder inside the tree (which husky itself would have made).
+fn with_husky(lab: &Lab) {
+    git(lab.repo.path(), &["config", "core.hooksPath", ".husky/_"]);
+}
+
+#[test]
+fn control_a_hook_in_the_configured_hooks_folder_runs_at_the_users_commit() {
+    escape_support::control(
+        |lab| {
+            with_husky(lab);
+            user_hook(lab, ".husky/_/pre-commit");
+        },
+        Trigger::UserGit,
+    );
+}
+
+#[test]
+fn git_hooks_folder_the_users_config_names_in_the_tree() {
+    check(Attempt {
+        prepare: with_husky,
+        rounds: vec![vec![
+            bash(&format!(
+                "mkdir -p .husky/_ && printf '{}' > .husky/_/pre-commit && chmod +x .husky/_/pre-commit",
+                planted()
+            )),
+            hostile(
+                "write_file",
+                json!({"path": ".husky/_/pre-commit", "content": format!("#!/bin/sh\ntouch {MARKER}; touch planted-ran\n")}),
+            ),
+            step(
+                "write_file",
+                json!({"path": "a.txt", "content": "changed\n"}),
+            ),
+        ]],
+        triggers: GIT_TRIGGERS,
+        ..Attempt::default()
+    });
+}
+
+#[test]
+fn git_hooks_folder_linked_into_the_tree() {
+    check(Attempt {
+        prepare: |lab| {
+            std::fs::create_dir_all(lab.path("githooks")).expect("mkdir");
+            std::fs::remove_dir_all(lab.path(".git/hooks")).expect("rm");
+            std::os::unix::fs::symlink("../githooks", lab.path(".git/hooks")).expect("link");
+        },
+        rounds: vec![vec![
+            bash(&format!(
+                "printf '{}' > githooks/pre-commit && chmod +x githooks/pre-commit",
+                planted()
+            )),
+            step(
+                "write_file",
+                json!({"path": "a.txt", "content": "changed\n"}),
+            ),
         ]],
         triggers: GIT_TRIGGERS,
         ..Attempt::default()
@@ -654,4 +720,23 @@ fn host_files_outside_the_workspace_cannot_be_written() {
         ]],
         ..Attempt::default()
     });
+}
+
+// ---- 10. Host-visible bits ---------------------------------------------------
+
+/// A set-user-ID or set-group-ID bit on a file the guest made would
+/// survive on the host, where the file then runs with the user's rights
+/// for whoever starts it: every way of setting one fails (`run_once`
+/// checks the repository for such bits after every attempt).
+#[test]
+fn set_id_bits_cannot_be_set_on_workspace_files() {
+    check(attempt(&[
+        "cp /bin/true t1 && chmod 4755 t1",
+        "cp /bin/true t2 && chmod g+s t2",
+        "install -m 4755 /bin/true t3",
+        "mkdir -m 2755 d1",
+        "/usr/bin/python3 -c \"import os; os.close(os.open('t4', os.O_CREAT | os.O_WRONLY, 0o4755))\"",
+        "/usr/bin/python3 -c \"import os; f = os.open('t5', os.O_CREAT | os.O_WRONLY, 0o755); os.fchmod(f, 0o2755)\"",
+        "/usr/bin/python3 -c \"import os; os.mknod('t6', 0o4644)\"",
+    ]));
 }

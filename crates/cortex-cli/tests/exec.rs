@@ -414,3 +414,66 @@ fn sessions_compact_goes_through_the_api_and_fails_closed() {
         ]
     );
 }
+
+/// Every file and folder under `dir` (itself included) whose mode grants
+/// the group or others anything, with its mode.
+fn shared_entries(dir: &std::path::Path) -> Vec<(std::path::PathBuf, u32)> {
+    use std::os::unix::fs::PermissionsExt;
+    let mut shared = Vec::new();
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(path) = pending.pop() {
+        let meta = std::fs::symlink_metadata(&path).expect("metadata");
+        let mode = meta.permissions().mode() & 0o777;
+        if mode & 0o077 != 0 && !meta.file_type().is_symlink() {
+            shared.push((path.clone(), mode));
+        }
+        if meta.is_dir() {
+            for entry in std::fs::read_dir(&path).expect("read_dir") {
+                pending.push(entry.expect("entry").path());
+            }
+        }
+    }
+    shared
+}
+
+#[test]
+fn the_data_folder_is_the_users_alone() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = Env::new(&[("a.txt", "alpha\n")]);
+    let open = |path: &std::path::Path, mode| {
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).expect("chmod")
+    };
+    open(env.repo.path(), 0o755);
+    open(&env.repo.path().join("a.txt"), 0o644);
+    let script = env.script(json!({"responses": [
+        {"tool_calls": [
+            {"name": "bash", "arguments": {"command": "ls"}},
+            {"name": "write_file", "arguments": {"path": "b.txt", "content": "b\n"}}
+        ]},
+        {"text": "Done."}
+    ]}));
+    run_ok(env.exec(&script, &["--json"], "write b.txt"));
+    let data = env.home.path().join("data");
+    assert!(data.join("cortex/cortex.db").is_file());
+    let shared = shared_entries(&data);
+    assert!(shared.is_empty(), "readable by others: {shared:?}");
+
+    // A data folder an older version left open is tightened at the next run.
+    let folder = data.join("cortex");
+    open(&folder, 0o755);
+    open(&folder.join("cortex.db"), 0o644);
+    let script = env.script(json!({"responses": [{"text": "Hello."}]}));
+    run_ok(env.exec(&script, &["--json"], "hello"));
+    let shared = shared_entries(&data);
+    assert!(shared.is_empty(), "readable by others: {shared:?}");
+    // The repository is the user's: its modes are left as they were.
+    let mode = |path: &std::path::Path| {
+        std::fs::metadata(path)
+            .expect("metadata")
+            .permissions()
+            .mode()
+            & 0o777
+    };
+    assert_eq!(mode(env.repo.path()), 0o755);
+    assert_eq!(mode(&env.repo.path().join("a.txt")), 0o644);
+}

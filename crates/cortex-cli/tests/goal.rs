@@ -1,7 +1,8 @@
 //! `cortex exec --goal` and `--resume-goal` with the real binary and a
 //! scripted model: exec follows the continuation turns to the goal's end,
 //! shows the chip at each turn start (sanitised), and its exit code says
-//! how the goal ended; a goal whose exec was killed resumes from its steps.
+//! how the goal ended (a model that only runs commands that change nothing
+//! stalls: 4); a goal whose exec was killed resumes from its steps.
 
 mod common;
 
@@ -109,6 +110,16 @@ fn a_turn_budget_ends_exec_with_exit_code_3_and_json_is_exact() {
     let last = events.last().expect("events");
     assert_eq!(last["type"], "goal.paused");
     assert_eq!(last["payload"]["reason"], "budget");
+    // The event shows the effective budget: the limits not given at their
+    // defaults.
+    let set = events
+        .iter()
+        .find(|e| e["type"] == "goal.set")
+        .expect("goal.set");
+    assert_eq!(
+        set["payload"]["budget"],
+        json!({"turns": 1, "tokens": 2_000_000, "minutes": 120})
+    );
     let updated = events
         .iter()
         .find(|e| e["type"] == "goal.updated")
@@ -189,6 +200,42 @@ fn a_goal_survives_kill_9_of_exec_and_resume_goal_completes_it() {
 }
 
 #[test]
+fn a_model_that_keeps_running_harmless_commands_stalls_with_exit_code_4() {
+    let env = Env::new(&[("a.txt", "alpha\n")]);
+    let bash = |command: &str| json!({"name": "bash", "arguments": {"command": command}});
+    let script = env.script(json!({"responses": [
+        {"tool_calls": [goal_call(&[false, false, false])]},
+        {"text": "Planned."},
+        {"tool_calls": [bash("ls")]},
+        {"text": "Looked."},
+        {"tool_calls": [bash("true")]},
+        {"text": "Looked again."},
+        {"text": "never asked"}
+    ]}));
+    let out = run(exec_goal(
+        &env,
+        &script,
+        &[
+            "--goal",
+            "write both",
+            "--goal-tokens",
+            "100000",
+            "--goal-minutes",
+            "30",
+        ],
+    ));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(4), "{stderr}");
+    assert!(stderr.contains("goal paused: stalled"), "{stderr}");
+    assert!(
+        stderr.contains("(at most 20 turns, 100000 tokens, 30 minutes)"),
+        "{stderr}"
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("✓ bash true · ok"), "{stdout}");
+}
+
+#[test]
 fn goal_flags_are_checked() {
     let env = Env::new(&[]);
     let script = env.script(json!({"responses": []}));
@@ -197,6 +244,10 @@ fn goal_flags_are_checked() {
         vec!["--goal-turns", "2", "a prompt"],
         vec!["--resume-goal"],
         vec!["--goal", "x", "--goal-turns", "0"],
+        vec!["--goal", "x", "--goal-tokens", "0"],
+        vec!["--goal", "x", "--goal-minutes", "0"],
+        vec!["--goal-tokens", "5", "a prompt"],
+        vec!["--goal-minutes", "5", "a prompt"],
         vec![],
     ] {
         let out = run(exec_goal(&env, &script, &args));

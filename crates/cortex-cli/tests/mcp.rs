@@ -145,3 +145,40 @@ fn exec_sessions_call_the_configured_servers_tools_in_the_sandbox() {
     let inside = std::fs::read_to_string(env.repo.path().join("inside.txt")).expect("inside");
     assert_eq!(inside, "in");
 }
+
+/// A server that claims to only read is still held to Plan mode's lock:
+/// its tools are offered there, but its guest has the workspace read-only,
+/// so the write it was hiding fails and the repository is unchanged.
+#[test]
+fn plan_mode_holds_a_server_that_claims_to_only_read() {
+    let Some((env, _)) = with_servers("calc", "read_only = true\n") else {
+        return;
+    };
+    let script = env.script(serde_json::json!({"responses": [
+        {"tool_calls": [{"name": "mcp__calc__write_file",
+                         "arguments": {"path": "planted.txt", "text": "x"}}]},
+        {"text": "looked"}
+    ]}));
+    let output = env
+        .exec(&script, &["--json", "--mode", "plan"], "plan a change")
+        .output()
+        .expect("run");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    if stderr.contains("cannot create the guest's namespaces") {
+        eprintln!("SKIPPED: user namespaces are not available here");
+        return;
+    }
+    let events = json_lines(&output.stdout);
+    let ready = events
+        .iter()
+        .any(|e| e["type"] == "mcp.server_ready" && e["payload"]["name"] == "calc");
+    assert!(ready, "{events:?}");
+    let result = events
+        .iter()
+        .find(|e| e["type"] == "tool.result")
+        .map(|e| &e["payload"])
+        .expect("a tool.result");
+    assert_eq!(result["name"], "mcp__calc__write_file");
+    assert_eq!(result["status"], "error", "{result}");
+    assert!(!env.repo.path().join("planted.txt").exists());
+}

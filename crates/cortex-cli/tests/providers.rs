@@ -2,7 +2,9 @@
 //! prefixes reach the right wire format, and the summary line shows tokens
 //! and the estimated cost.
 
-use std::io::{BufRead, BufReader, Read, Write};
+mod common;
+
+use std::io::Write;
 use std::net::TcpListener;
 use std::process::{Command, Output, Stdio};
 use std::sync::mpsc;
@@ -25,23 +27,7 @@ fn serve_once(body: String) -> (String, mpsc::Receiver<(String, String)>) {
         let Ok((socket, _)) = listener.accept() else {
             return;
         };
-        let mut reader = BufReader::new(socket.try_clone().expect("clone"));
-        let mut head = String::new();
-        let mut length = 0usize;
-        loop {
-            let mut line = String::new();
-            if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
-                break;
-            }
-            if let Some((name, value)) = line.split_once(':')
-                && name.eq_ignore_ascii_case("content-length")
-            {
-                length = value.trim().parse().unwrap_or(0);
-            }
-            head.push_str(&line);
-        }
-        let mut request = vec![0u8; length];
-        let _ = reader.read_exact(&mut request);
+        let (head, request) = common::read_request(&socket);
         let mut socket = socket;
         let _ = write!(
             socket,

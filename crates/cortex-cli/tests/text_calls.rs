@@ -156,3 +156,45 @@ fn a_server_on_this_machine_is_held_to_the_forced_call_by_a_schema() {
             .contains("'Hi'")
     );
 }
+
+/// A reminder is between the harness and the model: `--json` has it, and
+/// human output shows neither its text nor a line about it.
+#[test]
+fn a_reminder_to_the_model_stays_out_of_human_output() {
+    let config = "[models.\"qwen2.5-coder-1.5b\"]\nrecover_text_calls = false\n";
+    let env = Env::new(&[("app.py", APP)]);
+    let server = Server::start(vec![text(FENCED_EDIT), text(FENCED_EDIT)]);
+    let events = json_lines(&exec(&env, &server, config).stdout);
+    let reminder = events
+        .iter()
+        .find(|e| e["type"] == "turn.reminder")
+        .and_then(|e| e["payload"]["text"].as_str())
+        .expect("a turn.reminder in --json")
+        .to_owned();
+
+    let env = Env::new(&[("app.py", APP)]);
+    let server = Server::start(vec![text(FENCED_EDIT), text(FENCED_EDIT)]);
+    let config_dir = env.home.path().join("config/cortex");
+    std::fs::create_dir_all(&config_dir).expect("config dir");
+    std::fs::write(config_dir.join("config.toml"), config).expect("config");
+    let mut cmd = env.command();
+    cmd.env("OPENAI_BASE_URL", server.base_url())
+        .args(["exec", "--guest", "process", "--repo"])
+        .arg(env.repo.path())
+        .args(["--model", "openai:qwen2.5-coder-1.5b"])
+        .arg("Change the greeting to 'Hi'.");
+    let out = run(cmd);
+    let shown = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(shown.contains("turn failed"), "{shown}");
+    for line in reminder.lines().filter(|l| l.trim().len() > 12) {
+        assert!(!shown.contains(line.trim()), "{line:?} shown:\n{shown}");
+    }
+    assert!(
+        !shown.contains("reminder") && !shown.contains("asked to check"),
+        "{shown}"
+    );
+}

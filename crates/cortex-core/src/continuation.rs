@@ -3,8 +3,9 @@
 //!
 //! [`Session::after_turn`] decides, in order: a stopped turn pauses the goal
 //! (`stopped`), a failed one too (`failed`); a spent budget pauses it
-//! (`budget`); two continuation turns in a row with no call that changed
-//! anything and no step progress pause it (`stalled`). Otherwise it returns
+//! (`budget`); two continuation turns in a row without progress pause it
+//! (`stalled`): progress is a step done that never was, or a change to the
+//! workspace (`progress.rs`), not a command that ran. Otherwise it returns
 //! the continuation prompt, which the driver (the server's session actor)
 //! runs with [`Session::run_continuation_as`]. A user's turn during a goal
 //! is just a turn: the goal stays and continues after it.
@@ -46,7 +47,7 @@ impl Session {
     /// Count the turn that just ended toward a stall: only continuation
     /// turns count, and any progress resets the count.
     fn stalled(&mut self) -> bool {
-        if self.continuations == 0 || self.turn_progress {
+        if self.continuations == 0 || self.turn_progress.made().is_some() {
             self.idle_continuations = 0;
         } else {
             self.idle_continuations += 1;

@@ -41,6 +41,15 @@ impl Job {
     fn runs_in_guest(&self) -> bool {
         matches!(self, Job::Tool(args) if args.tool().runs_in_guest())
     }
+
+    /// A command or an MCP tool: it may change the workspace without
+    /// saying so (`progress.rs`).
+    fn is_command(&self) -> bool {
+        match self {
+            Job::Tool(args) => args.tool() == ToolName::Bash,
+            Job::Mcp { .. } => true,
+        }
+    }
 }
 
 /// What the gates decided for one call.
@@ -77,13 +86,17 @@ impl Session {
             .record_and_gate(turn, calls, stop_rule, cancel, &mut answers)
             .await?;
         let attach_error = self.attach_for(turn, &runnable, cancel).await?;
+        let commands = runnable.iter().any(|(_, job)| job.is_command());
+        if commands {
+            self.progress_baseline().await;
+        }
         let stopped = self
             .run_jobs(turn, calls, runnable, attach_error, cancel, &mut answers)
             .await?;
         // Stop while a call waited for approval ends the turn too.
         let stopped = stopped || cancel.is_cancelled();
         let any_ok = answers.iter().flatten().any(|a| a.status == ToolStatus::Ok);
-        self.turn_progress |= changed_something(calls, &answers);
+        self.note_progress(calls, &answers, commands).await;
         for (call, answer) in calls.iter().zip(&answers) {
             let status = answer.as_ref().map_or(ToolStatus::Stopped, |a| a.status);
             let diff = answer.as_ref().and_then(|a| a.diff.as_deref());
@@ -677,18 +690,6 @@ fn take_group(
         }
     }
     group
-}
-
-/// Whether a call of the round changed the workspace: a write, an edit or a
-/// command that ran (stall detection counts these as progress).
-fn changed_something(calls: &[ToolCallRequest], answers: &[Option<Answer>]) -> bool {
-    calls.iter().zip(answers).any(|(call, answer)| {
-        answer.as_ref().is_some_and(|a| a.status == ToolStatus::Ok)
-            && call
-                .name
-                .parse::<ToolName>()
-                .is_ok_and(ToolName::mutates_workspace)
-    })
 }
 
 fn ms(started: Instant) -> f64 {

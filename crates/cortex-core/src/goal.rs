@@ -8,6 +8,7 @@
 //! to continue after a turn is [`crate::continuation`]'s.
 
 use crate::answer::Answer;
+use crate::progress::Progress;
 use crate::{CoreError, Session, Timeline};
 use cortex_protocol::{
     Event, EventKind, Goal, GoalArgs, GoalBudget, GoalStatus, GoalStep, PauseReason, TurnId,
@@ -35,11 +36,14 @@ pub enum GoalError {
 }
 
 /// Folds a session's events into its goal. `turn_started` is the start of
-/// the goal's running turn (ms since the epoch), for its time counter.
+/// the goal's running turn (ms since the epoch), for its time counter;
+/// `most_done` the most steps the goal has had done at once, so a step
+/// unticked and ticked again is not progress twice.
 #[derive(Debug, Default, Clone)]
 pub(crate) struct GoalFold {
     pub goal: Option<Goal>,
     turn_started: Option<i64>,
+    most_done: usize,
 }
 
 impl GoalFold {
@@ -47,8 +51,18 @@ impl GoalFold {
     /// starts while it is active counts toward its counters.
     pub(crate) fn apply(&mut self, event: &Event) {
         apply(&mut self.goal, &event.kind);
+        match &event.kind {
+            EventKind::GoalSet { .. } | EventKind::GoalCleared {} => self.most_done = 0,
+            EventKind::GoalUpdated { done, .. } => self.most_done = self.most_done.max(*done),
+            _ => {}
+        }
         let active = self.goal.as_ref().is_some_and(Goal::is_active);
         self.count(event, active);
+    }
+
+    /// The most steps the goal has had done at once.
+    pub(crate) fn most_done(&self) -> usize {
+        self.most_done
     }
 
     /// Add `event` to the counters; `counted` says whether a turn starting
@@ -109,8 +123,10 @@ pub async fn pause_interrupted_goal(timeline: &Timeline) -> Result<bool, CoreErr
 /// Fold one `goal.*` event into the goal.
 pub(crate) fn apply(goal: &mut Option<Goal>, kind: &EventKind) {
     match kind {
+        // A goal set before budgets had defaults (or by an embedder that
+        // left a limit out) is bounded as a new one is.
         EventKind::GoalSet { objective, budget } => {
-            *goal = Some(Goal::new(objective.clone(), *budget));
+            *goal = Some(Goal::new(objective.clone(), budget.or_defaults()));
         }
         EventKind::GoalCleared {} => *goal = None,
         _ => {
@@ -209,8 +225,10 @@ impl Session {
         Ok(())
     }
 
-    /// Set (or replace) the goal; it starts active. Returns the message of
-    /// its first turn, which the caller runs.
+    /// Set (or replace) the goal; it starts active, bounded by `budget`
+    /// with each limit it leaves out at its default (`goal.set` records the
+    /// effective budget). Returns the message of its first turn, which the
+    /// caller runs.
     pub async fn set_goal(
         &mut self,
         objective: &str,
@@ -222,7 +240,7 @@ impl Session {
         }
         let kind = EventKind::GoalSet {
             objective: objective.to_owned(),
-            budget,
+            budget: budget.or_defaults(),
         };
         self.record_goal(None, kind).await?;
         self.idle_continuations = 0;
@@ -283,7 +301,7 @@ impl Session {
         if let Some(problem) = check_call(&args) {
             return Ok(Answer::error(problem));
         }
-        let before = goal.done();
+        let before = self.state.goal.most_done();
         if goal.steps != args.steps {
             let kind = EventKind::GoalUpdated {
                 done: args.steps.iter().filter(|s| s.done).count(),
@@ -293,8 +311,10 @@ impl Session {
             self.record_goal(Some(turn), kind).await?;
         }
         let after = self.goal().map_or(0, Goal::done);
-        if after > before {
-            self.turn_progress = true;
+        // Only more steps done than ever before is progress: a model that
+        // unticks a step and ticks it again has done nothing new.
+        if self.state.goal.most_done() > before {
+            self.turn_progress.record(Progress::StepTicked);
         }
         if args.complete {
             let evidence = args.evidence.unwrap_or_default().trim().to_owned();

@@ -37,6 +37,7 @@ mod history;
 pub mod mcp_guest;
 mod mcp_session;
 mod plans;
+mod progress;
 mod prompt;
 mod read_first;
 mod reported_failure;

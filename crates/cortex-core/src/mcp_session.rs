@@ -10,13 +10,27 @@
 //! becomes `mcp.server_failed {name, reason}` on the timeline; its tools
 //! are no longer offered and calls to them are refused, while the turn goes
 //! on.
+//!
+//! The mode's lock holds for the servers as for `bash`: a server's guest
+//! gets the same writability as the session's own guest, so in Ask, Plan
+//! and Spec the workspace and the guest's home are read-only to it
+//! whatever the server claims (`read_only` only decides which of its tools
+//! are offered). A mode change that flips writability restarts the servers
+//! under the new mode with the next turn. A server placed on the host
+//! (`sandbox = "host"`) cannot be held read-only, so in those modes it is
+//! not started: it waits, recorded once as `mcp.server_failed`, for a mode
+//! that may change files.
 
 use crate::answer::Answer;
 use crate::{CoreError, GuestLauncher, Session};
-use cortex_mcp::{Called, HostLauncher, Launchers, Lookup, McpHub, McpTool, Notice, ServerSpec};
-use cortex_protocol::{EventKind, SandboxPolicy, ToolCallRequest, ToolSpec, TurnId};
+use cortex_mcp::{
+    Called, HostLauncher, Launchers, Lookup, McpHub, McpTool, Notice, Placement, ServerSpec,
+    TransportSpec,
+};
+use cortex_protocol::{EventKind, ToolCallRequest, ToolSpec, TurnId};
 use cortex_runtime::GuestSpec;
 use serde_json::{Map, Value};
+use std::collections::BTreeSet;
 use tokio_util::sync::CancellationToken;
 
 /// The MCP part of a session: servers not started yet, then the hub.
@@ -25,6 +39,14 @@ pub(crate) struct SessionMcp {
     /// Servers to start with the next turn.
     pending: Vec<ServerSpec>,
     hub: Option<McpHub>,
+    /// Host servers pending until the mode may change files, already
+    /// recorded as waiting (so the record is made once per wait).
+    waiting: BTreeSet<String>,
+}
+
+/// Whether `spec` runs on the host, where no mode's lock can hold it.
+fn on_host(spec: &ServerSpec) -> bool {
+    matches!(&spec.transport, TransportSpec::Stdio(s) if s.placement == Placement::Host)
 }
 
 /// What the MCP gate decided for a call named `mcp__…`.
@@ -72,7 +94,31 @@ impl Session {
         if self.mcp.pending.is_empty() {
             return Ok(());
         }
-        let specs = std::mem::take(&mut self.mcp.pending);
+        let may_write = self.guest_may_write();
+        let (specs, held): (Vec<ServerSpec>, Vec<ServerSpec>) =
+            std::mem::take(&mut self.mcp.pending)
+                .into_iter()
+                .partition(|spec| may_write || !on_host(spec));
+        for spec in &held {
+            if self.mcp.waiting.insert(spec.name.clone()) {
+                let reason = format!(
+                    "not started in {} mode: it runs on the host (sandbox = \"host\"), where \
+                     the mode's read-only lock cannot hold it; it starts once the mode may \
+                     change files",
+                    self.mode()
+                );
+                let name = spec.name.clone();
+                self.record_mcp(turn, vec![Notice::Failed { name, reason }])
+                    .await?;
+            }
+        }
+        self.mcp.pending = held;
+        if specs.is_empty() {
+            return Ok(());
+        }
+        for spec in &specs {
+            self.mcp.waiting.remove(&spec.name);
+        }
         let launcher = GuestLauncher::new(self.guests.clone(), self.mcp_guest_spec());
         let host = HostLauncher {
             cwd: self.workspace.clone(),
@@ -91,12 +137,14 @@ impl Session {
     }
 
     /// Servers' guests get the session's sandbox policy, network and
-    /// environment; whether a tool of theirs may run in a mode is the
-    /// dispatcher's decision, not the mount's.
+    /// environment, and the writability of the session's own guest: the
+    /// mode's lock, which a server's claim to be read-only does not lift.
+    /// Which of its tools are offered in a mode is the dispatcher's
+    /// decision.
     fn mcp_guest_spec(&self) -> GuestSpec {
         GuestSpec {
             workspace: self.workspace.clone(),
-            writable: self.sandbox.policy != SandboxPolicy::ReadOnly,
+            writable: self.guest_may_write(),
             allow_bash: true,
             env: self.guest_env.clone(),
             policy: self.sandbox.policy,
@@ -198,6 +246,18 @@ impl Session {
             }
             Called::Cancelled => Answer::stopped(),
         })
+    }
+
+    /// After a mode change that flipped whether the guest may write: the
+    /// running servers end and start again with the next turn, under the
+    /// new mode (the ones already pending keep their place after them).
+    pub(crate) async fn restart_mcp(&mut self) {
+        if let Some(hub) = self.mcp.hub.take() {
+            let mut specs = hub.specs();
+            hub.close().await;
+            specs.append(&mut self.mcp.pending);
+            self.mcp.pending = specs;
+        }
     }
 
     /// End every MCP server (and its guest).

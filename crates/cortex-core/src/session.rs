@@ -72,9 +72,9 @@ pub struct Session {
     pub(crate) idle_continuations: u32,
     /// Continuation turns since the goal was set or resumed.
     pub(crate) continuations: u32,
-    /// The running turn changed something (a write, an edit, a command
-    /// that ran) or checked a step off.
-    pub(crate) turn_progress: bool,
+    /// Whether the running turn made progress toward the goal (a step
+    /// done, the workspace changed), and what commands are compared with.
+    pub(crate) turn_progress: crate::progress::TurnProgress,
     /// What the running turn changed and ran, for the answer checks.
     pub(crate) turn_work: crate::coach::TurnWork,
     /// What the model last saw of each file (read before write).
@@ -174,7 +174,7 @@ impl Session {
             goal_watch: watch::Sender::new(None),
             idle_continuations: 0,
             continuations: 0,
-            turn_progress: false,
+            turn_progress: Default::default(),
             turn_work: Default::default(),
             seen: Default::default(),
             approvals: crate::approvals::Approvals::new(timeline, Default::default()),
@@ -236,7 +236,7 @@ impl Session {
             compaction: config.compaction,
             idle_continuations: 0,
             continuations: 0,
-            turn_progress: false,
+            turn_progress: Default::default(),
             turn_work: Default::default(),
             seen: Default::default(),
             approvals,
@@ -327,12 +327,14 @@ impl Session {
         // spec in progress: all the event's fold.
         self.record(None, EventKind::ModeChanged { from, to: mode })
             .await?;
-        if could_write != self.guest_may_write()
-            && let Some(guest) = self.guest.take()
-        {
+        if could_write != self.guest_may_write() {
             // The workspace mount itself changes between read-only and
-            // writable: the next call attaches a new guest.
-            guest.close().await;
+            // writable: the next call attaches a new guest, and the MCP
+            // servers start again in guests of the new mode.
+            if let Some(guest) = self.guest.take() {
+                guest.close().await;
+            }
+            self.restart_mcp().await;
         } else if let Some(guest) = &self.guest
             && let Err(e) = guest
                 .set_capabilities(

@@ -78,7 +78,7 @@ impl Session {
             self.record(Some(&turn), EventKind::GoalContinued { continuation })
                 .await?;
         }
-        self.turn_progress = false;
+        self.turn_progress = Default::default();
         let metadata = self.metadata_before_turn().await;
         self.turn_work = crate::coach::TurnWork::new(message).with_edit_format(self.edit_format());
         let outcome = self.turn_loop(&turn, &cancel).await?;
@@ -346,11 +346,13 @@ impl Session {
             },
             ModelEvent::Retry {
                 attempt,
+                of,
                 delay_ms,
                 reason,
             } => EventKind::ModelRetry {
                 round,
                 attempt: *attempt,
+                of: Some(*of),
                 delay_ms: *delay_ms,
                 reason: reason.clone(),
             },
@@ -397,6 +399,7 @@ impl Session {
         let retry = EventKind::ModelRetry {
             round,
             attempt,
+            of: Some(MAX_STREAM_RETRIES),
             delay_ms: delay.as_millis() as u64,
             reason: error.to_string(),
         };

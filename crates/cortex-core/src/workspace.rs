@@ -78,13 +78,24 @@ pub fn is_git_url(repository: &str) -> bool {
         || repository.ends_with(".git") && !Path::new(repository).exists()
 }
 
+/// Create the folder of copies or clones (and any missing parent) with
+/// mode `0700`: what it holds is the user's code and the model's work, for
+/// no other user to read. The copies inside keep the repository's modes.
+fn private_folder(folder: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::DirBuilderExt;
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(folder)
+}
+
 /// Clone `url` into `dest` (reused when it already holds a clone).
 pub fn clone_url(url: &str, dest: &Path) -> Result<(), WorkspaceError> {
     if dest.join(".git").is_dir() {
         return Ok(());
     }
     if let Some(parent) = dest.parent() {
-        std::fs::create_dir_all(parent).map_err(io_at(parent))?;
+        private_folder(parent).map_err(io_at(parent))?;
     }
     git::command(None)
         .and_then(|c| {
@@ -142,7 +153,7 @@ pub fn materialise_copy(repository: &Path, dest: &Path) -> Result<CopyReport, Wo
     let parent = dest
         .parent()
         .ok_or_else(|| WorkspaceError::NoParent(dest.to_path_buf()))?;
-    std::fs::create_dir_all(parent).map_err(io_at(parent))?;
+    private_folder(parent).map_err(io_at(parent))?;
     let staging = parent.join(format!(
         ".{}.partial",
         dest.file_name()

@@ -1,12 +1,14 @@
 //! Goals end to end with scripted models: continuation turns without a user
 //! message until the model completes the goal with evidence; budgets and
-//! stalls pause it; completion with steps left is refused; a resumed goal
-//! was paused as interrupted.
+//! stalls pause it (a command that changed nothing, a write of what was
+//! there or a step ticked again is no progress; a changed file is);
+//! completion with steps left is refused; a resumed goal was paused as
+//! interrupted; a goal set without a budget has the default one.
 
 mod common;
 
 use common::*;
-use cortex_core::{Session, TurnOutcome};
+use cortex_core::{STALL_TURNS, Session, TurnOutcome};
 use cortex_protocol::{EventKind, GoalBudget, GoalStatus, Mode, PauseReason, ToolStatus};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -23,6 +25,10 @@ fn steps(done: &[bool]) -> Value {
 
 fn goal_call(done: &[bool]) -> Value {
     json!({"name": "goal", "arguments": {"steps": steps(done)}})
+}
+
+fn bash(command: &str) -> Value {
+    json!({"name": "bash", "arguments": {"command": command}})
 }
 
 /// Set the goal, run its first turn, then every continuation the harness
@@ -268,4 +274,86 @@ async fn stop_pauses_and_a_resumed_process_finds_it_interrupted() {
     assert_eq!(resumed.goal().map(|g| g.done()), Some(1));
     resumed.clear_goal().await.expect("clear");
     assert!(resumed.goal().is_none());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_model_that_keeps_running_harmless_commands_stalls() {
+    let script = json!({"responses": [
+        {"tool_calls": [goal_call(&[false, false, false])]},
+        {"text": "Planned."},
+        {"tool_calls": [bash("ls")]},
+        {"text": "Looked around."},
+        {"tool_calls": [bash("true"), bash("test -f a.txt")]},
+        {"text": "Checked again."},
+        {"tool_calls": [bash("ls -la")]},
+        {"text": "never asked"}
+    ]});
+    let mut h = harness(&[("a.txt", "a\n")], Mode::Agent, script).await;
+    let continuations = drive(&mut h, GoalBudget::default(), 5).await;
+    assert_eq!(continuations, STALL_TURNS);
+    let goal = h.session.goal().expect("goal");
+    assert_eq!(goal.paused, Some(PauseReason::Stalled));
+    // Every command succeeded: success alone is not progress.
+    let results = h.results().await;
+    let commands: Vec<_> = results.iter().filter(|r| r.0 == "bash").collect();
+    assert_eq!(commands.len(), 3, "{results:?}");
+    assert!(
+        commands.iter().all(|r| r.1 == ToolStatus::Ok),
+        "{results:?}"
+    );
+    // Set without a budget, the goal has the default one.
+    assert_eq!(goal.budget, GoalBudget::DEFAULT);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_write_of_what_was_there_and_a_step_ticked_again_are_no_progress() {
+    let script = json!({"responses": [
+        {"tool_calls": [{"name": "read_file", "arguments": {"path": "a.txt"}},
+            goal_call(&[true, false, false])]},
+        {"text": "a.txt is already there."},
+        {"tool_calls": [{"name": "write_file", "arguments": {"path": "a.txt", "content": "a\n"}},
+            goal_call(&[false, false, false])]},
+        {"text": "Rewrote a.txt, unticked it."},
+        {"tool_calls": [goal_call(&[true, false, false])]},
+        {"text": "Ticked it again."},
+        {"text": "never asked"}
+    ]});
+    let mut h = harness(&[("a.txt", "a\n")], Mode::Agent, script).await;
+    let continuations = drive(&mut h, GoalBudget::default(), 5).await;
+    assert_eq!(continuations, STALL_TURNS);
+    let goal = h.session.goal().expect("goal");
+    assert_eq!(goal.paused, Some(PauseReason::Stalled));
+    assert_eq!(goal.done(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_model_that_changes_the_workspace_each_turn_without_ticking_is_not_stalled() {
+    let script = json!({"responses": [
+        {"tool_calls": [goal_call(&[false, false, false])]},
+        {"text": "Planned."},
+        {"tool_calls": [{"name": "write_file", "arguments": {"path": "b.txt", "content": "b\n"}}]},
+        {"text": "b.txt written."},
+        {"tool_calls": [bash("ls"), bash("echo more >> b.txt")]},
+        {"text": "b.txt grew."},
+        {"tool_calls": [bash("mkdir -p out && echo c > out/c.txt")]},
+        {"text": "out/c.txt made."},
+        {"tool_calls": [bash("rm out/c.txt")]},
+        {"text": "out/c.txt removed."},
+        {"text": "never asked"}
+    ]});
+    let mut h = harness(&[("a.txt", "a\n")], Mode::Agent, script).await;
+    let budget = GoalBudget {
+        turns: Some(5),
+        ..Default::default()
+    };
+    let continuations = drive(&mut h, budget, 6).await;
+    assert_eq!(continuations, 4);
+    let goal = h.session.goal().expect("goal");
+    assert_eq!(goal.paused, Some(PauseReason::Budget));
+    assert_eq!(goal.done(), 0, "no step was ticked");
+    // The limits not given took their defaults.
+    assert_eq!(goal.budget.turns, Some(5));
+    assert_eq!(goal.budget.tokens, GoalBudget::DEFAULT.tokens);
+    assert_eq!(goal.budget.minutes, GoalBudget::DEFAULT.minutes);
+    assert!(!h.repo.path().join("out/c.txt").exists());
 }

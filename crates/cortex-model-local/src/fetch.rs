@@ -229,7 +229,14 @@ pub async fn download(
     progress: &mut dyn FetchProgress,
 ) -> Result<Fetched, FetchError> {
     if let Some(dir) = job.dest.parent() {
-        tokio::fs::create_dir_all(dir).await.map_err(io_err(dir))?;
+        // Under Cortex's data folder, which is the user's alone: folders
+        // it makes are `0700`, the files `0600`.
+        tokio::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)
+            .await
+            .map_err(io_err(dir))?;
     }
     let part = part_path(&job.dest);
     let have = match tokio::fs::metadata(&part).await {
@@ -325,7 +332,13 @@ async fn stream_to_part(
             .map_err(io_err(part))?;
         tokio::fs::OpenOptions::new().append(true).open(part).await
     } else {
-        tokio::fs::File::create(part).await
+        tokio::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(0o600)
+            .open(part)
+            .await
     }
     .map_err(io_err(part))?;
     let mut out = tokio::io::BufWriter::with_capacity(1 << 20, file);

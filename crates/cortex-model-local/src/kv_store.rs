@@ -25,6 +25,8 @@
 //! size and the context size, so a state is only offered to a context that
 //! can load it. Only the newest [`KvStore::keep`] states are kept.
 
+use std::io::Write;
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -147,13 +149,29 @@ impl KvStore {
             let path = path.to_path_buf();
             move |error| SaveError::Io { path, error }
         };
-        std::fs::create_dir_all(&self.dir).map_err(io(&self.dir))?;
+        // The saved state holds the prompts it was computed from: the
+        // user's alone (folders `0700`, files `0600`).
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(&self.dir)
+            .map_err(io(&self.dir))?;
         let tmp_state = self.dir.join(format!(".{id}.state.tmp"));
         let tmp_tokens = self.dir.join(format!(".{id}.tokens.tmp"));
         let result = (|| {
             write_state(&tmp_state).map_err(SaveError::State)?;
+            // llama.cpp wrote the state with the umask's mode.
+            std::fs::set_permissions(&tmp_state, std::fs::Permissions::from_mode(0o600))
+                .map_err(io(&tmp_state))?;
             let bytes: Vec<u8> = tokens.iter().flat_map(|t| t.to_le_bytes()).collect();
-            std::fs::write(&tmp_tokens, bytes).map_err(io(&tmp_tokens))?;
+            std::fs::OpenOptions::new()
+                .write(true)
+                .create(true)
+                .truncate(true)
+                .mode(0o600)
+                .open(&tmp_tokens)
+                .and_then(|mut file| file.write_all(&bytes))
+                .map_err(io(&tmp_tokens))?;
             std::fs::rename(&tmp_state, self.state_path(id)).map_err(io(&tmp_state))?;
             std::fs::rename(&tmp_tokens, self.tokens_path(id)).map_err(io(&tmp_tokens))
         })();

@@ -9,7 +9,7 @@
 mod events;
 mod request;
 
-use crate::wire::driver::{self, Target, check_url, client};
+use crate::wire::driver::{self, Target, check_key, check_url, client};
 use crate::wire::status::ErrorContext;
 use crate::{ModelError, ModelProvider, ModelRequest, ModelStream, RetryPolicy, Timeouts};
 
@@ -25,8 +25,8 @@ pub const DEFAULT_MAX_TOKENS: u32 = 8192;
 pub struct AnthropicConfig {
     /// e.g. `https://api.anthropic.com`; `/v1/messages` is appended.
     pub base_url: String,
-    /// Sent as `x-api-key`; required ([`AnthropicProvider::new`] refuses
-    /// `None`).
+    /// Sent as `x-api-key`; required unless the server is on this machine
+    /// ([`AnthropicProvider::new`] refuses `None` otherwise).
     pub api_key: Option<String>,
     /// Where `api_key` came from, named when the server rejects it.
     pub key_env: String,
@@ -99,12 +99,14 @@ impl AnthropicProvider {
     /// API key, or the HTTP client cannot be built; nothing is sent yet.
     pub fn new(config: AnthropicConfig, model: impl Into<String>) -> Result<Self, ModelError> {
         check_url(&config.endpoint(), &config.base_url)?;
-        if config.api_key.is_none() {
-            return Err(ModelError::Config(format!(
-                "no Anthropic API key: set {}",
-                config.key_env
-            )));
-        }
+        check_key(
+            config.api_key.as_deref(),
+            &config.key_env,
+            &config.base_url,
+            "Anthropic",
+            "anthropic",
+            "ANTHROPIC_BASE_URL",
+        )?;
         let http = client(&config.timeouts)?;
         Ok(AnthropicProvider {
             config,
@@ -180,9 +182,18 @@ mod tests {
         );
         config.api_key = None;
         config.key_env = "MY_KEY".into();
+        // A server on this machine needs no key; a hosted one does, and the
+        // error names the variable before anything is sent.
+        assert!(AnthropicProvider::new(config.clone(), "m").is_ok());
+        config.base_url = "https://api.anthropic.com".into();
         assert!(matches!(
             AnthropicProvider::new(config.clone(), "m"),
-            Err(ModelError::Config(m)) if m.contains("MY_KEY")
+            Err(ModelError::Config(m)) if m.contains("MY_KEY") && m.contains("api_key_env")
+        ));
+        config.api_key = Some("  ".into());
+        assert!(matches!(
+            AnthropicProvider::new(config.clone(), "m"),
+            Err(ModelError::Config(_))
         ));
         config.api_key = Some("k".into());
         config.base_url = "localhost:1".into();

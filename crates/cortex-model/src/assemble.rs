@@ -295,6 +295,7 @@ mod tests {
         let out = assemble(&[
             ModelEvent::Retry {
                 attempt: 1,
+                of: 4,
                 delay_ms: 10,
                 reason: "429".into(),
             },

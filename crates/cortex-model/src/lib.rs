@@ -265,6 +265,8 @@ pub enum ModelEvent {
     Retry {
         /// Which retry this is, from 1.
         attempt: u32,
+        /// How many retries there are at most.
+        of: u32,
         /// How long the stream waits before the attempt, in milliseconds.
         delay_ms: u64,
         /// The failure being retried, as a message for the user.

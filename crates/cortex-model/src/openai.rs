@@ -18,7 +18,7 @@ mod chunk;
 mod request;
 mod responses;
 
-use crate::wire::driver::{self, Target, check_url, client};
+use crate::wire::driver::{self, Target, check_key, check_url, client};
 use crate::wire::status::ErrorContext;
 use crate::{ModelError, ModelProvider, ModelRequest, ModelStream, RetryPolicy, Timeouts};
 
@@ -59,8 +59,8 @@ pub struct OpenAiConfig {
     /// e.g. `https://api.openai.com/v1`; `/chat/completions` or
     /// `/responses` is appended.
     pub base_url: String,
-    /// Sent as a bearer token when set; `None` is allowed (local servers
-    /// such as llama.cpp and Ollama need none).
+    /// Sent as a bearer token when set; `None` is allowed only for a
+    /// server on this machine (llama.cpp's and Ollama's need none).
     pub api_key: Option<String>,
     /// Where `api_key` came from, named when the server rejects it.
     pub key_env: String,
@@ -126,11 +126,20 @@ pub struct OpenAiProvider {
 
 impl OpenAiProvider {
     /// A provider for `model` (overridable per request). Fails with
-    /// [`ModelError::Config`] when the base URL is not http(s) or the HTTP
-    /// client cannot be built; a missing key is not checked here (the
-    /// server answers 401, reported as [`ModelError::Auth`]).
+    /// [`ModelError::Config`] when the base URL is not http(s), there is no
+    /// API key for a server that is not on this machine, or the HTTP client
+    /// cannot be built; nothing is sent yet. A key the server rejects is
+    /// [`ModelError::Auth`], on the first request.
     pub fn new(config: OpenAiConfig, model: impl Into<String>) -> Result<Self, ModelError> {
         check_url(&config.endpoint(), &config.base_url)?;
+        check_key(
+            config.api_key.as_deref(),
+            &config.key_env,
+            &config.base_url,
+            "OpenAI",
+            "openai",
+            "OPENAI_BASE_URL",
+        )?;
         let http = client(&config.timeouts)?;
         Ok(OpenAiProvider {
             config,
@@ -241,5 +250,26 @@ mod tests {
             provider.map(|p| p.describe()).ok().as_deref(),
             Some("openai:gpt-x")
         );
+    }
+
+    #[test]
+    fn a_hosted_server_needs_a_key_and_one_on_this_machine_does_not() {
+        for local in [
+            "http://127.0.0.1:8080/v1",
+            "http://[::1]:1/v1",
+            "http://localhost/v1",
+        ] {
+            assert!(OpenAiProvider::new(config(local), "m").is_ok(), "{local}");
+        }
+        let mut hosted = config(DEFAULT_BASE_URL);
+        hosted.key_env = "MY_OPENAI_KEY".into();
+        assert!(matches!(
+            OpenAiProvider::new(hosted.clone(), "m"),
+            Err(ModelError::Config(m)) if m.contains("MY_OPENAI_KEY") && m.contains("[openai]")
+        ));
+        hosted.api_key = Some(String::new());
+        assert!(OpenAiProvider::new(hosted.clone(), "m").is_err());
+        hosted.api_key = Some("sk-test".into());
+        assert!(OpenAiProvider::new(hosted, "m").is_ok());
     }
 }

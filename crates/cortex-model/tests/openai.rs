@@ -214,6 +214,7 @@ async fn retries_429_honouring_retry_after() {
             attempt: 1,
             delay_ms,
             reason,
+            ..
         }) => {
             assert_eq!(*delay_ms, 1000);
             assert!(reason.contains("429"), "{reason}");

@@ -1,8 +1,9 @@
 //! Long-horizon goals: what the `goal.*` events and the `goal` tool carry.
 //!
 //! A session has at most one goal: an objective, its steps (the model's
-//! breakdown, replaced whole by each `goal` call), a status, an optional
-//! budget and, once complete, the evidence the model gave.
+//! breakdown, replaced whole by each `goal` call), a status, a budget (each
+//! limit the user leaves out at its default) and, once complete, the
+//! evidence the model gave.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -58,7 +59,8 @@ pub enum PauseReason {
     Failed,
     /// A budget (turns, tokens or minutes) is spent.
     Budget,
-    /// Two continuation turns in a row changed nothing and made no progress.
+    /// Two continuation turns in a row made no progress: no step done that
+    /// never was, no change to the workspace (a command that ran is not one).
     Stalled,
     /// The process driving it exited mid-goal.
     Interrupted,
@@ -78,8 +80,16 @@ impl PauseReason {
     }
 }
 
-/// Limits after which an active goal pauses (reason `budget`); each is
-/// optional.
+/// Turns a goal may take when its budget leaves them out.
+pub const DEFAULT_GOAL_TURNS: u32 = 20;
+/// Prompt plus output tokens a goal may use when its budget leaves them out.
+pub const DEFAULT_GOAL_TOKENS: u64 = 2_000_000;
+/// Minutes a goal's turns may take when its budget leaves them out.
+pub const DEFAULT_GOAL_MINUTES: u32 = 120;
+
+/// Limits after which an active goal pauses (reason `budget`). A limit left
+/// out takes its default when the goal is set ([`GoalBudget::or_defaults`]),
+/// so every goal is bounded; `Default` is a budget that gives none.
 #[cfg_attr(feature = "utoipa", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -93,6 +103,26 @@ pub struct GoalBudget {
     /// Time its turns may take, in minutes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub minutes: Option<u32>,
+}
+
+impl GoalBudget {
+    /// The budget of a goal set without one: [`DEFAULT_GOAL_TURNS`],
+    /// [`DEFAULT_GOAL_TOKENS`] and [`DEFAULT_GOAL_MINUTES`].
+    pub const DEFAULT: GoalBudget = GoalBudget {
+        turns: Some(DEFAULT_GOAL_TURNS),
+        tokens: Some(DEFAULT_GOAL_TOKENS),
+        minutes: Some(DEFAULT_GOAL_MINUTES),
+    };
+
+    /// This budget with every limit it leaves out at its default: what a
+    /// goal set with it is bounded by.
+    pub fn or_defaults(self) -> GoalBudget {
+        GoalBudget {
+            turns: self.turns.or(GoalBudget::DEFAULT.turns),
+            tokens: self.tokens.or(GoalBudget::DEFAULT.tokens),
+            minutes: self.minutes.or(GoalBudget::DEFAULT.minutes),
+        }
+    }
 }
 
 /// What a goal has used so far.
@@ -239,5 +269,19 @@ mod tests {
             serde_json::to_value(PauseReason::Stalled).expect("json"),
             "stalled"
         );
+    }
+
+    #[test]
+    fn a_limit_left_out_takes_its_default() {
+        assert_eq!(GoalBudget::default().or_defaults(), GoalBudget::DEFAULT);
+        let given = GoalBudget {
+            turns: Some(3),
+            ..Default::default()
+        };
+        let effective = given.or_defaults();
+        assert_eq!(effective.turns, Some(3));
+        assert_eq!(effective.tokens, Some(DEFAULT_GOAL_TOKENS));
+        assert_eq!(effective.minutes, Some(DEFAULT_GOAL_MINUTES));
+        assert_eq!(effective.or_defaults(), effective);
     }
 }

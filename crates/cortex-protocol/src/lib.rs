@@ -28,10 +28,11 @@ pub use approval::{ApprovalDecision, ApprovalPolicy, ApprovalResolution, Rule, R
 pub use compaction::{CompactionKept, CompactionTrigger};
 pub use event::{
     Event, EventKind, OutputStream, STOPPED_BY_USER, StopRule, ToolStatus, TurnFinish, TurnOutcome,
-    now_rfc3339, parse_rfc3339_ms,
+    now_rfc3339, parse_rfc3339_ms, retry_status,
 };
 pub use goal::{
-    Goal, GoalArgs, GoalBudget, GoalSpent, GoalStatus, GoalStep, PauseReason, chip as goal_chip,
+    DEFAULT_GOAL_MINUTES, DEFAULT_GOAL_TOKENS, DEFAULT_GOAL_TURNS, Goal, GoalArgs, GoalBudget,
+    GoalSpent, GoalStatus, GoalStep, PauseReason, chip as goal_chip,
 };
 pub use guest::{GuestOp, GuestReply, GuestRequest, GuestResponse, OutcomeStatus, ToolOutcome};
 pub use ids::{CallId, SessionId, TurnId};

@@ -10,6 +10,7 @@ use crate::{Guest, GuestProvider, GuestSpec, RuntimeError};
 use cortex_protocol::{NetworkPolicy, SandboxPolicy};
 use cortex_sandbox::{Limits, Quotas, SandboxSpec, guest_home};
 use std::ffi::OsString;
+use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 /// The `local` provider: the agent as a child process that enters the local
@@ -87,10 +88,22 @@ impl SandboxProvider {
         let home = self
             .homes
             .join(home_name(&workspace, &repository_identity(&workspace)));
-        std::fs::create_dir_all(&home).map_err(|e| RuntimeError::Start {
-            program: self.program.display().to_string(),
-            reason: format!("cannot create the guest's home {}: {e}", home.display()),
-        })?;
+        // Homes and their folder are the user's alone (`0700`); the guest's
+        // uid inside maps to the user's, so it still owns its home.
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(&home)
+            .map_err(|e| RuntimeError::Start {
+                program: self.program.display().to_string(),
+                reason: format!("cannot create the guest's home {}: {e}", home.display()),
+            })?;
+        // A home an older version made readable by others is tightened.
+        if std::fs::symlink_metadata(&home)
+            .is_ok_and(|m| m.is_dir() && m.permissions().mode() & 0o077 != 0)
+        {
+            let _ = std::fs::set_permissions(&home, std::fs::Permissions::from_mode(0o700));
+        }
         let git_writable = self.git_write
             || self
                 .copies

@@ -215,6 +215,10 @@ async fn git_write_allows_commits_but_never_hooks_or_config() {
         "mkdir -p .git/hooks && echo evil > .git/hooks/pre-commit",
         "git config core.fsmonitor evil",
         "echo evil >> .git/config",
+        // Configuration and objects from elsewhere, by the files that
+        // redirect them (empty read-only placeholders where missing).
+        "printf '[core]\\n\\thooksPath = /tmp\\n' > .git/config.worktree",
+        "echo /tmp/objects > .git/objects/info/alternates",
     ] {
         let out = bash(&guest, attack).await;
         assert!(!out.is_ok(), "`{attack}` succeeded: {}", out.output);

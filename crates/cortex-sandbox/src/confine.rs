@@ -125,13 +125,42 @@ const NAMESPACE_FLAGS: &[libc::c_int] = &[
 /// `ioctl` requests refused whatever the descriptor.
 const TERMINAL_IOCTLS: &[libc::Ioctl] = &[libc::TIOCSTI, libc::TIOCLINUX];
 
+/// The calls that set a file's mode, with the index of their mode
+/// argument. A set-user-ID or set-group-ID bit in it is refused: the guest
+/// writes the user's own files, and such a bit would survive on the host,
+/// where the file then runs with the user's (or the group's) rights for
+/// whoever starts it. `open` and friends take a mode only when they create
+/// a file (libc passes 0 otherwise), so the rule never refuses a plain open.
+fn mode_setting_calls() -> Vec<(libc::c_long, u8)> {
+    let mut calls = vec![
+        (libc::SYS_fchmod, 1),
+        (libc::SYS_fchmodat, 2),
+        (libc::SYS_fchmodat2, 2),
+        (libc::SYS_openat, 3),
+        (libc::SYS_mkdirat, 2),
+        (libc::SYS_mknodat, 2),
+    ];
+    #[cfg(target_arch = "x86_64")]
+    calls.extend([
+        (libc::SYS_chmod, 1),
+        (libc::SYS_open, 2),
+        (libc::SYS_creat, 1),
+        (libc::SYS_mkdir, 1),
+        (libc::SYS_mknod, 1),
+    ]);
+    calls
+}
+
+/// The bits [`mode_setting_calls`] may not set.
+const SET_ID_BITS: [u64; 2] = [libc::S_ISUID as u64, libc::S_ISGID as u64];
+
 fn filter_error(e: impl std::fmt::Display) -> io::Error {
     io::Error::other(format!("seccomp: {e}"))
 }
 
-/// The seccomp filters: denied calls fail with EPERM; `clone3`, whose flags
-/// a filter cannot read, fails with ENOSYS so libc falls back to `clone`,
-/// whose flags it can.
+/// The seccomp filters: denied calls fail with EPERM; `clone3` and
+/// `openat2`, whose flags and mode a filter cannot read, fail with ENOSYS
+/// so libc falls back to `clone` and `openat`, whose arguments it can.
 pub(crate) fn seccomp() -> io::Result<()> {
     let arch = TargetArch::try_from(std::env::consts::ARCH).map_err(filter_error)?;
     let mut rules: BTreeMap<i64, Vec<SeccompRule>> =
@@ -165,6 +194,22 @@ pub(crate) fn seccomp() -> io::Result<()> {
         .collect::<Result<Vec<_>, _>>()
         .map_err(filter_error)?;
     rules.insert(libc::SYS_ioctl, ioctl_rules);
+    for (call, argument) in mode_setting_calls() {
+        let bit_rules = SET_ID_BITS
+            .iter()
+            .map(|bit| {
+                SeccompCondition::new(
+                    argument,
+                    SeccompCmpArgLen::Dword,
+                    SeccompCmpOp::MaskedEq(*bit),
+                    *bit,
+                )
+                .and_then(|c| SeccompRule::new(vec![c]))
+            })
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(filter_error)?;
+        rules.insert(call, bit_rules);
+    }
     let deny = SeccompFilter::new(
         rules,
         SeccompAction::Allow,
@@ -172,8 +217,13 @@ pub(crate) fn seccomp() -> io::Result<()> {
         arch,
     )
     .map_err(filter_error)?;
+    // `openat2` carries its mode in a struct a filter cannot read: libc
+    // does not need it, and a caller that tries it falls back to `openat`.
     let clone3 = SeccompFilter::new(
-        BTreeMap::from([(libc::SYS_clone3, Vec::new())]),
+        BTreeMap::from([
+            (libc::SYS_clone3, Vec::new()),
+            (libc::SYS_openat2, Vec::new()),
+        ]),
         SeccompAction::Allow,
         SeccompAction::Errno(libc::ENOSYS as u32),
         arch,

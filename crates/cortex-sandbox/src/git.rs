@@ -170,38 +170,84 @@ pub(crate) fn includes(git: &Metadata, workspace: &Path) -> Vec<PathBuf> {
     found
 }
 
-/// The `path` values of `[include]` and `[includeIf "…"]` sections, as git
-/// reads them (names are case-insensitive; a value may be quoted).
-fn include_paths(config: &str) -> Vec<String> {
-    let mut in_include = false;
-    let mut paths = Vec::new();
+/// Hook folders inside `workspace` that git would run hooks from but that
+/// the metadata's own protection does not cover: the folder `core.hooksPath`
+/// names (as husky and lefthook set it, e.g. `.husky/_`), and the target of
+/// a `hooks` folder that is a link into the tree. A model that wrote there
+/// would plant what the user's next `git commit` runs, so the mounts make
+/// each read-only, in every mode and whatever `git_write` says.
+pub(crate) fn hook_folders(git: &Metadata, workspace: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let mut add = |path: PathBuf| {
+        let protected = git.paths.iter().any(|p| path.starts_with(p));
+        if path.starts_with(workspace) && !protected && !found.contains(&path) {
+            found.push(path);
+        }
+    };
+    let mut configs = Vec::new();
+    for dir in git.paths.iter().filter(|p| p.is_dir()) {
+        let hooks = dir.join("hooks");
+        if std::fs::symlink_metadata(&hooks).is_ok_and(|m| m.file_type().is_symlink())
+            && let Ok(target) = hooks.canonicalize()
+        {
+            add(target);
+        }
+        configs.push(dir.join("config"));
+        configs.push(dir.join("config.worktree"));
+    }
+    configs.extend(includes(git, workspace));
+    for config in configs {
+        let Ok(text) = std::fs::read_to_string(&config) else {
+            continue;
+        };
+        for value in config_values(&text, &["core"], "hookspath") {
+            // Relative to where hooks run: the top of the work tree.
+            if let Some(path) = resolve_include(&value, workspace) {
+                add(path);
+            }
+        }
+    }
+    found
+}
+
+/// The values of `key` in the `sections` (all lower case; git's names are
+/// case-insensitive; `[section "sub"]` counts as `section`), unquoted,
+/// without a trailing comment.
+fn config_values(config: &str, sections: &[&str], key: &str) -> Vec<String> {
+    let mut inside = false;
+    let mut values = Vec::new();
     for line in config.lines() {
         let line = line.trim();
         if let Some(header) = line.strip_prefix('[') {
             let name = header
-                .split(|c: char| c == ']' || c == '"' || c.is_whitespace())
+                .split(|c: char| c == ']' || c == '"' || c.is_whitespace() || c == '.')
                 .next()
                 .unwrap_or("")
                 .to_ascii_lowercase();
-            in_include = name == "include" || name == "includeif";
-            // `[include] path = x` on one line.
+            inside = sections.contains(&name.as_str());
             let rest = header.split_once(']').map_or("", |(_, rest)| rest.trim());
-            if in_include && let Some(value) = path_value(rest) {
-                paths.push(value);
+            if inside && let Some(value) = key_value(rest, key) {
+                values.push(value);
             }
             continue;
         }
-        if in_include && let Some(value) = path_value(line) {
-            paths.push(value);
+        if inside && let Some(value) = key_value(line, key) {
+            values.push(value);
         }
     }
-    paths
+    values
 }
 
-/// The value of a `path = VALUE` line, unquoted, without a trailing comment.
-fn path_value(line: &str) -> Option<String> {
+/// The `path` values of `[include]` and `[includeIf "…"]` sections, as git
+/// reads them (names are case-insensitive; a value may be quoted).
+fn include_paths(config: &str) -> Vec<String> {
+    config_values(config, &["include", "includeif"], "path")
+}
+
+/// The value of a `KEY = VALUE` line, unquoted, without a trailing comment.
+fn key_value(line: &str, wanted: &str) -> Option<String> {
     let (key, value) = line.split_once('=')?;
-    if !key.trim().eq_ignore_ascii_case("path") {
+    if !key.trim().eq_ignore_ascii_case(wanted) {
         return None;
     }
     let value = value.trim();
@@ -303,6 +349,33 @@ mod tests {
         .expect("write");
         assert_eq!(metadata(&forged).paths, [forged.join(".git")]);
         assert!(metadata(&root.join("none")).paths.is_empty());
+    }
+
+    #[test]
+    fn hook_folders_named_by_the_config_or_linked_into_the_tree() {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let repo = tmp.path().canonicalize().expect("canonical").join("repo");
+        std::fs::create_dir(&repo).expect("mkdir");
+        git(&repo, &["init", "-q"]);
+        git(&repo, &["config", "core.hooksPath", ".husky/_"]);
+        std::fs::write(
+            repo.join("team.gitconfig"),
+            "[Core]\n  HooksPath = \"tools/hooks\" # x\n",
+        )
+        .expect("write");
+        git(&repo, &["config", "include.path", "../team.gitconfig"]);
+        let found = hook_folders(&metadata(&repo), &repo);
+        assert_eq!(found, [repo.join(".husky/_"), repo.join("tools/hooks")]);
+
+        // `.git/hooks` made a link into the tree; a hooks path outside the
+        // tree is the host's (read-only in the guest already).
+        std::fs::remove_dir_all(repo.join(".git/hooks")).expect("rm");
+        std::fs::create_dir(repo.join("githooks")).expect("mkdir");
+        std::os::unix::fs::symlink("../githooks", repo.join(".git/hooks")).expect("link");
+        git(&repo, &["config", "core.hooksPath", "/usr/share/hooks"]);
+        std::fs::write(repo.join("team.gitconfig"), "").expect("write");
+        let found = hook_folders(&metadata(&repo), &repo);
+        assert_eq!(found, [repo.join("githooks")]);
     }
 
     #[test]

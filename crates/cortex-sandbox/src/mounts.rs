@@ -48,6 +48,7 @@ pub(crate) fn build(spec: &SandboxSpec) -> io::Result<Vec<String>> {
     warnings.extend(git.warnings.iter().cloned());
     let nested = nested_metadata(spec, &mut warnings);
     let includes = git::includes(&git, &spec.workspace);
+    let hook_folders = git::hook_folders(&git, &spec.workspace);
     let mut pending = take_pending(spec, &git, &mut warnings)?;
     let devices: Vec<(OwnedFd, PathBuf)> = DEVICES
         .iter()
@@ -92,6 +93,14 @@ pub(crate) fn build(spec: &SandboxSpec) -> io::Result<Vec<String>> {
             if git.paths.is_empty() {
                 protect(&spec.workspace.join(".git"), false)?;
             }
+        } else {
+            // A model that may commit may not redirect git's configuration:
+            // an empty file reads as no setting for both.
+            for dir in git.paths.iter().filter(|p| p.is_dir()) {
+                for file in ["config.worktree", "objects/info/alternates"] {
+                    protect_file(&dir.join(file), &spec.workspace)?;
+                }
+            }
         }
         for relative in &spec.protected {
             protect(&spec.workspace.join(relative), false)?;
@@ -104,6 +113,9 @@ pub(crate) fn build(spec: &SandboxSpec) -> io::Result<Vec<String>> {
         }
         for path in &includes {
             protect_file(path, &spec.workspace)?;
+        }
+        for path in &hook_folders {
+            protect_folder(path, &spec.workspace)?;
         }
     }
     root::seal()?;
@@ -215,6 +227,28 @@ fn protect_file(path: &Path, workspace: &Path) -> io::Result<()> {
         }
     }
     protect(path, true)
+}
+
+/// [`protect`] for a folder: a missing one (and its missing parents) gets
+/// empty folders as its placeholder (git finds no hook there, and tracks no
+/// empty folder), made only when the nearest folder that exists really is
+/// in the workspace (not reached through a link out of it).
+fn protect_folder(path: &Path, workspace: &Path) -> io::Result<()> {
+    if std::fs::symlink_metadata(path).is_err() {
+        let inside = path
+            .ancestors()
+            .skip(1)
+            .find(|dir| std::fs::symlink_metadata(dir).is_ok())
+            .and_then(|dir| dir.canonicalize().ok())
+            .is_some_and(|dir| dir.starts_with(workspace));
+        if !inside {
+            return Ok(());
+        }
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent)?;
+        }
+    }
+    protect(path, false)
 }
 
 /// A protected path stays read-only inside a writable workspace. Symlinks

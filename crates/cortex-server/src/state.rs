@@ -273,6 +273,14 @@ impl AppState {
         client_mcp: Vec<cortex_core::McpServerSpec>,
     ) -> Result<SessionView, ApiError> {
         let repository = self.local_repository(repository).await?;
+        // Checked again by `Session::create`, but first here: building the
+        // model may load a file for seconds or fail for reasons of its own,
+        // and a repository that is not there is the first thing to fix.
+        if !repository.is_dir() {
+            return Err(
+                cortex_core::CoreError::Repository(repository.display().to_string()).into(),
+            );
+        }
         let providers = self.providers(ModelChoice::New(model)).await?;
         let mut session = Session::create(SessionConfig {
             repository,

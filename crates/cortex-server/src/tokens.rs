@@ -8,7 +8,7 @@
 
 use sha2::{Digest, Sha256};
 use std::io::Write;
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -279,7 +279,12 @@ pub fn revoke_entry(path: &Path, name: &str) -> Result<bool, TokenFileError> {
 /// a server never reads half of it.
 fn write_entries(path: &Path, entries: &[TokenEntry]) -> Result<(), TokenFileError> {
     let folder = path.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(folder).map_err(io_error(folder))?;
+    // A folder made here holds only tokens: the user's alone.
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(folder)
+        .map_err(io_error(folder))?;
     let temporary = folder.join(format!(".tokens-{}.tmp", std::process::id()));
     let mut text = String::new();
     for e in entries {

@@ -1,14 +1,19 @@
 //! Goals over the session API with scripted models: `PUT …/goal` starts
 //! the goal's first turn and the server continues it turn after turn with
 //! no user message until the model completes it; Stop pauses it and
-//! `POST …/goal/resume` continues; a turn budget and a model that only
-//! talks pause it; completing with steps left is refused; the session
-//! resource carries the chip's figures; bad requests are 4xx.
+//! `POST …/goal/resume` continues; a turn budget, a model that only talks
+//! and one that only runs commands that change nothing pause it; a goal
+//! set without a budget shows the default one; completing with steps left
+//! is refused; the session resource carries the chip's figures; bad
+//! requests are 4xx.
 
 mod common;
 
 use common::{ALICE, BOB, Server, Sse, start};
-use cortex_protocol::{EventKind, PauseReason, ToolStatus};
+use cortex_protocol::{
+    DEFAULT_GOAL_MINUTES, DEFAULT_GOAL_TOKENS, DEFAULT_GOAL_TURNS, EventKind, PauseReason,
+    ToolStatus,
+};
 use reqwest::Method;
 use serde_json::{Value, json};
 
@@ -89,6 +94,10 @@ async fn a_three_step_goal_completes_across_turns_without_a_user_message() {
     assert_eq!(status, 200, "{answer}");
     assert!(answer["turn_id"].is_string(), "{answer}");
     assert_eq!(answer["goal"]["status"], "active");
+    // Set without a budget, the goal is bounded by the default one.
+    let default = json!({"turns": DEFAULT_GOAL_TURNS, "tokens": DEFAULT_GOAL_TOKENS,
+        "minutes": DEFAULT_GOAL_MINUTES});
+    assert_eq!(answer["goal"]["budget"], default);
 
     let mut completed = false;
     let kinds = until(&mut sse, |k| {
@@ -112,6 +121,7 @@ async fn a_three_step_goal_completes_across_turns_without_a_user_message() {
     assert_eq!(shown["chip"], "Goal · 3/3");
     assert_eq!(shown["evidence"], "b.txt and c.txt exist");
     assert_eq!(shown["spent"]["turns"], 4);
+    assert_eq!(shown["budget"], default);
     // Nothing continues a complete goal.
     let (status, body) = goal(&server, Method::POST, &id, "/resume").await;
     assert_eq!(
@@ -215,9 +225,18 @@ async fn a_turn_budget_pauses_the_goal() {
     let body = json!({"objective": "write both", "budget": {"turns": 2}});
     let (status, answer) = put_goal(&server, &id, body).await;
     assert_eq!(status, 200, "{answer}");
-    assert_eq!(answer["goal"]["budget"], json!({"turns": 2}));
+    // The limits left out take their defaults.
+    assert_eq!(
+        answer["goal"]["budget"],
+        json!({"turns": 2, "tokens": DEFAULT_GOAL_TOKENS, "minutes": DEFAULT_GOAL_MINUTES})
+    );
     let kinds = until(&mut sse, |k| matches!(k, EventKind::GoalPaused { .. })).await;
     assert_eq!(count(&kinds, "turn.started"), 2);
+    let set = kinds.iter().find_map(|k| match k {
+        EventKind::GoalSet { budget, .. } => Some(*budget),
+        _ => None,
+    });
+    assert_eq!(set.and_then(|b| b.tokens), Some(DEFAULT_GOAL_TOKENS));
     assert!(matches!(
         kinds.last(),
         Some(EventKind::GoalPaused {
@@ -265,6 +284,41 @@ async fn completing_with_steps_left_is_refused_and_a_model_that_only_talks_stall
     );
     // The first turn, then two continuations without progress.
     assert_eq!(count(&kinds, "turn.started"), 3);
+    assert_eq!(count(&kinds, "goal.continued"), 2);
+    assert!(matches!(
+        kinds.last(),
+        Some(EventKind::GoalPaused {
+            reason: PauseReason::Stalled
+        })
+    ));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_model_that_keeps_running_harmless_commands_stalls() {
+    let bash = |command: &str| json!({"name": "bash", "arguments": {"command": command}});
+    let server = start().await;
+    let model = server.script(json!({"responses": [
+        {"tool_calls": [goal_call(&[false, false, false])]},
+        {"text": "Planned."},
+        {"tool_calls": [bash("ls")]},
+        {"text": "Looked."},
+        {"tool_calls": [bash("true")]},
+        {"text": "Looked again."},
+        {"text": "never asked"}
+    ]}));
+    let id = server.session(&model).await;
+    let mut sse = server.events(&id, ALICE, None).await;
+    let (status, _) = put_goal(&server, &id, json!({"objective": "write both"})).await;
+    assert_eq!(status, 200);
+    let kinds = until(&mut sse, |k| matches!(k, EventKind::GoalPaused { .. })).await;
+    let statuses: Vec<ToolStatus> = kinds
+        .iter()
+        .filter_map(|k| match k {
+            EventKind::ToolResult { name, status, .. } if name == "bash" => Some(*status),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(statuses, [ToolStatus::Ok, ToolStatus::Ok], "{kinds:#?}");
     assert_eq!(count(&kinds, "goal.continued"), 2);
     assert!(matches!(
         kinds.last(),

@@ -17,6 +17,7 @@ mod encoded;
 mod error;
 mod migrations;
 mod postgres;
+mod private_file;
 mod rows;
 mod rules;
 mod sqlite;

@@ -8,6 +8,7 @@
 
 use crate::error::OpenError;
 use crate::migrations;
+use crate::private_file;
 use crate::rows::{self, RawEvent, RawSession, RawTurn};
 use crate::turn_rules::{self, RowChange};
 use crate::{
@@ -44,22 +45,32 @@ pub struct SqliteStore {
 const TURN_END_RESERVE: u64 = 4 << 20;
 
 impl SqliteStore {
-    /// Open (creating and migrating) the database file.
+    /// Open (creating and migrating) the database file. A folder it
+    /// creates is `0700`, the file and its `-wal` and `-shm` are `0600`
+    /// (see `private_file.rs`).
     pub fn open(path: &Path) -> Result<Self, StoreError> {
         let fail = |reason: OpenError| StoreError::Open {
             path: path.display().to_string(),
             reason,
         };
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-            std::fs::create_dir_all(parent).map_err(|source| {
+            private_file::create_folder(parent).map_err(|source| {
                 fail(OpenError::CreateFolder {
                     path: parent.to_path_buf(),
                     source,
                 })
             })?;
         }
+        private_file::create_file(path);
         let conn = Connection::open(path).map_err(|e| fail(e.into()))?;
-        Self::init(conn, true).map_err(fail)
+        let store = Self::init(conn, true).map_err(fail)?;
+        // After init: WAL mode has made the companions by now.
+        for file in private_file::companions(path) {
+            if let Err(e) = private_file::restrict(&file) {
+                tracing::warn!("cannot make {} private: {e}", file.display());
+            }
+        }
+        Ok(store)
     }
 
     /// An in-memory store (tests, benchmarks).

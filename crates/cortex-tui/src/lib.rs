@@ -36,6 +36,16 @@ use std::io::IsTerminal;
 /// The context window of a model by its `PROVIDER:NAME`, when known.
 pub type ContextWindow = Box<dyn Fn(&str) -> Option<u64> + Send>;
 
+/// `/doctor`: the embedding program's checks (`cortex doctor`) for the
+/// shown session's repository, as lines.
+pub type Doctor = Box<
+    dyn Fn(
+            String,
+        ) -> std::pin::Pin<
+            Box<dyn std::future::Future<Output = Vec<app::command::ReportLine>> + Send>,
+        > + Send,
+>;
+
 /// What the UI starts with.
 #[cfg(feature = "runtime")]
 pub struct Launch {
@@ -48,6 +58,8 @@ pub struct Launch {
     /// The context window of a model by its `PROVIDER:NAME`, when the
     /// client knows it (the status line's fill until an event says).
     pub context_window: ContextWindow,
+    /// What `/doctor` runs.
+    pub doctor: Doctor,
 }
 
 /// Whether stdin and stdout are terminals; the UI needs both.

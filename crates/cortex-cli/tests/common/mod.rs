@@ -123,3 +123,27 @@ pub fn read_until(child: &mut Child, until: impl Fn(&Value) -> bool) -> Vec<Valu
         }
     }
 }
+
+/// One HTTP/1.1 request read from `socket`: its request line and headers,
+/// and its body (as long as its `Content-Length` says).
+pub fn read_request(socket: &std::net::TcpStream) -> (String, Vec<u8>) {
+    use std::io::Read;
+    let mut reader = BufReader::new(socket);
+    let mut head = String::new();
+    let mut length = 0usize;
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+            break;
+        }
+        if let Some((name, value)) = line.split_once(':')
+            && name.eq_ignore_ascii_case("content-length")
+        {
+            length = value.trim().parse().unwrap_or(0);
+        }
+        head.push_str(&line);
+    }
+    let mut body = vec![0u8; length];
+    let _ = reader.read_exact(&mut body);
+    (head, body)
+}

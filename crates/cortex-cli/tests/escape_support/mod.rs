@@ -444,6 +444,11 @@ fn run_once(attempt: &Attempt, nobody: bool) -> bool {
     for path in attempt.absent {
         assert!(!lab.path(path).exists(), "{who}: `{path}` exists");
     }
+    let set_id = with_set_id_bits(lab.repo.path());
+    assert!(
+        set_id.is_empty(),
+        "{who}: set-id bits on the host: {set_id:?}"
+    );
     for trigger in attempt.triggers {
         run_trigger(&lab, *trigger);
         assert!(
@@ -453,6 +458,30 @@ fn run_once(attempt: &Attempt, nobody: bool) -> bool {
     }
     assert!(!lab.marker().exists(), "{who}: a planted program ran");
     true
+}
+
+/// Files and folders under `dir` (links not followed) with a set-user-ID
+/// or set-group-ID bit: none of the laboratory's own has one, so any is
+/// the guest's.
+pub fn with_set_id_bits(dir: &Path) -> Vec<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let mut found = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return found;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let Ok(meta) = std::fs::symlink_metadata(&path) else {
+            continue;
+        };
+        if meta.permissions().mode() & 0o6000 != 0 {
+            found.push(path.clone());
+        }
+        if meta.is_dir() {
+            found.extend(with_set_id_bits(&path));
+        }
+    }
+    found
 }
 
 /// A fresh laboratory prepared by `prepare`, owned by the run's user.

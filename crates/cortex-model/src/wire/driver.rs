@@ -36,6 +36,32 @@ pub(crate) fn client(timeouts: &Timeouts) -> Result<reqwest::Client, ModelError>
         .map_err(|e| ModelError::Config(format!("cannot build the HTTP client: {e}")))
 }
 
+/// Checks that a provider has a key unless its server is on this machine:
+/// a hosted API without one answers 401 only after the request went out,
+/// and an unreachable one only after every retry, neither naming the
+/// variable to set. `vendor` is the API's name, `base_env` the variable
+/// that points the provider at another server.
+pub(crate) fn check_key(
+    api_key: Option<&str>,
+    key_env: &str,
+    base_url: &str,
+    vendor: &str,
+    section: &str,
+    base_env: &str,
+) -> Result<(), ModelError> {
+    if api_key.is_some_and(|key| !key.trim().is_empty())
+        || crate::recover::is_loopback_url(base_url)
+    {
+        return Ok(());
+    }
+    Err(ModelError::Config(format!(
+        "no {vendor} API key: {key_env} is not set (or is empty), so nothing was sent to \
+         {base_url}. Set it (`export {key_env}=…`), or name the variable that holds the key \
+         with `api_key_env` under [{section}] in Cortex's config.toml. A server on this \
+         machine ({base_env}=http://127.0.0.1:PORT…) needs no key."
+    )))
+}
+
 /// Checks that `url` is http(s).
 pub(crate) fn check_url(url: &str, base_url: &str) -> Result<(), ModelError> {
     match reqwest::Url::parse(url) {
@@ -113,6 +139,7 @@ pub(crate) fn drive<P: StreamParser>(
             tracing::warn!(%reason, attempt, delay_ms, "retrying model request");
             yield Ok(ModelEvent::Retry {
                 attempt,
+                of: target.retry.max_retries,
                 delay_ms,
                 reason,
             });

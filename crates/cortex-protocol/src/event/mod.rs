@@ -49,7 +49,9 @@ mod status;
 #[cfg(test)]
 mod tests;
 
-pub use status::{OutputStream, STOPPED_BY_USER, StopRule, ToolStatus, TurnFinish, TurnOutcome};
+pub use status::{
+    OutputStream, STOPPED_BY_USER, StopRule, ToolStatus, TurnFinish, TurnOutcome, retry_status,
+};
 
 /// Every event type, named on the wire as in the design (`turn.started`, …).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -208,6 +210,10 @@ pub enum EventKind {
         round: u32,
         /// Which retry this is, from 1.
         attempt: u32,
+        /// How many retries there are at most (absent in timelines written
+        /// before it was recorded).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        of: Option<u32>,
         /// The wait before it, in milliseconds.
         delay_ms: u64,
         /// The error that caused it.

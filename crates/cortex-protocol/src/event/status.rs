@@ -115,3 +115,36 @@ pub enum TurnOutcome {
         error: String,
     },
 }
+
+/// The status line a client shows for a `model.retry`, without its reason
+/// (which each client sanitises its own way): `retrying the model request
+/// (2 of 4) in 2.5 s`. One wording for every client.
+pub fn retry_status(attempt: u32, of: Option<u32>, delay_ms: u64) -> String {
+    let count = match of {
+        Some(of) => format!("{attempt} of {of}"),
+        None => format!("attempt {attempt}"),
+    };
+    let wait = if delay_ms < 1_000 {
+        format!("{delay_ms} ms")
+    } else {
+        format!("{:.1} s", delay_ms as f64 / 1_000.0)
+    };
+    format!("retrying the model request ({count}) in {wait}")
+}
+
+#[cfg(test)]
+mod retry_tests {
+    use super::retry_status;
+
+    #[test]
+    fn a_retry_reads_as_a_count_and_a_wait() {
+        assert_eq!(
+            retry_status(2, Some(4), 2_500),
+            "retrying the model request (2 of 4) in 2.5 s"
+        );
+        assert_eq!(
+            retry_status(1, None, 500),
+            "retrying the model request (attempt 1) in 500 ms"
+        );
+    }
+}

@@ -56,7 +56,7 @@ fn check_budget(budget: &GoalBudget) -> Result<(), ApiError> {
         Some((name, _)) => Err(ApiError::new(
             StatusCode::UNPROCESSABLE_ENTITY,
             "invalid_body",
-            format!("budget.{name} must be at least 1 (leave it out for no limit)"),
+            format!("budget.{name} must be at least 1 (leave it out for its default)"),
         )),
         None => Ok(()),
     }
@@ -65,6 +65,8 @@ fn check_budget(budget: &GoalBudget) -> Result<(), ApiError> {
 /// Set (or replace) the goal. It starts active; when no turn runs, its
 /// first turn starts now (the model breaks the objective into steps) and
 /// the harness continues it turn after turn until it completes or pauses.
+/// Every goal is bounded: a budget limit left out takes its default (20
+/// turns, 2,000,000 tokens, 120 minutes), which the answer shows.
 #[utoipa::path(put, path = "/v1/sessions/{id}/goal", request_body = SetGoal,
     params(("id" = String, Path, description = "session id")),
     responses((status = 200, body = GoalAnswer, description = "set; `turn_id` is its first turn"),
@@ -93,6 +95,9 @@ pub(crate) async fn set(
     }
     let budget = body.budget.unwrap_or_default();
     check_budget(&budget)?;
+    // The core applies the same defaults; applied here too so that a
+    // deferred answer shows the budget the goal will have.
+    let budget = budget.or_defaults();
     let actor = state.owned_actor(&principal, &id).await?;
     let op = GoalOp::Set {
         objective: objective.clone(),

@@ -237,6 +237,7 @@ pub fn every_kind() -> Vec<(Option<&'static str>, EventKind)> {
             EventKind::ModelRetry {
                 round: 1,
                 attempt: 2,
+                of: Some(4),
                 delay_ms: 500,
                 reason: "429".into(),
             },

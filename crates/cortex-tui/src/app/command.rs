@@ -43,6 +43,9 @@ pub enum Command {
         /// `None` accepts; `Some` rejects with this feedback.
         feedback: Option<String>,
     },
+    /// `/doctor`: run the checks of `cortex doctor` (the embedding program's
+    /// [`crate::Doctor`]) and show them in the transcript.
+    Doctor,
     /// Answer the approval request of `call_id`.
     AnswerApproval {
         /// The call waiting for the answer.
@@ -75,6 +78,18 @@ pub enum Outcome {
     Failed(String),
     /// A command's result worth a passing mention.
     Note(String),
+    /// `/doctor`'s report, a notice per line.
+    Doctor(Vec<ReportLine>),
+}
+
+/// One line of a report the embedding program makes (`/doctor`), shown as
+/// a notice of its level; the app cleans the text.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReportLine {
+    /// Ok (info), warning or failure.
+    pub level: crate::state::Level,
+    /// The line.
+    pub text: String,
 }
 
 /// One session as the picker lists it.

@@ -189,6 +189,13 @@ impl App {
             }
             Outcome::Failed(error) => self.flash(&error),
             Outcome::Note(note) => self.flash(&note),
+            Outcome::Doctor(lines) => {
+                self.flash = None;
+                for line in lines {
+                    self.state.local_notice(line.level, &line.text);
+                }
+                self.transcript.to_bottom();
+            }
         }
         Vec::new()
     }

@@ -1,6 +1,7 @@
 //! Slash commands: one registry, which the composer completes from, `/help`
 //! lists and Enter runs. A feature adds its command with one entry here
-//! (`/goal`; `/accept` and `/reject` for the plan or spec phase that waits).
+//! (`/goal`; `/accept` and `/reject` for the plan or spec phase that waits;
+//! `/doctor`, whose checks the embedding program runs).
 
 use crate::app::{App, Command};
 use cortex_protocol::Mode;
@@ -69,6 +70,15 @@ pub const COMMANDS: &[SlashCommand] = &[
         args: "[PROVIDER:NAME]",
         help: "show the model, or start a new session with another",
         run: model,
+    },
+    SlashCommand {
+        name: "doctor",
+        args: "",
+        help: "check isolation, model, keys, store, MCP servers (as `cortex doctor`)",
+        run: |app, _| {
+            app.flash("doctor: checking…");
+            vec![Command::Doctor]
+        },
     },
     SlashCommand {
         name: "help",

@@ -326,3 +326,43 @@ fn no_verdict_while_a_turn_runs() {
     assert!(app.on_key(ctrl('r')).is_empty());
     assert!(app.rejecting().is_none());
 }
+
+#[test]
+fn doctor_asks_the_program_and_shows_its_report_as_notices() {
+    use crate::app::command::ReportLine;
+    use crate::state::{CellKind, Level};
+    let mut app = app_with(&Script::new("m"));
+    typed(&mut app, "/doctor");
+    assert_eq!(app.on_key(key(KeyCode::Enter)), [Command::Doctor]);
+    assert!(app.flash_text().is_some_and(|f| f.contains("checking")));
+    let before = app.state.cells.len();
+    app.on_outcome(Outcome::Doctor(vec![
+        ReportLine {
+            level: Level::Info,
+            text: "store  /x/cortex.db: 0.1 MB".into(),
+        },
+        ReportLine {
+            level: Level::Error,
+            text: "model  missing\u{1b}[2J — fix: cortex models fetch".into(),
+        },
+    ]));
+    assert!(app.flash_text().is_none(), "the report replaces the flash");
+    let shown: Vec<CellKind> = app.state.cells[before..]
+        .iter()
+        .map(|c| c.kind.clone())
+        .collect();
+    assert_eq!(
+        shown,
+        [
+            CellKind::Notice {
+                level: Level::Info,
+                text: "store  /x/cortex.db: 0.1 MB".into(),
+            },
+            CellKind::Notice {
+                level: Level::Error,
+                text: "model  missing^[[2J — fix: cortex models fetch".into(),
+            },
+        ],
+        "one notice per line, cleaned"
+    );
+}

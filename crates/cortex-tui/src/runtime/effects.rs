@@ -141,7 +141,11 @@ impl Worker {
                     Err(e) => Some(Outcome::Failed(format!("approval: {}", message(&e)))),
                 }
             }
-            Command::Stop | Command::ListSessions | Command::ListFiles | Command::Quit => None,
+            Command::Stop
+            | Command::ListSessions
+            | Command::ListFiles
+            | Command::Doctor
+            | Command::Quit => None,
         };
         if let Some(outcome) = outcome {
             report(&self.tx, outcome).await;

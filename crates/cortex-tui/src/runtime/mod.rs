@@ -204,6 +204,14 @@ impl Loop {
         for command in commands {
             match command {
                 Command::Quit => self.app.quit = true,
+                Command::Doctor => {
+                    let report = (self.launch.doctor)(self.app.state.repository.clone());
+                    let tx = self.tx.clone();
+                    tokio::spawn(async move {
+                        let lines = report.await;
+                        let _ = tx.send(Input::Outcome(Outcome::Doctor(lines))).await;
+                    });
+                }
                 Command::ListFiles => {
                     let root = std::path::PathBuf::from(&self.app.state.repository);
                     let tx = self.tx.clone();

@@ -282,6 +282,17 @@ impl SessionState {
         });
     }
 
+    /// A notice of this screen's own, not of the timeline (`/doctor`'s
+    /// report): appended after what is shown, cleaned like every cell. It
+    /// closes no streaming text, so a reply streaming meanwhile goes on in
+    /// its cell; another UI attached to the session does not see it.
+    pub fn local_notice(&mut self, level: Level, text: &str) {
+        self.push(CellKind::Notice {
+            level,
+            text: clean(text),
+        });
+    }
+
     fn push(&mut self, kind: CellKind) -> usize {
         self.cells.push(Cell::new(kind));
         self.cells.len() - 1

@@ -81,14 +81,15 @@ impl SessionState {
             }
             EventKind::ModelRetry {
                 attempt,
+                of,
                 delay_ms,
                 reason,
                 ..
             } => self.notice(
                 Level::Warning,
                 format!(
-                    "retrying the model request (attempt {attempt}, in {}): {}",
-                    crate::time::elapsed(*delay_ms as f64),
+                    "{}: {}",
+                    cortex_protocol::retry_status(*attempt, *of, *delay_ms),
                     clean_line(reason)
                 ),
             ),
@@ -97,10 +98,9 @@ impl SessionState {
                     turn.progress = Some((*done, *total));
                 }
             }
-            EventKind::TurnReminder { .. } => self.notice(
-                Level::Info,
-                "answered without using a tool; asked to check it".into(),
-            ),
+            // Between the harness and the model: the user has nothing to
+            // act on (the text is in the timeline and in --json).
+            EventKind::TurnReminder { .. } => {}
             EventKind::Usage {
                 input_tokens,
                 output_tokens,
