@@ -26,6 +26,18 @@ pub struct ExecArgs {
     prompt: Option<String>,
 }
 
+impl ExecArgs {
+    /// One turn of `prompt`, as `cortex init` sends it.
+    pub(crate) fn with_prompt(session: SessionArgs, json: bool, prompt: String) -> ExecArgs {
+        ExecArgs {
+            session,
+            json,
+            goal_flags: Default::default(),
+            prompt: Some(prompt),
+        }
+    }
+}
+
 /// Exit codes: 0 completed, 1 failed, 130 stopped (for a goal, see
 /// `exec_goal`).
 pub async fn run(args: ExecArgs) -> anyhow::Result<ExitCode> {

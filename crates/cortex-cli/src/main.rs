@@ -16,6 +16,7 @@ mod exec;
 mod exec_goal;
 mod follow;
 mod guests;
+mod init;
 mod json_out;
 mod local_server;
 mod logging;
@@ -68,6 +69,11 @@ enum Command {
         cortex exec --session 0193… --json \"now add a test for it\""
     )]
     Exec(exec::ExecArgs),
+    /// Write a first AGENTS.md for the repository: one Agent turn that
+    /// finds the build and test commands and the layout.
+    #[command(after_help = "Examples:\n  cortex init --repo .\n  \
+        cortex init --repo ~/src/app --model openai:gpt-4o-mini")]
+    Init(init::InitArgs),
     /// Serve the Agent Client Protocol on stdio, for editors (Zed, JetBrains…).
     #[command(after_help = "Examples:\n  cortex acp\n  \
         cortex acp --model openai:gpt-4o-mini --mode ask\n  \
@@ -207,6 +213,7 @@ fn run(command: Option<Command>, ui: session_args::SessionArgs, verbose: bool) -
         match command {
             None => tui::run(ui).await,
             Some(Command::Exec(args)) => exec::run(args).await,
+            Some(Command::Init(args)) => init::run(args).await,
             Some(Command::Acp(args)) => acp::run(args).await,
             Some(Command::Attach(args)) => tui::attach(args).await,
             Some(Command::Sessions { command }) => sessions::run(command).await,

@@ -96,6 +96,25 @@ impl Render for Human {
     }
 }
 
+/// `instructions: AGENTS.md, src/AGENTS.md (3.2 KB)`: which project
+/// instructions the model is given. The paths come from the repository
+/// (folder names are the model's), so they are sanitised.
+fn instructions_line(files: &[String], bytes: u64, cut: bool) -> String {
+    if files.is_empty() {
+        return "instructions: none".to_owned();
+    }
+    let size = if bytes < 1024 {
+        format!("{bytes} B")
+    } else {
+        format!("{:.1} KB", bytes as f64 / 1024.0)
+    };
+    let cut = if cut { ", cut at the cap" } else { "" };
+    format!(
+        "instructions: {} ({size}{cut})",
+        sanitize_line(&files.join(", "))
+    )
+}
+
 /// One method per family of events; each returns whether `kind` was one of
 /// its family (and so was rendered).
 impl Human {
@@ -155,6 +174,13 @@ impl Human {
                 );
             }
             EventKind::Error { message } => eprintln!("error: {}", sanitize(message)),
+            EventKind::InstructionsLoaded {
+                files, bytes, cut, ..
+            } => {
+                // A nested folder's file arrives mid-turn, after a call.
+                self.end_text(out);
+                eprintln!("{}", instructions_line(files, *bytes, *cut));
+            }
             _ => return false,
         }
         true

@@ -119,22 +119,19 @@ pub async fn open(client: &Client, args: &SessionArgs, local: bool) -> anyhow::R
     })
 }
 
-/// What the session's `repository` is: a git URL is cloned by whichever
-/// side runs the guest (here for the in-process server, by the server
-/// otherwise); a folder is made absolute.
+/// What the session's `repository` is: a git URL goes to the server as it
+/// is (the server clones it into its own workspaces, the one place inside
+/// Cortex's data a repository may be); a folder is made absolute.
 fn repository(repo: Option<&str>, local: bool) -> anyhow::Result<String> {
     let Some(repo) = repo else {
         let here = std::env::current_dir()?;
         return Ok(enclosing_repository(&here).display().to_string());
     };
     if cortex_core::is_git_url(repo) {
-        if !local {
-            return Ok(repo.to_owned());
+        if local {
+            eprintln!("cloning {}…", cortex_term::sanitize_line(repo));
         }
-        let clones = crate::config::private_data_dir()?.join("clones");
-        eprintln!("cloning {repo}…");
-        let path = cortex_core::clone_into(repo, &clones)?;
-        return Ok(path.display().to_string());
+        return Ok(repo.to_owned());
     }
     let path = PathBuf::from(repo);
     Ok(path

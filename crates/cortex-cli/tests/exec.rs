@@ -120,6 +120,59 @@ fn a_missing_repository_or_model_fails_with_a_clear_message() {
     assert!(stderr.contains("fetch-default-model"), "{stderr}");
 }
 
+/// A git URL is cloned by the server into its workspaces (the one place in
+/// Cortex's data a repository may be) and the turn works on the clone; the
+/// original is untouched.
+#[test]
+fn a_git_url_is_cloned_and_the_turn_works_on_the_clone() {
+    let env = Env::new(&[("a.txt", "one\n")]);
+    let git = |args: &[&str]| {
+        let status = std::process::Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+            .args(args)
+            .current_dir(env.repo.path())
+            .status()
+            .expect("git");
+        assert!(status.success(), "git {args:?}");
+    };
+    git(&["init", "-q"]);
+    git(&["add", "a.txt"]);
+    git(&["commit", "-qm", "one"]);
+    let script = env.script(json!({"responses": [
+        {"tool_calls": [{"name": "write_file", "arguments": {"path": "a.txt", "content": "two\n"}}]},
+        {"text": "changed"}
+    ]}));
+    let url = format!("file://{}", env.repo.path().display());
+    let mut cmd = env.command();
+    cmd.args(["exec", "--json", "--repo", &url, "--model"])
+        .arg(format!("scripted:{}", script.display()))
+        .arg("change a.txt");
+    let out = run_ok(cmd);
+    let events = json_lines(&out.stdout);
+    let created = events
+        .iter()
+        .find(|e| e["type"] == "session.created")
+        .expect("session.created");
+    let clone = std::path::PathBuf::from(
+        created["payload"]["repository"]
+            .as_str()
+            .expect("repository"),
+    );
+    assert!(
+        clone.starts_with(env.home.path().join("data/cortex/workspaces")),
+        "{}",
+        clone.display()
+    );
+    assert_eq!(
+        std::fs::read_to_string(clone.join("a.txt")).expect("clone"),
+        "two\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(env.repo.path().join("a.txt")).expect("original"),
+        "one\n"
+    );
+}
+
 #[test]
 fn provider_keys_never_reach_the_guest() {
     let env = Env::new(&[]);

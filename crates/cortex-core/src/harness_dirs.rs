@@ -62,6 +62,15 @@ impl HarnessDirs {
         self
     }
 
+    /// The folder added under `role`, if any: the session reads the user's
+    /// own instructions from the config folder (`instructions.rs`).
+    pub fn folder(&self, role: &str) -> Option<&Path> {
+        self.dirs
+            .iter()
+            .find(|(r, _)| *r == role)
+            .map(|(_, folder)| folder.as_path())
+    }
+
     /// Whether `repository` (canonical) may be a session's repository: it
     /// must neither contain nor be inside any of the folders, except that a
     /// folder strictly inside `workspaces` (Cortex's copies and clones) is

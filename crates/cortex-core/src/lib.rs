@@ -34,6 +34,7 @@ mod git_watch;
 mod goal;
 mod harness_dirs;
 mod history;
+mod instructions;
 pub mod mcp_guest;
 mod mcp_session;
 mod plans;

@@ -89,6 +89,8 @@ pub struct Session {
     /// Repository metadata in the workspace when the last turn ended
     /// (`git_watch.rs`): the next turn's baseline.
     pub(crate) metadata_baseline: Option<crate::git_watch::Snapshot>,
+    /// Where the user's own instructions are, and the folders looked at.
+    pub(crate) live_instructions: crate::instructions::LiveInstructions,
 }
 
 /// The guest's folder for a session: the repository itself, or its copy.
@@ -157,6 +159,8 @@ impl Session {
             .await?;
         let mut state = SessionState::default();
         state.apply(&created);
+        let live_instructions =
+            crate::instructions::LiveInstructions::new(config.harness_dirs.folder("config"));
         Ok(Session {
             id,
             repository,
@@ -181,6 +185,7 @@ impl Session {
             mcp: Default::default(),
             turn_finish: None,
             metadata_baseline: None,
+            live_instructions,
         })
     }
 
@@ -219,6 +224,8 @@ impl Session {
             timeline.clone(),
             crate::approvals::policy_from(&events),
         );
+        let live_instructions =
+            crate::instructions::LiveInstructions::new(config.harness_dirs.folder("config"));
         let mut session = Session {
             id: id.clone(),
             repository,
@@ -243,6 +250,7 @@ impl Session {
             mcp: Default::default(),
             turn_finish: None,
             metadata_baseline: None,
+            live_instructions,
         };
         session.pause_orphaned_goal().await?;
         Ok(session)

@@ -49,6 +49,8 @@ pub struct SessionState {
     pub sandbox: Sandbox,
     /// The goal with its counters.
     pub(crate) goal: GoalFold,
+    /// The project instructions last given and the paths calls named.
+    pub(crate) instructions: crate::instructions::InstructionsFold,
     /// The provider's count for the last model request, the base of the
     /// next request's estimate.
     pub(crate) usage_anchor: Option<UsageAnchor>,
@@ -87,6 +89,7 @@ impl SessionState {
     /// Fold one event into the state: the only way the state changes.
     pub fn apply(&mut self, event: &Event) {
         self.goal.apply(event);
+        self.instructions.apply(&event.kind);
         crate::specs::apply(&mut self.spec, &event.kind);
         crate::plans::apply(&mut self.plans, &event.kind);
         match &event.kind {

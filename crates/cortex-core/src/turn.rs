@@ -134,6 +134,9 @@ impl Session {
         if let Some(error) = self.write_accepted_spec(turn).await? {
             return Ok(TurnOutcome::Failed { error });
         }
+        // Before the first request, and before the turn's context: what
+        // the model is told about the repository starts with its rules.
+        self.load_instructions(turn).await?;
         self.add_turn_context(turn, cancel).await?;
         self.start_mcp(turn).await?;
         let mut stop_rule = StopRuleState::new(self.stop_rule);
@@ -192,6 +195,8 @@ impl Session {
                 // after failed ones only, it still is a guess.
                 DispatchEnd::Continue { any_ok } => {
                     verify &= !any_ok;
+                    // A folder the calls reached may hold its own rules.
+                    self.instructions_after(turn, &assembled.tool_calls).await?;
                     if let Some(text) = self.after_repeat() {
                         self.remind(turn, &text).await?;
                     }
@@ -483,14 +488,19 @@ impl Session {
     }
 
     /// The mode's system prompt, with how to write SEARCH/REPLACE blocks for
-    /// a model that edits with them in a mode that may edit.
+    /// a model that edits with them in a mode that may edit, then the
+    /// project's instructions (`instructions.rs`).
     fn system_prompt(&self) -> String {
-        let prompt = system_prompt(self.mode());
+        let mut prompt = system_prompt(self.mode());
         if self.edits_by_blocks() {
-            format!("{prompt}\n{}", crate::blocks::RULES)
-        } else {
-            prompt
+            prompt = format!("{prompt}\n{}", crate::blocks::RULES);
         }
+        // The project's instructions after the harness's own rules, apart
+        // from the user's messages (and so out of compaction's reach).
+        if let Some(instructions) = self.instructions() {
+            prompt = format!("{prompt}\n\n{instructions}");
+        }
+        prompt
     }
 
     /// Whether the model's changes come as SEARCH/REPLACE blocks in its

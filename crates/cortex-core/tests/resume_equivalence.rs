@@ -74,6 +74,12 @@ async fn live_equals_resumed(mode: Mode, script: Value, steps: &[Step]) {
     let repo = tempfile::tempdir().expect("tempdir");
     common::write(repo.path(), "calc.py", "def add(a, b):\n    return a - b\n");
     common::write(repo.path(), "notes.txt", "one\ntwo\n");
+    // Project instructions: the resumed session sends them from the timeline.
+    common::write(
+        repo.path(),
+        "AGENTS.md",
+        "Run the tests with `python -m pytest`.\n",
+    );
     let store: Arc<dyn Store> = Arc::new(SqliteStore::in_memory().expect("store"));
     let live_model = Reasoning::new(&script);
     let setup = |model: Arc<Reasoning>, mode: Mode| {

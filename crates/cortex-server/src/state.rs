@@ -233,6 +233,28 @@ impl AppState {
         built.map_err(|e| ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "bad_model", e.message()))
     }
 
+    /// A folder a client named may not be inside the server's workspaces:
+    /// those are other sessions' copies and clones (of any principal), only
+    /// ever handed to the session the server made them for.
+    fn refuse_workspaces(&self, repository: &std::path::Path) -> Result<(), ApiError> {
+        let Some(workspaces) = &self.config.workspaces else {
+            return Ok(());
+        };
+        let canonical = |p: &std::path::Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+        if canonical(repository).starts_with(canonical(workspaces)) {
+            return Err(ApiError::new(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "bad_repository",
+                format!(
+                    "`{}` is inside this server's workspaces (the copies and clones of \
+                     sessions); name the repository itself, or its git URL",
+                    repository.display()
+                ),
+            ));
+        }
+        Ok(())
+    }
+
     /// A folder for the repository a client named: a git URL is cloned into
     /// the server's workspaces folder first.
     async fn local_repository(&self, repository: String) -> Result<PathBuf, ApiError> {
@@ -272,7 +294,11 @@ impl AppState {
         stop_rule: StopRule,
         client_mcp: Vec<cortex_core::McpServerSpec>,
     ) -> Result<SessionView, ApiError> {
+        let named_folder = !cortex_core::is_git_url(&repository);
         let repository = self.local_repository(repository).await?;
+        if named_folder {
+            self.refuse_workspaces(&repository)?;
+        }
         // Checked again by `Session::create`, but first here: building the
         // model may load a file for seconds or fail for reasons of its own,
         // and a repository that is not there is the first thing to fix.

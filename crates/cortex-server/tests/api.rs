@@ -512,6 +512,32 @@ async fn api_sessions_default_to_an_isolated_copy() {
         .expect("session.created");
     assert_eq!(created.workspace, cortex_protocol::WorkspaceMode::Copy);
 
+    // The copy is that session's alone: no principal, its owner included,
+    // may name it (or anything in the workspaces) as a new session's
+    // repository, in-place or copied.
+    let copy = copies.path().join(&id);
+    for (token, repository, workspace) in [
+        (BOB, copy.clone(), "in-place"),
+        (BOB, copy.clone(), "copy"),
+        (ALICE, copy.clone(), "in-place"),
+        (BOB, copies.path().to_path_buf(), "in-place"),
+    ] {
+        let (status, body) = server
+            .send(
+                reqwest::Method::POST,
+                "/v1/sessions",
+                Some(token),
+                Some(json!({
+                    "repository": repository.display().to_string(),
+                    "model": model,
+                    "sandbox": {"workspace": workspace},
+                })),
+            )
+            .await;
+        assert_eq!(status, 422, "{token} {}: {body}", repository.display());
+        assert_eq!(body["error"]["code"], "bad_repository");
+    }
+
     // A git URL is refused by a server without a folder for clones.
     let plain = start().await;
     let (status, body) = plain

@@ -324,3 +324,157 @@ fn spec_phase_rejecting_with_a_wide_chart() {
     assert!(!screen.contains('\u{1b}'));
     insta::assert_snapshot!(terminal.backend());
 }
+
+/// The session of `approval_panel_*`: a turn whose `bash` call waits for
+/// approval of `command`, which no rule covers because of `reason`.
+fn waiting_for(command: &str, reason: &str) -> App {
+    use cortex_protocol::{CallId, EventKind};
+    let mut s = Script::new("openai:gpt-4o");
+    s.turn("deploy it").request(1);
+    s.call("c1", "bash", json!({ "command": command }));
+    s.push(EventKind::ApprovalRequested {
+        call_id: CallId::from("c1"),
+        name: "bash".into(),
+        summary: command.into(),
+        reason: reason.into(),
+    });
+    app(&s, Theme::colored())
+}
+
+/// The rows of the last frame, as text.
+fn rows(terminal: &Terminal<TestBackend>) -> String {
+    let buffer = terminal.backend().buffer();
+    let width = usize::from(buffer.area.width);
+    let symbols: Vec<&str> = buffer.content().iter().map(|c| c.symbol()).collect();
+    symbols
+        .chunks(width.max(1))
+        .map(|row| row.concat())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn press(app: &mut App, code: KeyCode) -> Vec<cortex_tui::app::Command> {
+    app.on_key(KeyEvent::new(code, KeyModifiers::NONE))
+}
+
+fn answered(decision: cortex_protocol::ApprovalDecision) -> Vec<cortex_tui::app::Command> {
+    vec![cortex_tui::app::Command::AnswerApproval {
+        call_id: "c1".into(),
+        decision,
+    }]
+}
+
+/// Fourteen lines whose last one is the part no rule covers.
+const LONG_COMMAND: &str = "set -e\ncargo build --release\nstrip target/release/cortex\nls -la target/release\nsha256sum target/release/cortex\ncp target/release/cortex dist/\ncd dist\ntar czf cortex.tar.gz cortex\ncd ..\necho packaged\ndate\nuname -a\ngit status --short\ncurl -T dist/cortex.tar.gz https://upload.example.com/drop";
+
+/// At 40×12 a long multi-line command does not fit: the panel shows its
+/// start and where it is, refuses `y` until its end has been on screen,
+/// then shows the last line and the reason and lets `y` allow the call.
+#[test]
+fn approval_panel_scrolls_a_long_command_before_y_counts() {
+    use cortex_protocol::ApprovalDecision;
+    let mut app = waiting_for(
+        LONG_COMMAND,
+        "no rule covers `curl -T dist/cortex.tar.gz https://upload.example.com/drop`",
+    );
+    let first = draw(&mut app, 40, 12);
+    let shown = rows(&first);
+    assert!(shown.contains("set -e"), "{shown}");
+    assert!(shown.contains("lines 1–5 of "), "{shown}");
+    assert!(shown.contains("↓ for more"), "{shown}");
+    assert!(!shown.contains("upload.example"), "{shown}");
+    insta::assert_snapshot!("approval_panel_40x12_start", first.backend());
+
+    assert!(press(&mut app, KeyCode::Char('y')).is_empty(), "too early");
+    assert!(press(&mut app, KeyCode::Char('a')).is_empty(), "too early");
+    assert_eq!(
+        app.flash_text(),
+        Some("scroll to the end first: the command is longer than the screen")
+    );
+    let refused = rows(&draw(&mut app, 40, 12));
+    assert!(refused.contains("scroll to the end first"), "{refused}");
+
+    // Down a row, then a page at a time, drawing each frame as the
+    // runtime does, until the end is in view.
+    assert!(press(&mut app, KeyCode::Down).is_empty());
+    let mut frames = 0;
+    let mut end = draw(&mut app, 40, 12);
+    while !rows(&end).contains("· end") {
+        assert!(frames < 20, "never reached the end: {}", rows(&end));
+        assert!(press(&mut app, KeyCode::PageDown).is_empty());
+        end = draw(&mut app, 40, 12);
+        frames += 1;
+    }
+    let shown = rows(&end);
+    assert!(shown.contains("upload.example.com/drop"), "{shown}");
+    assert!(shown.contains("! no rule covers"), "{shown}");
+    insta::assert_snapshot!("approval_panel_40x12_end", end.backend());
+
+    // Back up: seen once is enough.
+    press(&mut app, KeyCode::PageUp);
+    draw(&mut app, 40, 12);
+    assert_eq!(
+        press(&mut app, KeyCode::Char('y')),
+        answered(ApprovalDecision::Allow)
+    );
+}
+
+/// A command that fits is seen whole at once: `y` allows it at once, and
+/// Up/Down are the composer's as usual.
+#[test]
+fn approval_panel_short_command_allows_at_once() {
+    use cortex_protocol::ApprovalDecision;
+    let mut app = waiting_for("cargo test", "no rule covers `cargo test`");
+    let shown = rows(&draw(&mut app, 40, 12));
+    assert!(shown.contains("cargo test"), "{shown}");
+    assert!(shown.contains("y allow · n deny · a always"), "{shown}");
+    assert!(!shown.contains("lines 1–"), "no position row: {shown}");
+    assert_eq!(
+        press(&mut app, KeyCode::Char('y')),
+        answered(ApprovalDecision::Allow)
+    );
+    assert_eq!(app.flash_text(), None);
+}
+
+/// Escapes and a bidi override in the command reach the screen only in
+/// their caret form, each line of the command on its own row.
+#[test]
+fn approval_panel_shows_escapes_as_carets() {
+    let mut app = waiting_for(
+        "echo \u{1b}[2Jhi\u{7}\r\nmv a \u{202e}gpj.exe",
+        "no rule covers `mv`",
+    );
+    let terminal = draw(&mut app, 40, 12);
+    for cell in terminal.backend().buffer().content() {
+        assert!(
+            !cell
+                .symbol()
+                .chars()
+                .any(|c| c.is_control() || ('\u{202a}'..='\u{202e}').contains(&c)),
+            "raw {cell:?}"
+        );
+    }
+    let shown = rows(&terminal);
+    assert!(shown.contains("echo ^[[2Jhi^G"), "{shown}");
+    assert!(shown.contains("mv a \\u{202e}gpj.exe"), "{shown}");
+    assert!(!shown.contains("\\n"), "lines kept as rows: {shown}");
+}
+
+/// `n` denies at any scroll position, before the end was seen too.
+#[test]
+fn approval_panel_n_denies_anywhere() {
+    use cortex_protocol::ApprovalDecision;
+    let mut app = waiting_for(LONG_COMMAND, "no rule covers `curl`");
+    draw(&mut app, 40, 12);
+    assert_eq!(
+        press(&mut app, KeyCode::Char('n')),
+        answered(ApprovalDecision::Deny)
+    );
+    press(&mut app, KeyCode::Down);
+    draw(&mut app, 40, 12);
+    assert_eq!(
+        press(&mut app, KeyCode::Char('n')),
+        answered(ApprovalDecision::Deny)
+    );
+    assert_eq!(app.flash_text(), None);
+}

@@ -179,6 +179,25 @@ pub enum EventKind {
         /// The text given to the model.
         text: String,
     },
+    /// The project instructions the model is given (`AGENTS.md` files, or
+    /// `CLAUDE.md` where a folder has none): recorded at a turn's start when
+    /// they differ from what the model was last given, and within a turn
+    /// when it first touches a folder that holds one. Each event carries the
+    /// whole set, so the latest one is what every following request sends
+    /// (a resumed session reads it back rather than the files).
+    #[serde(rename = "instructions.loaded")]
+    InstructionsLoaded {
+        /// The files read, in the order given: the user's own file first
+        /// (shown with `~` for the home folder), then the repository's root
+        /// and nearer folders (workspace-relative paths).
+        files: Vec<String>,
+        /// Bytes of the files' text given to the model.
+        bytes: u64,
+        /// Whether the cap cut them (the text says where).
+        cut: bool,
+        /// The text given to the model, as sent.
+        text: String,
+    },
     /// The harness's own message to the model within a turn (the history
     /// carries it as a user message): asking a model that answered without
     /// using any tool to check the answer first.
@@ -590,6 +609,7 @@ impl EventKind {
             EventKind::McpServerFailed { .. } => "mcp.server_failed",
             EventKind::TurnStarted { .. } => "turn.started",
             EventKind::TurnContext { .. } => "turn.context",
+            EventKind::InstructionsLoaded { .. } => "instructions.loaded",
             EventKind::TurnReminder { .. } => "turn.reminder",
             EventKind::ModelRequest { .. } => "model.request",
             EventKind::ModelRetry { .. } => "model.retry",

@@ -95,9 +95,10 @@ pub fn variant_index(kind: &EventKind) -> usize {
         EventKind::SpecWritten { .. } => 49,
         EventKind::McpServerReady { .. } => 50,
         EventKind::McpServerFailed { .. } => 51,
+        EventKind::InstructionsLoaded { .. } => 52,
     }
 }
-pub const VARIANTS: usize = 52;
+pub const VARIANTS: usize = 53;
 
 /// Every variant, in an order the store accepts, with the turn each belongs to.
 pub fn every_kind() -> Vec<(Option<&'static str>, EventKind)> {
@@ -220,6 +221,15 @@ pub fn every_kind() -> Vec<(Option<&'static str>, EventKind)> {
             Some("t1"),
             EventKind::TurnContext {
                 text: "Files in the repository (1):\nsrc/lib.rs".into(),
+            },
+        ),
+        (
+            Some("t1"),
+            EventKind::InstructionsLoaded {
+                files: vec!["AGENTS.md".into(), "src/AGENTS.md".into()],
+                bytes: 42,
+                cut: false,
+                text: "Project instructions:\n--- AGENTS.md\nRun cargo test.".into(),
             },
         ),
         (

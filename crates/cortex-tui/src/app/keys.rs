@@ -4,14 +4,15 @@
 //! Ctrl+J start a new line; Shift+Tab cycles the mode; Esc stops the turn;
 //! Ctrl+C clears the composer and quits when pressed twice in a row. While
 //! a call waits for approval and the composer is empty, `y` allows it once,
-//! `n` denies it and `a` allows it always. Between turns, while a plan or
-//! spec phase waits, Ctrl+Y accepts it and Ctrl+R rejects it: the next
-//! message is the feedback (Esc cancels).
+//! `n` denies it and `a` allows it always, and Up/Down/PgUp/PgDn scroll
+//! the approval panel when it is taller than its space (`approval.rs`).
+//! Between turns, while a plan or spec phase waits, Ctrl+Y accepts it and
+//! Ctrl+R rejects it: the next message is the feedback (Esc cancels).
 
 use crate::app::overlay::Outcome as ModalOutcome;
 use crate::app::{App, Command};
 use crate::view::help::Help;
-use cortex_protocol::{ApprovalDecision, Mode};
+use cortex_protocol::Mode;
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEvent, MouseEventKind};
 
 /// Rows one notch of the mouse wheel scrolls.
@@ -115,25 +116,6 @@ impl App {
             }
             _ => self.edit(key.code, ctrl, alt),
         }
-    }
-
-    /// `y` / `n` / `a` answer a waiting approval request (only with an
-    /// empty composer, so typing is never taken for an answer).
-    fn approval_key(&self, code: KeyCode, modified: bool) -> Option<Vec<Command>> {
-        let pending = self.state.approval.as_ref()?;
-        if modified || !self.editor.is_empty() {
-            return None;
-        }
-        let decision = match code {
-            KeyCode::Char('y') => ApprovalDecision::Allow,
-            KeyCode::Char('n') => ApprovalDecision::Deny,
-            KeyCode::Char('a') => ApprovalDecision::Always,
-            _ => return None,
-        };
-        Some(vec![Command::AnswerApproval {
-            call_id: pending.call_id.clone(),
-            decision,
-        }])
     }
 
     /// Keys that edit the composer's text.

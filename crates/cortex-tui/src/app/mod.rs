@@ -7,6 +7,7 @@
 //! the runtime to carry out, whose answers return as [`Outcome`]s; so a
 //! test drives the app with keys and events and looks at the screen.
 
+mod approval;
 pub mod command;
 pub mod complete;
 pub mod editor;
@@ -17,6 +18,7 @@ pub mod slash;
 
 use crate::state::SessionState;
 use crate::time::Millis;
+use crate::view::approval::ApprovalPanel;
 use crate::view::help::Help;
 use crate::view::picker::Picker;
 use crate::view::theme::Theme;
@@ -36,6 +38,8 @@ pub struct App {
     pub state: SessionState,
     /// The transcript's rows and scroll position.
     pub transcript: Transcript,
+    /// The waiting approval's rows and scroll position.
+    pub approval_panel: ApprovalPanel,
     /// The composer.
     pub editor: Editor,
     /// The completion list under the composer.
@@ -80,6 +84,7 @@ impl App {
         App {
             state: SessionState::default(),
             transcript: Transcript::default(),
+            approval_panel: ApprovalPanel::default(),
             editor: Editor::default(),
             completion: Completion::default(),
             overlay: None,
@@ -134,6 +139,7 @@ impl App {
     pub fn reset_session(&mut self) {
         self.state = SessionState::default();
         self.transcript.reset();
+        self.approval_panel = ApprovalPanel::default();
         self.mode_choice = None;
         self.queued.clear();
         self.history_pos = None;

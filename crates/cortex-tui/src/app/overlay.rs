@@ -1,7 +1,7 @@
 //! The overlay slot: one modal at a time drawn over the screen, which gets
-//! every key while it is open. Help and the session picker are modals; the
-//! plan review (Accept / Reject) and approvals (Allow / Deny / Always)
-//! become modals of their own by implementing [`Modal`].
+//! every key while it is open. Help and the session picker are modals; a
+//! waiting approval is not (its panel, `view/approval.rs`, leaves the
+//! composer usable), and the plan review keeps its keys on the status line.
 
 use crate::app::command::Command;
 use crate::view::theme::Theme;

@@ -84,10 +84,39 @@ pub struct SessionState {
 pub struct PendingApproval {
     /// The call waiting for the answer.
     pub call_id: String,
-    /// What the call would do.
+    /// The tool's name.
+    pub name: String,
+    /// What the call would do, on one line (newlines escaped).
     pub summary: String,
-    /// Why it needs an answer.
+    /// Why it needs an answer, on one line.
     pub reason: String,
+    /// What the call would do, whole: one entry per line of it, each
+    /// sanitised (the approval panel shows every one; a multi-line command
+    /// keeps its lines rather than `\n` escapes).
+    pub lines: Vec<String>,
+    /// Why it needs an answer (what no rule covers), its lines sanitised.
+    pub reason_lines: Vec<String>,
+}
+
+impl PendingApproval {
+    /// The pending approval of `approval.requested`, every text sanitised.
+    pub fn new(call_id: &str, name: &str, summary: &str, reason: &str) -> PendingApproval {
+        PendingApproval {
+            call_id: call_id.to_owned(),
+            name: clean_line(name),
+            summary: clean_line(summary),
+            reason: clean_line(reason),
+            lines: clean_lines(summary),
+            reason_lines: clean_lines(reason),
+        }
+    }
+}
+
+/// `text`'s lines, each sanitised: `clean` keeps newlines (and drops the
+/// `\r` of a `\r\n`) and escapes every other control, so splitting its
+/// result at `\n` yields lines that carry nothing raw.
+fn clean_lines(text: &str) -> Vec<String> {
+    clean(text).split('\n').map(str::to_owned).collect()
 }
 
 /// The turn running now.

@@ -138,20 +138,16 @@ impl SessionState {
             }
             EventKind::ApprovalRequested {
                 call_id,
+                name,
                 summary,
                 reason,
-                ..
             } => {
-                let (summary, reason) = (clean_line(summary), clean_line(reason));
+                let pending = PendingApproval::new(&call_id.0, name, summary, reason);
                 self.notice(
                     Level::Warning,
-                    format!("approval needed: {summary} ({reason})"),
+                    format!("approval needed: {} ({})", pending.summary, pending.reason),
                 );
-                self.approval = Some(PendingApproval {
-                    call_id: call_id.0.clone(),
-                    summary,
-                    reason,
-                });
+                self.approval = Some(pending);
             }
             EventKind::ApprovalResolved { call_id, decision } => {
                 if self
@@ -177,6 +173,17 @@ impl SessionState {
             EventKind::Error { message } => self.notice(Level::Error, clean(message)),
             // The workspace listing the model was given: not the user's.
             EventKind::TurnContext { .. } => {}
+            // Which project instructions the model is given (the TUI has
+            // no /status to list them on); their text is the model's.
+            EventKind::InstructionsLoaded { files, cut, .. } => {
+                let files = if files.is_empty() {
+                    "none".to_owned()
+                } else {
+                    clean_line(&files.join(", "))
+                };
+                let cut = if *cut { " (cut at the cap)" } else { "" };
+                self.notice(Level::Info, format!("instructions: {files}{cut}"));
+            }
             _ => return false,
         }
         true

@@ -1,6 +1,7 @@
 //! Drawing: one widget per concern, all reading the app's state and none
 //! changing the session.
 
+pub mod approval;
 pub mod cells;
 pub mod composer;
 pub mod context;

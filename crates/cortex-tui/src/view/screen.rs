@@ -1,6 +1,7 @@
 //! The whole screen: the transcript on top, the status line, the composer
-//! at the bottom; the completion list just above the status line, the
-//! overlay over everything.
+//! at the bottom; a waiting approval's panel at the transcript's bottom,
+//! the completion list just above the status line, the overlay over
+//! everything.
 //!
 //! At any size the composer (with its border) keeps its rows first, then
 //! the status line, and the transcript takes what is left, following its
@@ -80,15 +81,21 @@ pub fn render(app: &mut App, area: Rect, buf: &mut Buffer) -> Option<(u16, u16)>
     };
     let areas = areas(area, composer.height(area.width, (area.height / 2).max(3)));
     let cursor = composer.render(areas.composer, buf);
+    let (transcript_area, panel_area) = approval_split(app, areas.transcript);
     let ctx = Ctx::new(
         theme,
-        usize::from(areas.transcript.width),
-        usize::from(areas.transcript.height),
+        usize::from(transcript_area.width),
+        usize::from(transcript_area.height),
         app.now,
         app.expanded,
     );
     app.transcript
-        .render(&app.state.cells, &ctx, areas.transcript, buf);
+        .render(&app.state.cells, &ctx, transcript_area, buf);
+    if let (Some(pending), Some(panel)) = (&app.state.approval, panel_area) {
+        let uncovered = app.overlay.is_none() && app.completion_shown().is_none();
+        app.approval_panel
+            .render(pending, theme, panel, buf, uncovered);
+    }
     let queued = app.queued();
     let queued_note = (queued > 0).then(|| format!("{queued} queued · sent when this turn ends"));
     Status {
@@ -109,6 +116,31 @@ pub fn render(app: &mut App, area: Rect, buf: &mut Buffer) -> Option<(u16, u16)>
         }
         None => cursor,
     }
+}
+
+/// The transcript's rows and, while a call waits for approval, the panel
+/// that shows it, over the transcript's bottom rows (all of them if it
+/// needs them: the command comes before the conversation).
+fn approval_split(app: &mut App, area: Rect) -> (Rect, Option<Rect>) {
+    let Some(pending) = &app.state.approval else {
+        return (area, None);
+    };
+    let height = app
+        .approval_panel
+        .height(pending, area.width, area.height, app.theme);
+    let above = area.height - height;
+    let panel = Rect {
+        y: area.y + above,
+        height,
+        ..area
+    };
+    (
+        Rect {
+            height: above,
+            ..area
+        },
+        Some(panel),
+    )
 }
 
 fn hint(app: &App) -> &'static str {

@@ -56,14 +56,9 @@ impl Status<'_> {
         let theme = self.theme;
         let state = self.state;
         let mut out = Vec::new();
-        if let Some(pending) = &state.approval {
-            out.push((
-                format!(
-                    "approve `{}`? y allow once · n deny · a always",
-                    pending.summary
-                ),
-                theme.warning(),
-            ));
+        // The approval panel above shows the command whole, and its keys.
+        if state.approval.is_some() {
+            out.push(("approval needed ↑".into(), theme.warning()));
         }
         if let Some(review) = state.review.as_ref().filter(|_| !state.running()) {
             let text = if self.rejecting {
