@@ -33,6 +33,9 @@ pub(crate) struct SimpleCommand {
     pub argv: Vec<Word>,
     /// Files its output is redirected to (`>`, `>>`, `&>`, `<>`, `>|`).
     pub writes: Vec<Word>,
+    /// Run by a wrapper (`timeout 5 ls`, `bash -c ls`): an "Always" answer
+    /// stores no rule for it, since the rule would not name the wrapper.
+    pub wrapped: bool,
 }
 
 /// Everything a script would run.
@@ -41,6 +44,9 @@ pub(crate) struct Analysis {
     pub commands: Vec<SimpleCommand>,
     /// Why no rule can cover the script (empty: rules may).
     pub opaque: Vec<String>,
+    /// A command changes the working folder (`cd`, `pushd`, `popd`): a
+    /// relative path no longer says where a write lands.
+    pub cwd_changes: bool,
 }
 
 impl Analysis {

@@ -82,6 +82,14 @@ impl Session {
             Some(ApprovalDecision::Allow) => Approval::Run,
             Some(ApprovalDecision::Always) => {
                 let added = subject.rules_for_always(&rules, &self.workspace);
+                if added.is_empty() {
+                    // Opaque, dynamic or wrapped: any rule would be wider than
+                    // the command shown, so this answer allows it once only.
+                    tracing::info!(
+                        call = %call.id.0,
+                        "approval: \"Always\" stored no rule; the command is allowed this once"
+                    );
+                }
                 self.persist_rules(added).await?;
                 Approval::Run
             }

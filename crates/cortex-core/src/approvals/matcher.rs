@@ -4,11 +4,14 @@
 //! A `bash` command is covered when it is not opaque and *every* command it
 //! would run starts with a rule's words and writes nowhere outside the
 //! workspace: a `git status` rule covers `git status --short` but never
-//! `git status && rm -rf x`. A file write is covered by a glob over its
+//! `git status && rm -rf x`. A script that runs no command at all (`> f`,
+//! `x=1`, a comment) is never covered. A redirection target must be inside
+//! the workspace by its text *and* on disk (no link out), and after a `cd`
+//! only an absolute one can be judged. A file write is covered by a glob over its
 //! workspace-relative path, an MCP call by a rule naming its server and tool.
 
 use super::analysis::{Analysis, SimpleCommand, Word};
-use super::paths::{Place, is_harmless_device, is_scratch, place};
+use super::paths::{Place, is_harmless_device, is_scratch, place, stays_inside_on_disk};
 use super::shell::analyse;
 use cortex_protocol::{RuleMatch, ToolArgs};
 use std::path::Path;
@@ -94,7 +97,13 @@ impl Subject {
     }
 
     /// The rules an "Always" answer adds: what it takes for the same call
-    /// to be covered next time (nothing for an opaque command).
+    /// to be covered next time, never wider than the command the user saw:
+    /// each uncovered command's exact argv. Nothing at all for an opaque
+    /// command, or one with a word only known when it runs (`$x`, `*`,
+    /// `$(…)`) or run through a wrapper: a rule made of its static words
+    /// would cover commands the user never saw (`git status $(…)` storing
+    /// `git status` covers every argument; `timeout 5 ls` storing `ls`
+    /// names a command that was not shown).
     pub(crate) fn rules_for_always(
         &self,
         existing: &[RuleMatch],
@@ -102,7 +111,15 @@ impl Subject {
     ) -> Vec<RuleMatch> {
         match self {
             Subject::Bash { analysis, .. } => {
-                if !analysis.opaque.is_empty() {
+                if !analysis.opaque.is_empty()
+                    || analysis.commands.iter().any(|c| {
+                        c.wrapped
+                            || c.argv
+                                .iter()
+                                .chain(&c.writes)
+                                .any(|w| w.as_static().is_none())
+                    })
+                {
                     return Vec::new();
                 }
                 let mut added: Vec<RuleMatch> = Vec::new();
@@ -110,7 +127,7 @@ impl Subject {
                     let prefix: Vec<String> = command
                         .argv
                         .iter()
-                        .map_while(|w| w.as_static().map(str::to_owned))
+                        .filter_map(|w| w.as_static().map(str::to_owned))
                         .collect();
                     let rule = RuleMatch::Bash { prefix };
                     let known = |rules: &[RuleMatch]| argv_covered(&command.argv, rules);
@@ -146,7 +163,7 @@ fn relative_path(path: &str, workspace: &Path) -> Option<String> {
     }
 }
 
-fn argv_covered(argv: &[Word], rules: &[RuleMatch]) -> bool {
+pub(crate) fn argv_covered(argv: &[Word], rules: &[RuleMatch]) -> bool {
     rules.iter().any(|rule| match rule {
         RuleMatch::Bash { prefix } => {
             !prefix.is_empty()
@@ -169,16 +186,28 @@ fn render(command: &SimpleCommand) -> String {
         .join(" ")
 }
 
-fn bash_uncovered(analysis: &Analysis, rules: &[RuleMatch], workspace: &Path) -> Vec<String> {
+pub(crate) fn bash_uncovered(
+    analysis: &Analysis,
+    rules: &[RuleMatch],
+    workspace: &Path,
+) -> Vec<String> {
     let mut reasons = analysis.opaque.clone();
+    if analysis.commands.iter().all(|c| c.argv.is_empty()) {
+        // Nothing a rule could name: a rule covers commands, not their
+        // absence, so this needs the user (and `deny` refuses it).
+        reasons.push("the script runs no command a rule could cover".to_owned());
+    }
     for command in &analysis.commands {
         if !command.argv.is_empty() && !argv_covered(&command.argv, rules) {
             reasons.push(format!("no rule covers `{}`", render(command)));
         }
         for target in &command.writes {
+            let relative = !target.text().starts_with('/');
             let fine = match (target, place(target.text(), workspace)) {
                 (Word::Dynamic(_), _) => false,
-                (_, Place::Inside(_)) => true,
+                // After `cd`, `out.txt` may be anywhere.
+                (_, Place::Inside(_)) if analysis.cwd_changes && relative => false,
+                (_, Place::Inside(_)) => stays_inside_on_disk(target.text(), workspace),
                 (_, Place::Outside(path)) => is_scratch(&path) || is_harmless_device(&path),
                 (_, Place::Home) => false,
             };

@@ -17,7 +17,12 @@
 //! call is left half-approved. Answering never changes the mode.
 
 mod analysis;
+#[cfg(test)]
+mod corpus;
 mod deny;
+#[cfg(test)]
+mod differential;
+mod expansion;
 mod gate;
 mod matcher;
 mod paths;

@@ -53,6 +53,48 @@ pub(crate) fn place(target: &str, workspace: &Path) -> Place {
     }
 }
 
+/// Whether writing to `target` (inside the workspace by its text) stays
+/// inside it on disk: every component that exists is followed as the
+/// kernel would (a link, the last one included, since `>` follows it), and
+/// `..` is applied to where the walk really is, not to the text. A dangling
+/// link refuses (writing through it creates its target, wherever that is).
+/// Components that do not exist yet are taken by their text. A workspace
+/// that is not on disk has nothing to follow: the text decides.
+pub(crate) fn stays_inside_on_disk(target: &str, workspace: &Path) -> bool {
+    let Ok(root) = workspace.canonicalize() else {
+        return true;
+    };
+    let mut here = if target.starts_with('/') {
+        PathBuf::from("/")
+    } else {
+        root.clone()
+    };
+    let mut exists = true;
+    for component in Path::new(target).components() {
+        match component {
+            Component::RootDir | Component::Prefix(_) | Component::CurDir => {}
+            Component::ParentDir => {
+                here.pop();
+            }
+            Component::Normal(name) => {
+                here.push(name);
+                if !exists {
+                    continue;
+                }
+                match std::fs::symlink_metadata(&here) {
+                    Ok(meta) if meta.file_type().is_symlink() => match here.canonicalize() {
+                        Ok(real) => here = real,
+                        Err(_) => return false,
+                    },
+                    Ok(_) => {}
+                    Err(_) => exists = false,
+                }
+            }
+        }
+    }
+    here.starts_with(&root)
+}
+
 /// Scratch folders every guest has privately: writing there harms nothing.
 pub(crate) fn is_scratch(path: &Path) -> bool {
     ["/tmp", "/var/tmp", "/dev/shm"]

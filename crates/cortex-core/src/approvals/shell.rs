@@ -5,11 +5,17 @@
 //! quotes and escapes removed, and the files it redirects output to.
 //!
 //! A word whose value is only known when it runs (a parameter, a
-//! substitution, a glob-free tilde) is [`Word::Dynamic`]: no rule word ever
-//! equals it. Anything that cannot be read this way makes the script
-//! *opaque* (with the reason): no rule can approve it, so it is asked.
+//! substitution, a tilde, a glob, a brace expansion) is [`Word::Dynamic`]:
+//! no rule word ever equals it. Anything that cannot be read this way makes
+//! the script *opaque* (with the reason): no rule can approve it, so it is
+//! asked (and refused under `deny`). The reader fails closed: whatever
+//! changes what a later name runs (an assignment, a function, `alias`,
+//! `trap`, `exec`, …) or makes bash evaluate data as code (arithmetic,
+//! subscripts, `${x@P}`, `${!x}`) is opaque, since its effect depends on
+//! values the reader cannot see.
 
 use super::analysis::{Analysis, SimpleCommand, Word};
+use super::expansion::{expands, parameter};
 use super::wrappers::{Inner, unwrap};
 use brush_parser::ParserOptions;
 use brush_parser::ast::{
@@ -20,6 +26,32 @@ use brush_parser::word::{self, WordPiece, WordPieceWithSource};
 
 /// Nesting beyond this (`$(…$(…))`, `bash -c` in `bash -c`) is opaque.
 const MAX_DEPTH: usize = 8;
+
+/// Builtins that change what later commands are or run with (variables,
+/// functions, aliases, traps, options, the command hash), or run text as
+/// code: no rule covers them, whatever rule names them.
+const STATE_BUILTINS: &[&str] = &[
+    "alias",
+    "bind",
+    "declare",
+    "enable",
+    "export",
+    "fc",
+    "getopts",
+    "hash",
+    "let",
+    "local",
+    "mapfile",
+    "read",
+    "readarray",
+    "readonly",
+    "set",
+    "shopt",
+    "trap",
+    "typeset",
+    "unalias",
+    "unset",
+];
 
 /// Read `script` (the `bash` tool's command).
 pub(crate) fn analyse(script: &str) -> Analysis {
@@ -89,11 +121,16 @@ impl Walker<'_> {
                     self.out.commands.push(SimpleCommand {
                         argv: Vec::new(),
                         writes,
+                        wrapped: false,
                     });
                 }
                 self.compound(compound, depth);
             }
+            // Walked for the deny list; opaque because the name it defines
+            // may shadow a command a rule covers (`echo() { …; }; echo`).
             AstCommand::Function(function) => {
+                self.out
+                    .opaque("a function definition changes what a name runs");
                 self.compound(&function.body.0, depth);
             }
             AstCommand::ExtendedTest(test, _) => self.extended_test(&test.expr, depth),
@@ -104,6 +141,8 @@ impl Walker<'_> {
         match compound {
             CompoundCommand::Arithmetic(a) => self.arithmetic(&a.expr.value, depth),
             CompoundCommand::ArithmeticForClause(a) => {
+                self.out
+                    .opaque("an arithmetic `for` loop evaluates and assigns variables");
                 for expr in [&a.initializer, &a.condition, &a.updater]
                     .into_iter()
                     .flatten()
@@ -115,6 +154,11 @@ impl Walker<'_> {
             CompoundCommand::BraceGroup(g) => self.list(&g.list, depth),
             CompoundCommand::Subshell(s) => self.list(&s.list, depth),
             CompoundCommand::ForClause(f) => {
+                // The loop variable is an assignment (`for PATH in /tmp`).
+                self.out.opaque(format!(
+                    "the `for` loop assigns the variable `{}`",
+                    f.variable_name
+                ));
                 for value in f.values.iter().flatten() {
                     self.word(&value.value, depth);
                 }
@@ -145,7 +189,11 @@ impl Walker<'_> {
                 self.list(&w.0, depth);
                 self.list(&w.1.list, depth);
             }
-            CompoundCommand::Coprocess(c) => self.command(&c.body, depth),
+            // A coprocess assigns its name's array and runs concurrently.
+            CompoundCommand::Coprocess(c) => {
+                self.out.opaque("a coprocess assigns variables");
+                self.command(&c.body, depth)
+            }
         }
     }
 
@@ -157,27 +205,57 @@ impl Walker<'_> {
                 self.extended_test(b, depth);
             }
             E::Not(a) | E::Parenthesized(a) => self.extended_test(a, depth),
-            E::UnaryTest(_, w) => {
+            E::UnaryTest(op, w) => {
+                use ast::UnaryPredicate as U;
+                // `-v 'a[$(cmd)]'` evaluates the subscript.
+                if matches!(
+                    op,
+                    U::ShellVariableIsSetAndAssigned | U::ShellVariableIsSetAndNameRef
+                ) {
+                    self.out
+                        .opaque("`[[ -v ]]` evaluates a variable name's subscript");
+                }
                 self.word(&w.value, depth);
             }
-            E::BinaryTest(_, a, b) => {
+            E::BinaryTest(op, a, b) => {
+                use ast::BinaryPredicate as B;
+                // `[[ $x -eq 1 ]]` evaluates `$x`'s value as arithmetic,
+                // which can run commands (`a[$(cmd)]`).
+                if matches!(
+                    op,
+                    B::ArithmeticEqualTo
+                        | B::ArithmeticNotEqualTo
+                        | B::ArithmeticLessThan
+                        | B::ArithmeticLessThanOrEqualTo
+                        | B::ArithmeticGreaterThan
+                        | B::ArithmeticGreaterThanOrEqualTo
+                ) {
+                    self.out
+                        .opaque("an arithmetic comparison in `[[ ]]` evaluates its operands");
+                }
                 self.word(&a.value, depth);
                 self.word(&b.value, depth);
             }
         }
     }
 
-    /// Arithmetic text can hold substitutions (`$(( $(cmd) + 1 ))`).
+    /// Arithmetic evaluates the values of the variables it names as
+    /// arithmetic again, subscripts included: `x='a[$(cmd)]'; (( x ))` runs
+    /// `cmd`. Whatever the text, it is opaque.
     fn arithmetic(&mut self, text: &str, depth: usize) {
-        if text.contains("$(") || text.contains('`') {
-            self.out
-                .opaque("a command substitution inside arithmetic cannot be read");
-        }
-        let _ = depth;
+        let _ = (text, depth);
+        self.out
+            .opaque("arithmetic evaluates variables' values as code");
     }
 
     fn simple(&mut self, simple: &ast::SimpleCommand, depth: usize) {
         let mut command = SimpleCommand::default();
+        if simple.word_or_name.is_none() {
+            // `> file`, `x=1`: bash runs nothing a rule could name, yet it
+            // truncates a file or changes what later commands run.
+            self.out
+                .opaque("a redirection or assignment with no command");
+        }
         // The prefix: assignments (the command's environment) and redirects.
         for item in simple.prefix.iter().flat_map(|p| &p.0) {
             self.item(item, &mut command, true, depth);
@@ -206,9 +284,16 @@ impl Walker<'_> {
             // `X=$(cmd) git status` runs `cmd`; before the name an assignment
             // only sets the command's environment, after it (`dd of=x`) it
             // is an argument like any other.
-            CommandPrefixOrSuffixItem::AssignmentWord(_, w) => {
+            CommandPrefixOrSuffixItem::AssignmentWord(assignment, w) => {
                 let word = self.word(&w.value, depth);
-                if !prefix {
+                if prefix {
+                    // Any variable may change what runs (`PATH`, `BASH_ENV`,
+                    // `GIT_*`, `LD_*`, `IFS`, …): none is taken as inert.
+                    self.out.opaque(format!(
+                        "`{}=…` changes the environment of what runs",
+                        assignment.name
+                    ));
+                } else {
                     command.argv.push(word);
                 }
             }
@@ -222,20 +307,52 @@ impl Walker<'_> {
     /// Record a command, and what a wrapper (`env`, `xargs`, `bash -c`,
     /// `sudo`, …) runs in its stead.
     fn push_unwrapped(&mut self, command: SimpleCommand, depth: usize) {
+        self.builtin_effects(&command.argv);
         let writes = command.writes.clone();
         let inner = unwrap(&command.argv, self.out);
         match inner {
             Inner::None => self.out.commands.push(command),
-            Inner::Command(argv) => self.push_unwrapped(SimpleCommand { argv, writes }, depth),
+            Inner::Command(argv) => self.push_unwrapped(
+                SimpleCommand {
+                    argv,
+                    writes,
+                    wrapped: true,
+                },
+                depth,
+            ),
             Inner::Script(script) => {
                 if !writes.is_empty() {
                     self.out.commands.push(SimpleCommand {
                         argv: Vec::new(),
                         writes,
+                        wrapped: true,
                     });
                 }
+                let before = self.out.commands.len();
                 self.script(&script, depth + 1);
+                for command in &mut self.out.commands[before..] {
+                    command.wrapped = true;
+                }
             }
+        }
+    }
+
+    /// What a builtin does to the commands after it.
+    fn builtin_effects(&mut self, argv: &[Word]) {
+        let Some(name) = argv.first().and_then(Word::as_static) else {
+            return;
+        };
+        if STATE_BUILTINS.contains(&name) {
+            self.out.opaque(format!(
+                "`{name}` changes what later commands run or run with"
+            ));
+        }
+        // `printf -v NAME` assigns.
+        if name == "printf" && argv.iter().skip(1).any(|w| w.text().starts_with("-v")) {
+            self.out.opaque("`printf -v` assigns a variable");
+        }
+        if matches!(name, "cd" | "pushd" | "popd") {
+            self.out.cwd_changes = true;
         }
     }
 
@@ -271,7 +388,11 @@ impl Walker<'_> {
                 if doc.requires_expansion {
                     match word::parse_heredoc(&doc.doc.value, &self.options) {
                         Ok(pieces) => {
-                            self.pieces(&doc.doc.value, &pieces, depth);
+                            self.pieces(&pieces, depth);
+                            if doc.doc.value.contains("$[") {
+                                self.out
+                                    .opaque("arithmetic evaluates variables' values as code");
+                            }
                         }
                         Err(_) => self.out.opaque("a heredoc does not parse"),
                     }
@@ -291,10 +412,18 @@ impl Walker<'_> {
     /// recorded.
     pub(super) fn word(&mut self, raw: &str, depth: usize) -> Word {
         match word::parse(raw, &self.options) {
-            Ok(pieces) => match self.pieces(raw, &pieces, depth) {
-                Some(text) => Word::Static(text),
-                None => Word::Dynamic(raw.to_owned()),
-            },
+            Ok(pieces) => {
+                let text = self.pieces(&pieces, depth);
+                // `$[…]` is bash's old arithmetic, read by the parser as text.
+                if raw.contains("$[") {
+                    self.out
+                        .opaque("arithmetic evaluates variables' values as code");
+                }
+                match text {
+                    Some(text) if !expands(&pieces) => Word::Static(text),
+                    _ => Word::Dynamic(raw.to_owned()),
+                }
+            }
             Err(_) => {
                 self.out.opaque(format!("the word `{raw}` does not parse"));
                 Word::Dynamic(raw.to_owned())
@@ -304,30 +433,22 @@ impl Walker<'_> {
 
     /// The static text of `pieces`, or `None` when part of it is only known
     /// when it runs.
-    fn pieces(
-        &mut self,
-        raw: &str,
-        pieces: &[WordPieceWithSource],
-        depth: usize,
-    ) -> Option<String> {
+    fn pieces(&mut self, pieces: &[WordPieceWithSource], depth: usize) -> Option<String> {
         let mut text = Some(String::new());
         for piece in pieces {
             let part = match &piece.piece {
                 WordPiece::Text(s) | WordPiece::SingleQuotedText(s) => Some(s.clone()),
                 WordPiece::EscapeSequence(s) => Some(s.strip_prefix('\\').unwrap_or(s).to_owned()),
                 WordPiece::DoubleQuotedSequence(inner)
-                | WordPiece::GettextDoubleQuotedSequence(inner) => self.pieces(raw, inner, depth),
+                | WordPiece::GettextDoubleQuotedSequence(inner) => self.pieces(inner, depth),
                 WordPiece::CommandSubstitution(body)
                 | WordPiece::BackquotedCommandSubstitution(body) => {
                     self.script(body, depth + 1);
                     None
                 }
-                WordPiece::ParameterExpansion(_) => {
-                    let source = raw.get(piece.start_index..piece.end_index).unwrap_or(raw);
-                    if source.contains("$(") || source.contains('`') {
-                        self.out.opaque(
-                            "a command substitution inside a parameter expansion cannot be read",
-                        );
+                WordPiece::ParameterExpansion(expr) => {
+                    if let Some(nested) = parameter(expr, self.out) {
+                        self.word(nested, depth);
                     }
                     None
                 }
