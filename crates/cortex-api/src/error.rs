@@ -18,4 +18,8 @@ pub struct ErrorDetail {
     pub code: String,
     /// For humans.
     pub message: String,
+    /// The paths the error is about, when it is about some: a rewind's
+    /// `changed_outside` lists the files the user changed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub paths: Vec<String>,
 }

@@ -26,6 +26,7 @@ pub mod events;
 pub mod goals;
 pub mod meta;
 pub mod plan;
+pub mod rewind;
 pub mod sessions;
 pub mod turns;
 
@@ -36,6 +37,7 @@ pub use events::EventsQuery;
 pub use goals::{GoalAnswer, GoalSummary, GoalView, SetGoal};
 pub use meta::Health;
 pub use plan::RejectPlan;
+pub use rewind::{Rewind, RewindAnswer};
 pub use sessions::{
     AddMcpServers, CreateSession, ListQuery, McpServerRequest, McpServersAdded, SandboxRequest,
     SessionPage, SessionView,

@@ -147,6 +147,10 @@ pub struct SessionView {
     /// this server.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub goal: Option<GoalSummary>,
+    /// Bytes the session's workspace checkpoints use on the server (only
+    /// in `GET /v1/sessions/{id}`, and only where checkpoints are on).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checkpoint_bytes: Option<u64>,
 }
 
 /// `GET /v1/sessions`: one page of the caller's sessions, newest first.

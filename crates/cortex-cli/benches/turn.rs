@@ -109,6 +109,8 @@ fn bench_turn(c: &mut Criterion) {
             workspaces: None,
             compaction: Default::default(),
             harness_dirs: Default::default(),
+            checkpoints: None,
+            checkpoint_quota: None,
         };
         group.bench_function(label, |b| {
             b.to_async(&runtime).iter_custom(|iters| {

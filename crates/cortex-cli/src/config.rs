@@ -44,6 +44,9 @@
 //! [store]
 //! quota_mb = 10240   # the session store refuses new events past this size (default: none)
 //!
+//! [checkpoints]
+//! quota_mb = 1024    # the most one session's workspace checkpoints may use (default 1024)
+//!
 //! [sandbox]
 //! git_write = false   # true: the model may commit (the git folder is writable in the guest)
 //!
@@ -82,6 +85,8 @@ pub struct Config {
     pub sandbox: SandboxSection,
     #[serde(default)]
     pub store: StoreSection,
+    #[serde(default)]
+    pub checkpoints: CheckpointsSection,
     /// Read without the `local` feature too (unused there), so a config
     /// written for the embedded model stays valid in a build without it.
     #[serde(default)]
@@ -213,6 +218,14 @@ impl TimeoutsSection {
 }
 
 /// `[store]`: the session store (SQLite).
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CheckpointsSection {
+    /// The most one session's checkpoints may use; the oldest are pruned
+    /// past it. 1024 by default.
+    pub quota_mb: Option<u64>,
+}
+
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct StoreSection {

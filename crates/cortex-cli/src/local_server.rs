@@ -39,6 +39,10 @@ impl LocalServer {
         let config = Config::load()?;
         let store = config::open_store().await?;
         let mcp_servers = cortex_mcp::specs_from_config(&config.mcp_servers)?;
+        let checkpoint_quota = config
+            .checkpoints
+            .quota_mb
+            .map(|mb| mb.saturating_mul(1 << 20));
         let providers = CliProviders::new(config, model, guest)?;
         let token = new_token().context("cannot make a token")?;
         let state = AppState::new(
@@ -53,6 +57,8 @@ impl LocalServer {
                 // The user at this terminal chose `--sandbox full-access`.
                 allow_full_access: true,
                 mcp_servers,
+                checkpoints: Some(config::private_data_dir()?.join("checkpoints")),
+                checkpoint_quota,
                 ..ServerConfig::default()
             },
         );

@@ -28,6 +28,7 @@ mod plan_cmd;
 mod providers;
 mod render;
 mod render_goal;
+mod rewind_cmd;
 mod rules_cmd;
 mod secrets;
 mod serve;
@@ -92,6 +93,15 @@ enum Command {
         #[command(subcommand)]
         command: sessions::SessionsCommand,
     },
+    /// Go back to before a turn (the last by default): the workspace's
+    /// files as checkpointed before it, the conversation without it and the
+    /// turns after it, or both. Files changed outside the session are not
+    /// overwritten without --force; the rewind prints how to undo it.
+    #[command(after_help = "Examples:\n  cortex rewind 0193…\n  \
+        cortex rewind 0193… 0193…e7 --files\n  \
+        cortex rewind 0193… --conversation --json\n  \
+        cortex rewind 0193… undo-0193… --files")]
+    Rewind(rewind_cmd::RewindArgs),
     /// Accept or reject a session's proposed plan (either starts a turn).
     #[command(after_help = "Examples:\n  cortex plan accept 0193…\n  \
         cortex plan reject 0193… \"split step 2 in two\"")]
@@ -217,6 +227,7 @@ fn run(command: Option<Command>, ui: session_args::SessionArgs, verbose: bool) -
             Some(Command::Acp(args)) => acp::run(args).await,
             Some(Command::Attach(args)) => tui::attach(args).await,
             Some(Command::Sessions { command }) => sessions::run(command).await,
+            Some(Command::Rewind(args)) => rewind_cmd::run(args).await,
             Some(Command::Plan { command }) => {
                 plan_cmd::run(plan_cmd::Subject::Plan, command).await
             }

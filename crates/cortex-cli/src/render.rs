@@ -181,6 +181,30 @@ impl Human {
                 self.end_text(out);
                 eprintln!("{}", instructions_line(files, *bytes, *cut));
             }
+            // Said so the user knows a rewind will not bring them back.
+            EventKind::CheckpointTaken { excluded, .. } if !excluded.is_empty() => eprintln!(
+                "checkpoint leaves out (regenerable, not rewound): {}",
+                sanitize_line(&excluded.join(", "))
+            ),
+            EventKind::CheckpointFailed { reason } => {
+                eprintln!("no checkpoint before this turn: {}", sanitize(reason))
+            }
+            EventKind::CheckpointPruned {
+                checkpoints, used, ..
+            } => eprintln!(
+                "pruned {} old checkpoint(s); checkpoints use {} bytes",
+                checkpoints.len(),
+                used
+            ),
+            EventKind::SessionRewound {
+                turn_id,
+                scope,
+                paths,
+                ..
+            } => eprintln!(
+                "rewound to before {} ({scope:?}; {paths} path(s) restored)",
+                sanitize_line(turn_id)
+            ),
             _ => return false,
         }
         true

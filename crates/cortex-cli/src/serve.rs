@@ -120,6 +120,10 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let config = Config::load()?;
     let store = config::open_store_url(&args.store).await?;
     let mcp_servers = cortex_mcp::specs_from_config(&config.mcp_servers)?;
+    let checkpoint_quota = config
+        .checkpoints
+        .quota_mb
+        .map(|mb| mb.saturating_mul(1 << 20));
     let providers = CliProviders::new(config, args.model, &args.guest)?;
     let state = AppState::new(
         store,
@@ -135,6 +139,8 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
             harness_dirs: config::harness_dirs()?,
             allow_full_access: args.allow_full_access,
             mcp_servers,
+            checkpoints: Some(config::private_data_dir()?.join("checkpoints")),
+            checkpoint_quota,
             ..ServerConfig::default()
         },
     );

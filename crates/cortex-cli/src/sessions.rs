@@ -104,6 +104,13 @@ async fn list(client: &Client, json: bool) -> anyhow::Result<()> {
 /// `sessions show`: the stored events up to the session's newest, rendered.
 async fn show(client: &Client, id: SessionId, json: bool) -> anyhow::Result<()> {
     let view = or_no_session(client.session(&id).await, &id)?;
+    if !json && let Some(bytes) = view.checkpoint_bytes {
+        // What the session's rewind points cost on this machine.
+        eprintln!(
+            "checkpoints: {:.1} MiB stored",
+            bytes as f64 / (1024.0 * 1024.0)
+        );
+    }
     let mut renderer: Box<dyn Render> = if json {
         Box::new(JsonLines)
     } else {

@@ -489,6 +489,8 @@ async fn the_editors_mcp_servers_are_tools_of_the_new_session() {
         {"tool_calls": [{"name": "mcp__editor_calc__add", "arguments": {"a": 2, "b": 40}}]},
         {"text": "42"}
     ]});
+    // The closure may run on another thread, which has another name.
+    let test = cortex_testkit::current_test();
     with_agent(&env, script, async move |cx, mut updates| {
         // The editor's name has a space: it is made a valid server name.
         let server = McpServerStdio::new("editor calc", python).args(vec!["server.py".into()]);
@@ -511,7 +513,7 @@ async fn the_editors_mcp_servers_are_tools_of_the_new_session() {
                 .to_string()
                 .contains("cannot create the guest's namespaces")
         {
-            eprintln!("SKIPPED: user namespaces are not available here");
+            cortex_testkit::skip(&test, "userns", "user namespaces are not available here");
             return Ok(());
         }
         assert_eq!(done["status"], "completed", "{updates:?}");
@@ -522,8 +524,8 @@ async fn the_editors_mcp_servers_are_tools_of_the_new_session() {
 }
 
 /// The status and first text of the first finished tool call in `updates`;
-/// `None` (with a note) where the sandbox cannot run here.
-fn finished_call(updates: &[Value]) -> Option<(String, String)> {
+/// `None` (the skip recorded for `test`) where the sandbox cannot run here.
+fn finished_call(test: &str, updates: &[Value]) -> Option<(String, String)> {
     let done = updates
         .iter()
         .find(|u| u["sessionUpdate"] == "tool_call_update" && u.get("status").is_some())
@@ -532,7 +534,7 @@ fn finished_call(updates: &[Value]) -> Option<(String, String)> {
         .to_string()
         .contains("cannot create the guest's namespaces")
     {
-        eprintln!("SKIPPED: user namespaces are not available here");
+        cortex_testkit::skip(test, "userns", "user namespaces are not available here");
         return None;
     }
     let text = done["content"][0]["content"]["text"]
@@ -549,9 +551,7 @@ async fn the_editors_http_servers_and_those_given_at_load_are_tools_of_the_sessi
     let Some(python) = support::python() else {
         return;
     };
-    let Some(web) = support::HttpServer::start(&python).await else {
-        return;
-    };
+    let web = support::HttpServer::start(&python).await;
     let env = Env::new(&[]);
     std::fs::copy(support::fixture(), env.repo.path().join("server.py")).expect("copy the server");
     let repo = env.repo.path().canonicalize().expect("repo");
@@ -567,6 +567,9 @@ async fn the_editors_http_servers_and_those_given_at_load_are_tools_of_the_sessi
         {"text": "42"}
     ]});
     let (first_repo, url) = (repo.clone(), web.url.clone());
+    // The closures may run on another thread, which has another name.
+    let test = cortex_testkit::current_test();
+    let first_test = test.clone();
     with_agent(&env, script, async move |cx, mut updates| {
         let session = cx
             .send_request(NewSessionRequest::new(first_repo).mcp_servers(vec![http(&url)]))
@@ -578,7 +581,7 @@ async fn the_editors_http_servers_and_those_given_at_load_are_tools_of_the_sessi
             .await?;
         assert_eq!(answer.stop_reason, StopReason::EndTurn);
         let updates = drain(&mut updates);
-        let done = finished_call(&updates).expect("an HTTP server needs no sandbox");
+        let done = finished_call(&first_test, &updates).expect("an HTTP server needs no sandbox");
         assert_eq!(done, ("completed".into(), "42".into()), "{updates:?}");
         let _ = id_tx.send(session.session_id);
         Ok(())
@@ -610,7 +613,7 @@ async fn the_editors_http_servers_and_those_given_at_load_are_tools_of_the_sessi
             .await?;
         assert_eq!(answer.stop_reason, StopReason::EndTurn);
         let updates = drain(&mut updates);
-        let Some(done) = finished_call(&updates) else {
+        let Some(done) = finished_call(&test, &updates) else {
             return Ok(());
         };
         assert_eq!(done, ("completed".into(), "loaded".into()), "{updates:?}");

@@ -1,8 +1,8 @@
 //! `cortex mcp list` and `cortex exec` sessions with the `mcp`-package test
 //! server of `cortex-mcp`: started inside the local sandbox of the
 //! repository (a write outside the workspace fails there), and a server
-//! that fails to start. Skips with a printed reason where the Python server is
-//! not installed (`scripts/install-deps`).
+//! that fails to start. Records a skip (`cortex_testkit`) where the Python
+//! server is not installed (`scripts/install-deps`).
 
 mod common;
 
@@ -47,7 +47,7 @@ fn mcp_list_shows_each_server_its_state_and_tools() {
         .expect("run");
     let stderr = String::from_utf8_lossy(&output.stderr);
     if stderr.contains("cannot create the guest's namespaces") {
-        eprintln!("SKIPPED: user namespaces are not available here");
+        cortex_testkit::skip_current("userns", "user namespaces are not available here");
         return;
     }
     assert_eq!(output.status.code(), Some(1), "a server failed: {stderr}");
@@ -110,7 +110,7 @@ fn exec_sessions_call_the_configured_servers_tools_in_the_sandbox() {
         .expect("run");
     let stderr = String::from_utf8_lossy(&output.stderr);
     if stderr.contains("cannot create the guest's namespaces") {
-        eprintln!("SKIPPED: user namespaces are not available here");
+        cortex_testkit::skip_current("userns", "user namespaces are not available here");
         return;
     }
     assert!(output.status.success(), "{stderr}");
@@ -165,7 +165,7 @@ fn plan_mode_holds_a_server_that_claims_to_only_read() {
         .expect("run");
     let stderr = String::from_utf8_lossy(&output.stderr);
     if stderr.contains("cannot create the guest's namespaces") {
-        eprintln!("SKIPPED: user namespaces are not available here");
+        cortex_testkit::skip_current("userns", "user namespaces are not available here");
         return;
     }
     let events = json_lines(&output.stdout);

@@ -325,7 +325,9 @@ fn normalized(mut value: Value) -> Value {
     fn strip(value: &mut Value) {
         match value {
             Value::Object(map) => {
-                for key in ["ts", "session_id", "turn_id", "ms"] {
+                // Ids and times differ between any two runs (a checkpoint
+                // is named by its turn's id).
+                for key in ["ts", "session_id", "turn_id", "ms", "checkpoint"] {
                     map.remove(key);
                 }
                 map.values_mut().for_each(strip);

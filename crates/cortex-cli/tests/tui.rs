@@ -1,7 +1,7 @@
 //! The terminal UI end to end: the real `cortex` binary in a 40×12 tmux
 //! pane (`send-keys` to type, `capture-pane` to read the screen), against
 //! a scripted model served over HTTP on loopback in the OpenAI Chat
-//! Completions format. Skipped, with a note, where tmux is not installed.
+//! Completions format. Each records a `tmux` skip where tmux is not installed.
 
 mod common;
 mod scripted_openai;
@@ -27,7 +27,7 @@ impl Pane {
     /// process's environment).
     fn shell(env: &[(String, String)]) -> Option<Pane> {
         if Command::new("tmux").arg("-V").output().is_err() {
-            eprintln!("skipped: tmux is not installed");
+            cortex_testkit::skip_current("tmux", "tmux is not installed");
             return None;
         }
         let socket = format!(

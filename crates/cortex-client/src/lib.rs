@@ -18,8 +18,8 @@ mod sse;
 mod wire;
 
 pub use cortex_api::{
-    ApprovalAnswered, ApprovalState, CompactAnswer, GoalAnswer, GoalSummary, GoalView, SessionPage,
-    SessionView, StopAnswer, TurnCreated,
+    ApprovalAnswered, ApprovalState, CompactAnswer, GoalAnswer, GoalSummary, GoalView, Rewind,
+    RewindAnswer, SessionPage, SessionView, StopAnswer, TurnCreated,
 };
 pub use error::ClientError;
 pub use sse::EventStream;
@@ -240,6 +240,20 @@ impl Client {
             Some(&cortex_api::AddMcpServers {
                 mcp_servers: servers,
             }),
+        )
+        .await
+    }
+
+    /// Go back to before a turn between turns (`body.turn_id` absent: the
+    /// last): its files, its conversation or both. The paths created,
+    /// changed and deleted; 409 `changed_outside` when files changed outside
+    /// the session and `force` is not set (the error's message names them),
+    /// 404 for an unknown turn or a pruned checkpoint.
+    pub async fn rewind(&self, id: &SessionId, body: &Rewind) -> Result<RewindAnswer, ClientError> {
+        self.call(
+            Method::POST,
+            &format!("/v1/sessions/{id}/rewind"),
+            Some(body),
         )
         .await
     }

@@ -146,7 +146,7 @@ pub(crate) fn copy_entry(
     }
 }
 
-fn special_kind(kind: FileType) -> &'static str {
+pub(crate) fn special_kind(kind: FileType) -> &'static str {
     match kind {
         FileType::Fifo => "a FIFO, not copied",
         FileType::Socket => "a socket, not copied",

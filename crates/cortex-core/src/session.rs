@@ -42,6 +42,12 @@ pub struct SessionConfig {
     /// Cortex's own folders: a repository containing one, or inside one
     /// (but for `workspaces`), is refused at creation and at resume.
     pub harness_dirs: HarnessDirs,
+    /// Where sessions keep their checkpoints (`<data>/checkpoints`; each
+    /// session a folder of its own); `None` turns checkpoints off.
+    pub checkpoints: Option<PathBuf>,
+    /// The most bytes one session's checkpoints may use; `None` is
+    /// [`crate::checkpoint::DEFAULT_QUOTA`] (1 GiB).
+    pub checkpoint_quota: Option<u64>,
 }
 
 /// A live session: its configuration, its guest, its timeline and the state
@@ -91,6 +97,8 @@ pub struct Session {
     pub(crate) metadata_baseline: Option<crate::git_watch::Snapshot>,
     /// Where the user's own instructions are, and the folders looked at.
     pub(crate) live_instructions: crate::instructions::LiveInstructions,
+    /// Whole-workspace checkpoints (`rewind.rs`).
+    pub(crate) checkpoints: crate::rewind::CheckpointSlot,
 }
 
 /// The guest's folder for a session: the repository itself, or its copy.
@@ -131,6 +139,8 @@ impl Session {
     /// repository does not exist.
     pub async fn create(config: SessionConfig) -> Result<Session, CoreError> {
         let repository = canonical_repository(&config.repository, &config)?;
+        let (checkpoints_root, checkpoint_quota) =
+            (config.checkpoints.clone(), config.checkpoint_quota);
         let id = SessionId(new_id());
         let workspace = workspace_for(&config, config.sandbox, &id, &repository)?;
         let record = SessionRecord {
@@ -186,6 +196,7 @@ impl Session {
             turn_finish: None,
             metadata_baseline: None,
             live_instructions,
+            checkpoints: crate::rewind::CheckpointSlot::new(checkpoints_root, checkpoint_quota),
         })
     }
 
@@ -195,6 +206,8 @@ impl Session {
     /// crash left `running` are closed as failed first.
     pub async fn resume(id: &SessionId, config: SessionConfig) -> Result<Session, CoreError> {
         let store = config.store.clone();
+        let (checkpoints_root, checkpoint_quota) =
+            (config.checkpoints.clone(), config.checkpoint_quota);
         let record = store
             .get_session(id)
             .await?
@@ -251,6 +264,7 @@ impl Session {
             turn_finish: None,
             metadata_baseline: None,
             live_instructions,
+            checkpoints: crate::rewind::CheckpointSlot::new(checkpoints_root, checkpoint_quota),
         };
         session.pause_orphaned_goal().await?;
         Ok(session)

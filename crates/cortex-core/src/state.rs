@@ -59,6 +59,14 @@ pub struct SessionState {
     /// Between `compaction.started` and its end: a `usage` is the
     /// summariser's, not the conversation's.
     compacting: bool,
+    /// Where the history stood when each turn of the conversation started,
+    /// oldest first: the turn, the compaction generation and the number of
+    /// messages before its own (what a conversation rewind goes back to).
+    pub(crate) turn_marks: Vec<(String, usize, usize)>,
+    /// The history just before each compaction, so a rewind can go back
+    /// past one (compactions are few: this is the history once more at
+    /// most per compaction).
+    before_compaction: Vec<Vec<Message>>,
 }
 
 /// The same state under its older name: what a stored timeline rebuilds.
@@ -102,7 +110,20 @@ impl SessionState {
                 // Another system prompt and catalog: the count is stale.
                 self.usage_anchor = None;
             }
-            EventKind::TurnStarted { message, .. } => self.push_user(message),
+            EventKind::TurnStarted { message, .. } => {
+                self.close_round();
+                if let Some(turn) = &event.turn_id {
+                    self.turn_marks.push((
+                        turn.0.clone(),
+                        self.before_compaction.len(),
+                        self.messages.len(),
+                    ));
+                }
+                self.push_user(message)
+            }
+            EventKind::SessionRewound { turn_id, scope, .. } if scope.conversation() => {
+                self.rewind_conversation(turn_id)
+            }
             EventKind::TurnContext { text } => self.add_context(text),
             EventKind::TurnReminder { text } => self.push_user(text),
             EventKind::ModelRequest { messages, .. } => {
@@ -143,6 +164,8 @@ impl SessionState {
             }
             EventKind::CompactionFailed { .. } => self.compacting = false,
             EventKind::CompactionDone { kept, context, .. } => {
+                self.close_round();
+                self.before_compaction.push(self.messages.clone());
                 self.compact(context, kept.recent_messages);
                 self.compacting = false;
                 // The provider's count described the old history.
@@ -155,5 +178,35 @@ impl SessionState {
             }
             _ => {}
         }
+    }
+
+    /// Whether `turn` started in the conversation as it is now (not rewound).
+    pub(crate) fn in_conversation(&self, turn: &str) -> bool {
+        self.turn_marks.iter().any(|(t, ..)| t == turn)
+    }
+
+    /// The last turn of the conversation as it is now.
+    pub(crate) fn last_turn(&self) -> Option<&str> {
+        self.turn_marks.last().map(|(t, ..)| t.as_str())
+    }
+
+    /// `session.rewound` with the conversation in scope: the history as it
+    /// was when `turn` started, so later requests are built as if it and
+    /// every later turn were not there. The timeline keeps them.
+    fn rewind_conversation(&mut self, turn: &str) {
+        let Some(at) = self.turn_marks.iter().position(|(t, ..)| t == turn) else {
+            return;
+        };
+        let (_, generation, len) = self.turn_marks[at];
+        self.close_round();
+        if generation < self.before_compaction.len() {
+            self.messages = std::mem::take(&mut self.before_compaction[generation]);
+            self.before_compaction.truncate(generation);
+        }
+        self.messages.truncate(len);
+        // The rewound turns are no longer in the conversation.
+        self.turn_marks.truncate(at);
+        self.usage_anchor = None;
+        self.compacting = false;
     }
 }

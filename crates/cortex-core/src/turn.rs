@@ -94,6 +94,7 @@ impl Session {
             }
         }
         self.neutralise_metadata(&turn, metadata).await?;
+        self.seal_checkpoints().await;
         let finish = self.turn_finish.take();
         let end = match &outcome {
             TurnOutcome::Completed { rounds } => EventKind::TurnCompleted {
@@ -131,6 +132,9 @@ impl Session {
             }
             return Ok(TurnOutcome::Failed { error });
         }
+        // The whole workspace as it is before the turn changes anything
+        // (the accepted spec below is the turn's first write).
+        self.checkpoint_turn(turn).await?;
         if let Some(error) = self.write_accepted_spec(turn).await? {
             return Ok(TurnOutcome::Failed { error });
         }

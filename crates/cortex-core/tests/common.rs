@@ -111,6 +111,8 @@ pub fn config(
         workspaces: None,
         compaction: Default::default(),
         harness_dirs: Default::default(),
+        checkpoints: None,
+        checkpoint_quota: None,
     }
 }
 

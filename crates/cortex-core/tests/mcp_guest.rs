@@ -130,7 +130,7 @@ async fn a_server_in_the_guest_is_confined_to_the_workspace_and_gated_by_mode() 
     if let Some(Notice::Failed { reason, .. }) = notices.first()
         && reason.contains("cannot create the guest's namespaces")
     {
-        eprintln!("SKIPPED: user namespaces are not available here: {reason}");
+        cortex_testkit::skip_current("userns", reason);
         return;
     }
     assert!(

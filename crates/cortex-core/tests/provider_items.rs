@@ -76,6 +76,8 @@ async fn reasoning_items_are_replayed_with_their_message() {
         workspaces: None,
         compaction: Default::default(),
         harness_dirs: Default::default(),
+        checkpoints: None,
+        checkpoint_quota: None,
     };
     let mut session = Session::create(config).await.expect("session");
     session

@@ -1,6 +1,6 @@
 //! Session state is the fold of its timeline: after any scripted session
 //! (tool calls, refused and concurrent calls, a compaction, a mode change,
-//! reasoning items, a plan), a session resumed from the store sends exactly
+//! reasoning items, a plan, a rewind), a session resumed from the store sends exactly
 //! the request the live session sends next — the same `ModelRequest`, and
 //! byte for byte the same body in every wire format.
 
@@ -11,7 +11,7 @@ use cortex_core::Session;
 use cortex_model::encode::{WireFormat, request_body};
 use cortex_model::scripted::ScriptedProvider;
 use cortex_model::{ModelEvent, ModelProvider, ModelRequest, ModelStream};
-use cortex_protocol::{Mode, ProviderItem, StopRule};
+use cortex_protocol::{Mode, ProviderItem, RewindScope, StopRule};
 use cortex_store::{SqliteStore, Store};
 use futures::StreamExt;
 use serde_json::{Value, json};
@@ -62,6 +62,8 @@ enum Step {
     Mode(Mode),
     Compact,
     AcceptPlan,
+    /// Rewind the session's last turn.
+    Rewind(RewindScope),
 }
 
 const PLAN: &str =
@@ -81,6 +83,7 @@ async fn live_equals_resumed(mode: Mode, script: Value, steps: &[Step]) {
         "Run the tests with `python -m pytest`.\n",
     );
     let store: Arc<dyn Store> = Arc::new(SqliteStore::in_memory().expect("store"));
+    let data = tempfile::tempdir().expect("data");
     let live_model = Reasoning::new(&script);
     let setup = |model: Arc<Reasoning>, mode: Mode| {
         let mut config = config(
@@ -91,6 +94,9 @@ async fn live_equals_resumed(mode: Mode, script: Value, steps: &[Step]) {
             StopRule::Code,
         );
         config.model = model;
+        // Checkpoints on: their events are on the timeline, not in the
+        // history.
+        config.checkpoints = Some(data.path().join("checkpoints"));
         config
     };
     let mut live = Session::create(setup(live_model.clone(), mode))
@@ -108,6 +114,9 @@ async fn live_equals_resumed(mode: Mode, script: Value, steps: &[Step]) {
                 live.compact(CancellationToken::new())
                     .await
                     .expect("compaction");
+            }
+            Step::Rewind(scope) => {
+                live.rewind(None, *scope, false).await.expect("rewind");
             }
             Step::AcceptPlan => {
                 let task = live.accept_plan().await.expect("accept");
@@ -230,4 +239,40 @@ async fn a_plan_proposed_and_accepted() {
     ]});
     let steps = [Step::Turn("plan a fix"), Step::AcceptPlan];
     live_equals_resumed(Mode::Plan, script, &steps).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rewound_turn() {
+    let script = json!({"responses": [
+        {"text": "Reading.", "tool_calls": [{"name": "read_file", "arguments": {"path": "calc.py"}}]},
+        {"text": "It subtracts."},
+        {"tool_calls": [{"name": "write_file", "arguments": {"path": "new.txt", "content": "x\n"}}]},
+        {"text": "Written."},
+        {"text": "After the rewind."}
+    ]});
+    let steps = [
+        Step::Turn("what does calc.py do"),
+        Step::Turn("write new.txt"),
+        Step::Rewind(RewindScope::Both),
+    ];
+    live_equals_resumed(Mode::Agent, script, &steps).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_conversation_rewound_past_a_compaction() {
+    let script = json!({"responses": [
+        {"text": "Reading.", "tool_calls": [{"name": "read_file", "arguments": {"path": "calc.py"}}]},
+        {"text": "It subtracts."},
+        {"tool_calls": [{"name": "read_file", "arguments": {"path": "notes.txt"}}]},
+        {"text": "Two lines."},
+        {"text": "Summary: calc.py subtracts; notes.txt has two lines."},
+        {"text": "Rewound."}
+    ]});
+    let steps = [
+        Step::Turn("what does calc.py do"),
+        Step::Turn("and notes.txt"),
+        Step::Compact,
+        Step::Rewind(RewindScope::Conversation),
+    ];
+    live_equals_resumed(Mode::Agent, script, &steps).await;
 }

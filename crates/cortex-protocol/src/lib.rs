@@ -20,6 +20,7 @@ mod guest;
 mod ids;
 mod message;
 mod mode;
+mod rewind;
 mod sandbox;
 mod spec;
 mod tools;
@@ -38,6 +39,7 @@ pub use guest::{GuestOp, GuestReply, GuestRequest, GuestResponse, OutcomeStatus,
 pub use ids::{CallId, SessionId, TurnId};
 pub use message::{Attachment, Message, ProviderItem, Role, ToolCallRequest};
 pub use mode::{Mode, ToolName, UnknownMode, UnknownTool};
+pub use rewind::{RewindDiff, RewindScope};
 pub use sandbox::{NetworkPolicy, Sandbox, SandboxPolicy, UnknownSetting, WorkspaceMode};
 pub use spec::{SpecArgs, SpecPhase};
 pub use tools::{

@@ -30,8 +30,10 @@ impl GuestProvider for ProcessProvider {
 
 /// How many of the agent's last stderr lines a start failure quotes.
 const QUOTED_LINES: usize = 5;
-/// How long a failed start waits for the agent's last words on stderr.
-const LAST_WORDS: Duration = Duration::from_millis(300);
+/// How long a failed start waits for the agent's last words on stderr: a
+/// dead agent's stderr ends at once, but on a loaded machine the reader
+/// may be scheduled late, and the reason is worth the wait.
+const LAST_WORDS: Duration = Duration::from_secs(2);
 
 /// Start `program args… --root WORKSPACE` in the workspace with exactly
 /// `env`, connect, apply the spec's capabilities. The child dies with the
@@ -91,9 +93,13 @@ pub(crate) async fn launch(
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
                 .join("; ");
+            // A guest that dies at start-up fails the request as a read
+            // that sees it exit or as a write into its closed pipe
+            // (EPIPE), whichever the race gives: its last words on stderr
+            // say why in both cases.
             let reason = match e {
-                RuntimeError::Exited if said.is_empty() => "it exited before answering".to_owned(),
-                RuntimeError::Exited => said,
+                _ if !said.is_empty() => said,
+                RuntimeError::Exited => "it exited before answering".to_owned(),
                 other => other.to_string(),
             };
             guest.close().await;

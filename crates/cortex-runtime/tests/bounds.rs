@@ -288,7 +288,10 @@ async fn filling_the_home_is_stopped_at_its_quota() {
 #[tokio::test]
 async fn fork_and_memory_bombs_are_bounded_unprivileged() {
     if !is_root() {
-        eprintln!("SKIPPED: needs root to become nobody (the other tests run unprivileged)");
+        cortex_testkit::skip_current(
+            "root",
+            "needs root to become nobody (the other tests run unprivileged)",
+        );
         return;
     }
     let sandbox = Sandbox::new();
@@ -366,7 +369,10 @@ async fn fork_and_memory_bombs_are_bounded_unprivileged() {
 #[tokio::test]
 async fn memory_of_the_whole_guest_is_watched_unprivileged() {
     if !is_root() {
-        eprintln!("SKIPPED: needs root to become nobody (the other tests run unprivileged)");
+        cortex_testkit::skip_current(
+            "root",
+            "needs root to become nobody (the other tests run unprivileged)",
+        );
         return;
     }
     if std::process::Command::new("python3")
@@ -374,7 +380,7 @@ async fn memory_of_the_whole_guest_is_watched_unprivileged() {
         .output()
         .is_err()
     {
-        eprintln!("SKIPPED: no python3");
+        cortex_testkit::skip_current("python3", "no python3 to hold the memory");
         return;
     }
     let sandbox = Sandbox::new();
@@ -384,7 +390,12 @@ async fn memory_of_the_whole_guest_is_watched_unprivileged() {
     };
     let report = guest.describe().await.expect("describe").expect("sandbox");
     if report.layers.contains("cgroup") {
-        eprintln!("SKIPPED: a cgroup bounds this guest's memory: {report:?}");
+        // Not a missing dependency but a machine where the watch is not
+        // the bound; counted all the same, so CI shows the case did not run.
+        cortex_testkit::skip_current(
+            "no-cgroup",
+            &format!("a cgroup bounds this guest's memory, so the watch is not tested: {report:?}"),
+        );
         guest.close().await;
         return;
     }

@@ -1,6 +1,7 @@
 //! The `docker` provider. Needs a Docker engine on the local socket and an
 //! image with a glibc at least as new as the host's (`CORTEX_DOCKER_IMAGE`,
-//! default `debian:12`); where either is missing the test says SKIPPED.
+//! default `debian:12`); where either is missing the test records a skip
+//! (`cortex_testkit`).
 
 mod common;
 
@@ -28,8 +29,9 @@ async fn engine_available() -> bool {
 #[tokio::test]
 async fn a_guest_in_a_container_reads_and_is_confined() {
     if !engine_available().await {
-        eprintln!(
-            "SKIPPED: no Docker engine on this machine; the docker provider was not exercised"
+        cortex_testkit::skip_current(
+            "docker",
+            "no Docker engine on this machine; the docker provider was not exercised",
         );
         return;
     }
@@ -39,7 +41,7 @@ async fn a_guest_in_a_container_reads_and_is_confined() {
     let guest = match provider(&image).start(&spec(dir.path(), true, true)).await {
         Ok(guest) => guest,
         Err(RuntimeError::Start { reason, .. }) if reason.contains("docker pull") => {
-            eprintln!("SKIPPED: {reason}");
+            cortex_testkit::skip_current("docker-image", &reason);
             return;
         }
         Err(e) => panic!("{e}"),
@@ -64,7 +66,10 @@ async fn a_guest_in_a_container_reads_and_is_confined() {
 #[tokio::test]
 async fn without_an_engine_the_error_says_so() {
     if engine_available().await {
-        eprintln!("SKIPPED: a Docker engine is present; this case needs none");
+        cortex_testkit::skip_current(
+            "docker-absent",
+            "a Docker engine is present; this case needs none",
+        );
         return;
     }
     let dir = tempfile::tempdir().expect("tempdir");

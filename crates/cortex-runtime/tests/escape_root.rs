@@ -120,7 +120,7 @@ async fn the_harness_folders_are_absent_in_every_mode() {
 #[tokio::test]
 async fn host_unix_sockets_are_out_of_reach() {
     if !is_root() {
-        eprintln!("SKIPPED: making a socket under /run needs root");
+        cortex_testkit::skip_current("root", "making a socket under /run needs root");
         return;
     }
     let path = std::path::PathBuf::from(format!("/run/cortex-escape-{}.sock", marker()));

@@ -181,7 +181,7 @@ async fn commands_get_no_stdin_and_cannot_reach_the_agents_pipes() {
 #[tokio::test]
 async fn device_nodes_in_the_workspace_do_not_open_and_set_uid_is_off() {
     if !is_root() {
-        eprintln!("SKIPPED: planting a device node needs root on the host");
+        cortex_testkit::skip_current("root", "planting a device node needs root on the host");
         return;
     }
     let sandbox = Sandbox::new();

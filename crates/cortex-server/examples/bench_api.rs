@@ -124,6 +124,8 @@ async fn direct(n: usize, repo: &std::path::Path) -> (Duration, Duration) {
                 workspaces: None,
                 compaction: Default::default(),
                 harness_dirs: Default::default(),
+                checkpoints: None,
+                checkpoint_quota: None,
             })
             .await
             .expect("session");

@@ -50,6 +50,11 @@ enum Command {
     Compact {
         reply: oneshot::Sender<Result<CompactionReport, ApiError>>,
     },
+    /// Back to before a turn (between turns only).
+    Rewind {
+        body: cortex_api::Rewind,
+        reply: oneshot::Sender<Result<cortex_core::Rewound, ApiError>>,
+    },
     /// A goal control (`goal_driver`).
     Goal {
         op: GoalOp,
@@ -303,6 +308,14 @@ impl ActorHandle {
         self.ask(|reply| Command::Compact { reply }).await?
     }
 
+    /// Rewind the session between turns; answers when it is done.
+    pub(crate) async fn rewind(
+        &self,
+        body: cortex_api::Rewind,
+    ) -> Result<cortex_core::Rewound, ApiError> {
+        self.ask(|reply| Command::Rewind { body, reply }).await?
+    }
+
     /// Stop any turn, close the guest, end the actor.
     pub(crate) async fn close(&self) -> Result<(), ApiError> {
         self.ask(|reply| Command::Close { reply }).await
@@ -417,6 +430,20 @@ impl Actor {
                     _ => Err(ApiError::conflict(
                         "a turn or a compaction is running; MCP servers can be added between \
                          turns",
+                    )),
+                };
+                let _ = reply.send(answer);
+                Flow::Go
+            }
+            Command::Rewind { body, reply } => {
+                let answer = match (&self.running, self.idle.as_mut()) {
+                    (None, Some(session)) => session
+                        .rewind(body.turn_id.as_deref(), body.scope, body.force)
+                        .await
+                        .map_err(crate::routes::rewind::rewind_error),
+                    _ => Err(ApiError::conflict(
+                        "a turn or a compaction is running; a session rewinds between turns \
+                         (POST …/stop first)",
                     )),
                 };
                 let _ = reply.send(answer);

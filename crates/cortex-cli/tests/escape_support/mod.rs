@@ -15,7 +15,7 @@
 //!   `git commit`, a `--workspace copy` session, the next session with its
 //!   setup script) did not run a planted program (no marker file).
 //!
-//! Machines without user namespaces skip with a printed reason.
+//! Machines without user namespaces record a skip (`cortex_testkit`).
 #![allow(dead_code)]
 
 use serde_json::{Value, json};
@@ -419,7 +419,10 @@ fn run_once(attempt: &Attempt, nobody: bool) -> bool {
     };
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     if stderr.contains("cannot create the guest's namespaces") {
-        eprintln!("SKIPPED: user namespaces are not available here: {stderr}");
+        cortex_testkit::skip_current(
+            "userns",
+            &format!("user namespaces are not available here: {stderr}"),
+        );
         return false;
     }
     if let Expect::Refused(text) = attempt.expect {

@@ -4,7 +4,8 @@
 //! `/opt/cortex-test/mcp-venv/bin/python` (what `scripts/install-deps`
 //! creates). `@modelcontextprotocol/server-everything`: under
 //! `CORTEX_MCP_NODE_MODULES`, else `/opt/cortex-test/node_modules`. A test
-//! whose server is missing prints why and passes without running.
+//! whose server is missing records a skip (`cortex_testkit`) and returns; a
+//! server that is installed but does not start fails the test.
 
 #![allow(dead_code)]
 
@@ -31,9 +32,12 @@ pub fn python() -> Option<PathBuf> {
         .map(|s| s.success())
         .unwrap_or(false);
     if !ok {
-        eprintln!(
-            "skipped: no Python with the `mcp` package at {} (run scripts/install-deps, or set CORTEX_MCP_PYTHON)",
-            python.display()
+        cortex_testkit::skip_current(
+            "python-mcp",
+            &format!(
+                "no Python with the `mcp` package at {} (run scripts/install-deps, or set CORTEX_MCP_PYTHON)",
+                python.display()
+            ),
         );
         return None;
     }
@@ -53,13 +57,16 @@ pub fn server_everything() -> Option<(PathBuf, PathBuf)> {
     match (node, script.exists()) {
         (Some(node), true) => Some((node, script)),
         (None, _) => {
-            eprintln!("skipped: node is not installed");
+            cortex_testkit::skip_current("node", "node is not installed");
             None
         }
         (_, false) => {
-            eprintln!(
-                "skipped: {} is missing (run scripts/install-deps, or set CORTEX_MCP_NODE_MODULES)",
-                script.display()
+            cortex_testkit::skip_current(
+                "server-everything",
+                &format!(
+                    "{} is missing (run scripts/install-deps, or set CORTEX_MCP_NODE_MODULES)",
+                    script.display()
+                ),
             );
             None
         }
@@ -67,18 +74,19 @@ pub fn server_everything() -> Option<(PathBuf, PathBuf)> {
 }
 
 /// The Python server on streamable HTTP at a free loopback port; killed
-/// when dropped.
+/// when dropped. The interpreter and its package being there, a server
+/// that does not start or listen is a failure of the test, not a skip.
 pub struct HttpServer {
     pub url: String,
     child: Child,
 }
 
 impl HttpServer {
-    pub async fn start(python: &Path) -> Option<HttpServer> {
+    pub async fn start(python: &Path) -> HttpServer {
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .and_then(|l| l.local_addr())
             .map(|a| a.port())
-            .ok()?;
+            .expect("a free loopback port");
         let child = Command::new(python)
             .arg(fixture())
             .args(["http", &port.to_string()])
@@ -86,8 +94,8 @@ impl HttpServer {
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
-            .ok()?;
-        let server = HttpServer {
+            .unwrap_or_else(|e| panic!("start {} {}: {e}", python.display(), fixture().display()));
+        let mut server = HttpServer {
             url: format!("http://127.0.0.1:{port}/mcp"),
             child,
         };
@@ -97,12 +105,18 @@ impl HttpServer {
                 .await
                 .is_ok()
             {
-                return Some(server);
+                return server;
+            }
+            if let Ok(Some(status)) = server.child.try_wait() {
+                panic!(
+                    "the HTTP server exited ({status}); run `{} {} http {port}` to see why",
+                    python.display(),
+                    fixture().display()
+                );
             }
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
-        eprintln!("skipped: the HTTP server did not listen on port {port}");
-        None
+        panic!("the HTTP server did not listen on port {port} within 60 s");
     }
 }
 

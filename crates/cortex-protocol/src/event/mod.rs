@@ -9,6 +9,7 @@ use crate::compaction::{CompactionKept, CompactionTrigger};
 use crate::goal::{GoalBudget, GoalStep, PauseReason};
 use crate::ids::{CallId, SessionId, TurnId};
 use crate::mode::Mode;
+use crate::rewind::{RewindDiff, RewindScope};
 use crate::sandbox::Sandbox;
 use crate::spec::SpecPhase;
 use crate::tools::Todo;
@@ -583,6 +584,74 @@ pub enum EventKind {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         finish: Option<TurnFinish>,
     },
+    /// The whole workspace was checkpointed before the turn ran (a rewind
+    /// can bring it back).
+    #[serde(rename = "checkpoint.taken")]
+    CheckpointTaken {
+        /// The checkpoint's id: the turn's id, or `undo-…` for the state a
+        /// rewind replaced.
+        checkpoint: String,
+        /// Files, folders and links it holds.
+        files: u64,
+        /// Bytes of content not already stored (deduplicated).
+        bytes_new: u64,
+        /// How long it took, in milliseconds.
+        ms: f64,
+        /// Folders left out by the documented rule (`.git`, `node_modules`,
+        /// `target`, …), as paths in the workspace; at most 20.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        excluded: Vec<String>,
+        /// Entries that cannot be checkpointed (sockets, FIFOs, devices,
+        /// names that are not UTF-8), `path: why`; at most 20.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        skipped: Vec<String>,
+    },
+    /// No checkpoint was taken before this turn, and why; the turn runs
+    /// anyway, and cannot be rewound to.
+    #[serde(rename = "checkpoint.failed")]
+    CheckpointFailed {
+        /// Why, for the user.
+        reason: String,
+    },
+    /// The oldest checkpoints were removed to stay within the session's
+    /// checkpoint quota.
+    #[serde(rename = "checkpoint.pruned")]
+    CheckpointPruned {
+        /// The checkpoints removed, oldest first.
+        checkpoints: Vec<String>,
+        /// Bytes freed.
+        bytes_freed: u64,
+        /// Bytes the session's checkpoints use now.
+        used: u64,
+        /// The quota, in bytes.
+        quota: u64,
+    },
+    /// The session went back to a checkpoint: its files, its conversation
+    /// or both. The timeline keeps everything; with the conversation in
+    /// scope, later requests are built as if the turns from `turn_id` on
+    /// were not there.
+    #[serde(rename = "session.rewound")]
+    SessionRewound {
+        /// The turn (or `undo-…` checkpoint) gone back to: the state before
+        /// it.
+        turn_id: String,
+        /// What was restored.
+        scope: RewindScope,
+        /// The files changed, at most 100 paths per list.
+        #[serde(default)]
+        diff: RewindDiff,
+        /// Paths created, changed and deleted in all.
+        #[serde(default)]
+        paths: u64,
+        /// The checkpoint of the files as they were before this rewind:
+        /// rewinding to it (scope `files`) undoes it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        undo: Option<String>,
+        /// Paths changed outside the session that were overwritten because
+        /// the rewind was forced.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        forced: Vec<String>,
+    },
     /// An error that belongs to no other event.
     #[serde(rename = "error")]
     Error {
@@ -647,6 +716,10 @@ impl EventKind {
             EventKind::TurnCompleted { .. } => "turn.completed",
             EventKind::TurnStopped { .. } => "turn.stopped",
             EventKind::TurnFailed { .. } => "turn.failed",
+            EventKind::CheckpointTaken { .. } => "checkpoint.taken",
+            EventKind::CheckpointFailed { .. } => "checkpoint.failed",
+            EventKind::CheckpointPruned { .. } => "checkpoint.pruned",
+            EventKind::SessionRewound { .. } => "session.rewound",
             EventKind::Error { .. } => "error",
         }
     }

@@ -132,6 +132,29 @@ fn type_name_matches_serde_name() {
             trigger: CompactionTrigger::Threshold,
             error: "e".into(),
         },
+        EventKind::CheckpointTaken {
+            checkpoint: "t1".into(),
+            files: 3,
+            bytes_new: 10,
+            ms: 1.5,
+            excluded: vec!["node_modules".into()],
+            skipped: Vec::new(),
+        },
+        EventKind::CheckpointFailed { reason: "r".into() },
+        EventKind::CheckpointPruned {
+            checkpoints: vec!["t0".into()],
+            bytes_freed: 5,
+            used: 10,
+            quota: 20,
+        },
+        EventKind::SessionRewound {
+            turn_id: "t1".into(),
+            scope: crate::RewindScope::Both,
+            diff: Default::default(),
+            paths: 0,
+            undo: Some("undo-1".into()),
+            forced: Vec::new(),
+        },
     ];
     for kind in kinds {
         let json = serde_json::to_value(&kind).expect("serialize kind");

@@ -30,8 +30,8 @@ impl Sandbox {
         spec(self.workspace.path(), true, true)
     }
 
-    /// The guest, or `None` (with the reason printed) where this machine
-    /// cannot create user namespaces: the caller then skips.
+    /// The guest, or `None` (the skip recorded) where this machine cannot
+    /// create user namespaces: the caller then returns.
     pub async fn start(&self) -> Option<Guest> {
         self.start_with(&self.spec()).await
     }
@@ -55,7 +55,7 @@ pub fn provider(program: PathBuf, args: Vec<String>, homes: &Path) -> SandboxPro
     provider
 }
 
-/// Start, or `None` with a printed reason where namespaces are refused.
+/// Start, or `None` with the skip recorded where namespaces are refused.
 pub async fn start(provider: &SandboxProvider, spec: &GuestSpec) -> Option<Guest> {
     match provider.start(spec).await {
         Ok(guest) => Some(guest),
@@ -63,7 +63,7 @@ pub async fn start(provider: &SandboxProvider, spec: &GuestSpec) -> Option<Guest
             if e.to_string()
                 .contains("cannot create the guest's namespaces") =>
         {
-            eprintln!("SKIPPED: user namespaces are not available here: {e}");
+            cortex_testkit::skip_current("userns", &e.to_string());
             None
         }
         Err(e) => panic!("the sandbox does not start: {e}"),

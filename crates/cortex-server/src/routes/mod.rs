@@ -8,6 +8,7 @@ pub(crate) mod goal;
 pub(crate) mod mcp;
 pub(crate) mod meta;
 pub(crate) mod plan;
+pub(crate) mod rewind;
 pub(crate) mod rules;
 pub(crate) mod sessions;
 pub(crate) mod spec;
@@ -24,6 +25,7 @@ pub(crate) fn v1() -> Router<Arc<AppState>> {
         .merge(sessions::routes())
         .merge(turns::routes())
         .merge(control::routes())
+        .merge(rewind::routes())
         .merge(mcp::routes())
         .merge(plan::routes())
         .merge(spec::routes())

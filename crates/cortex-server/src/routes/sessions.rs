@@ -122,6 +122,7 @@ pub(crate) async fn show(
     if view.goal.is_none() {
         view.goal = state.goal(&id).await?.as_ref().map(GoalSummary::from);
     }
+    view.checkpoint_bytes = state.checkpoint_bytes(&id).await;
     Ok(axum::Json(view))
 }
 

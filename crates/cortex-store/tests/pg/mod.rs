@@ -3,8 +3,8 @@
 //! free 127.0.0.1 port, its data in a temporary folder. Started once per
 //! test binary, as `nobody` when the tests run as root (PostgreSQL refuses
 //! root), and killed when the test process exits (parent-death signal).
-//! Each test gets its own database. Without the binaries the PostgreSQL
-//! tests are skipped with a printed note.
+//! Each test gets its own database. Without the binaries each PostgreSQL
+//! test records a skip (`cortex_testkit`) and returns.
 
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -68,13 +68,7 @@ fn as_server_user(cmd: &mut Command) {
 }
 
 fn start() -> Option<Server> {
-    let Some(bin) = bin_dir() else {
-        eprintln!(
-            "note: PostgreSQL binaries not found (/usr/lib/postgresql/*/bin or PG_BIN); \
-             skipping the PostgreSQL store tests. `scripts/install-deps` installs them."
-        );
-        return None;
-    };
+    let bin = bin_dir()?;
     let dir = tempfile::tempdir().expect("tempdir").keep();
     let _ = DIR.set(dir.clone());
     unsafe {
@@ -158,9 +152,17 @@ fn wait_ready(bin: &Path, port: u16) {
     }
 }
 
-/// A fresh database's URL, or `None` when PostgreSQL is not installed.
+/// A fresh database's URL, or `None` (the calling test's skip recorded)
+/// when PostgreSQL is not installed.
 pub async fn database() -> Option<String> {
-    let server = SERVER.get_or_init(start).as_ref()?;
+    let Some(server) = SERVER.get_or_init(start).as_ref() else {
+        cortex_testkit::skip_current(
+            "postgresql",
+            "no initdb and postgres under /usr/lib/postgresql/*/bin or PG_BIN \
+             (scripts/install-deps installs them)",
+        );
+        return None;
+    };
     let name = format!(
         "t{}_{}",
         std::process::id(),

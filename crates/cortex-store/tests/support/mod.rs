@@ -96,9 +96,13 @@ pub fn variant_index(kind: &EventKind) -> usize {
         EventKind::McpServerReady { .. } => 50,
         EventKind::McpServerFailed { .. } => 51,
         EventKind::InstructionsLoaded { .. } => 52,
+        EventKind::CheckpointTaken { .. } => 53,
+        EventKind::CheckpointFailed { .. } => 54,
+        EventKind::CheckpointPruned { .. } => 55,
+        EventKind::SessionRewound { .. } => 56,
     }
 }
-pub const VARIANTS: usize = 53;
+pub const VARIANTS: usize = 57;
 
 /// Every variant, in an order the store accepts, with the turn each belongs to.
 pub fn every_kind() -> Vec<(Option<&'static str>, EventKind)> {
@@ -496,9 +500,50 @@ pub fn every_kind() -> Vec<(Option<&'static str>, EventKind)> {
         (Some("t3"), started("third")),
         (
             Some("t3"),
+            EventKind::CheckpointTaken {
+                checkpoint: "t3".into(),
+                files: 12,
+                bytes_new: 4096,
+                ms: 3.5,
+                excluded: vec!["node_modules".into()],
+                skipped: vec!["run/sock: a socket".into()],
+            },
+        ),
+        (
+            Some("t3"),
+            EventKind::CheckpointPruned {
+                checkpoints: vec!["t1".into()],
+                bytes_freed: 100,
+                used: 4096,
+                quota: 1 << 30,
+            },
+        ),
+        (
+            Some("t3"),
+            EventKind::CheckpointFailed {
+                reason: "over the quota".into(),
+            },
+        ),
+        (
+            Some("t3"),
             EventKind::TurnFailed {
                 error: "compaction failed".into(),
                 finish: None,
+            },
+        ),
+        (
+            None,
+            EventKind::SessionRewound {
+                turn_id: "t2".into(),
+                scope: cortex_protocol::RewindScope::Both,
+                diff: cortex_protocol::RewindDiff {
+                    created: vec!["a.txt".into()],
+                    changed: Vec::new(),
+                    deleted: vec!["b.txt".into()],
+                },
+                paths: 2,
+                undo: Some("undo-1".into()),
+                forced: Vec::new(),
             },
         ),
     ]

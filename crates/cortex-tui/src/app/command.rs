@@ -21,6 +21,13 @@ pub enum Command {
     SetMode(Mode),
     /// Compact the history now.
     Compact,
+    /// Rewind the last turn (`/rewind`).
+    Rewind {
+        /// Files, conversation or both.
+        scope: cortex_protocol::RewindScope,
+        /// Overwrite files changed outside the session.
+        force: bool,
+    },
     /// List the user's sessions for the picker.
     ListSessions,
     /// Show another session (its whole timeline).

@@ -4,7 +4,7 @@
 //! `/doctor`, whose checks the embedding program runs).
 
 use crate::app::{App, Command};
-use cortex_protocol::Mode;
+use cortex_protocol::{Mode, RewindScope};
 
 /// One slash command of the registry.
 pub struct SlashCommand {
@@ -49,6 +49,12 @@ pub const COMMANDS: &[SlashCommand] = &[
         args: "[FEEDBACK]",
         help: "reject it with feedback (Ctrl+R)",
         run: |app, feedback| app.decide(Some(feedback), true),
+    },
+    SlashCommand {
+        name: "rewind",
+        args: "[files|conversation|both] [force]",
+        help: "go back to before the last turn (files and conversation by default)",
+        run: rewind,
     },
     SlashCommand {
         name: "sessions",
@@ -133,6 +139,25 @@ fn mode(app: &mut App, args: &str) -> Vec<Command> {
             Vec::new()
         }
     }
+}
+
+/// `/rewind [files|conversation|both] [force]`: the last turn, between turns.
+fn rewind(app: &mut App, args: &str) -> Vec<Command> {
+    let mut scope = RewindScope::Both;
+    let mut force = false;
+    for word in args.split_whitespace() {
+        match word {
+            "files" => scope = RewindScope::Files,
+            "conversation" => scope = RewindScope::Conversation,
+            "both" => scope = RewindScope::Both,
+            "force" | "--force" => force = true,
+            _ => {
+                app.flash("usage: /rewind [files|conversation|both] [force]");
+                return Vec::new();
+            }
+        }
+    }
+    app.command_between_turns("/rewind", Command::Rewind { scope, force })
 }
 
 fn model(app: &mut App, args: &str) -> Vec<Command> {

@@ -117,6 +117,24 @@ fn slash_commands_run_and_unknown_ones_say_so() {
     );
     typed(&mut app, "/comp");
     assert_eq!(app.on_key(key(KeyCode::Enter)), [Command::Compact]);
+    typed(&mut app, "/rewind files force");
+    assert_eq!(
+        app.on_key(key(KeyCode::Enter)),
+        [Command::Rewind {
+            scope: cortex_protocol::RewindScope::Files,
+            force: true
+        }]
+    );
+    typed(&mut app, "/rewind");
+    assert_eq!(
+        app.on_key(key(KeyCode::Enter)),
+        [Command::Rewind {
+            scope: cortex_protocol::RewindScope::Both,
+            force: false
+        }]
+    );
+    typed(&mut app, "/rewind sideways");
+    assert!(app.on_key(key(KeyCode::Enter)).is_empty());
     typed(&mut app, "/help");
     app.on_key(key(KeyCode::Enter));
     assert!(app.overlay.is_some());

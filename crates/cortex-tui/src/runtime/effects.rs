@@ -123,6 +123,18 @@ impl Worker {
                 Ok(_) => None,
                 Err(e) => Some(Outcome::Failed(format!("compact: {}", message(&e)))),
             },
+            Command::Rewind { scope, force } => {
+                let body = cortex_client::Rewind {
+                    turn_id: None,
+                    scope,
+                    force,
+                };
+                match self.client.rewind(&id, &body).await {
+                    // `session.rewound` arrives with the timeline.
+                    Ok(_) => None,
+                    Err(e) => Some(Outcome::Failed(format!("rewind: {}", message(&e)))),
+                }
+            }
             Command::OpenSession(next) => match self.client.session(&next).await {
                 Ok(view) => {
                     self.switch(&id, view.id).await;

@@ -184,6 +184,26 @@ impl SessionState {
                 let cut = if *cut { " (cut at the cap)" } else { "" };
                 self.notice(Level::Info, format!("instructions: {files}{cut}"));
             }
+            EventKind::CheckpointFailed { reason } => self.notice(
+                Level::Warning,
+                format!("no checkpoint before this turn: {}", clean(reason)),
+            ),
+            EventKind::CheckpointPruned { checkpoints, .. } => self.notice(
+                Level::Info,
+                format!("{} old checkpoint(s) pruned (quota)", checkpoints.len()),
+            ),
+            EventKind::SessionRewound {
+                turn_id,
+                scope,
+                paths,
+                ..
+            } => self.notice(
+                Level::Info,
+                format!(
+                    "rewound to before {} ({scope:?}, {paths} path(s) restored)",
+                    clean_line(turn_id)
+                ),
+            ),
             _ => return false,
         }
         true

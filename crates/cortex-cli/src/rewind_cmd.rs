@@ -1,0 +1,121 @@
+//! `cortex rewind SESSION [TURN]`: go back to before a turn (the last by
+//! default), its files, its conversation or both, through the session API
+//! (in-process unless `--server`).
+
+use crate::json_out;
+use crate::local_server;
+use crate::session_args::api_error;
+use clap::Args;
+use cortex_api::Rewind;
+use cortex_protocol::{RewindScope, SessionId};
+use cortex_term::sanitize_line;
+use std::process::ExitCode;
+
+#[derive(Args)]
+pub struct RewindArgs {
+    /// The session to rewind.
+    session_id: String,
+    /// The turn to go back to before (its id, as `sessions show --json`
+    /// gives it), or an `undo-…` checkpoint a rewind printed (files
+    /// only). Default: the session's last turn.
+    turn_id: Option<String>,
+    /// Restore the workspace's files only.
+    #[arg(long, conflicts_with_all = ["conversation", "both"])]
+    files: bool,
+    /// Rewind the conversation only (later requests are built without the
+    /// rewound turns); the files stay as they are.
+    #[arg(long, conflicts_with = "both")]
+    conversation: bool,
+    /// Both the files and the conversation (the default).
+    #[arg(long)]
+    both: bool,
+    /// Overwrite files changed outside the session since it last ran
+    /// (without it, they are listed and nothing is changed).
+    #[arg(long)]
+    force: bool,
+    /// The answer as one JSON object.
+    #[arg(long)]
+    json: bool,
+    /// The model that reopens the session when its recorded one cannot be
+    /// rebuilt from its name (`PROVIDER:NAME`, e.g. a scripted model).
+    #[arg(long)]
+    model: Option<String>,
+    /// A running `cortex serve` (token in CORTEX_TOKEN).
+    #[arg(long)]
+    server: Option<String>,
+}
+
+impl RewindArgs {
+    fn scope(&self) -> RewindScope {
+        if self.files {
+            RewindScope::Files
+        } else if self.conversation {
+            RewindScope::Conversation
+        } else {
+            RewindScope::Both
+        }
+    }
+}
+
+/// Exit 0 when rewound; an error (exit 1) names what stopped it, such as
+/// the files changed outside the session.
+pub async fn run(args: RewindArgs) -> anyhow::Result<ExitCode> {
+    let (client, local) = local_server::connect(
+        args.server.as_deref(),
+        args.model.clone(),
+        &crate::guests::GuestChoice::Local,
+    )
+    .await?;
+    let id = SessionId(args.session_id.clone());
+    let body = Rewind {
+        turn_id: args.turn_id.clone(),
+        scope: args.scope(),
+        force: args.force,
+    };
+    let answer = client.rewind(&id, &body).await;
+    if let Some(local) = local {
+        let _ = client.close(&id).await;
+        local.stop().await;
+    }
+    let done = answer.map_err(api_error)?;
+    if args.json {
+        println!("{}", json_out::to_line(&done)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    let scope = match done.scope {
+        RewindScope::Files => "files",
+        RewindScope::Conversation => "conversation",
+        RewindScope::Both => "files and conversation",
+    };
+    println!(
+        "rewound {} to before {} ({scope}): {} created, {} changed, {} deleted",
+        sanitize_line(id.as_str()),
+        sanitize_line(&done.turn_id),
+        done.created.len(),
+        done.changed.len(),
+        done.deleted.len()
+    );
+    for (mark, paths) in [
+        ('+', &done.created),
+        ('~', &done.changed),
+        ('-', &done.deleted),
+    ] {
+        for path in paths {
+            println!("  {mark} {}", sanitize_line(path));
+        }
+    }
+    for path in &done.forced {
+        println!(
+            "  overwritten (changed outside the session): {}",
+            sanitize_line(path)
+        );
+    }
+    if let Some(undo) = &done.undo {
+        println!(
+            "undo with: cortex rewind {} {} --files",
+            sanitize_line(id.as_str()),
+            sanitize_line(undo)
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
