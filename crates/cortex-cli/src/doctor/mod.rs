@@ -236,7 +236,9 @@ pub async fn report(repo: Option<PathBuf>) -> Report {
 pub async fn run(args: DoctorArgs) -> anyhow::Result<ExitCode> {
     let report = report(args.repo).await;
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
+        // Details quote what servers and the guest printed: exact, but
+        // terminal-safe.
+        println!("{}", crate::json_out::to_line(&report)?);
     } else {
         for line in report.human() {
             println!("{line}");
