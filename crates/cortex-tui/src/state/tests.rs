@@ -223,3 +223,27 @@ fn prompt_progress_shows_while_waiting_and_clears_with_the_answer() {
     let turn = fold(&s.events).turn.expect("a running turn");
     assert_eq!(turn.progress, None, "the answer replaces the progress");
 }
+
+/// A reminder is the harness speaking to the model: the transcript shows
+/// the same cells with it as without it.
+#[test]
+fn a_reminder_to_the_model_adds_nothing_to_the_transcript() {
+    let script = |reminder: bool| {
+        let mut s = Script::new("m");
+        s.turn("how many files?").request(1);
+        s.done("There are 3.");
+        if reminder {
+            s.push(EventKind::TurnReminder {
+                text: "Check the answer with a tool before giving it.".into(),
+            });
+        }
+        s.request(2);
+        s.done("There are 3.").completed(2);
+        s
+    };
+    let with = fold(&script(true).events);
+    let without = fold(&script(false).events);
+    assert_eq!(with.cells.len(), without.cells.len());
+    let shown = format!("{:?}", with.cells);
+    assert!(!shown.contains("Check the answer"), "{shown}");
+}
