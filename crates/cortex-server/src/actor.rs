@@ -440,7 +440,7 @@ impl Actor {
                     (None, Some(session)) => session
                         .rewind(body.turn_id.as_deref(), body.scope, body.force)
                         .await
-                        .map_err(crate::routes::rewind::rewind_error),
+                        .map_err(ApiError::from),
                     _ => Err(ApiError::conflict(
                         "a turn or a compaction is running; a session rewinds between turns \
                          (POST …/stop first)",

@@ -7,7 +7,8 @@ use axum::extract::rejection::{JsonRejection, PathRejection, QueryRejection};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use cortex_api::{ErrorBody, ErrorDetail};
-use cortex_core::CoreError;
+use cortex_core::checkpoint::CheckpointError;
+use cortex_core::{CoreError, RewindError};
 use cortex_store::StoreError;
 
 /// An error answer.
@@ -130,6 +131,32 @@ impl From<StoreError> for ApiError {
                 tracing::error!("store: {other}");
                 ApiError::internal(format!("the store failed: {other}"))
             }
+        }
+    }
+}
+
+/// A rewind that was not done, as the client sees it.
+impl From<RewindError> for ApiError {
+    fn from(e: RewindError) -> Self {
+        match e {
+            RewindError::NotInConversation(_)
+            | RewindError::NoTurn
+            | RewindError::Checkpoint(CheckpointError::NotFound(_)) => {
+                ApiError::new(StatusCode::NOT_FOUND, "not_found", e.to_string())
+            }
+            RewindError::Unavailable(_) => ApiError::new(
+                StatusCode::CONFLICT,
+                "checkpoints_unavailable",
+                e.to_string(),
+            ),
+            RewindError::Conflict(ref paths) => {
+                let mut error =
+                    ApiError::new(StatusCode::CONFLICT, "changed_outside", e.to_string());
+                error.paths = paths.clone();
+                error
+            }
+            RewindError::Checkpoint(e) => ApiError::internal(format!("rewind: {e}")),
+            RewindError::Core(e) => e.into(),
         }
     }
 }

@@ -6,11 +6,9 @@ use crate::extract::{Json, Path};
 use crate::state::AppState;
 use axum::Router;
 use axum::extract::State;
-use axum::http::StatusCode;
 use axum::routing::post;
 use cortex_api::{ErrorBody, Rewind, RewindAnswer};
-use cortex_core::checkpoint::CheckpointError;
-use cortex_core::{RewindError, Rewound};
+use cortex_core::Rewound;
 use cortex_protocol::SessionId;
 use std::sync::Arc;
 
@@ -59,28 +57,5 @@ fn answer(r: Rewound) -> RewindAnswer {
         deleted: r.diff.deleted,
         undo: r.undo,
         forced: r.forced,
-    }
-}
-
-/// A rewind that was not done, as the client sees it.
-pub(crate) fn rewind_error(e: RewindError) -> ApiError {
-    match e {
-        RewindError::NotInConversation(_)
-        | RewindError::NoTurn
-        | RewindError::Checkpoint(CheckpointError::NotFound(_)) => {
-            ApiError::new(StatusCode::NOT_FOUND, "not_found", e.to_string())
-        }
-        RewindError::Unavailable(_) => ApiError::new(
-            StatusCode::CONFLICT,
-            "checkpoints_unavailable",
-            e.to_string(),
-        ),
-        RewindError::Conflict(ref paths) => {
-            let mut error = ApiError::new(StatusCode::CONFLICT, "changed_outside", e.to_string());
-            error.paths = paths.clone();
-            error
-        }
-        RewindError::Checkpoint(e) => ApiError::internal(format!("rewind: {e}")),
-        RewindError::Core(e) => e.into(),
     }
 }
