@@ -3,14 +3,11 @@
 //! default, or `--server URL`. Standard output carries protocol frames only;
 //! logs go to standard error.
 
-use crate::guests::GuestChoice;
-use crate::local_server;
+use crate::flags::{GuestFlags, ServerFlag};
 use clap::Args;
 use cortex_acp::AcpAgent;
 use cortex_api::{CreateSession, SandboxRequest};
-use cortex_protocol::{
-    ApprovalPolicy, Mode, NetworkPolicy, SandboxPolicy, StopRule, WorkspaceMode,
-};
+use cortex_protocol::{ApprovalPolicy, Mode, StopRule, WorkspaceMode};
 use std::process::ExitCode;
 
 #[derive(Args)]
@@ -24,19 +21,10 @@ pub struct AcpArgs {
     /// When a turn stops on its own: code, chat or bot.
     #[arg(long, default_value = "code")]
     stop_rule: StopRule,
-    /// Drive a running `cortex serve` (http://HOST:PORT or unix:PATH; token
-    /// in CORTEX_TOKEN) instead of an in-process server.
-    #[arg(long)]
-    server: Option<String>,
-    /// What the guest may change: read-only, workspace-write or full-access.
-    #[arg(long, default_value = "workspace-write")]
-    sandbox: SandboxPolicy,
-    /// Whether the guest reaches the network.
-    #[arg(long, default_value = "off")]
-    network: NetworkPolicy,
-    /// Where tools run: local, process, remote:HOST:PORT or docker:IMAGE.
-    #[arg(long, default_value = "local")]
-    guest: GuestChoice,
+    #[command(flatten)]
+    server: ServerFlag,
+    #[command(flatten)]
+    guests: GuestFlags,
     /// in-place (the editor's folder itself) or copy.
     #[arg(long, default_value = "in-place")]
     workspace: WorkspaceMode,
@@ -47,16 +35,18 @@ pub struct AcpArgs {
 }
 
 pub async fn run(args: AcpArgs) -> anyhow::Result<ExitCode> {
-    let (client, local) =
-        local_server::connect(args.server.as_deref(), args.model.clone(), &args.guest).await?;
+    let (client, local) = args
+        .server
+        .connect(args.model.clone(), &args.guests.guest)
+        .await?;
     let template = CreateSession {
         // Each session's is the editor's `cwd`.
         repository: String::new(),
         mode: Some(args.mode),
         model: args.model,
         sandbox: Some(SandboxRequest {
-            policy: Some(args.sandbox),
-            network: Some(args.network),
+            policy: Some(args.guests.sandbox),
+            network: Some(args.guests.network),
             workspace: Some(args.workspace),
         }),
         stop_rule: Some(args.stop_rule),

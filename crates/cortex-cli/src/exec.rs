@@ -4,7 +4,6 @@
 
 use crate::approve;
 use crate::follow::{follow, watch_interrupts};
-use crate::local_server;
 use crate::render::{Human, JsonLines, Render};
 use crate::session_args::{SessionArgs, api_error, open};
 use clap::Args;
@@ -42,12 +41,10 @@ impl ExecArgs {
 /// `exec_goal`).
 pub async fn run(args: ExecArgs) -> anyhow::Result<ExitCode> {
     let session = &args.session;
-    let (client, local) = local_server::connect(
-        session.server.as_deref(),
-        session.model.clone(),
-        &session.guest,
-    )
-    .await?;
+    let (client, local) = session
+        .server
+        .connect(session.model.clone(), &session.guests.guest)
+        .await?;
     let result = match &args.prompt {
         Some(prompt) => run_turn(&client, &args, prompt, local.is_some()).await,
         None => {

@@ -166,6 +166,7 @@ mod tests {
             event(EventKind::TurnCompleted {
                 rounds: 1,
                 finish: None,
+                unverified: Vec::new(),
             })
         };
         let paused = |reason| event(EventKind::GoalPaused { reason });

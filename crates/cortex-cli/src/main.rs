@@ -14,6 +14,7 @@ mod config;
 mod doctor;
 mod exec;
 mod exec_goal;
+mod flags;
 mod follow;
 mod guests;
 mod init;

@@ -6,14 +6,14 @@
 //! `--json` is exact.
 
 use crate::config::Config;
-use crate::guests::{self, GuestChoice};
+use crate::flags::GuestFlags;
+use crate::guests;
 use anyhow::Context;
 use clap::{Args, Subcommand};
 use cortex_core::GuestLauncher;
 use cortex_mcp::{
     HostLauncher, Launchers, McpHub, ServerSpec, ServerState, ServerStatus, specs_from_config,
 };
-use cortex_protocol::{NetworkPolicy, SandboxPolicy};
 use cortex_runtime::{GuestProvider, GuestSpec, allowed_env};
 use cortex_term::{sanitize, sanitize_line};
 use std::path::PathBuf;
@@ -32,15 +32,9 @@ pub struct ListArgs {
     /// The repository stdio servers run in (default: the current folder).
     #[arg(long)]
     repo: Option<PathBuf>,
-    /// The sandbox policy of their guests, as a session's.
-    #[arg(long, default_value = "workspace-write")]
-    sandbox: SandboxPolicy,
-    /// Whether their guests reach the network.
-    #[arg(long, default_value = "off")]
-    network: NetworkPolicy,
-    /// Where stdio servers run: local, process, remote:HOST:PORT or docker:IMAGE.
-    #[arg(long, default_value = "local")]
-    guest: GuestChoice,
+    // The guests stdio servers run in, set up as a session's.
+    #[command(flatten)]
+    guests: GuestFlags,
     /// One JSON object per server.
     #[arg(long)]
     json: bool,
@@ -75,10 +69,10 @@ async fn list(args: ListArgs) -> anyhow::Result<ExitCode> {
         writable: false,
         allow_bash: true,
         env: allowed_env(&config.guest.env),
-        policy: args.sandbox,
-        network: args.network,
+        policy: args.guests.sandbox,
+        network: args.guests.network,
     };
-    let status = start_and_stop(&specs, guests::provider(&args.guest, &config)?, spec).await;
+    let status = start_and_stop(&specs, guests::provider(&args.guests.guest, &config)?, spec).await;
     for server in &status {
         if args.json {
             // Names, tools and reasons come from the config and the

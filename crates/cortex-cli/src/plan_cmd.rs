@@ -6,8 +6,8 @@
 //! follow.
 
 use crate::exec::{exit_code, follow_turn, proposal_hint};
+use crate::flags::ReopenFlags;
 use crate::guests::GuestChoice;
-use crate::local_server;
 use crate::render::{Human, JsonLines, Render};
 use crate::session_args::api_error;
 use clap::{Args, Subcommand};
@@ -75,13 +75,8 @@ pub struct PlanTarget {
     /// Every timeline event as one JSON line.
     #[arg(long)]
     json: bool,
-    /// The model that reopens the session when its recorded one cannot be
-    /// rebuilt from its name (`PROVIDER:NAME`, e.g. a scripted model).
-    #[arg(long)]
-    model: Option<String>,
-    /// A running `cortex serve` (token in CORTEX_TOKEN).
-    #[arg(long)]
-    server: Option<String>,
+    #[command(flatten)]
+    reopen: ReopenFlags,
     /// Where tools run with the in-process server (as for `exec`).
     #[arg(long, default_value = "local")]
     guest: GuestChoice,
@@ -93,12 +88,7 @@ pub async fn run(subject: Subject, command: PlanCommand) -> anyhow::Result<ExitC
         PlanCommand::Accept(target) => (target, None),
         PlanCommand::Reject { target, feedback } => (target, Some(feedback.as_str())),
     };
-    let (client, local) = local_server::connect(
-        target.server.as_deref(),
-        target.model.clone(),
-        &target.guest,
-    )
-    .await?;
+    let (client, local) = target.reopen.connect(&target.guest).await?;
     let result = verdict(&client, subject, target, feedback).await;
     if let Some(local) = local {
         let _ = client.close(&SessionId(target.session_id.clone())).await;

@@ -10,7 +10,7 @@
 
 use crate::render_goal::GoalLines;
 use cortex_model::meter::MeterTotals;
-use cortex_protocol::{Event, EventKind, ToolStatus};
+use cortex_protocol::{CallSummary, Event, EventKind, ToolStatus};
 use cortex_term::{sanitize, sanitize_line};
 use std::collections::HashMap;
 use std::io::Write;
@@ -388,10 +388,19 @@ impl Human {
             // act on (the text is in the timeline and in --json). The
             // answer it asks for starts on a line of its own.
             EventKind::TurnReminder { .. } => self.end_text(out),
-            EventKind::TurnCompleted { rounds, finish } => {
+            EventKind::TurnCompleted {
+                rounds,
+                finish,
+                unverified,
+            } => {
                 self.end_text(out);
                 if *finish == Some(cortex_protocol::TurnFinish::MaxTokens) {
                     eprintln!("· the answer was cut at the provider's output token limit");
+                }
+                // A check still doubts the answer: the user should not
+                // take it as checked.
+                if let Some(line) = cortex_protocol::unverified_line(unverified) {
+                    eprintln!("· {}", sanitize(&line));
                 }
                 eprintln!(
                     "turn completed · {rounds} rounds · {}",
@@ -460,30 +469,8 @@ fn truncate(text: &str, max_chars: usize) -> String {
 /// The one argument that identifies a call, for its row, sanitised as one
 /// line (the model wrote it).
 fn short_arguments(name: &str, arguments: &str) -> String {
-    sanitize_line(&raw_short_arguments(name, arguments)).into_owned()
-}
-
-fn raw_short_arguments(name: &str, arguments: &str) -> String {
-    let Ok(value) = serde_json::from_str::<serde_json::Value>(arguments) else {
-        return truncate(arguments, 60);
-    };
-    let field = |key: &str| value.get(key).and_then(|v| v.as_str()).map(str::to_owned);
-    let text = match name {
-        "read_file" | "write_file" | "edit_file" => field("path"),
-        "glob" => field("pattern"),
-        "grep" => field("pattern").map(|p| match field("path") {
-            Some(path) => format!("{p} in {path}"),
-            None => p,
-        }),
-        "bash" => field("command").map(|c| c.lines().next().unwrap_or_default().to_owned()),
-        "plan" => field("title"),
-        "todo_write" => value
-            .get("todos")
-            .and_then(|t| t.as_array())
-            .map(|t| format!("{} items", t.len())),
-        _ => None,
-    };
-    truncate(&text.unwrap_or_default(), 60)
+    let text = CallSummary::of(name, arguments).text;
+    sanitize_line(&truncate(&text, 60)).into_owned()
 }
 
 #[cfg(test)]

@@ -2,8 +2,8 @@
 //! default), its files, its conversation or both, through the session API
 //! (in-process unless `--server`).
 
+use crate::flags::ReopenFlags;
 use crate::json_out;
-use crate::local_server;
 use crate::session_args::api_error;
 use clap::Args;
 use cortex_api::Rewind;
@@ -36,13 +36,8 @@ pub struct RewindArgs {
     /// The answer as one JSON object.
     #[arg(long)]
     json: bool,
-    /// The model that reopens the session when its recorded one cannot be
-    /// rebuilt from its name (`PROVIDER:NAME`, e.g. a scripted model).
-    #[arg(long)]
-    model: Option<String>,
-    /// A running `cortex serve` (token in CORTEX_TOKEN).
-    #[arg(long)]
-    server: Option<String>,
+    #[command(flatten)]
+    reopen: ReopenFlags,
 }
 
 impl RewindArgs {
@@ -60,12 +55,10 @@ impl RewindArgs {
 /// Exit 0 when rewound; an error (exit 1) names what stopped it, such as
 /// the files changed outside the session.
 pub async fn run(args: RewindArgs) -> anyhow::Result<ExitCode> {
-    let (client, local) = local_server::connect(
-        args.server.as_deref(),
-        args.model.clone(),
-        &crate::guests::GuestChoice::Local,
-    )
-    .await?;
+    let (client, local) = args
+        .reopen
+        .connect(&crate::guests::GuestChoice::Local)
+        .await?;
     let id = SessionId(args.session_id.clone());
     let body = Rewind {
         turn_id: args.turn_id.clone(),

@@ -1,8 +1,8 @@
 //! `cortex rules list|rm ID`: the approval rules of the caller's principal
 //! (added by answering an approval with Always), through the session API.
 
+use crate::flags::ServerFlag;
 use crate::guests::GuestChoice;
-use crate::local_server;
 use crate::session_args::api_error;
 use clap::{Args, Subcommand};
 use cortex_client::Client;
@@ -32,18 +32,15 @@ pub enum RulesCommand {
 
 #[derive(Args)]
 pub struct RulesTarget {
-    /// A running `cortex serve` (token in CORTEX_TOKEN); default: this
-    /// machine's store through an in-process server.
-    #[arg(long)]
-    server: Option<String>,
+    #[command(flatten)]
+    server: ServerFlag,
 }
 
 pub async fn run(command: RulesCommand) -> anyhow::Result<ExitCode> {
     let target = match &command {
         RulesCommand::List { target, .. } | RulesCommand::Rm { target, .. } => target,
     };
-    let (client, local) =
-        local_server::connect(target.server.as_deref(), None, &GuestChoice::Local).await?;
+    let (client, local) = target.server.connect(None, &GuestChoice::Local).await?;
     let result = act(&client, &command).await;
     if let Some(local) = local {
         local.stop().await;

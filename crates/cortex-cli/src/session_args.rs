@@ -2,13 +2,11 @@
 //! by `cortex exec` and the terminal UI (`cortex` alone), and the one code
 //! path that creates or reopens that session through the API.
 
-use crate::guests::GuestChoice;
+use crate::flags::{GuestFlags, ServerFlag};
 use anyhow::bail;
 use clap::Args;
 use cortex_client::{Client, ClientError};
-use cortex_protocol::{
-    ApprovalPolicy, Mode, NetworkPolicy, SandboxPolicy, SessionId, StopRule, WorkspaceMode,
-};
+use cortex_protocol::{ApprovalPolicy, Mode, SessionId, StopRule, WorkspaceMode};
 use std::path::{Path, PathBuf};
 
 #[derive(Args, Clone, Debug)]
@@ -32,22 +30,10 @@ pub struct SessionArgs {
     /// Continue a stored session instead of starting one.
     #[arg(long)]
     pub session: Option<String>,
-    /// Drive a running `cortex serve` (http://HOST:PORT or unix:PATH; token
-    /// in CORTEX_TOKEN) instead of an in-process server.
-    #[arg(long)]
-    pub server: Option<String>,
-    /// What the guest may change: read-only, workspace-write (the workspace
-    /// only), or full-access (no isolation: the guest is an ordinary process).
-    #[arg(long, default_value = "workspace-write")]
-    pub sandbox: SandboxPolicy,
-    /// Whether the guest reaches the network.
-    #[arg(long, default_value = "off")]
-    pub network: NetworkPolicy,
-    /// Where tools run: local (the sandbox), process (no isolation),
-    /// remote:HOST:PORT (token in CORTEX_GUEST_TOKEN) or docker:IMAGE. With
-    /// --server, the server's own choice applies.
-    #[arg(long, default_value = "local")]
-    pub guest: GuestChoice,
+    #[command(flatten)]
+    pub server: ServerFlag,
+    #[command(flatten)]
+    pub guests: GuestFlags,
     /// in-place (the repository itself) or copy (an isolated copy in the
     /// session's data folder).
     #[arg(long, default_value = "in-place")]
@@ -100,8 +86,8 @@ pub async fn open(client: &Client, args: &SessionArgs, local: bool) -> anyhow::R
         "model": args.model,
         "stop_rule": args.stop_rule,
         "sandbox": {
-            "policy": args.sandbox,
-            "network": args.network,
+            "policy": args.guests.sandbox,
+            "network": args.guests.network,
             "workspace": args.workspace,
         },
     });

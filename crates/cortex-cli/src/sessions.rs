@@ -1,8 +1,8 @@
 //! `cortex sessions list|show|compact`: stored timelines, through the session API
 //! (in-process unless `--server`).
 
+use crate::flags::{ReopenFlags, ServerFlag};
 use crate::json_out;
-use crate::local_server;
 use crate::render::{Human, JsonLines, Render};
 use anyhow::bail;
 use clap::Subcommand;
@@ -21,9 +21,8 @@ pub enum SessionsCommand {
         /// One JSON object per line.
         #[arg(long)]
         json: bool,
-        /// A running `cortex serve` (token in CORTEX_TOKEN).
-        #[arg(long)]
-        server: Option<String>,
+        #[command(flatten)]
+        server: ServerFlag,
     },
     /// Render a session's timeline.
     #[command(
@@ -34,36 +33,31 @@ pub enum SessionsCommand {
         /// Every event as one JSON line.
         #[arg(long)]
         json: bool,
-        /// A running `cortex serve` (token in CORTEX_TOKEN).
-        #[arg(long)]
-        server: Option<String>,
+        #[command(flatten)]
+        server: ServerFlag,
     },
     /// Compact a session's history now (its model writes the summary).
     #[command(after_help = "Example:\n  cortex sessions compact 0193…")]
     Compact {
         id: String,
-        /// The model that reopens the session when its recorded one cannot
-        /// be rebuilt from its name (`PROVIDER:NAME`, e.g. a scripted model).
-        #[arg(long)]
-        model: Option<String>,
         /// The figures as one JSON object.
         #[arg(long)]
         json: bool,
-        /// A running `cortex serve` (token in CORTEX_TOKEN).
-        #[arg(long)]
-        server: Option<String>,
+        #[command(flatten)]
+        reopen: ReopenFlags,
     },
 }
 
 pub async fn run(command: SessionsCommand) -> anyhow::Result<ExitCode> {
     let (server, model) = match &command {
         SessionsCommand::List { server, .. } | SessionsCommand::Show { server, .. } => {
-            (server.clone(), None)
+            (server, None)
         }
-        SessionsCommand::Compact { server, model, .. } => (server.clone(), model.clone()),
+        SessionsCommand::Compact { reopen, .. } => (&reopen.server, reopen.model.clone()),
     };
-    let (client, local) =
-        local_server::connect(server.as_deref(), model, &crate::guests::GuestChoice::Local).await?;
+    let (client, local) = server
+        .connect(model, &crate::guests::GuestChoice::Local)
+        .await?;
     let result = match command {
         SessionsCommand::List { json, .. } => list(&client, json).await,
         SessionsCommand::Show { id, json, .. } => show(&client, SessionId(id), json).await,

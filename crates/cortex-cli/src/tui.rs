@@ -7,6 +7,7 @@
 //! terminal would tear the screen.
 
 use crate::config::{Config, data_dir};
+use crate::flags::ReopenFlags;
 use crate::guests::GuestChoice;
 use crate::local_server;
 use crate::session_args::{SessionArgs, open};
@@ -24,14 +25,10 @@ use std::process::ExitCode;
 pub struct AttachArgs {
     /// The session to show (`cortex sessions list` names them).
     pub session_id: String,
-    /// A running `cortex serve` (token in CORTEX_TOKEN); live turns of
-    /// another process are only seen through a shared server.
-    #[arg(long)]
-    pub server: Option<String>,
-    /// The model that reopens the session when its recorded one cannot be
-    /// rebuilt from its name.
-    #[arg(long)]
-    pub model: Option<String>,
+    // Live turns of another process are only seen through a shared
+    // server (`--server`).
+    #[command(flatten)]
+    pub reopen: ReopenFlags,
     /// Where tools run when the session's guest is started here.
     #[arg(long, default_value = "local")]
     pub guest: GuestChoice,
@@ -45,8 +42,10 @@ pub async fn run(args: SessionArgs) -> anyhow::Result<ExitCode> {
     if let Some(code) = refuse_without_terminal() {
         return Ok(code);
     }
-    let (client, local) =
-        local_server::connect(args.server.as_deref(), args.model.clone(), &args.guest).await?;
+    let (client, local) = args
+        .server
+        .connect(args.model.clone(), &args.guests.guest)
+        .await?;
     let mut args = args;
     if args.session.is_none() {
         // The UI can answer: a new session asks unless `--approval` says.
@@ -74,8 +73,7 @@ pub async fn attach(args: AttachArgs) -> anyhow::Result<ExitCode> {
     if let Some(code) = refuse_without_terminal() {
         return Ok(code);
     }
-    let (client, local) =
-        local_server::connect(args.server.as_deref(), args.model.clone(), &args.guest).await?;
+    let (client, local) = args.reopen.connect(&args.guest).await?;
     let id = SessionId(args.session_id);
     if let Err(e) = client.session(&id).await {
         if let Some(local) = local {

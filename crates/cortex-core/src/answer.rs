@@ -2,7 +2,7 @@
 //! dispatcher and everything that answers a call for it (the session's own
 //! tools, MCP calls), so none of them imports another.
 
-use cortex_protocol::{STOPPED_BY_USER, ToolStatus};
+use cortex_protocol::{CallSteer, STOPPED_BY_USER, ToolStatus};
 
 /// The answer to one call.
 #[derive(Debug, Clone)]
@@ -13,6 +13,9 @@ pub(crate) struct Answer {
     /// What an MCP tool returned besides text; it reaches the model with
     /// the result (see `Message::attachments`).
     pub attachments: Vec<cortex_protocol::Attachment>,
+    /// What a refusal decided about the next reply (a repeat bars its
+    /// tool; a hand-over names the tool to call), recorded with the result.
+    pub steer: Option<CallSteer>,
 }
 
 impl Answer {
@@ -22,6 +25,7 @@ impl Answer {
             output: output.into(),
             diff: None,
             attachments: Vec::new(),
+            steer: None,
         }
     }
 
@@ -31,7 +35,14 @@ impl Answer {
             output: output.into(),
             diff: None,
             attachments: Vec::new(),
+            steer: None,
         }
+    }
+
+    /// The same answer, deciding `steer` about the next reply.
+    pub fn steering(mut self, steer: Option<CallSteer>) -> Self {
+        self.steer = steer;
+        self
     }
 
     /// A call Stop ended.
@@ -45,6 +56,7 @@ impl Answer {
             output: output.into(),
             diff: None,
             attachments: Vec::new(),
+            steer: None,
         }
     }
 }

@@ -16,12 +16,14 @@
 //! a round; run L) and retried once the same way (`cortex_model::runaway`).
 
 use crate::Session;
+use crate::steer::{Reminder, Said};
 use cortex_model::{Assembled, FinishReason, RUNAWAY};
+use cortex_protocol::ReminderKind;
 
 impl Session {
     /// The reminder for a reply cut before it made a call, unless this turn
     /// already sent it (`retried`, set here when it does).
-    pub(crate) fn cut_reply(&self, reply: &Assembled, retried: &mut bool) -> Option<String> {
+    pub(crate) fn cut_reply(&self, reply: &Assembled, retried: &mut bool) -> Option<Reminder> {
         let ran_away = reply.finish == Some(FinishReason::Other(RUNAWAY.to_owned()));
         if (reply.finish != Some(FinishReason::Length) && !ran_away)
             || !reply.tool_calls.is_empty()
@@ -31,10 +33,12 @@ impl Session {
         }
         if ran_away {
             return Some(
-                "Your last reply was stopped: it had turned into blank lines or the same text \
-                 again and again, so nothing in it ran. Reply again: make one tool call, or give \
-                 a short answer."
-                    .to_owned(),
+                Said::words(
+                    "Your last reply was stopped: it had turned into blank lines or the same \
+                     text again and again, so nothing in it ran. Reply again: make one tool call, \
+                     or give a short answer.",
+                )
+                .into_reminder(ReminderKind::CutReply),
             );
         }
         let limit = self
@@ -47,10 +51,13 @@ impl Session {
             Some(n) => format!("the output limit of {n} tokens"),
             None => "the output limit".to_owned(),
         };
-        Some(format!(
-            "Your last reply was cut off at {bound} before it finished, so nothing in it ran. \
-             Reply again within that limit: make one tool call, or give a short answer. Put \
-             long file content in several smaller calls rather than one."
-        ))
+        Some(
+            Said::words(format!(
+                "Your last reply was cut off at {bound} before it finished, so nothing in it ran. \
+                 Reply again within that limit: make one tool call, or give a short answer. Put \
+                 long file content in several smaller calls rather than one."
+            ))
+            .into_reminder(ReminderKind::CutReply),
+        )
     }
 }

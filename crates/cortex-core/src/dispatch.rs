@@ -101,12 +101,14 @@ impl Session {
             let status = answer.as_ref().map_or(ToolStatus::Stopped, |a| a.status);
             let diff = answer.as_ref().and_then(|a| a.diff.as_deref());
             let output = answer.as_ref().map(|a| a.output.as_str());
+            let steer = answer.as_ref().and_then(|a| a.steer);
             let ran = match status {
                 ToolStatus::Ok if diff.is_some_and(|d| !d.is_empty()) => Ran::Changed,
                 ToolStatus::Ok => Ran::Succeeded,
                 _ => Ran::Failed,
             };
             stop_rule.on_result(&call.name, &call.arguments, ran);
+            self.turn_work.note_steer(steer);
             self.turn_work.record(call, status, diff, output);
             self.note_seen(call, status).await;
         }
@@ -274,7 +276,8 @@ impl Session {
                 Some(refusal) => Some(refusal),
                 None => self.unwanted_write(&args, current.as_deref()),
             };
-            if let Some(answer) = refusal {
+            if let Some(mut answer) = refusal {
+                answer.output = crate::steer::wording::render(answer.output);
                 self.answer(turn, call, answer, 0.0, &mut answers[index])
                     .await?;
                 continue;
@@ -473,7 +476,13 @@ impl Session {
         match stop_rule.check_call(&call.name, &call.arguments, idempotent) {
             CallCheck::Run => {}
             CallCheck::Refuse(reason) => {
-                self.refuse(turn, call, reason, slot).await?;
+                // A repeat: the next reply may not call the tool again.
+                let bars = call
+                    .name
+                    .parse()
+                    .ok()
+                    .map(|tool| cortex_protocol::CallSteer::Bars { tool });
+                self.refuse_steering(turn, call, reason, bars, slot).await?;
                 return Ok(Gated::Answered);
             }
             CallCheck::Stop(reason) => {
@@ -507,6 +516,19 @@ impl Session {
         reason: String,
         slot: &mut Option<Answer>,
     ) -> Result<(), CoreError> {
+        self.refuse_steering(turn, call, reason, None, slot).await
+    }
+
+    /// [`Session::refuse`], deciding `steer` about the next reply.
+    async fn refuse_steering(
+        &mut self,
+        turn: &TurnId,
+        call: &ToolCallRequest,
+        reason: String,
+        steer: Option<cortex_protocol::CallSteer>,
+        slot: &mut Option<Answer>,
+    ) -> Result<(), CoreError> {
+        let reason = crate::steer::wording::render(reason);
         self.timeline
             .emit(
                 Some(turn),
@@ -517,7 +539,7 @@ impl Session {
                 },
             )
             .await?;
-        let answer = Answer::with_status(ToolStatus::Refused, reason);
+        let answer = Answer::with_status(ToolStatus::Refused, reason).steering(steer);
         self.answer(turn, call, answer, 0.0, slot).await
     }
 
@@ -621,6 +643,7 @@ impl Session {
                         output: outcome.output,
                         diff: outcome.diff,
                         attachments: Vec::new(),
+                        steer: None,
                     });
                 }
             }
@@ -666,6 +689,7 @@ impl Session {
                     ms,
                     diff: answer.diff.clone(),
                     attachments: answer.attachments.clone(),
+                    steer: answer.steer,
                 },
             )
             .await

@@ -384,6 +384,7 @@ mod tests {
                 EventKind::TurnCompleted {
                     rounds: 1,
                     finish: None,
+                    unverified: Vec::new(),
                 },
             ),
             ev(
@@ -412,6 +413,7 @@ mod tests {
                 EventKind::TurnCompleted {
                     rounds: 1,
                     finish: None,
+                    unverified: Vec::new(),
                 },
             ),
             ev(

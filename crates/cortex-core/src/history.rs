@@ -145,6 +145,7 @@ mod tests {
             ms: 1.0,
             diff: None,
             attachments: Vec::new(),
+            steer: None,
         }
     }
 
@@ -191,6 +192,7 @@ mod tests {
             EventKind::TurnCompleted {
                 rounds: 2,
                 finish: None,
+                unverified: Vec::new(),
             },
         ];
         let events: Vec<Event> = events
@@ -275,6 +277,7 @@ mod tests {
             EventKind::TurnCompleted {
                 rounds: 3,
                 finish: None,
+                unverified: Vec::new(),
             },
         ]
         .into_iter()

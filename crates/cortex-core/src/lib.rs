@@ -49,6 +49,7 @@ mod session_tools;
 pub mod setup_trust;
 mod specs;
 mod state;
+mod steer;
 mod stop_rule;
 #[cfg(test)]
 mod test_support;
@@ -76,6 +77,8 @@ pub use rewind::{RewindError, Rewound};
 pub use session::{Session, SessionConfig};
 pub use specs::{SpecError, SpecProposal, SpecState};
 pub use state::{Rebuilt, SessionState};
+#[doc(hidden)]
+pub use steer::wording;
 pub use stop_rule::{Ran, StopRuleState};
 pub use timeline::{Published, Timeline};
 pub use workspace::{

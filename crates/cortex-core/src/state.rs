@@ -51,6 +51,8 @@ pub struct SessionState {
     pub(crate) goal: GoalFold,
     /// The project instructions last given and the paths calls named.
     pub(crate) instructions: crate::instructions::InstructionsFold,
+    /// What the turn's reminders and refusals decided about the next reply.
+    pub(crate) steering: crate::steer::Steering,
     /// The provider's count for the last model request, the base of the
     /// next request's estimate.
     pub(crate) usage_anchor: Option<UsageAnchor>,
@@ -98,6 +100,7 @@ impl SessionState {
     pub fn apply(&mut self, event: &Event) {
         self.goal.apply(event);
         self.instructions.apply(&event.kind);
+        self.steering.apply(&event.kind);
         crate::specs::apply(&mut self.spec, &event.kind);
         crate::plans::apply(&mut self.plans, &event.kind);
         match &event.kind {
@@ -125,7 +128,7 @@ impl SessionState {
                 self.rewind_conversation(turn_id)
             }
             EventKind::TurnContext { text } => self.add_context(text),
-            EventKind::TurnReminder { text } => self.push_user(text),
+            EventKind::TurnReminder { text, .. } => self.push_user(text),
             EventKind::ModelRequest { messages, .. } => {
                 self.close_round();
                 self.request_messages = *messages;

@@ -100,6 +100,9 @@ impl Session {
             TurnOutcome::Completed { rounds } => EventKind::TurnCompleted {
                 rounds: *rounds,
                 finish,
+                // What the answer checks still doubt: shown, not hidden
+                // behind a plain "completed".
+                unverified: self.turn_work.take_doubts(),
             },
             TurnOutcome::Stopped { reason } => EventKind::TurnStopped {
                 reason: reason.clone(),
@@ -146,6 +149,8 @@ impl Session {
         let mut stop_rule = StopRuleState::new(self.stop_rule);
         let mut round = 0;
         let mut verify = self.verifies_answers();
+        // A call of the turn succeeded: its answer is grounded in something.
+        let mut grounded = false;
         let mut call_reminded = false;
         let mut cut_retried = false;
         loop {
@@ -166,28 +171,33 @@ impl Session {
                 RoundEnd::Stopped => return Ok(stopped()),
                 RoundEnd::Failed(error) => return Ok(TurnOutcome::Failed { error }),
             };
-            if let Some(text) = self.cut_reply(&assembled, &mut cut_retried) {
-                self.remind(turn, &text).await?;
+            if let Some(reminder) = self.cut_reply(&assembled, &mut cut_retried) {
+                self.remind(turn, reminder).await?;
                 continue;
             }
             if assembled.tool_calls.is_empty() {
                 match self.unrun_call(&assembled.text, &mut call_reminded) {
                     UnrunCall::None => {}
-                    UnrunCall::Remind(text) => {
-                        self.remind(turn, &text).await?;
+                    UnrunCall::Remind(reminder) => {
+                        self.remind(turn, reminder).await?;
                         continue;
                     }
                     UnrunCall::Fail(error) => return Ok(TurnOutcome::Failed { error }),
                 }
-                if let Some(text) = self.coach(&assembled.text).await {
-                    self.remind(turn, &text).await?;
+                if let Some(reminder) = self.coach(&assembled.text).await {
+                    self.remind(turn, reminder).await?;
                     continue;
                 }
-                if std::mem::take(&mut verify) && !self.answered_from_context(&assembled.text).await
-                {
-                    let reminder = verify_reminder(self.turn_work.prompt());
-                    self.remind(turn, &reminder).await?;
-                    continue;
+                let checked = self.verifies_answers();
+                if checked && !grounded && !self.answered_from_context(&assembled.text).await {
+                    if std::mem::take(&mut verify) {
+                        let reminder = verify_reminder(self.turn_work.prompt());
+                        self.remind(turn, reminder).await?;
+                        continue;
+                    }
+                    // Checked once and answered again without a call.
+                    self.turn_work
+                        .doubt(cortex_protocol::ReminderKind::Unchecked);
                 }
                 return Ok(TurnOutcome::Completed { rounds: round });
             }
@@ -198,11 +208,11 @@ impl Session {
                 // An answer after a successful call is grounded in something;
                 // after failed ones only, it still is a guess.
                 DispatchEnd::Continue { any_ok } => {
-                    verify &= !any_ok;
+                    grounded |= any_ok;
                     // A folder the calls reached may hold its own rules.
                     self.instructions_after(turn, &assembled.tool_calls).await?;
-                    if let Some(text) = self.after_repeat() {
-                        self.remind(turn, &text).await?;
+                    if let Some(reminder) = self.after_repeat() {
+                        self.remind(turn, reminder).await?;
                     }
                 }
                 DispatchEnd::Stopped => return Ok(stopped()),
@@ -222,7 +232,7 @@ impl Session {
                 .map(|t| t.spec_in(self.edit_format()))
                 .chain(self.mcp_offered())
                 .collect(),
-            tool_choice: crate::verify::tool_choice(&self.state.messages, &offered),
+            tool_choice: self.state.steering.tool_choice(&offered),
             quotable: self.quotable(),
             refused_calls: self.turn_work.refused_calls().to_vec(),
         }

@@ -16,8 +16,9 @@
 
 use crate::Session;
 use crate::coach::{ANSWER_NOW, NO_MORE};
+use crate::steer::{Reminder, Said};
 use cortex_model::text_calls::{parse_reply, unreadable_call};
-use cortex_protocol::Role;
+use cortex_protocol::ReminderKind;
 
 /// What to do with an answer that made no call.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -25,7 +26,7 @@ pub(crate) enum UnrunCall {
     /// The answer is an answer: the turn may end.
     None,
     /// Tell the model this, then ask again.
-    Remind(String),
+    Remind(Reminder),
     /// The model did it again: end the turn with this error.
     Fail(String),
 }
@@ -41,17 +42,14 @@ impl Session {
             .chain(self.mcp_offered().into_iter().map(|t| t.name))
             .collect();
         let names: Vec<&str> = offered.iter().map(String::as_str).collect();
-        // The reply to the reminder to answer now, which offered no call:
-        // that reminder exactly, not the one sent below (it ends the same
-        // way, and the reply to it also offers no call), so a second call
-        // written as text takes the usual path and the loop ends.
+        // The reply to the reminder to answer now after a repeat, which
+        // offered no call: that reminder, not the one sent below (it also
+        // asks for the answer), so a second call written as text takes the
+        // usual path and the loop ends.
         let answer_due = self
             .state
-            .messages
-            .iter()
-            .rev()
-            .find(|m| m.role == Role::User)
-            .is_some_and(|m| m.content == crate::coach::after_repeat_in_question());
+            .steering
+            .answer_due_after(ReminderKind::AfterRepeat);
         let problem = match parse_reply(answer, &names).calls.first() {
             // The call the turn made already, given back to say what was
             // done (run ED: the 1.5B recited its edit after its repeat was
@@ -72,9 +70,12 @@ impl Session {
             },
         };
         if answer_due {
-            return UnrunCall::Remind(format!(
-                "{NO_MORE} {problem}: no tool runs in this reply. {ANSWER_NOW}"
-            ));
+            return UnrunCall::Remind(
+                Said::answer(format!(
+                    "{NO_MORE} {problem}: no tool runs in this reply. {ANSWER_NOW}"
+                ))
+                .into_reminder(ReminderKind::UnrunCall),
+            );
         }
         if std::mem::replace(reminded, true) {
             return UnrunCall::Fail(format!(
@@ -82,9 +83,12 @@ impl Session {
                  ({problem}); nothing was done"
             ));
         }
-        UnrunCall::Remind(format!(
-            "{problem}. Call the tool through the tool-calling interface, with its arguments as \
-             a JSON object, or answer without a call if the work is done."
-        ))
+        UnrunCall::Remind(
+            Said::words(format!(
+                "{problem}. Call the tool through the tool-calling interface, with its arguments \
+                 as a JSON object, or answer without a call if the work is done."
+            ))
+            .into_reminder(ReminderKind::UnrunCall),
+        )
     }
 }

@@ -42,17 +42,16 @@
 //!
 //! A refusal that hands over the call to make instead holds while the
 //! refused call comes back unchanged, and the next reply must call the
-//! handed tool ([`handed_tool`]): the 1.5B gave its refused call back, or
-//! recited the handed one as its answer (run EB7).
+//! handed tool (the result's [`CallSteer::Hands`]): the 1.5B gave its
+//! refused call back, or recited the handed one as its answer.
 
 use crate::Session;
 use crate::answer::Answer;
 use crate::coach::{Held, Refusal};
-use cortex_protocol::{ToolArgs, ToolName};
+use cortex_protocol::{CallSteer, ToolArgs, ToolName};
 
 /// How a refusal hands over the call to make instead: "call", the tool,
-/// these words, then the arguments as a JSON object. The round after one
-/// must call that tool ([`handed_tool`]).
+/// these words, then the arguments as a JSON object.
 const WITH_ARGUMENTS: &str = " with these arguments: ";
 
 /// The words of a refusal that hand over the call of `tool` with
@@ -61,13 +60,21 @@ fn handed_call(tool: ToolName, arguments: &serde_json::Value) -> String {
     format!("call {tool}{WITH_ARGUMENTS}{arguments}")
 }
 
-/// A refusal's words, and the arguments of the call they hand over
-/// ([`handed_call`]), if any: kept as a value for the next request's
-/// [`cortex_model::RefusedCall::instead`], not read back from the words.
+/// A refusal's words, and the tool and arguments of the call they hand
+/// over ([`handed_call`]), if any: kept as values for the next request
+/// (its tool choice, [`cortex_model::RefusedCall::instead`]), never read
+/// back from the words.
 #[derive(Debug, Clone, PartialEq)]
 struct Refused {
     words: String,
-    handed: Option<serde_json::Value>,
+    handed: Option<(ToolName, serde_json::Value)>,
+}
+
+/// The decision a refusal that hands over a call of `tool` records.
+fn hands(handed: &Option<(ToolName, serde_json::Value)>) -> Option<CallSteer> {
+    handed
+        .as_ref()
+        .map(|(tool, _)| CallSteer::Hands { tool: *tool })
 }
 
 impl Refused {
@@ -91,19 +98,6 @@ impl std::fmt::Display for Refused {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&self.words)
     }
-}
-
-/// The tool whose call a tool result hands over ([`handed_call`]), if it
-/// does: asked in words to make it, the 1.5B wrote the call as its answer
-/// instead (run EB7, readme-section), so the next reply must call the tool
-/// (`verify::tool_choice`). Only a refusal's words count, not a file that
-/// quotes them.
-pub(crate) fn handed_tool(result: &str) -> Option<ToolName> {
-    if !result.starts_with("not made") {
-        return None;
-    }
-    let (head, _) = result.split_once(WITH_ARGUMENTS)?;
-    head.rsplit_once("call ")?.1.parse().ok()
 }
 
 impl Session {
@@ -137,9 +131,10 @@ impl Session {
             // write its fix into a copy elsewhere (run K2,
             // write-a-test-for-edge: tests/test_divide.py).
             let refused = elsewhere_refusal(&named, path, args, ", which is there already");
-            let handed = refused.handed.map(|call| call.to_string());
+            let steer = hands(&refused.handed);
+            let handed = refused.handed.map(|(_, call)| call.to_string());
             self.turn_work.note_handed_over(args, handed);
-            return Some(Answer::error(refused.words));
+            return Some(Answer::error(refused.words).steering(steer));
         }
         // Owned: the refusals below are worked out one at a time, between
         // updates of the turn's record.
@@ -184,15 +179,19 @@ impl Session {
             else {
                 continue;
             };
-            let handed = handed.map(|call| call.to_string());
+            let steer = hands(&handed);
+            let handed = handed.map(|(_, call)| call.to_string());
             match self.turn_work.refusal_holds(why, path, args, handed) {
                 Held::No => {}
-                Held::First => return Some(Answer::error(refusal)),
+                Held::First => return Some(Answer::error(refusal).steering(steer)),
                 Held::Unchanged => {
                     let why = refusal.strip_prefix("not made: ").unwrap_or(&refusal);
-                    return Some(Answer::error(format!(
-                        "not made again (the same call as the one refused above): {why}"
-                    )));
+                    return Some(
+                        Answer::error(format!(
+                            "not made again (the same call as the one refused above): {why}"
+                        ))
+                        .steering(steer),
+                    );
                 }
             }
         }
@@ -404,7 +403,7 @@ fn misplaced_insertion(prompt: &str, edit: &cortex_protocol::EditFileArgs) -> Op
              {anchor}. To put it {asked}, {}",
             handed_call(ToolName::EditFile, &call)
         ),
-        handed: Some(call),
+        handed: Some((ToolName::EditFile, call)),
     })
 }
 
@@ -474,7 +473,7 @@ fn elsewhere_refusal(named: &str, path: &str, args: &ToolArgs, there: &str) -> R
                 "To write it there, {}",
                 handed_call(ToolName::WriteFile, &call)
             );
-            (words, Some(call))
+            (words, Some((ToolName::WriteFile, call)))
         }
         _ => (format!("Give the path as the task has it: {named}."), None),
     };
@@ -510,7 +509,7 @@ fn replacement_and_more(prompt: &str, edit: &cortex_protocol::EditFileArgs) -> O
              text of old_string. To change only that, {}",
             handed_call(ToolName::EditFile, &call)
         ),
-        handed: Some(call),
+        handed: Some((ToolName::EditFile, call)),
     })
 }
 

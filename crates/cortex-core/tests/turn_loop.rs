@@ -480,11 +480,12 @@ async fn the_turns_end_says_when_the_provider_cut_or_refused_the_answer() {
     );
     // A cut round that went on to call tools is not how the turn ended.
     assert!(matches!(
-        ends[2],
+        &ends[2],
         EventKind::TurnCompleted {
             rounds: 2,
-            finish: None
-        }
+            finish: None,
+            unverified,
+        } if unverified.is_empty()
     ));
 }
 
@@ -506,7 +507,7 @@ async fn a_reply_cut_at_the_output_limit_is_retried_once_with_the_limit_said() {
     let reminders: Vec<&String> = events
         .iter()
         .filter_map(|e| match e {
-            EventKind::TurnReminder { text } => Some(text),
+            EventKind::TurnReminder { text, .. } => Some(text),
             _ => None,
         })
         .collect();

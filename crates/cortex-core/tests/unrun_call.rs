@@ -27,7 +27,7 @@ async fn reminders(h: &Harness) -> Vec<String> {
         .await
         .into_iter()
         .filter_map(|e| match e.kind {
-            EventKind::TurnReminder { text } => Some(text),
+            EventKind::TurnReminder { text, .. } => Some(text),
             _ => None,
         })
         .collect()

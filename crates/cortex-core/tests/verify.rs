@@ -50,7 +50,7 @@ async fn reminders_of(store: &Arc<dyn Store>, session: &Session) -> Vec<String> 
     events
         .iter()
         .filter_map(|e| match &e.kind {
-            EventKind::TurnReminder { text } => Some(text.clone()),
+            EventKind::TurnReminder { text, .. } => Some(text.clone()),
             _ => None,
         })
         .collect()

@@ -38,4 +38,4 @@ pub use host::{HostLauncher, pipe_process};
 pub use hub::{Called, Launchers, Lookup, McpHub, Notice, ServerState, ServerStatus};
 pub use output::{McpImage, McpOutput};
 pub use server::{CallError, Connection, ServerError};
-pub use tool::{McpArgError, McpTool, ToolRejected, split_qualified};
+pub use tool::{McpTool, ToolRejected, split_qualified};

@@ -4,7 +4,7 @@
 //! parser, as for the built-in tools).
 
 use crate::config::valid_server_name;
-use cortex_protocol::{MAX_ARGUMENT_BYTES, ToolSpec};
+use cortex_protocol::{ArgError, ToolSpec};
 use serde_json::{Map, Value};
 use std::sync::Arc;
 
@@ -46,29 +46,6 @@ pub enum ToolRejected {
         tool: String,
         /// Why.
         reason: String,
-    },
-}
-
-/// Why a call's arguments were refused; the message is for the model.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum McpArgError {
-    /// The arguments are larger than the limit.
-    #[error("arguments are {size} bytes; the limit is {limit} bytes")]
-    TooLarge {
-        /// Their size in bytes.
-        size: usize,
-        /// The limit in bytes.
-        limit: usize,
-    },
-    /// The arguments do not match the tool's schema.
-    #[error("invalid arguments for {tool}: {reason}. Expected an object matching: {schema}")]
-    Invalid {
-        /// The tool's qualified name.
-        tool: String,
-        /// What does not match.
-        reason: String,
-        /// The schema, as JSON.
-        schema: String,
     },
 }
 
@@ -170,15 +147,9 @@ impl McpTool {
 
     /// Parse and check the raw argument text the model produced. Empty text
     /// is `{}`.
-    pub fn parse_args(&self, raw: &str) -> Result<Map<String, Value>, McpArgError> {
-        if raw.len() > MAX_ARGUMENT_BYTES {
-            return Err(McpArgError::TooLarge {
-                size: raw.len(),
-                limit: MAX_ARGUMENT_BYTES,
-            });
-        }
-        let raw = if raw.trim().is_empty() { "{}" } else { raw };
-        let invalid = |reason: String| McpArgError::Invalid {
+    pub fn parse_args(&self, raw: &str) -> Result<Map<String, Value>, ArgError> {
+        let raw = ArgError::text_to_parse(raw)?;
+        let invalid = |reason: String| ArgError::Invalid {
             tool: self.qualified.clone(),
             reason,
             schema: self.schema.to_string(),
@@ -221,6 +192,7 @@ fn cut(text: &str, max: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use cortex_protocol::MAX_ARGUMENT_BYTES;
     use serde_json::json;
 
     fn object(value: Value) -> Map<String, Value> {
@@ -280,7 +252,7 @@ mod tests {
         let huge = format!(r#"{{"a": "{}"}}"#, "x".repeat(MAX_ARGUMENT_BYTES));
         assert!(matches!(
             tool.parse_args(&huge),
-            Err(McpArgError::TooLarge { .. })
+            Err(ArgError::TooLarge { .. })
         ));
     }
 

@@ -51,3 +51,28 @@ pub struct CompactionKept {
     #[serde(default)]
     pub recent_messages: usize,
 }
+
+/// What a compaction did: the figures of `compaction.done`, and the answer
+/// of `POST /v1/sessions/{id}/compact` (named `CompactAnswer` there). Token
+/// figures are estimates (the provider's last count where known, else about
+/// 4 bytes a token).
+#[cfg_attr(feature = "utoipa", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "utoipa", schema(as = CompactAnswer))]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CompactionReport {
+    /// The history's estimated tokens before compaction.
+    pub tokens_before: u64,
+    /// The history's estimated tokens after it: the context message and the
+    /// kept tail.
+    pub tokens_after: u64,
+    /// Messages in the history before compaction.
+    pub messages_before: usize,
+    /// Messages in the history after it (the summary and what was kept).
+    pub messages_after: usize,
+    /// Messages replaced by the summary.
+    pub summarised: usize,
+    /// What the new history kept besides the summary: what the context
+    /// message restates (task, todos, plan, files, diffs) and how many
+    /// messages were kept verbatim.
+    pub kept: CompactionKept,
+}

@@ -13,6 +13,8 @@
 #![warn(missing_docs)]
 
 mod approval;
+pub mod calendar;
+mod call_summary;
 mod compaction;
 mod event;
 mod goal;
@@ -23,10 +25,12 @@ mod mode;
 mod rewind;
 mod sandbox;
 mod spec;
+mod steer;
 mod tools;
 
 pub use approval::{ApprovalDecision, ApprovalPolicy, ApprovalResolution, Rule, RuleMatch};
-pub use compaction::{CompactionKept, CompactionTrigger};
+pub use call_summary::CallSummary;
+pub use compaction::{CompactionKept, CompactionReport, CompactionTrigger};
 pub use event::{
     Event, EventKind, OutputStream, STOPPED_BY_USER, StopRule, ToolStatus, TurnFinish, TurnOutcome,
     now_rfc3339, parse_rfc3339_ms, retry_status,
@@ -42,6 +46,7 @@ pub use mode::{Mode, ToolName, UnknownMode, UnknownTool};
 pub use rewind::{RewindDiff, RewindScope};
 pub use sandbox::{NetworkPolicy, Sandbox, SandboxPolicy, UnknownSetting, WorkspaceMode};
 pub use spec::{SpecArgs, SpecPhase};
+pub use steer::{CallSteer, Doubt, NextReply, ReminderKind, unverified_line};
 pub use tools::{
     ArgError, BashArgs, EditFileArgs, EditFormat, EditLinesArgs, GlobArgs, GrepArgs, GrepMode,
     MAX_ARGUMENT_BYTES, PlanArgs, ReadFileArgs, Todo, TodoReadArgs, TodoStatus, TodoWriteArgs,

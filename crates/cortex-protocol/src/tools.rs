@@ -299,8 +299,9 @@ pub enum ArgError {
     /// The text is not a JSON object matching the tool's schema.
     #[error("invalid arguments for {tool}: {reason}. Expected an object matching: {schema}")]
     Invalid {
-        /// The tool called.
-        tool: ToolName,
+        /// The tool called, by the name the model used (`mcp__SERVER__TOOL`
+        /// for an MCP server's).
+        tool: String,
         /// The parser's complaint.
         reason: String,
         /// The tool's argument schema, so the model can correct the call.
@@ -308,21 +309,31 @@ pub enum ArgError {
     },
 }
 
-impl ToolArgs {
-    /// Parse the raw argument text the model produced for `tool`. Empty text
-    /// means "no arguments" (`{}`), which some providers send for tools that
-    /// take none.
-    pub fn parse(tool: ToolName, raw: &str) -> Result<ToolArgs, ArgError> {
+impl ArgError {
+    /// The text a call's raw arguments are parsed from, for the built-in
+    /// tools and MCP servers' alike: refused over [`MAX_ARGUMENT_BYTES`]
+    /// (unparsed); empty text means "no arguments" (`{}`), which some
+    /// providers send for tools that take none.
+    pub fn text_to_parse(raw: &str) -> Result<&str, ArgError> {
         if raw.len() > MAX_ARGUMENT_BYTES {
             return Err(ArgError::TooLarge {
                 size: raw.len(),
                 limit: MAX_ARGUMENT_BYTES,
             });
         }
-        let raw = if raw.trim().is_empty() { "{}" } else { raw };
+        Ok(if raw.trim().is_empty() { "{}" } else { raw })
+    }
+}
+
+impl ToolArgs {
+    /// Parse the raw argument text the model produced for `tool`. Empty text
+    /// means "no arguments" (`{}`), which some providers send for tools that
+    /// take none.
+    pub fn parse(tool: ToolName, raw: &str) -> Result<ToolArgs, ArgError> {
+        let raw = ArgError::text_to_parse(raw)?;
         let lines = tool == ToolName::EditFile && names_a_line_range(raw);
         let invalid = |e: serde_json::Error| ArgError::Invalid {
-            tool,
+            tool: tool.as_str().to_owned(),
             reason: e.to_string(),
             schema: if lines {
                 tool.spec_in(EditFormat::Lines).parameters.to_string()

@@ -84,14 +84,7 @@ fn ts_millis(ts: &str) -> Option<f64> {
         t.next()?.parse::<i64>().ok()?,
     );
     let s: f64 = t.next()?.parse().ok()?;
-    // Howard Hinnant's days_from_civil.
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + day - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = era * 146_097 + doe - 719_468;
+    let days = cortex_protocol::calendar::days_from_civil(y, m, day);
     Some(((days * 86_400 + h * 3600 + min * 60) as f64 + s) * 1000.0)
 }
 

@@ -140,8 +140,9 @@ async fn a_turn_runs_with_tools_and_streams_every_event() {
         last.event.kind,
         EventKind::TurnCompleted {
             rounds: 2,
-            finish: None
-        }
+            finish: None,
+            ref unverified,
+        } if unverified.is_empty()
     ));
     assert_eq!(
         last.event.turn_id.as_ref().map(|t| t.0.as_str()),

@@ -151,6 +151,7 @@ mod tests {
             EventKind::TurnCompleted {
                 rounds: 3,
                 finish: None,
+                unverified: Vec::new(),
             },
             EventKind::MessageDelta {
                 text: "a \"quoted\"\nline é }".into(),

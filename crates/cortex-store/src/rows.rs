@@ -279,6 +279,7 @@ mod tests {
         let kind = EventKind::TurnCompleted {
             rounds: 3,
             finish: None,
+            unverified: Vec::new(),
         };
         let encoded = crate::EncodedKind::new(kind.clone()).expect("encode");
         assert_eq!(encoded.type_name(), "turn.completed");

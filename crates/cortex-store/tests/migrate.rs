@@ -37,6 +37,7 @@ fn old_rows() -> String {
             EventKind::TurnCompleted {
                 rounds: 1,
                 finish: None,
+                unverified: Vec::new(),
             },
         ),
         (4, Some("t1"), started("again")),
@@ -108,7 +109,8 @@ async fn check_old_rows(store: &dyn Store) {
         events[2].kind,
         EventKind::TurnCompleted {
             rounds: 1,
-            finish: None
+            finish: None,
+            unverified: Vec::new()
         }
     );
     assert_eq!(events[3].turn_id, Some(tid("t1")));
@@ -145,6 +147,7 @@ async fn check_old_rows(store: &dyn Store) {
             EventKind::TurnCompleted {
                 rounds: 2,
                 finish: None,
+                unverified: Vec::new(),
             },
         )
         .await

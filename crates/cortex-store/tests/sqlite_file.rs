@@ -24,6 +24,7 @@ async fn a_failed_turn_keeps_its_error_in_the_turns_table() {
             EventKind::TurnCompleted {
                 rounds: 1,
                 finish: None,
+                unverified: Vec::new(),
             },
         ),
         (
@@ -119,6 +120,7 @@ async fn reopened_file_store_sees_everything() {
             EventKind::TurnCompleted {
                 rounds: 1,
                 finish: None,
+                unverified: Vec::new(),
             },
         )
         .await

@@ -154,7 +154,7 @@ macro_rules! store_suite {
             let ends = [
                 (
                     "t1",
-                    EventKind::TurnCompleted { rounds: 1, finish: None },
+                    EventKind::TurnCompleted { rounds: 1, finish: None, unverified: Vec::new() },
                     TurnStatus::Completed,
                 ),
                 (
@@ -217,7 +217,7 @@ macro_rules! store_suite {
             assert!(invalid(store.append(&s, None, started("hi")).await));
             assert!(invalid(
                 store
-                    .append(&s, None, EventKind::TurnCompleted { rounds: 0, finish: None })
+                    .append(&s, None, EventKind::TurnCompleted { rounds: 0, finish: None, unverified: Vec::new() })
                     .await
             ));
             assert!(invalid(
@@ -225,7 +225,7 @@ macro_rules! store_suite {
                     .append(
                         &s,
                         Some(&tid("ghost")),
-                        EventKind::TurnCompleted { rounds: 0, finish: None }
+                        EventKind::TurnCompleted { rounds: 0, finish: None, unverified: Vec::new() }
                     )
                     .await
             ));
@@ -242,12 +242,12 @@ macro_rules! store_suite {
                     .append(
                         &sid("other"),
                         Some(&tid("t1")),
-                        EventKind::TurnCompleted { rounds: 1, finish: None }
+                        EventKind::TurnCompleted { rounds: 1, finish: None, unverified: Vec::new() }
                     )
                     .await
             ));
             store
-                .append(&s, Some(&tid("t1")), EventKind::TurnCompleted { rounds: 1, finish: None })
+                .append(&s, Some(&tid("t1")), EventKind::TurnCompleted { rounds: 1, finish: None, unverified: Vec::new() })
                 .await
                 .expect("complete");
             assert!(invalid(
@@ -307,7 +307,7 @@ macro_rules! store_suite {
                 .append(
                     &sid("s"),
                     Some(&tid("t1")),
-                    EventKind::TurnCompleted { rounds: 1, finish: None },
+                    EventKind::TurnCompleted { rounds: 1, finish: None, unverified: Vec::new() },
                 )
                 .await
                 .expect("end");
@@ -468,7 +468,7 @@ macro_rules! store_suite {
                 .append(
                     &sid("b"),
                     Some(&tid("tb")),
-                    EventKind::TurnCompleted { rounds: 1, finish: None },
+                    EventKind::TurnCompleted { rounds: 1, finish: None, unverified: Vec::new() },
                 )
                 .await
                 .expect("end b");

@@ -49,7 +49,7 @@ impl Script {
         self.seq += 1;
         self.events.push(Event {
             seq: self.seq,
-            ts: format_ts(T0 + self.at),
+            ts: cortex_protocol::calendar::format_rfc3339_ms(T0 + self.at),
             session_id: self.session.clone(),
             turn_id: self.turn.clone(),
             kind,
@@ -120,6 +120,7 @@ impl Script {
             ms,
             diff: diff.map(str::to_owned),
             attachments: Vec::new(),
+            steer: None,
         })
     }
 
@@ -146,6 +147,7 @@ impl Script {
         self.push(EventKind::TurnCompleted {
             rounds,
             finish: None,
+            unverified: Vec::new(),
         });
         self.turn = None;
         self
@@ -158,27 +160,4 @@ impl Script {
         self.turn = None;
         self
     }
-}
-
-/// [`crate::time::parse_rfc3339`]'s inverse for the timeline's format.
-pub fn format_ts(ms: i64) -> String {
-    let secs = ms.div_euclid(1000);
-    let millis = ms.rem_euclid(1000);
-    let days = secs.div_euclid(86_400);
-    let rem = secs.rem_euclid(86_400);
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{millis:03}Z",
-        rem / 3600,
-        (rem % 3600) / 60,
-        rem % 60
-    )
 }

@@ -40,19 +40,8 @@ pub fn parse_rfc3339(ts: &str) -> Option<Millis> {
         0 => 0,
         n => fraction.get(..n.min(3))?.parse::<i64>().ok()? * 10_i64.pow(3 - n.min(3) as u32),
     };
-    let days = days_from_civil(year, month, day);
+    let days = cortex_protocol::calendar::days_from_civil(year, month, day);
     Some((((days * 24 + hour) * 60 + minute) * 60 + second) * 1000 + millis)
-}
-
-/// Howard Hinnant's days_from_civil.
-fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
-    let y = if month <= 2 { year - 1 } else { year };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (month + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + day - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
 }
 
 /// `850ms`, `3.2s`, `42s`, `1m05s`, `2h03m`.

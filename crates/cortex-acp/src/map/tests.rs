@@ -29,6 +29,7 @@ fn result(name: &str, status: ToolStatus, output: &str) -> EventKind {
         ms: 1.0,
         diff: None,
         attachments: Vec::new(),
+        steer: None,
     }
 }
 
@@ -201,6 +202,7 @@ fn bookkeeping_events_send_nothing() {
         EventKind::TurnCompleted {
             rounds: 1,
             finish: None,
+            unverified: Vec::new(),
         },
         EventKind::Usage {
             input_tokens: 1,
@@ -219,14 +221,16 @@ fn turn_ends_answer_the_prompt() {
     assert_eq!(
         turn_end(&EventKind::TurnCompleted {
             rounds: 2,
-            finish: None
+            finish: None,
+            unverified: Vec::new()
         }),
         Some(TurnEnd::Stop(StopReason::EndTurn))
     );
     assert_eq!(
         turn_end(&EventKind::TurnCompleted {
             rounds: 1,
-            finish: Some(cortex_protocol::TurnFinish::MaxTokens)
+            finish: Some(cortex_protocol::TurnFinish::MaxTokens),
+            unverified: Vec::new()
         }),
         Some(TurnEnd::Stop(StopReason::MaxTokens))
     );

@@ -30,7 +30,7 @@ fn shown_files(command: &str) -> Option<Vec<String>> {
 
 /// What `answer` says `command` prints: the fenced block after the shell
 /// block that holds the command, when it is not another command.
-fn claimed_output(answer: &str, command: &str) -> Option<String> {
+pub(super) fn claimed_output(answer: &str, command: &str) -> Option<String> {
     let blocks: Vec<(&str, &str)> = answer
         .split("```")
         .skip(1)

@@ -38,7 +38,7 @@ pub(super) fn first_number(answer: &str) -> Option<usize> {
 impl TurnWork {
     /// The reminder for an answer to a question that counts files whose
     /// number is not how many paths the turn's last glob listed.
-    pub(super) fn miscounted(&self, answer: &str) -> Option<String> {
+    pub(super) fn miscounted(&self, answer: &str) -> Option<crate::steer::Said> {
         counted_files_pattern(&self.prompt)?;
         let listed = self.listing.as_ref()?;
         let said = first_number(answer)?;
@@ -50,12 +50,12 @@ impl TurnWork {
         } else {
             listed.join(", ")
         };
-        Some(format!(
+        Some(crate::steer::Said::words(format!(
             "Your answer says {said}, and the glob you ran listed {} paths ({paths}). Answer \
              again with the number of paths it listed; if its pattern was not the files the \
              question asks about, call glob with the right one first.",
             listed.len()
-        ))
+        )))
     }
 }
 

@@ -27,22 +27,22 @@ impl TurnWork {
 
     /// The reminder for an answer that is a tool's output or the harness's
     /// own words.
-    pub(super) fn echo(&self, answer: &str) -> Option<String> {
+    pub(super) fn echo(&self, answer: &str) -> Option<crate::steer::Said> {
         let lower = answer.to_lowercase();
         if lower.contains("<tool_response>") || lower.contains("</tool_response>") {
-            return Some(format!(
+            return Some(crate::steer::Said::words(format!(
                 "Your reply repeats a tool's output (the <tool_response> text): that is not an \
                  answer. Answer the task in your own words, from what the tools showed you. The \
                  task: {}",
                 self.prompt
-            ));
+            )));
         }
         repeats(answer, &self.harness_words).then(|| {
-            format!(
+            crate::steer::Said::words(format!(
                 "Your reply repeats what the harness told you: that is not an answer. Answer the \
                  task in your own words, from what the tools showed you. The task: {}",
                 self.prompt
-            )
+            ))
         })
     }
 }

@@ -71,10 +71,10 @@ impl Focus {
     }
 
     /// The next edit is to change the files and lines of grep's
-    /// `path:line:text` lines in `text` (a reminder that quotes them).
-    pub(super) fn on_grep_lines(&mut self, text: &str) {
+    /// `path:line:text` `lines` (those a rename reminder quotes).
+    pub(super) fn on_grep_lines(&mut self, lines: &[String]) {
         self.files.clear();
-        for line in text.lines() {
+        for line in lines {
             let Some((path, rest)) = line.split_once(':') else {
                 continue;
             };

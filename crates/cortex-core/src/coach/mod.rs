@@ -22,7 +22,10 @@
 //! starts from nothing as the live one does.
 
 use crate::Session;
-use cortex_protocol::{EditFormat, Mode, ToolArgs, ToolCallRequest, ToolName, ToolStatus};
+use crate::steer::{Reminder, Said};
+use cortex_protocol::{
+    CallSteer, EditFormat, Mode, ReminderKind, ToolArgs, ToolCallRequest, ToolName, ToolStatus,
+};
 use std::collections::{BTreeMap, BTreeSet};
 
 mod claims;
@@ -32,6 +35,7 @@ mod focus;
 mod grounded;
 mod refused;
 mod rename;
+mod runs;
 mod testing;
 mod traceback;
 mod words;
@@ -46,12 +50,12 @@ use words::{
     lists_files, mentions_word, missing_from_answer, normalise, rename_pairs, shows_code,
 };
 pub(crate) use words::{
-    chosen_tool, counted_files_pattern, failing_files, files_to_run, named_files,
-    normalise as normalise_path, run_command, same_file,
+    counted_files_pattern, failing_files, files_to_run, named_files, normalise as normalise_path,
+    run_command, same_file,
 };
 
-/// The start of every coach reminder that requires the next reply to call
-/// a tool (see [`crate::verify::tool_choice`]).
+/// How a coach reminder that requires the next reply to call a tool starts
+/// (the requirement itself is the reminder's [`Said`]).
 pub(crate) const DO_IT_PREFIX: &str = "Do it with the tools:";
 
 /// What the running turn did so far, for the answer checks.
@@ -67,6 +71,12 @@ pub(crate) struct TurnWork {
     commands_since_change: Vec<String>,
     /// Every `bash` command that ran in the turn.
     commands: Vec<String>,
+    /// Every `bash` command that ran (succeeded or failed), with its
+    /// output, in order (`runs.rs`).
+    runs: Vec<(String, String)>,
+    /// The checks that still doubt the answer the turn ends with: every
+    /// one that applies to it once each was sent as many times as allowed.
+    doubts: Vec<cortex_protocol::Doubt>,
     /// Commands an answer said the output of without running them, whose
     /// claim the harness found true (`claims.rs`).
     checked_claims: Vec<String>,
@@ -94,7 +104,7 @@ pub(crate) struct TurnWork {
     /// a later change clears it.
     wont_run: BTreeSet<String>,
     /// Checks already sent this turn.
-    sent: Vec<Check>,
+    sent: Vec<ReminderKind>,
     /// A check was sent since the last `bash` command ran.
     reminded_since_command: bool,
     /// The writes refused before they ran (`unwanted_write.rs`), each once.
@@ -131,45 +141,26 @@ const MAX_UNSTICK: usize = 2;
 /// [`DO_IT_PREFIX`] when it names the tool to call).
 pub(crate) const NO_MORE: &str = "The same call again cannot show more than it did.";
 
-/// How the reminder after a repeat, in a turn that asks a question, ends:
-/// the reply to it must be the answer (`verify::tool_choice`).
+/// How the reminder after a repeat, in a turn that asks a question, ends
+/// (the reply to it must be the answer: its [`Said::answer`]).
 pub(crate) const ANSWER_NOW: &str = "Answer the question now from what the tools showed you.";
 
-/// The reminder after a repeat in a turn that asks a question.
-pub(crate) fn after_repeat_in_question() -> String {
-    format!("{NO_MORE} {ANSWER_NOW}")
-}
-
-/// The checks, in the order they are tried.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Check {
-    Echo,
-    Broken,
-    Advice,
-    Imagined,
-    Unanswered,
-    Miscounted,
-    Output,
-    Evaluate,
-    Removed,
-    NamedFiles,
-    RenameLeft,
-    WontRun,
-    Untested,
-    TestFails,
-    Empty,
-}
-
-impl Check {
-    /// How many times a turn may send it: a file left broken or unable to
-    /// run is met again while it stays so (runs AE: the second write of a
-    /// test fixed the import and left the tests uncalled), the others once.
-    fn limit(self) -> usize {
-        match self {
-            Check::Broken | Check::WontRun => 2,
-            _ => 1,
-        }
+/// How many times a turn may send the check of `kind`: a file left broken
+/// or unable to run is met again while it stays so (a second write of a
+/// test can fix the import and leave the tests uncalled), the others once.
+fn limit(kind: ReminderKind) -> usize {
+    match kind {
+        ReminderKind::Broken | ReminderKind::WontRun => 2,
+        _ => 1,
     }
+}
+
+/// What a rename the task asks for left behind: the reminder, and the
+/// lines (`path:line:text`, as grep shows them) where the old name is.
+#[derive(Debug, Clone)]
+pub(crate) struct RenameLeft {
+    pub said: Said,
+    pub lines: Vec<String>,
 }
 
 impl TurnWork {
@@ -270,6 +261,14 @@ impl TurnWork {
         }
     }
 
+    /// A call of the round was refused deciding `steer`: after a repeat,
+    /// the round's check names the task's next step ([`Self::after_repeat`]).
+    pub(crate) fn note_steer(&mut self, steer: Option<CallSteer>) {
+        if matches!(steer, Some(CallSteer::Bars { .. })) {
+            self.repeated = true;
+        }
+    }
+
     /// What a call did to the files and the commands run since a change.
     fn note_change(&mut self, args: &ToolArgs, status: ToolStatus, diff: Option<&str>) {
         match args {
@@ -306,9 +305,6 @@ impl TurnWork {
     /// ([`cortex_tools::WONT_RUN`]), and a quote given back unchanged
     /// ([`cortex_tools::IDENTICAL_EDIT`]).
     fn note_output(&mut self, args: &ToolArgs, status: ToolStatus, output: &str) {
-        if status == ToolStatus::Refused && crate::stop_rule::repeated_tool(output).is_some() {
-            self.repeated = true;
-        }
         if let ToolArgs::Glob(_) = args
             && status == ToolStatus::Ok
         {
@@ -317,6 +313,9 @@ impl TurnWork {
         if let ToolArgs::Bash(bash) = args {
             if status == ToolStatus::Ok {
                 self.last_output = Some((bash.command.clone(), output.to_owned()));
+            }
+            if matches!(status, ToolStatus::Ok | ToolStatus::Error) {
+                self.runs.push((bash.command.clone(), output.to_owned()));
             }
             self.failure_hint = output
                 .lines()
@@ -356,12 +355,12 @@ impl TurnWork {
     /// file for. A change not made yet is forced (the edit tool), a change
     /// not tested is the test run, a question is to be answered now (the
     /// next reply still may not repeat the tool: `verify::tool_choice`).
-    pub(crate) fn after_repeat(&mut self) -> Option<String> {
+    pub(crate) fn after_repeat(&mut self) -> Option<Reminder> {
         if !std::mem::take(&mut self.repeated) || self.unstuck >= MAX_UNSTICK {
             return None;
         }
-        let text = if !asks_for_work(&self.prompt) {
-            after_repeat_in_question()
+        let said = if !asks_for_work(&self.prompt) {
+            Said::answer(format!("{NO_MORE} {ANSWER_NOW}"))
         } else if self.changed.is_empty() {
             // A file the task names that is not there yet is written whole
             // (run A5, create-a-file: the 0.5B read README.md until refused).
@@ -372,66 +371,91 @@ impl TurnWork {
             } else {
                 self.edit_tool()
             };
-            format!(
-                "{DO_IT_PREFIX} {NO_MORE} The task asks for a change not made yet: {} to make \
-                 it, then answer.",
-                call_now(tool)
+            Said::call(
+                tool,
+                format!(
+                    "{DO_IT_PREFIX} {NO_MORE} The task asks for a change not made yet: {} to \
+                     make it, then answer.",
+                    call_now(tool)
+                ),
             )
         } else {
             self.untested()?
         };
         self.unstuck += 1;
         self.focus.release();
-        Some(text)
+        Some(said.into_reminder(ReminderKind::AfterRepeat))
     }
 
     /// The first check that applies to `answer` and was not sent yet, as
     /// the reminder to send; marks it sent. `left` is what a rename the
     /// task asked for left behind ([`TurnWork::rename_to_check`]), looked
     /// up by the caller in the workspace.
-    fn next_reminder(&mut self, answer: &str, left: Option<String>) -> Option<String> {
-        let checks = [
-            (Check::Echo, self.echo(answer)),
-            (Check::Broken, self.broken()),
-            (Check::Advice, self.advice(answer)),
-            (Check::Imagined, self.imagined(answer)),
-            (Check::Unanswered, self.unanswered(answer)),
-            (Check::Miscounted, self.miscounted(answer)),
-            (Check::Output, self.output_left_out(answer)),
-            (Check::Evaluate, self.evaluate()),
-            (Check::Removed, self.removed_by_mistake()),
-            (Check::TestFails, self.test_fails(answer)),
-            (Check::NamedFiles, self.untouched_files()),
-            (Check::RenameLeft, left),
-            (Check::WontRun, self.wont_run()),
-            (Check::Untested, self.untested()),
-            (Check::Empty, self.empty(answer)),
-        ];
-        let (check, text) = checks.into_iter().find_map(|(check, text)| {
-            let sent = self.sent.iter().filter(|c| **c == check).count();
-            text.filter(|_| sent < check.limit()).map(|t| (check, t))
-        })?;
-        self.sent.push(check);
+    fn next_reminder(&mut self, answer: &str, left: Option<RenameLeft>) -> Option<Reminder> {
+        let grep_lines = left.as_ref().map(|l| l.lines.clone()).unwrap_or_default();
+        let applying: Vec<(ReminderKind, Said)> = self
+            .checks(answer, left.map(|l| l.said))
+            .into_iter()
+            .filter_map(|(kind, said)| said.map(|s| (kind, s)))
+            .collect();
+        let unsent = applying
+            .iter()
+            .position(|(kind, _)| self.sent.iter().filter(|c| *c == kind).count() < limit(*kind));
+        let Some(at) = unsent else {
+            // Each was said as often as it may be: the answer stands, and
+            // what still applies to it is recorded as doubt.
+            self.doubts = applying
+                .iter()
+                .map(|(kind, _)| cortex_protocol::Doubt::of(*kind))
+                .collect();
+            return None;
+        };
+        let (kind, said) = applying.into_iter().nth(at)?;
+        self.doubts.clear();
+        self.sent.push(kind);
         self.reminded_since_command = true;
-        match check {
-            Check::NamedFiles if chosen_tool(&text).is_some() => {
+        match (kind, said.next) {
+            (ReminderKind::NamedFiles, cortex_protocol::NextReply::Tool { .. }) => {
                 self.focus.on_files(self.untouched().1);
             }
-            Check::RenameLeft => self.focus.on_grep_lines(&text),
+            (ReminderKind::RenameLeft, _) => self.focus.on_grep_lines(&grep_lines),
             _ => self.focus.release(),
         }
-        Some(text)
+        Some(said.into_reminder(kind))
+    }
+
+    /// Every check and what it says of `answer`, in the order they are
+    /// tried; `left` is what the rename check says.
+    fn checks(&self, answer: &str, left: Option<Said>) -> [(ReminderKind, Option<Said>); 16] {
+        [
+            (ReminderKind::Echo, self.echo(answer)),
+            (ReminderKind::Broken, self.broken()),
+            (ReminderKind::Advice, self.advice(answer)),
+            (ReminderKind::Imagined, self.imagined(answer)),
+            (ReminderKind::WrongOutput, self.wrong_output(answer)),
+            (ReminderKind::Unanswered, self.unanswered(answer)),
+            (ReminderKind::Miscounted, self.miscounted(answer)),
+            (ReminderKind::OutputLeftOut, self.output_left_out(answer)),
+            (ReminderKind::Evaluate, self.evaluate()),
+            (ReminderKind::Removed, self.removed_by_mistake()),
+            (ReminderKind::TestFails, self.test_fails(answer)),
+            (ReminderKind::NamedFiles, self.untouched_files()),
+            (ReminderKind::RenameLeft, left),
+            (ReminderKind::WontRun, self.wont_run()),
+            (ReminderKind::Untested, self.untested()),
+            (ReminderKind::Empty, self.empty(answer)),
+        ]
     }
 
     /// A reply with no text and no call ends the turn saying nothing (run
     /// Q: after its third identical write was refused).
-    fn empty(&self, answer: &str) -> Option<String> {
+    fn empty(&self, answer: &str) -> Option<Said> {
         answer.trim().is_empty().then(|| {
-            format!(
+            Said::words(format!(
                 "Your reply was empty. Carry on with the task: call a tool for its next step, \
                  or answer with what you did. The task: {}",
                 self.prompt
-            )
+            ))
         })
     }
 
@@ -439,12 +463,16 @@ impl TurnWork {
     /// (run K, add-method: the whole fixed file as advice after an edit
     /// that broke its indentation). Rewriting a small file whole is what a
     /// small model gets right most often.
-    fn broken(&self) -> Option<String> {
+    fn broken(&self) -> Option<Said> {
         let path = self.broken.first()?;
-        Some(format!(
-            "{DO_IT_PREFIX} {path} no longer parses since your change (the warning above), so \
-             the task is not done. {} with the whole corrected content of {path}, then answer.",
-            call_now(ToolName::WriteFile)
+        Some(Said::call(
+            ToolName::WriteFile,
+            format!(
+                "{DO_IT_PREFIX} {path} no longer parses since your change (the warning above), \
+                 so the task is not done. {} with the whole corrected content of {path}, then \
+                 answer.",
+                call_now(ToolName::WriteFile)
+            ),
         ))
     }
 
@@ -452,19 +480,22 @@ impl TurnWork {
     /// answer anyway (run Q: a test that never imports the function it
     /// tests; a constant used and never defined). Written whole, with what
     /// the warning names, as for a file that does not parse.
-    fn wont_run(&self) -> Option<String> {
+    fn wont_run(&self) -> Option<Said> {
         let path = self.wont_run.first()?;
-        Some(format!(
-            "{DO_IT_PREFIX} {path} cannot run as it should (the warning above). {} with the \
-             whole corrected content of {path}, with what the warning says is missing, then \
-             answer.",
-            call_now(ToolName::WriteFile)
+        Some(Said::call(
+            ToolName::WriteFile,
+            format!(
+                "{DO_IT_PREFIX} {path} cannot run as it should (the warning above). {} with the \
+                 whole corrected content of {path}, with what the warning says is missing, then \
+                 answer.",
+                call_now(ToolName::WriteFile)
+            ),
         ))
     }
 
     /// Advice instead of action: nothing changed, and the answer hands the
     /// user a command to run or a change to make.
-    fn advice(&self, answer: &str) -> Option<String> {
+    fn advice(&self, answer: &str) -> Option<Said> {
         if !asks_for_work(&self.prompt) {
             return None;
         }
@@ -489,10 +520,13 @@ impl TurnWork {
             })
             .filter(|_| !narrates_own_call)
         {
-            return Some(format!(
-                "{DO_IT_PREFIX} your answer describes a {tool} call instead of making it. {} \
-                 with the change, then answer with what you did.",
-                call_now(tool)
+            return Some(Said::call(
+                tool,
+                format!(
+                    "{DO_IT_PREFIX} your answer describes a {tool} call instead of making it. {} \
+                     with the change, then answer with what you did.",
+                    call_now(tool)
+                ),
             ));
         }
         // Steps for the user to follow are advice even after a change
@@ -501,10 +535,13 @@ impl TurnWork {
             .iter()
             .any(|p| lower.contains(p))
         {
-            return Some(format!(
-                "{DO_IT_PREFIX} your answer gives the user steps to follow instead of doing \
-                 them. {} to make the change, then answer with what you did.",
-                call_now(self.edit_tool())
+            return Some(Said::call(
+                self.edit_tool(),
+                format!(
+                    "{DO_IT_PREFIX} your answer gives the user steps to follow instead of doing \
+                     them. {} to make the change, then answer with what you did.",
+                    call_now(self.edit_tool())
+                ),
             ));
         }
         if !self.changed.is_empty() {
@@ -550,29 +587,35 @@ impl TurnWork {
             (false, true) => (ToolName::Bash, ""),
             (false, false) => return None,
         };
-        Some(format!(
-            "{DO_IT_PREFIX} your answer tells the user to do work in the repository, but you \
-             have the tools to do it yourself and nothing has been changed yet. {}{or} to do \
-             it, then answer with what you did.",
-            call_now(tool)
+        Some(Said::call(
+            tool,
+            format!(
+                "{DO_IT_PREFIX} your answer tells the user to do work in the repository, but you \
+                 have the tools to do it yourself and nothing has been changed yet. {}{or} to do \
+                 it, then answer with what you did.",
+                call_now(tool)
+            ),
         ))
     }
 
     /// An answer that says what a command prints without having run it
     /// ([`imagined_output`]): the command is to be run.
-    fn imagined(&self, answer: &str) -> Option<String> {
+    fn imagined(&self, answer: &str) -> Option<Said> {
         let command = imagined_output(answer, &self.known_commands())?;
-        Some(format!(
-            "{DO_IT_PREFIX} your answer says what `{command}` prints, but it did not run in \
-             this turn. {} with it, then answer from what it printed.",
-            call_now(ToolName::Bash)
+        Some(Said::call(
+            ToolName::Bash,
+            format!(
+                "{DO_IT_PREFIX} your answer says what `{command}` prints, but it did not run in \
+                 this turn. {} with it, then answer from what it printed.",
+                call_now(ToolName::Bash)
+            ),
         ))
     }
 
     /// A task that asks what a command prints, answered after running it
     /// without any line of its output (run R, run-and-report: the command
     /// given back as a code block after it printed 55).
-    fn output_left_out(&self, answer: &str) -> Option<String> {
+    fn output_left_out(&self, answer: &str) -> Option<Said> {
         const ASKS: &[&str] = &[
             "what it prints",
             "what it outputs",
@@ -592,10 +635,10 @@ impl TurnWork {
         if printed.is_empty() || printed.iter().any(|line| answer.contains(line)) {
             return None;
         }
-        Some(format!(
+        Some(Said::words(format!(
             "Your answer does not give what `{command}` printed, which the task asks for. Answer \
              again with its output (shown above), not a command."
-        ))
+        )))
     }
 
     /// A question about what Python code returns, prints or raises,
@@ -603,7 +646,7 @@ impl TurnWork {
     /// of working out the value (run Q, answer-return-type: "a dictionary
     /// with two keys" where `{'kind': 'square', 'side': 2}` was asked).
     /// Running it gives the value; the guest is where that is safe.
-    fn evaluate(&self) -> Option<String> {
+    fn evaluate(&self) -> Option<Said> {
         if !asks_what_code_does(&self.prompt)
             || asks_for_work(&self.prompt)
             || !self.changed.is_empty()
@@ -612,50 +655,71 @@ impl TurnWork {
         {
             return None;
         }
-        Some(format!(
-            "{DO_IT_PREFIX} the question asks what the code does; run it rather than work it out \
-             by reading. {} with a command that prints it (python3 -c \"from MODULE import NAME; \
-             print(...)\"), then answer with what it printed.",
-            call_now(ToolName::Bash)
+        Some(Said::call(
+            ToolName::Bash,
+            format!(
+                "{DO_IT_PREFIX} the question asks what the code does; run it rather than work it \
+                 out by reading. {} with a command that prints it (python3 -c \"from MODULE \
+                 import NAME; print(...)\"), then answer with what it printed.",
+                call_now(ToolName::Bash)
+            ),
         ))
     }
 
     /// A question asking for a file, a count, an exception or a name in
     /// the code, answered without one ([`missing_from_answer`]).
-    fn unanswered(&self, answer: &str) -> Option<String> {
+    fn unanswered(&self, answer: &str) -> Option<Said> {
         let missing = missing_from_answer(&self.prompt, answer, &self.files)?;
-        Some(format!(
+        Some(Said::words(format!(
             "Your answer does not give {missing} the question asks for. Answer again with it, \
              stated plainly (take it from what the tools showed you)."
-        ))
+        )))
     }
 
     /// A definition the turn's changes removed, which the task does not
     /// name (a removal or rename names it).
-    fn removed_by_mistake(&self) -> Option<String> {
+    fn removed_by_mistake(&self) -> Option<Said> {
         let (name, path) = self
             .removed
             .iter()
             .find(|(name, _)| !self.asks_to_remove(name))?;
-        Some(format!(
-            "{DO_IT_PREFIX} your change to {path} removed the definition of `{name}`, which the \
-             task does not ask to remove. {} to put `{name}` back in {path}, beside what you \
-             added. Then answer.",
-            call_now(self.edit_tool())
+        Some(Said::call(
+            self.edit_tool(),
+            format!(
+                "{DO_IT_PREFIX} your change to {path} removed the definition of `{name}`, which \
+                 the task does not ask to remove. {} to put `{name}` back in {path}, beside what \
+                 you added. Then answer.",
+                call_now(self.edit_tool())
+            ),
         ))
     }
 
-    /// The old name of a rename the task asks for, when files changed and
-    /// the check was not sent yet: the caller looks it up in the workspace.
+    /// The old name of a rename the task asks for, when files changed:
+    /// the caller looks it up in the workspace (once the check was sent,
+    /// for the doubts at the turn's end).
     pub(crate) fn rename_to_check(&self) -> Vec<(String, String)> {
-        if self.changed.is_empty() || self.sent.contains(&Check::RenameLeft) {
+        if self.changed.is_empty() {
             return Vec::new();
         }
         rename_pairs(&self.prompt)
     }
 
+    /// The checks that doubt the turn's answer, taken (`turn.completed`
+    /// carries them).
+    pub(crate) fn take_doubts(&mut self) -> Vec<cortex_protocol::Doubt> {
+        std::mem::take(&mut self.doubts)
+    }
+
+    /// Records a doubt found outside the checks (an answer not based on
+    /// any successful call, checked once already).
+    pub(crate) fn doubt(&mut self, kind: ReminderKind) {
+        if !self.doubts.iter().any(|d| d.check == kind) {
+            self.doubts.push(cortex_protocol::Doubt::of(kind));
+        }
+    }
+
     /// A task that names several files, some changed and some not.
-    fn untouched_files(&self) -> Option<String> {
+    fn untouched_files(&self) -> Option<Said> {
         let (named, untouched) = self.untouched();
         if untouched.is_empty() {
             return None;
@@ -665,22 +729,25 @@ impl TurnWork {
         // ("mean lives in stats/mathutils.py") may be only a reference (run
         // R, fix-import: made to edit it, the model broke it).
         if !lists_files(&self.prompt, &named) {
-            return Some(format!(
+            return Some(Said::words(format!(
                 "The task names {} and you have changed {} only. If {} need{} a change too, \
                  make it now (read it first); otherwise answer again.",
                 named.join(", "),
                 self.changed.join(", "),
                 untouched.join(" and "),
                 if untouched.len() == 1 { "s" } else { "" },
-            ));
+            )));
         }
-        Some(format!(
-            "{DO_IT_PREFIX} the task names {} and you have changed {} only. {} to make the \
-             change the task asks for in {}, then answer.",
-            named.join(", "),
-            self.changed.join(", "),
-            call_now(self.edit_tool()),
-            untouched.join(" and "),
+        Some(Said::call(
+            self.edit_tool(),
+            format!(
+                "{DO_IT_PREFIX} the task names {} and you have changed {} only. {} to make the \
+                 change the task asks for in {}, then answer.",
+                named.join(", "),
+                self.changed.join(", "),
+                call_now(self.edit_tool()),
+                untouched.join(" and "),
+            ),
         ))
     }
 
@@ -720,7 +787,7 @@ impl Session {
     /// The reminder for an answer that ends the turn too early, if any (see
     /// the module docs); `None` also for models without `verify_answers`
     /// and outside Agent mode.
-    pub(crate) async fn coach(&mut self, answer: &str) -> Option<String> {
+    pub(crate) async fn coach(&mut self, answer: &str) -> Option<Reminder> {
         if self.mode() != Mode::Agent || !self.model.info().is_some_and(|i| i.verify_answers) {
             return None;
         }
@@ -737,7 +804,7 @@ impl Session {
     /// The reminder after a round with a call refused as a repeat
     /// ([`TurnWork::after_repeat`]); `None` for models without
     /// `verify_answers` and outside Agent mode.
-    pub(crate) fn after_repeat(&mut self) -> Option<String> {
+    pub(crate) fn after_repeat(&mut self) -> Option<Reminder> {
         if self.mode() != Mode::Agent || !self.model.info().is_some_and(|i| i.verify_answers) {
             return None;
         }

@@ -1,8 +1,9 @@
 //! Where a rename the task asks for left the old name: the workspace
 //! searched as the harness, for the reminder that names every line.
 
-use super::{DO_IT_PREFIX, call_now, named_files};
+use super::{DO_IT_PREFIX, RenameLeft, call_now, named_files};
 use crate::Session;
+use crate::steer::Said;
 use cortex_protocol::{EditFormat, GrepArgs, GrepMode, ToolArgs};
 
 /// Lines of remaining occurrences a rename reminder quotes.
@@ -12,7 +13,7 @@ impl Session {
     /// Where the old names of the renames the task asks for still occur as
     /// words (the files the task names, else the whole workspace), as the
     /// reminder; `None` when nowhere.
-    pub(super) async fn rename_left(&self, pairs: &[(String, String)]) -> Option<String> {
+    pub(super) async fn rename_left(&self, pairs: &[(String, String)]) -> Option<RenameLeft> {
         let named = named_files(&self.turn_work.prompt);
         let places: Vec<Option<String>> = if named.is_empty() {
             vec![None]
@@ -62,13 +63,18 @@ impl Session {
                 "write_file each file with every one of them changed"
             }
         };
-        Some(format!(
-            "{DO_IT_PREFIX} the task renames {}, but the old name still occurs ({total} \
-             line{}):\n{}\n{} to change every one of them ({how}), then answer.",
-            left.join(" and "),
-            if total == 1 { "" } else { "s" },
-            lines.join("\n"),
-            call_now(self.turn_work.edit_tool())
-        ))
+        let tool = self.turn_work.edit_tool();
+        let said = Said::call(
+            tool,
+            format!(
+                "{DO_IT_PREFIX} the task renames {}, but the old name still occurs ({total} \
+                 line{}):\n{}\n{} to change every one of them ({how}), then answer.",
+                left.join(" and "),
+                if total == 1 { "" } else { "s" },
+                lines.join("\n"),
+                call_now(tool)
+            ),
+        );
+        Some(RenameLeft { said, lines })
     }
 }

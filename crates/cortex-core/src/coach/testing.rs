@@ -3,7 +3,9 @@
 
 use super::DO_IT_PREFIX;
 use super::TurnWork;
+use super::runs::{exercises, runs};
 use super::words::{call_now, shows_code, test_command};
+use crate::steer::Said;
 use cortex_protocol::ToolName;
 
 /// How a refusal of a change after the task's test passed ends.
@@ -20,7 +22,8 @@ impl TurnWork {
     }
 
     /// The command that ran the task's test after the turn's last change
-    /// and passed, when it is the last command of the turn.
+    /// and passed, when it is the last command of the turn: one that runs
+    /// the test, not one that shows its file (`runs.rs`).
     pub(super) fn test_passed_since_change(&self) -> Option<&str> {
         if self.last_failed.is_some() || self.changed.is_empty() {
             return None;
@@ -28,7 +31,7 @@ impl TurnWork {
         let key = self.test_key()?;
         self.commands_since_change
             .last()
-            .filter(|ran| ran.contains(&key))
+            .filter(|ran| runs(ran, &key))
             .map(String::as_str)
     }
 
@@ -38,13 +41,13 @@ impl TurnWork {
     /// With the fixed code in the answer, the call to make is a `write_file`
     /// of it (run N, fix-missing-import: the file with its import as
     /// advice, then a forced edit that quoted the wrong lines).
-    pub(super) fn test_fails(&self, answer: &str) -> Option<String> {
+    pub(super) fn test_fails(&self, answer: &str) -> Option<Said> {
         let failed = self.last_failed.as_deref()?;
         if self.changed.is_empty() {
             return None;
         }
         let key = self.test_key()?;
-        if !failed.contains(&key) {
+        if !runs(failed, &key) {
             return None;
         }
         // The harness's own reading of the failure beats the code of an
@@ -69,24 +72,31 @@ impl TurnWork {
         } else {
             "the code (not the test, unless the task asks for that)"
         };
-        Some(format!(
-            "{DO_IT_PREFIX} `{failed}` failed the last time you ran it, so the task is not done. \
-             {why} {}{what} to fix {whose} so that it passes, then run it again.",
-            call_now(tool)
+        Some(Said::call(
+            tool,
+            format!(
+                "{DO_IT_PREFIX} `{failed}` failed the last time you ran it, so the task is not \
+                 done. {why} {}{what} to fix {whose} so that it passes, then run it again.",
+                call_now(tool)
+            ),
         ))
     }
 
-    /// Files changed, a test command known, and no command run since.
-    pub(super) fn untested(&self) -> Option<String> {
-        if self.changed.is_empty() || !self.commands_since_change.is_empty() {
+    /// Files changed, a test command known, and nothing run since that
+    /// exercises the change (showing a file tests nothing).
+    pub(super) fn untested(&self) -> Option<Said> {
+        if self.changed.is_empty() || self.commands_since_change.iter().any(|c| exercises(c)) {
             return None;
         }
         let command = test_command(&self.prompt, &self.files)?;
-        Some(format!(
-            "{DO_IT_PREFIX} you changed {} but have not run the tests since. {} to run \
-             `{command}` and check that it passes before you answer.",
-            self.changed.join(", "),
-            call_now(ToolName::Bash)
+        Some(Said::call(
+            ToolName::Bash,
+            format!(
+                "{DO_IT_PREFIX} you changed {} but have not run the tests since. {} to run \
+                 `{command}` and check that it passes before you answer.",
+                self.changed.join(", "),
+                call_now(ToolName::Bash)
+            ),
         ))
     }
 }

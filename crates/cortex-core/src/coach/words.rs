@@ -163,20 +163,10 @@ fn names_code(answer: &str, prompt: &str, files: &[String]) -> bool {
     false
 }
 
-/// How a reminder names the one tool the next reply must call: the words
-/// [`chosen_tool`] reads back from the history.
+/// How a reminder names the one tool the next reply must call (the
+/// decision itself is the reminder's `NextReply`).
 pub(super) fn call_now(tool: ToolName) -> String {
     format!("Call {tool} now")
-}
-
-/// The tool a reminder of [`call_now`] names; `None` for any other text.
-pub(crate) fn chosen_tool(reminder: &str) -> Option<ToolName> {
-    let (_, rest) = reminder.split_once("Call ")?;
-    let (name, tail) = rest.split_once(' ')?;
-    if !tail.starts_with("now") {
-        return None;
-    }
-    name.parse().ok()
 }
 
 /// The glob pattern of the files a question counts ("How many .py files

@@ -148,6 +148,7 @@ mod tests {
             ms: 0.0,
             diff: diff.map(str::to_owned),
             attachments: Vec::new(),
+            steer: None,
         })
     }
 

@@ -17,12 +17,15 @@ mod keep;
 mod open_files;
 mod summarise;
 
+/// What a compaction did: the protocol's type, which the session API
+/// answers as it is.
+pub use cortex_protocol::CompactionReport;
 pub(crate) use estimate::{UsageAnchor, estimate, request_bytes, tokens_of_bytes};
 
 use crate::{CoreError, Session, TurnOutcome};
 use context::KeepSet;
 use cortex_model::ModelProvider;
-use cortex_protocol::{CompactionKept, CompactionTrigger, EventKind, Message, TurnId};
+use cortex_protocol::{CompactionTrigger, EventKind, Message, TurnId};
 use std::sync::Arc;
 use summarise::SummaryError;
 use tokio_util::sync::CancellationToken;
@@ -58,23 +61,6 @@ impl Default for CompactionConfig {
             diff_bytes: 16 * 1024,
         }
     }
-}
-
-/// What a compaction did (the figures of `compaction.done`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CompactionReport {
-    /// Estimated tokens of the next request before compacting.
-    pub tokens_before: u64,
-    /// The same after: the context message and the kept tail.
-    pub tokens_after: u64,
-    /// Messages in the history before.
-    pub messages_before: usize,
-    /// Messages in the history after.
-    pub messages_after: usize,
-    /// Messages replaced by the summary.
-    pub summarised: usize,
-    /// What the context message restates (task, todos, plan, files, diffs) and how many messages were kept verbatim.
-    pub kept: CompactionKept,
 }
 
 /// Why an explicit compaction did not happen. The history is unchanged in

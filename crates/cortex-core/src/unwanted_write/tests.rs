@@ -1,8 +1,8 @@
 //! The refusals' texts, from the task's words and the edit.
 
 use super::{
-    elsewhere_named, handed_tool, import_again, misplaced_insertion, producer_of,
-    replacement_and_more, replacements, unnamed_definition,
+    elsewhere_named, import_again, misplaced_insertion, producer_of, replacement_and_more,
+    replacements, unnamed_definition,
 };
 use cortex_protocol::{EditFileArgs, ToolArgs, ToolName, WriteFileArgs};
 
@@ -51,7 +51,10 @@ fn an_insertion_on_the_wrong_side_of_the_anchor_is_named() {
         "{said}"
     );
     // The call to make instead, with the new text after the quote.
-    assert_eq!(handed_tool(&said), Some(ToolName::EditFile));
+    assert_eq!(
+        said.handed.as_ref().map(|(tool, _)| *tool),
+        Some(ToolName::EditFile)
+    );
     let call = said.split_once("arguments: ").expect("a call").1;
     let call: serde_json::Value = serde_json::from_str(call).expect("JSON");
     assert_eq!(call["old_string"], quote);
@@ -184,25 +187,28 @@ fn a_new_file_in_another_folder_than_the_task_names_is_named() {
         "{said}"
     );
     // The write of the named file, handed over as a call.
-    assert_eq!(handed_tool(&said), Some(ToolName::WriteFile));
+    assert_eq!(
+        said.handed.as_ref().map(|(tool, _)| *tool),
+        Some(ToolName::WriteFile)
+    );
     let call = said.split_once("arguments: ").expect("a call").1;
     let call: serde_json::Value = serde_json::from_str(call).expect("JSON");
     assert_eq!(call["path"], "test_divide.py");
     assert_eq!(call["content"], "assert True\n");
     // The same call, kept as a value for the next request.
-    assert_eq!(said.handed, Some(call));
+    assert_eq!(said.handed, Some((ToolName::WriteFile, call)));
     assert_eq!(elsewhere_named(prompt, &write("test_divide.py")), None);
     assert_eq!(elsewhere_named(prompt, &write("./test_divide.py")), None);
     assert_eq!(elsewhere_named(prompt, &write("tests/test_other.py")), None);
     let said = elsewhere_named("Create src/app/hello.txt.", &write("hello.txt"));
     assert!(said.is_some_and(|s| s.contains("\"path\":\"src/app/hello.txt\"")));
     // Refusals without a call hand over nothing.
-    assert_eq!(handed_tool("not made: the task says to run t.py"), None);
-    assert_eq!(
-        handed_tool("not made: call nothing with these arguments: {}"),
-        None
-    );
-    assert_eq!(handed_tool("1\tcall bash with these arguments: {}"), None);
+    let edit_there = ToolArgs::EditFile(EditFileArgs {
+        path: "tests/test_divide.py".into(),
+        ..edit("a", "b")
+    });
+    let said = elsewhere_named("Add test_divide.py.", &edit_there);
+    assert_eq!(said.map(|s| s.handed), Some(None));
 }
 
 #[test]

@@ -7,7 +7,7 @@ use crate::common::*;
 use cortex_core::TurnOutcome;
 use cortex_model::scripted::ScriptedProvider;
 use cortex_model::{ModelProvider, RefusedCall, ToolChoice};
-use cortex_protocol::EventKind;
+use cortex_protocol::{Doubt, EventKind, ReminderKind};
 use serde_json::{Value, json};
 use std::sync::Arc;
 
@@ -16,6 +16,10 @@ pub struct Ran {
     /// (status, output) of every tool result, in order.
     pub results: Vec<(String, String)>,
     pub reminders: Vec<String>,
+    /// The kind of each reminder, in order.
+    pub kinds: Vec<Option<ReminderKind>>,
+    /// What `turn.completed` said the checks still doubt.
+    pub unverified: Vec<Doubt>,
     pub choices: Vec<ToolChoice>,
     /// Each request's calls that the gates will refuse.
     pub refused: Vec<Vec<RefusedCall>>,
@@ -51,10 +55,24 @@ async fn run_on(
     let reminders = events
         .iter()
         .filter_map(|e| match &e.kind {
-            EventKind::TurnReminder { text } => Some(text.clone()),
+            EventKind::TurnReminder { text, .. } => Some(text.clone()),
             _ => None,
         })
         .collect();
+    let kinds = events
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::TurnReminder { kind, .. } => Some(*kind),
+            _ => None,
+        })
+        .collect();
+    let unverified = events
+        .iter()
+        .find_map(|e| match &e.kind {
+            EventKind::TurnCompleted { unverified, .. } => Some(unverified.clone()),
+            _ => None,
+        })
+        .unwrap_or_default();
     let results = events
         .iter()
         .filter_map(|e| match &e.kind {
@@ -72,6 +90,8 @@ async fn run_on(
         outcome,
         results,
         reminders,
+        kinds,
+        unverified,
         choices,
         refused,
         repo,

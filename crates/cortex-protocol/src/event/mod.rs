@@ -12,6 +12,7 @@ use crate::mode::Mode;
 use crate::rewind::{RewindDiff, RewindScope};
 use crate::sandbox::Sandbox;
 use crate::spec::SpecPhase;
+use crate::steer::{CallSteer, Doubt, NextReply, ReminderKind};
 use crate::tools::Todo;
 use serde::{Deserialize, Serialize};
 
@@ -206,6 +207,14 @@ pub enum EventKind {
     TurnReminder {
         /// The text given to the model.
         text: String,
+        /// The check or rule it comes from (absent in timelines recorded
+        /// before reminders had kinds).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        kind: Option<ReminderKind>,
+        /// What it asks of the next reply: the decision the next request
+        /// is built from (the text only renders it).
+        #[serde(default, skip_serializing_if = "NextReply::is_free")]
+        next: NextReply,
     },
     /// A request to the model is sent (one per round).
     #[serde(rename = "model.request")]
@@ -324,6 +333,9 @@ pub enum EventKind {
         /// (at most 2 MiB of them per call).
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         attachments: Vec<crate::Attachment>,
+        /// What a refusal decided about the next reply, if anything.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        steer: Option<CallSteer>,
     },
     /// The session's mode changed: the user switched it, or accepted a plan
     /// or a spec's task list (both switch to Agent). The model never changes
@@ -564,6 +576,10 @@ pub enum EventKind {
         /// Set only when the last response did not end by the model's choice.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         finish: Option<TurnFinish>,
+        /// The checks that still doubt the answer the turn ended with: the
+        /// answer is unverified (empty: nothing doubted it).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        unverified: Vec<Doubt>,
     },
     /// The turn was stopped before the model finished: by the user
     /// ([`STOPPED_BY_USER`]) or by the session's stop rule.

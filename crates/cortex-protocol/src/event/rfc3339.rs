@@ -1,28 +1,14 @@
-//! RFC 3339 formatting without a date crate: days-from-civil arithmetic.
+//! RFC 3339 timestamps as the timeline writes them, over the one calendar
+//! of `crate::calendar`.
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
 pub fn format(t: SystemTime) -> String {
     let d = t.duration_since(UNIX_EPOCH).unwrap_or_default();
-    let secs = d.as_secs() as i64;
-    let millis = d.subsec_millis();
-    let days = secs.div_euclid(86_400);
-    let rem = secs.rem_euclid(86_400);
-    let (h, m, s) = (rem / 3600, (rem % 3600) / 60, rem % 60);
-    // Howard Hinnant's civil_from_days.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!("{year:04}-{month:02}-{day:02}T{h:02}:{m:02}:{s:02}.{millis:03}Z")
+    crate::calendar::format_rfc3339_ms(d.as_millis() as i64)
 }
 
-/// The inverse of [`format`] (days_from_civil), for its exact shape only.
+/// The inverse of [`format`], for its exact shape only.
 pub fn parse_ms(ts: &str) -> Option<i64> {
     let b = ts.as_bytes();
     if b.len() != 24 || b[4] != b'-' || b[10] != b'T' || b[19] != b'.' || b[23] != b'Z' {
@@ -31,13 +17,7 @@ pub fn parse_ms(ts: &str) -> Option<i64> {
     let num = |from: usize, to: usize| -> Option<i64> { ts.get(from..to)?.parse().ok() };
     let (y, mo, d) = (num(0, 4)?, num(5, 7)?, num(8, 10)?);
     let (h, mi, s, ms) = (num(11, 13)?, num(14, 16)?, num(17, 19)?, num(20, 23)?);
-    let y = if mo <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (mo + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = era * 146_097 + doe - 719_468;
+    let days = crate::calendar::days_from_civil(y, mo, d);
     Some((((days * 24 + h) * 60 + mi) * 60 + s) * 1000 + ms)
 }
 

@@ -30,6 +30,7 @@ fn type_name_matches_serde_name() {
         EventKind::TurnCompleted {
             rounds: 1,
             finish: None,
+            unverified: Vec::new(),
         },
         EventKind::Usage {
             input_tokens: 1,
@@ -167,6 +168,7 @@ fn only_the_three_turn_endings_have_an_outcome() {
     let completed = EventKind::TurnCompleted {
         rounds: 3,
         finish: Some(TurnFinish::MaxTokens),
+        unverified: Vec::new(),
     };
     assert_eq!(
         completed.turn_outcome(),

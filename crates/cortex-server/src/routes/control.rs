@@ -62,16 +62,5 @@ pub(crate) async fn compact(
 ) -> Result<axum::Json<CompactAnswer>, ApiError> {
     let actor = state.owned_actor(&principal, &id).await?;
     let report = actor.compact().await?;
-    Ok(axum::Json(compact_answer(report)))
-}
-
-fn compact_answer(r: cortex_core::CompactionReport) -> CompactAnswer {
-    CompactAnswer {
-        tokens_before: r.tokens_before,
-        tokens_after: r.tokens_after,
-        messages_before: r.messages_before,
-        messages_after: r.messages_after,
-        summarised: r.summarised,
-        kept: r.kept,
-    }
+    Ok(axum::Json(report))
 }

@@ -197,6 +197,8 @@ pub fn every_kind() -> Vec<(Option<&'static str>, EventKind)> {
             Some("t1"),
             EventKind::TurnReminder {
                 text: "Check the answer with a tool.".into(),
+                kind: None,
+                next: Default::default(),
             },
         ),
         (
@@ -306,6 +308,7 @@ pub fn every_kind() -> Vec<(Option<&'static str>, EventKind)> {
                 ms: 3.0,
                 diff: None,
                 attachments: Vec::new(),
+                steer: None,
             },
         ),
         (
@@ -318,6 +321,7 @@ pub fn every_kind() -> Vec<(Option<&'static str>, EventKind)> {
                 ms: 1.5,
                 diff: Some("--- a\n+++ b\n".into()),
                 attachments: Vec::new(),
+                steer: None,
             },
         ),
         (
@@ -488,6 +492,7 @@ pub fn every_kind() -> Vec<(Option<&'static str>, EventKind)> {
             EventKind::TurnCompleted {
                 rounds: 2,
                 finish: None,
+                unverified: Vec::new(),
             },
         ),
         (Some("t2"), started("second")),

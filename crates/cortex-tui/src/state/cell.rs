@@ -135,6 +135,9 @@ pub struct TurnEnd {
     pub tokens_out: u64,
     /// From `turn.started` to this event.
     pub ms: Option<f64>,
+    /// A completed turn whose answer a check still doubts: the line that
+    /// says so (sanitised), shown under the turn's end.
+    pub unverified: Option<String>,
 }
 
 impl Cell {

@@ -228,7 +228,13 @@ impl SessionState {
             | EventKind::TurnStopped { .. }
             | EventKind::TurnFailed { .. } => {
                 if let Some(outcome) = kind.turn_outcome() {
-                    self.end_turn(outcome, at)
+                    let unverified = match kind {
+                        EventKind::TurnCompleted { unverified, .. } => {
+                            cortex_protocol::unverified_line(unverified).map(|l| clean_line(&l))
+                        }
+                        _ => None,
+                    };
+                    self.end_turn(outcome, unverified, at)
                 }
             }
             EventKind::MessageDelta { text } => self.message_delta(text),
@@ -502,7 +508,7 @@ impl SessionState {
         }
     }
 
-    fn end_turn(&mut self, outcome: TurnOutcome, at: Option<Millis>) {
+    fn end_turn(&mut self, outcome: TurnOutcome, unverified: Option<String>, at: Option<Millis>) {
         // The reason and the error may carry text the model wrote.
         let outcome = match outcome {
             TurnOutcome::Stopped { reason } => TurnOutcome::Stopped {
@@ -540,6 +546,7 @@ impl SessionState {
             tokens_in: self.usage.input - in0,
             tokens_out: self.usage.output - out0,
             ms,
+            unverified,
         }));
     }
 

@@ -1,41 +1,19 @@
 //! The one-line summary of a tool call's arguments for its row.
 
 use crate::text;
+use cortex_protocol::CallSummary;
 
 /// Longest summary kept (the row truncates further to fit its width).
 const MAX_CHARS: usize = 200;
 
-/// The argument that identifies a call: the path for file tools, the
-/// pattern for searches, the first line of a command. Arguments that are
-/// not JSON (a malformed call) are shown as they are, on one line.
+/// The argument that identifies a call ([`CallSummary`]), with the count
+/// of a command's further lines, as one terminal-safe line.
 pub fn summarize(name: &str, arguments: &str) -> String {
-    let Ok(value) = serde_json::from_str::<serde_json::Value>(arguments) else {
-        return one_line(arguments);
-    };
-    let field = |key: &str| value.get(key).and_then(|v| v.as_str()).map(str::to_owned);
-    let summary = match name {
-        "read_file" | "write_file" | "edit_file" => field("path"),
-        "glob" => field("pattern"),
-        "grep" => field("pattern").map(|p| match field("path") {
-            Some(path) => format!("{p} in {path}"),
-            None => p,
-        }),
-        "bash" => field("command").map(|c| {
-            let mut lines = c.lines();
-            let first = lines.next().unwrap_or_default().to_owned();
-            match lines.count() {
-                0 => first,
-                more => format!("{first} (+{more} lines)"),
-            }
-        }),
-        "plan" => field("title"),
-        "todo_write" => value
-            .get("todos")
-            .and_then(|t| t.as_array())
-            .map(|t| format!("{} items", t.len())),
-        _ => None,
-    };
-    one_line(&summary.unwrap_or_default())
+    let summary = CallSummary::of(name, arguments);
+    match summary.more_lines {
+        0 => one_line(&summary.text),
+        more => one_line(&format!("{} (+{more} lines)", summary.text)),
+    }
 }
 
 fn one_line(raw: &str) -> String {

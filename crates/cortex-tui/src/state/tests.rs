@@ -235,6 +235,8 @@ fn a_reminder_to_the_model_adds_nothing_to_the_transcript() {
         if reminder {
             s.push(EventKind::TurnReminder {
                 text: "Check the answer with a tool before giving it.".into(),
+                kind: None,
+                next: Default::default(),
             });
         }
         s.request(2);

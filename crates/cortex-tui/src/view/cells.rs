@@ -153,7 +153,13 @@ fn turn_end(end: &TurnEnd, ctx: &Ctx) -> Para {
         }
         TurnOutcome::Failed { error } => (format!("✗ failed: {error}{figures}"), theme.error()),
     };
-    Para::hanging(Line::from(Span::styled(line, style)), vec![Span::raw("  ")])
+    // Completed, but a check still doubts the answer: said on the same
+    // line, so a narrow screen wraps it rather than hides it.
+    let mut spans = vec![Span::styled(line, style)];
+    if let Some(unverified) = &end.unverified {
+        spans.push(Span::styled(format!(" · ⚠ {unverified}"), theme.warning()));
+    }
+    Para::hanging(Line::from(spans), vec![Span::raw("  ")])
 }
 
 /// A proposed plan or spec phase: `label` (`plan v2: `), its title, then

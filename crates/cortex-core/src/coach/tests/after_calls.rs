@@ -99,10 +99,15 @@ fn a_repeated_call_is_followed_by_the_task_s_next_step() {
         })
         .expect("the third is refused");
     let prompt = "python3 test_calc.py fails. Fix the bug in calc.py and run the test.";
+    // The gate's refusal of a repeat decides that the tool is barred.
+    let bars_read = Some(CallSteer::Bars {
+        tool: ToolName::ReadFile,
+    });
     let mut work = TurnWork::new(prompt);
     work.set_files("calc.py\ntest_calc.py");
     assert_eq!(work.after_repeat(), None, "nothing repeated yet");
     work.record(&read, ToolStatus::Refused, None, Some(&refusal));
+    work.note_steer(bars_read);
     let text = work.after_repeat().expect("no change made");
     assert_eq!(chosen_tool(&text), Some(ToolName::EditFile), "{text}");
     assert_eq!(work.after_repeat(), None, "said once per repeat");
@@ -110,25 +115,29 @@ fn a_repeated_call_is_followed_by_the_task_s_next_step() {
     let edit = call("edit_file", serde_json::json!({"path": "calc.py"}));
     work.record(&edit, ToolStatus::Ok, None, Some("Edited calc.py"));
     work.record(&read, ToolStatus::Refused, None, Some(&refusal));
+    work.note_steer(bars_read);
     let text = work.after_repeat().expect("not run");
     assert_eq!(chosen_tool(&text), Some(ToolName::Bash), "{text}");
     // Twice a turn at most; a question is to be answered.
     work.record(&read, ToolStatus::Refused, None, Some(&refusal));
+    work.note_steer(bars_read);
     assert_eq!(work.after_repeat(), None);
     // A file the task names that is not there yet is written.
     let mut create = TurnWork::new("Create a file hello.txt whose whole content is hi.");
     create.set_files("README.md");
     create.record(&read, ToolStatus::Refused, None, Some(&refusal));
+    create.note_steer(bars_read);
     let text = create.after_repeat().expect("no change made");
     assert_eq!(chosen_tool(&text), Some(ToolName::WriteFile), "{text}");
     let mut question = TurnWork::new("What does add() return?");
     question.record(&read, ToolStatus::Refused, None, Some(&refusal));
+    question.note_steer(bars_read);
     let text = question.after_repeat().expect("to answer");
     assert!(
         text.starts_with(NO_MORE) && text.contains("Answer the question now"),
         "{text}"
     );
-    assert_eq!(chosen_tool(&text), None, "{text}");
+    assert_eq!(text.next, cortex_protocol::NextReply::Answer, "{text}");
 }
 
 #[test]

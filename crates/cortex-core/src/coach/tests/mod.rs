@@ -2,9 +2,17 @@
 
 use super::words::*;
 use super::*;
-use cortex_protocol::CallId;
+use cortex_protocol::{CallId, NextReply};
 
 mod after_calls;
+
+/// The one tool a reminder makes the next reply call, if any.
+fn chosen_tool(reminder: &Reminder) -> Option<ToolName> {
+    match reminder.next {
+        NextReply::Tool { tool } => Some(tool),
+        _ => None,
+    }
+}
 
 /// A call to `name` with `args`; an edit's or write's text, which the
 /// checks do not read, is filled in when left out, so that it parses.
@@ -107,21 +115,6 @@ fn a_test_that_failed_last_is_met_until_it_passes() {
         .next_reminder("Add the import:\n```python\nimport os\n```", None)
         .expect("the test failed");
     assert_eq!(chosen_tool(&text), Some(ToolName::WriteFile), "{text}");
-}
-
-#[test]
-fn only_a_reminder_naming_a_tool_chooses_it() {
-    for tool in ToolName::ALL {
-        assert_eq!(chosen_tool(&call_now(tool)), Some(tool));
-    }
-    for text in [
-        "Call it now.",
-        "Call edit_file (or write_file) now.",
-        "Call nothing_known now.",
-        crate::verify::VERIFY_ANSWER,
-    ] {
-        assert_eq!(chosen_tool(text), None, "{text}");
-    }
 }
 
 #[test]
@@ -530,13 +523,17 @@ fn the_rename_reminder_lets_the_next_edit_quote_only_the_lines_left() {
         None,
         None,
     );
-    let left = "Do it with the tools: the task renames `c` to `celsius`, but the old name \
-                still occurs (2 lines):\ntemps.py:2:    f = c * 9 / 5 + 32\n./temps.py:4:    \
-                return c\nCall edit_file now to change every one of them, then answer.";
-    let text = work
-        .next_reminder("Done.", Some(left.to_owned()))
-        .expect("a reminder");
-    assert_eq!(text, left);
+    // The lines come as grep's, not read back from the reminder's words.
+    let left = RenameLeft {
+        said: crate::steer::Said::call(ToolName::EditFile, "the old name is left"),
+        lines: vec![
+            "temps.py:2:    f = c * 9 / 5 + 32".to_owned(),
+            "./temps.py:4:    return c".to_owned(),
+        ],
+    };
+    let text = work.next_reminder("Done.", Some(left)).expect("a reminder");
+    assert_eq!(&*text, "the old name is left");
+    assert_eq!(text.kind, ReminderKind::RenameLeft);
     assert_eq!(
         work.focus().lines("temps.py"),
         Some(
