@@ -303,6 +303,170 @@ fn git_linked_worktree_metadata_written_through_its_gitdir_file() {
     });
 }
 
+// ---- 1b. Git metadata with `git_write` on ----------------------------------
+//
+// The user lets the model commit (`[sandbox] git_write = true`): the git
+// folder is writable, but nothing in it that sends git to another config,
+// hook folder or object store may change.
+
+/// `[sandbox] git_write = true` in the run's config.
+fn with_git_write(lab: &Lab) {
+    write(
+        &lab.home.path().join("config/cortex"),
+        "config.toml",
+        "[sandbox]\ngit_write = true\n",
+    );
+}
+
+/// Commands against the metadata with `git_write` on, then the user's git
+/// and a copy.
+fn git_write_attempt(prepare: fn(&Lab), commands: &[&str]) -> Attempt {
+    Attempt {
+        prepare,
+        ..git_attempt(commands)
+    }
+}
+
+#[test]
+fn git_write_commondir_created_is_quarantined_after_the_turn() {
+    // A missing `commondir` cannot be held by a placeholder (git refuses an
+    // empty one): the model makes it, and the harness renames it when the
+    // turn ends, before the user's git reads it.
+    check(Attempt {
+        prepare: with_git_write,
+        rounds: vec![vec![step(
+            "bash",
+            json!({"command": format!(
+                "git init -q --bare evil && printf '{}' > evil/hooks/pre-commit && chmod +x evil/hooks/pre-commit && echo \"$PWD/evil\" > .git/commondir",
+                planted()
+            )}),
+        )]],
+        triggers: GIT_TRIGGERS,
+        absent: &[".git/commondir"],
+        quarantined: &[".git/commondir.cortex-quarantined-1"],
+        ..Attempt::default()
+    });
+}
+
+#[test]
+fn git_write_folder_moved_aside_and_rebuilt() {
+    check(git_write_attempt(
+        with_git_write,
+        &[
+            &format!(
+                "mv .git .git-old && mkdir -p .git/hooks && printf '{}' > .git/hooks/pre-commit",
+                planted()
+            ),
+            "mv .git/objects .git/objects-old",
+            "mv .git/objects/info .git/objects/info-old && mkdir .git/objects/info && echo /tmp > .git/objects/info/alternates",
+        ],
+    ));
+}
+
+#[test]
+fn git_write_worktree_metadata_redirected() {
+    check(git_write_attempt(
+        |lab| {
+            with_git_write(lab);
+            git(
+                lab.repo.path(),
+                &[
+                    "worktree",
+                    "add",
+                    "-q",
+                    &format!("{}/wt", lab.fill(OUTSIDE)),
+                ],
+            );
+        },
+        &[
+            "mkdir -p evil/hooks && echo \"$PWD/evil\" > .git/worktrees/wt/commondir",
+            &format!(
+                "printf '[core]\\n\\tfsmonitor = touch {MARKER}\\n' > .git/worktrees/wt/config.worktree"
+            ),
+            "echo /tmp/elsewhere/.git > .git/worktrees/wt/gitdir",
+            "mv .git/worktrees .git/worktrees-old && mkdir -p .git/worktrees/wt",
+            "mkdir .git/worktrees/planted",
+        ],
+    ));
+}
+
+#[test]
+fn git_write_worktree_folder_created() {
+    check(git_write_attempt(
+        with_git_write,
+        &[
+            "mkdir -p .git/worktrees/wt && echo \"$PWD/evil\" > .git/worktrees/wt/commondir",
+            "git worktree add -q --detach planted-wt",
+        ],
+    ));
+}
+
+#[test]
+fn git_write_module_config_planted() {
+    check(git_write_attempt(
+        with_git_write,
+        &[&format!(
+            "mkdir -p .git/modules/lib && printf '[core]\\n\\tfsmonitor = touch {MARKER}\\n' > .git/modules/lib/config"
+        )],
+    ));
+}
+
+#[test]
+fn git_write_include_inside_the_git_folder() {
+    check(git_write_attempt(
+        |lab| {
+            with_git_write(lab);
+            git(lab.repo.path(), &["config", "include.path", "team.inc"]);
+            git(
+                lab.repo.path(),
+                &["config", "--add", "include.path", "missing.inc"],
+            );
+            write(lab.repo.path(), ".git/team.inc", "[user]\n\tname = team\n");
+        },
+        &[
+            &format!("printf '[core]\\n\\tfsmonitor = touch {MARKER}\\n' >> .git/team.inc"),
+            &format!("printf '[core]\\n\\tfsmonitor = touch {MARKER}\\n' > .git/missing.inc"),
+            "mv .git/team.inc .git/team.old",
+        ],
+    ));
+}
+
+#[test]
+fn git_write_hooks_folder_the_config_names_inside_the_git_folder() {
+    check(git_write_attempt(
+        |lab| {
+            with_git_write(lab);
+            git(
+                lab.repo.path(),
+                &["config", "core.hooksPath", ".git/team-hooks"],
+            );
+        },
+        &[&format!(
+            "mkdir -p .git/team-hooks && printf '{}' > .git/team-hooks/pre-commit && chmod +x .git/team-hooks/pre-commit",
+            planted()
+        )],
+    ));
+}
+
+#[test]
+fn git_write_linked_worktree_gitdir_file_repointed() {
+    check(Attempt {
+        prepare: |lab| {
+            with_git_write(lab);
+            git(lab.repo.path(), &["worktree", "add", "-q", "wt"]);
+        },
+        repo: Some(|lab| lab.path("wt")),
+        rounds: vec![vec![
+            step("bash", json!({"command": "git init -q --bare evil-git"})),
+            bash("echo 'gitdir: evil-git' > .git"),
+            bash("mv .git .git-old"),
+            bash("echo /tmp > \"$(git rev-parse --git-dir)/commondir\""),
+        ]],
+        triggers: &[Trigger::UserGit],
+        ..Attempt::default()
+    });
+}
+
 // ---- 2. Protected paths that do not exist yet ------------------------------
 
 #[test]
@@ -739,4 +903,33 @@ fn set_id_bits_cannot_be_set_on_workspace_files() {
         "/usr/bin/python3 -c \"import os; f = os.open('t5', os.O_CREAT | os.O_WRONLY, 0o755); os.fchmod(f, 0o2755)\"",
         "/usr/bin/python3 -c \"import os; os.mknod('t6', 0o4644)\"",
     ]));
+}
+
+#[test]
+fn set_id_bits_kept_by_copies_and_archives() {
+    // The bits ride on a copy that preserves modes or on an archive's entry.
+    // A copy of a file the guest does not own may drop them by itself (GNU
+    // `cp -p` does when it cannot keep the owner), so those calls may
+    // succeed; the rest ask for the bits with `chmod`, which the filter
+    // refuses. Either way no file has one (the suite checks the whole tree).
+    check(Attempt {
+        prepare: |lab| {
+            let out = std::process::Command::new("tar")
+                .args(["-cf", "archive.tar", "--mode=6755", "a.txt"])
+                .current_dir(lab.repo.path())
+                .output()
+                .expect("tar");
+            assert!(out.status.success(), "{out:?}");
+        },
+        rounds: vec![vec![
+            step("bash", json!({"command": "cp -p /usr/bin/passwd p1"})),
+            bash("mkdir -p unpacked && tar -xpf archive.tar -C unpacked"),
+            step(
+                "bash",
+                json!({"command": "/usr/bin/python3 -c \"import shutil; shutil.copy2('/usr/bin/su', 'p2')\""}),
+            ),
+            bash("cp /bin/true p3 && chmod --reference=/usr/bin/passwd p3"),
+        ]],
+        ..Attempt::default()
+    });
 }

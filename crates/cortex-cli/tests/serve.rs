@@ -154,9 +154,19 @@ impl Server {
 
     /// Read the event stream until `stop` says so; the events seen.
     async fn events_until(&self, id: &str, stop: impl Fn(&Value) -> bool) -> Vec<Value> {
+        self.events_until_as(TOKEN, id, stop).await
+    }
+
+    /// [`Server::events_until`] with `token`'s principal.
+    async fn events_until_as(
+        &self,
+        token: &str,
+        id: &str,
+        stop: impl Fn(&Value) -> bool,
+    ) -> Vec<Value> {
         let response = reqwest::Client::new()
             .get(format!("{}/v1/sessions/{id}/events", self.base))
-            .bearer_auth(TOKEN)
+            .bearer_auth(token)
             .send()
             .await
             .expect("events");
@@ -491,6 +501,120 @@ async fn named_principals_see_only_their_own_sessions_and_a_revoked_token_stops_
         .output()
         .expect("revoke");
     assert!(!again.status.success(), "revoking twice must say so");
+}
+
+/// One turn of a new in-place session of `token`'s principal on the
+/// repository: the output of its one `bash` call, or `None` when this
+/// machine cannot start the sandbox (the skip recorded).
+async fn home_turn(server: &Server, env: &Env, token: &str) -> Option<String> {
+    let (status, created) = server
+        .send_as(
+            token,
+            reqwest::Method::POST,
+            "/v1/sessions",
+            Some(json!({"repository": env.repo.path(), "sandbox": {"workspace": "in-place"}})),
+        )
+        .await;
+    assert_eq!(status, 201, "{created}");
+    let id = created["id"].as_str().expect("id").to_owned();
+    let (status, turn) = server
+        .send_as(
+            token,
+            reqwest::Method::POST,
+            &format!("/v1/sessions/{id}/turns"),
+            Some(json!({"message": "go"})),
+        )
+        .await;
+    assert_eq!(status, 202, "{turn}");
+    let events = server
+        .events_until_as(token, &id, |e| {
+            e["type"] == "turn.completed" || e["type"] == "turn.failed"
+        })
+        .await;
+    let text = serde_json::to_string(&events).expect("json");
+    if text.contains("cannot create the guest's namespaces") {
+        cortex_testkit::skip_current("userns", "the sandbox cannot start here");
+        return None;
+    }
+    let result = events
+        .iter()
+        .find(|e| e["type"] == "tool.result")
+        .unwrap_or_else(|| panic!("no tool result: {text}"));
+    assert_eq!(result["payload"]["status"], "ok", "{result}");
+    Some(
+        result["payload"]["output"]
+            .as_str()
+            .unwrap_or("")
+            .to_owned(),
+    )
+}
+
+/// Issue 38, principle 3: guest homes are a principal's own. Alice and Bob
+/// work on the same repository in place; what Alice's guest leaves in its
+/// `$HOME` is not in Bob's, and is still in Alice's next one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn principals_on_the_same_repository_do_not_share_a_home() {
+    let env = Env::new();
+    let alice = add_token(&env, "alice");
+    let bob = add_token(&env, "bob");
+    let script = env.script(
+        "home.json",
+        json!({"responses": [
+            {"tool_calls": [{"id": "c1", "name": "bash", "arguments": {
+                "command": "ls -A \"$HOME\"; echo listed; cd \"$HOME\" && touch left-by-a-session"
+            }}]},
+            {"text": "done"}
+        ]}),
+    );
+    let server = env.serve("127.0.0.1:0", &script, Some(TOKEN));
+    let Some(first) = home_turn(&server, &env, &alice).await else {
+        return;
+    };
+    assert!(
+        first.contains("listed") && !first.contains("left-by-"),
+        "{first}"
+    );
+    let bobs = home_turn(&server, &env, &bob)
+        .await
+        .expect("started before");
+    assert!(
+        bobs.contains("listed") && !bobs.contains("left-by-"),
+        "Bob's guest saw Alice's home: {bobs}"
+    );
+    // Alice's home is kept for her (so the check above could see a share).
+    let again = home_turn(&server, &env, &alice)
+        .await
+        .expect("started before");
+    assert!(again.contains("left-by-"), "{again}");
+    let homes = env.home.path().join("data/cortex/homes/principals");
+    let folders: Vec<String> = std::fs::read_dir(&homes)
+        .expect("principals' homes")
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(folders.len(), 2, "{folders:?}");
+    for folder in &homes_of(&homes) {
+        let mode = std::fs::metadata(folder)
+            .expect("home")
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o077, 0, "{}", folder.display());
+    }
+}
+
+/// The principals' folders below `root` and the homes in each.
+fn homes_of(root: &Path) -> Vec<PathBuf> {
+    let folders = |dir: &Path| -> Vec<PathBuf> {
+        std::fs::read_dir(dir)
+            .expect("read_dir")
+            .flatten()
+            .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+            .map(|e| e.path())
+            .collect()
+    };
+    let principals = folders(root);
+    let homes: Vec<PathBuf> = principals.iter().flat_map(|p| folders(p)).collect();
+    principals.into_iter().chain(homes).collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

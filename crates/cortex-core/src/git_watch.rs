@@ -17,6 +17,14 @@
 //! renames are made on directory descriptors opened without following a
 //! link, so nothing outside the workspace is touched even if the tree
 //! changes meanwhile.
+//!
+//! The workspace's own git folder is watched for the files that redirect
+//! git elsewhere which the guest's mounts cannot hold read-only when
+//! `git_write` lets the model commit: a `commondir` (git takes its config
+//! and hooks from the folder it names, and an empty placeholder would be
+//! an error to git, so a missing one cannot be mounted over) and the `.git`
+//! entry itself when it is a file or a link (`gitdir: …`). One that
+//! appeared or changed during the turn is renamed the same way.
 
 use crate::copy::open_dir;
 use crate::{CoreError, Session};
@@ -42,8 +50,15 @@ const MAX_QUARANTINE_NAMES: u32 = 1000;
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Snapshot {
     entries: HashMap<PathBuf, (MetadataKind, Vec<u8>)>,
+    /// The workspace's own redirecting entries ([`OWN_REDIRECTS`]) that
+    /// exist, by path relative to the root, with what they hold.
+    own: HashMap<PathBuf, Vec<u8>>,
     complete: bool,
 }
+
+/// The workspace's own entries that send git elsewhere when present: the
+/// `.git` entry as a file or link, and a `commondir` in its git folder.
+const OWN_REDIRECTS: &[&str] = &[".git", ".git/commondir"];
 
 /// Scan `root` (blocking).
 pub(crate) fn snapshot(root: &Path) -> Snapshot {
@@ -58,8 +73,31 @@ pub(crate) fn snapshot(root: &Path) -> Snapshot {
         .collect();
     Snapshot {
         entries,
+        own: own_redirects(root),
         complete: scanned.complete,
     }
+}
+
+/// [`OWN_REDIRECTS`] that exist under `root` as a file or a link (a `.git`
+/// folder is the ordinary case and is not listed), with their content.
+fn own_redirects(root: &Path) -> HashMap<PathBuf, Vec<u8>> {
+    OWN_REDIRECTS
+        .iter()
+        .map(PathBuf::from)
+        .filter_map(|relative| {
+            let meta = std::fs::symlink_metadata(root.join(&relative)).ok()?;
+            if meta.is_dir() {
+                return None;
+            }
+            let mut print = if meta.is_symlink() {
+                b"link\0".to_vec()
+            } else {
+                b"file\0".to_vec()
+            };
+            print.extend(read_small(&root.join(&relative)));
+            Some((relative, print))
+        })
+        .collect()
 }
 
 /// What decides what git would do with this entry: the configuration files
@@ -155,11 +193,48 @@ pub(crate) fn neutralise(root: &Path, before: &Snapshot, after: &Snapshot) -> Ve
             ),
         });
     }
+    notes.extend(neutralise_own(root, before, after));
     if !after.complete {
         notes.push(format!(
             "the workspace has more than {} folders; repository metadata beyond them was not checked after this turn",
             cortex_runtime::nested::MAX_SCAN_FOLDERS
         ));
+    }
+    notes
+}
+
+/// Rename each of the workspace's own redirecting entries that appeared or
+/// changed since `before` (see the module docs).
+fn neutralise_own(root: &Path, before: &Snapshot, after: &Snapshot) -> Vec<String> {
+    let mut paths: Vec<&PathBuf> = after.own.keys().collect();
+    paths.sort();
+    let mut notes = Vec::new();
+    for path in paths {
+        let how = match before.own.get(path) {
+            Some(print) if *print == after.own[path] => continue,
+            Some(_) => "changed",
+            None => "created",
+        };
+        let what = if path.ends_with("commondir") {
+            "the git folder's `commondir`, which makes git read its config and hooks from another folder"
+        } else {
+            "the repository's `.git` as a file or link naming another git folder"
+        };
+        let (folder, name) = match (path.parent(), path.file_name()) {
+            (Some(folder), Some(name)) => (folder.to_path_buf(), name),
+            _ => continue,
+        };
+        notes.push(match quarantine_entry(root, &folder, name) {
+            Ok(renamed) => format!(
+                "{} ({what}) was {how} during this turn; renamed to {} so that git reads none of it (rename it back only if you trust it)",
+                path.display(),
+                renamed.display()
+            ),
+            Err(e) => format!(
+                "{} ({what}) was {how} during this turn and could not be renamed ({e}); do not run git in this repository before checking it",
+                path.display()
+            ),
+        });
     }
     notes
 }
@@ -193,7 +268,13 @@ fn quarantine(root: &Path, found: &Found) -> std::io::Result<PathBuf> {
             )
         }
     };
-    let dir = open_folder(root, &folder)?;
+    quarantine_entry(root, &folder, name)
+}
+
+/// Rename `folder/name` (relative to `root`) to the first free
+/// `NAME.cortex-quarantined-N`; the new path, relative to root.
+fn quarantine_entry(root: &Path, folder: &Path, name: &OsStr) -> std::io::Result<PathBuf> {
+    let dir = open_folder(root, folder)?;
     for n in 1..=MAX_QUARANTINE_NAMES {
         let mut new_name = name.to_os_string();
         new_name.push(format!(".cortex-quarantined-{n}"));
@@ -278,5 +359,68 @@ impl Session {
                 .await?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A workspace with a `.git` folder as `git init` leaves it (enough of
+    /// it for the scan: the folder is never read beyond these names).
+    fn workspace() -> tempfile::TempDir {
+        let root = tempfile::tempdir().expect("tempdir");
+        std::fs::create_dir_all(root.path().join(".git/hooks")).expect("mkdir");
+        std::fs::write(root.path().join(".git/config"), "[core]\n").expect("write");
+        root
+    }
+
+    #[test]
+    fn a_commondir_made_in_the_own_git_folder_is_renamed() {
+        let root = workspace();
+        let before = snapshot(root.path());
+        assert!(before.own.is_empty(), "{:?}", before.own);
+        std::fs::create_dir_all(root.path().join("evil/hooks")).expect("mkdir");
+        std::fs::write(root.path().join(".git/commondir"), "../evil\n").expect("write");
+        let notes = neutralise(root.path(), &before, &snapshot(root.path()));
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        assert!(notes[0].contains(".git/commondir") && notes[0].contains("created"));
+        assert!(!root.path().join(".git/commondir").exists());
+        assert_eq!(
+            std::fs::read_to_string(root.path().join(".git/commondir.cortex-quarantined-1"))
+                .expect("renamed"),
+            "../evil\n"
+        );
+        // One the user had before the turn is theirs, and stays.
+        std::fs::write(root.path().join(".git/commondir"), "../mine\n").expect("write");
+        let before = snapshot(root.path());
+        let notes = neutralise(root.path(), &before, &snapshot(root.path()));
+        assert!(notes.is_empty(), "{notes:?}");
+        // Changed during a turn, it goes too.
+        std::fs::write(root.path().join(".git/commondir"), "../evil\n").expect("write");
+        let notes = neutralise(root.path(), &before, &snapshot(root.path()));
+        assert!(notes[0].contains("changed"), "{notes:?}");
+        assert!(
+            root.path()
+                .join(".git/commondir.cortex-quarantined-2")
+                .exists()
+        );
+    }
+
+    #[test]
+    fn a_git_folder_replaced_by_a_gitdir_file_is_renamed() {
+        let root = workspace();
+        let before = snapshot(root.path());
+        std::fs::rename(root.path().join(".git"), root.path().join("old")).expect("mv");
+        std::fs::write(root.path().join(".git"), "gitdir: evil\n").expect("write");
+        let notes = neutralise(root.path(), &before, &snapshot(root.path()));
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        assert!(!root.path().join(".git").exists());
+        assert!(root.path().join(".git.cortex-quarantined-1").is_file());
+        // A linked worktree's own `.git` file, unchanged, is left alone.
+        std::fs::write(root.path().join(".git"), "gitdir: /elsewhere\n").expect("write");
+        let before = snapshot(root.path());
+        assert!(neutralise(root.path(), &before, &snapshot(root.path())).is_empty());
+        assert!(root.path().join(".git").is_file());
     }
 }

@@ -7,7 +7,9 @@
 //! memory of every process of its pid namespace (which is all it can see in
 //! `/proc`) and what `/tmp`, `/var/tmp` and `/dev/shm` hold (tmpfs, memory
 //! too) — while any command runs, and kills every command when the sum
-//! passes the guest's limit; the call that ran it says why. As with the
+//! passes the guest's limit; the call that ran it says why (and how much
+//! of it is files in those folders, which a kill does not free: the
+//! sandbox sizes them so that together they fit in the limit). As with the
 //! disk quotas, this is measured, not enforced by the kernel: the guest may
 //! pass the limit by what it allocates within one interval (0.2 s).
 
@@ -38,14 +40,10 @@ pub(crate) async fn watch(state: Arc<State>) {
         let Ok(Some(used)) = used else {
             continue;
         };
-        if used <= limit {
+        if used.total() <= limit {
             continue;
         }
-        let reason = format!(
-            "the guest's memory limit was reached ({} MiB in use, the limit is {} MiB)",
-            used >> 20,
-            limit >> 20
-        );
+        let reason = over_limit(used, limit);
         tracing::warn!("{reason}: killing the guest's commands");
         if let Some(guard) = state.quota.as_ref() {
             guard.note_killed(reason);
@@ -54,10 +52,50 @@ pub(crate) async fn watch(state: Arc<State>) {
     }
 }
 
+/// What the guest holds, in bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Used {
+    /// Every process's resident memory.
+    pub resident: u64,
+    /// What the scratch tmpfs hold (memory too, and not freed by a kill).
+    pub scratch: u64,
+}
+
+impl Used {
+    pub(crate) fn total(self) -> u64 {
+        self.resident.saturating_add(self.scratch)
+    }
+}
+
 /// Bytes the guest holds: every process's resident memory (`VmRSS` of each
 /// `/proc/PID/status` under `proc`) plus what the scratch tmpfs hold.
-pub(crate) fn guest_memory(proc: &Path) -> u64 {
-    resident(proc).saturating_add(SCRATCH.iter().map(|p| used_space(Path::new(p))).sum())
+pub(crate) fn guest_memory(proc: &Path) -> Used {
+    Used {
+        resident: resident(proc),
+        scratch: SCRATCH
+            .iter()
+            .map(|p| used_space(Path::new(p)))
+            .fold(0, u64::saturating_add),
+    }
+}
+
+/// What the killed call says: how much was in use, and, when the scratch
+/// folders hold part of it, that killing freed none of that.
+fn over_limit(used: Used, limit: u64) -> String {
+    let mut reason = format!(
+        "the guest's memory limit was reached ({} MiB in use, the limit is {} MiB",
+        used.total() >> 20,
+        limit >> 20
+    );
+    if used.scratch >= 1 << 20 {
+        reason.push_str(&format!(
+            "; {} MiB of it are files in /tmp, /var/tmp and /dev/shm, which count as memory: \
+             delete what is not needed there",
+            used.scratch >> 20
+        ));
+    }
+    reason.push(')');
+    reason
 }
 
 fn resident(proc: &Path) -> u64 {
@@ -129,6 +167,28 @@ mod tests {
         }
         std::fs::create_dir(proc.path().join("self")).expect("mkdir");
         assert_eq!(resident(proc.path()), (1024 + 2048 + 4096) * 1024);
+    }
+
+    #[test]
+    fn the_message_says_what_the_scratch_folders_hold() {
+        let used = Used {
+            resident: 40 << 20,
+            scratch: 240 << 20,
+        };
+        assert_eq!(used.total(), 280 << 20);
+        let reason = over_limit(used, 256 << 20);
+        assert!(
+            reason.contains("280 MiB in use") && reason.contains("240 MiB of it are files"),
+            "{reason}"
+        );
+        let reason = over_limit(
+            Used {
+                resident: 300 << 20,
+                scratch: 4096,
+            },
+            256 << 20,
+        );
+        assert!(!reason.contains("files"), "{reason}");
     }
 
     #[test]

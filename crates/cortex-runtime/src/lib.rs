@@ -100,4 +100,15 @@ pub trait GuestProvider: Send + Sync {
     /// or `start` failed between the two) is left behind, since
     /// `auto_remove` only removes a container that ran.
     async fn start(&self, spec: &GuestSpec) -> Result<Guest, RuntimeError>;
+
+    /// This provider as one principal of a server uses it: whatever it
+    /// keeps between guests (the `local` sandbox's homes, where tool caches
+    /// and dotfiles outlive a session) is then that principal's alone, so
+    /// two principals working on the same repository never share it.
+    ///
+    /// `None` (the default): the provider keeps nothing between guests, or
+    /// nothing of one principal's reaches another's guests; use it as is.
+    fn for_principal(&self, _principal: &str) -> Option<std::sync::Arc<dyn GuestProvider>> {
+        None
+    }
 }

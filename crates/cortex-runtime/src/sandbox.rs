@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 
 /// The `local` provider: the agent as a child process that enters the local
 /// sandbox itself (or, with policy `full-access`, an ordinary child process).
+#[derive(Debug, Clone)]
 pub struct SandboxProvider {
     /// The agent's executable: a path, or a bare name looked up in `PATH`.
     pub program: PathBuf,
@@ -24,7 +25,9 @@ pub struct SandboxProvider {
     /// Where each repository's private home lives (`<homes>/<name>-<hash>`,
     /// the hash of the repository's path *and* identity: a repository
     /// deleted and another made at the same path gets a fresh home), so
-    /// tool caches survive between sessions.
+    /// tool caches survive between sessions. A server's principals each
+    /// get a folder of their own below it
+    /// ([`GuestProvider::for_principal`]).
     pub homes: PathBuf,
     /// Host paths the guest may read besides the system folders.
     pub read_only: Vec<PathBuf>,
@@ -166,6 +169,47 @@ impl GuestProvider for SandboxProvider {
         }
         launch(&self.program, args, spec, &env).await
     }
+
+    /// The same provider with the homes in `<homes>/principals/<name>-<hash>`:
+    /// the principal's name is a client's word, so the folder's name keeps
+    /// only its plain characters and adds a hash of all of it (no `..`, no
+    /// `/`, and two names never share a folder).
+    fn for_principal(&self, principal: &str) -> Option<std::sync::Arc<dyn GuestProvider>> {
+        let mut scoped = self.clone();
+        scoped.homes = self
+            .homes
+            .join(PRINCIPALS)
+            .join(principal_folder(principal));
+        Some(std::sync::Arc::new(scoped))
+    }
+}
+
+/// The folder of [`SandboxProvider::homes`] that holds the principals'
+/// own folders of homes (no repository's home is named exactly this).
+const PRINCIPALS: &str = "principals";
+
+/// `alice-3f2a…`: readable, and unique per principal name.
+fn principal_folder(principal: &str) -> String {
+    let name: String = principal
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_')
+        .take(40)
+        .collect();
+    format!(
+        "{}-{:016x}",
+        if name.is_empty() { "principal" } else { &name },
+        fnv1a(principal.as_bytes().iter().copied())
+    )
+}
+
+/// FNV-1a: stable across runs and builds, unlike std's hasher.
+fn fnv1a(bytes: impl Iterator<Item = u8>) -> u64 {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in bytes {
+        hash ^= u64::from(byte);
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    }
+    hash
 }
 
 const GIT_OPTIONAL_LOCKS: &str = "GIT_OPTIONAL_LOCKS";
@@ -201,13 +245,8 @@ fn repository_identity(workspace: &Path) -> String {
 
 /// `calc-3f2a…`: readable, and unique per repository path and identity.
 fn home_name(workspace: &Path, identity: &str) -> String {
-    // FNV-1a: stable across runs and builds, unlike std's hasher.
-    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
     let path = workspace.as_os_str().as_encoded_bytes();
-    for byte in path.iter().chain(b"\0").chain(identity.as_bytes()) {
-        hash ^= u64::from(*byte);
-        hash = hash.wrapping_mul(0x0100_0000_01b3);
-    }
+    let hash = fnv1a(path.iter().chain(b"\0").chain(identity.as_bytes()).copied());
     let name: String = workspace
         .file_name()
         .map(|n| {
@@ -251,6 +290,24 @@ mod tests {
         assert!(!first.is_empty());
         assert_ne!(first, second, "the same path, another repository");
         assert_ne!(home_name(&path, &first), home_name(&path, &second));
+    }
+
+    #[test]
+    fn principals_get_folders_of_their_own() {
+        let alice = principal_folder("alice");
+        assert!(alice.starts_with("alice-"), "{alice}");
+        assert_eq!(alice, principal_folder("alice"));
+        assert_ne!(alice, principal_folder("bob"));
+        for odd in ["..", ".", "a/b", ""] {
+            let folder = principal_folder(odd);
+            assert!(
+                !folder.contains('/') && !folder.starts_with('.'),
+                "{folder}"
+            );
+        }
+        assert_ne!(principal_folder(".."), principal_folder("."));
+        let provider = SandboxProvider::new("agent".into(), Vec::new(), "/data/homes".into());
+        assert!(provider.for_principal("alice").is_some());
     }
 
     #[test]

@@ -421,6 +421,125 @@ async fn memory_of_the_whole_guest_is_watched_unprivileged() {
     guest.close().await;
 }
 
+/// As `nobody` there is no cgroup to charge tmpfs pages to (issue 38,
+/// principle 7): what `/tmp`, `/var/tmp` and `/dev/shm` hold counts toward
+/// the guest's memory limit all the same. Each is sized to a third of the
+/// limit (here 256 MiB, though 1 GiB is configured), so files alone never
+/// pass it; with files in all three, a process far under its own bound is
+/// killed by the agent's watch, whose message says the files count; once
+/// they are deleted the same process runs.
+#[tokio::test]
+async fn scratch_files_count_toward_the_memory_limit_unprivileged() {
+    if !is_root() {
+        cortex_testkit::skip_current(
+            "root",
+            "needs root to become nobody (the other tests run unprivileged)",
+        );
+        return;
+    }
+    if std::process::Command::new("python3")
+        .arg("-V")
+        .output()
+        .is_err()
+    {
+        cortex_testkit::skip_current("python3", "no python3 to hold the memory");
+        return;
+    }
+    let sandbox = Sandbox::new();
+    let mut provider = as_nobody(&sandbox);
+    provider.quotas.scratch = Quota {
+        bytes: 1 << 30,
+        inodes: 10_000,
+    };
+    let Some(guest) = start(&provider, &sandbox.spec()).await else {
+        return;
+    };
+    let report = guest.describe().await.expect("describe").expect("sandbox");
+    if report.layers.contains("cgroup") {
+        cortex_testkit::skip_current(
+            "no-cgroup",
+            &format!("a cgroup bounds this guest's memory, so the watch is not tested: {report:?}"),
+        );
+        guest.close().await;
+        return;
+    }
+    assert!(
+        report
+            .warnings
+            .iter()
+            .any(|w| w.contains("/dev/shm hold at most 85 MiB each")),
+        "{report:?}"
+    );
+    // One tmpfs: the kernel stops it at its share of the limit.
+    let out = bash(&guest, "head -c 200000000 /dev/zero > /dev/shm/x").await;
+    assert!(
+        !out.is_ok() && out.output.contains("No space left"),
+        "{}",
+        out.output
+    );
+    let out = bash(&guest, "stat -c %s /dev/shm/x; rm /dev/shm/x").await;
+    let kept: u64 = out
+        .output
+        .lines()
+        .next()
+        .unwrap_or("")
+        .trim()
+        .parse()
+        .unwrap_or(u64::MAX);
+    assert!(
+        kept <= (256 << 20) / 3 + 4096,
+        "/dev/shm kept {kept}: {}",
+        out.output
+    );
+
+    // Files in all three (about 200 MiB) and a 64 MiB process: together
+    // past the limit, though neither alone is.
+    let mark = marker();
+    let hold = format!(
+        "python3 -c 'import time; b = b\"x\" * (64 << 20); time.sleep(30)' {mark}; echo all-done"
+    );
+    let out = bash(
+        &guest,
+        &format!(
+            "for d in /tmp /var/tmp /dev/shm; do head -c 70000000 /dev/zero > $d/fill || exit 7; \
+             done; {hold}"
+        ),
+    )
+    .await;
+    assert!(
+        !out.is_ok()
+            && out.output.contains("memory limit")
+            && out.output.contains("files in /tmp, /var/tmp and /dev/shm")
+            && !out.output.contains("all-done"),
+        "{}",
+        out.output
+    );
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while host_processes_with(&mark) > 0 && std::time::Instant::now() < deadline {
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert_eq!(host_processes_with(&mark), 0, "the holder was killed");
+
+    // The files are what the model deletes; then the same process fits.
+    let out = bash(
+        &guest,
+        "rm /tmp/fill /var/tmp/fill /dev/shm/fill && echo cleaned",
+    )
+    .await;
+    assert!(
+        out.is_ok() && out.output.contains("cleaned"),
+        "{}",
+        out.output
+    );
+    let out = bash(
+        &guest,
+        "python3 -c 'import time; b = b\"x\" * (64 << 20); time.sleep(1)' && echo fits",
+    )
+    .await;
+    assert!(out.is_ok() && out.output.contains("fits"), "{}", out.output);
+    guest.close().await;
+}
+
 #[tokio::test]
 async fn a_repository_made_again_at_the_same_path_gets_a_fresh_home() {
     let sandbox = Sandbox::new();

@@ -231,6 +231,89 @@ async fn git_write_allows_commits_but_never_hooks_or_config() {
     );
 }
 
+/// With `git_write` (issue 38, principle 4): the git folder cannot be moved
+/// aside with its protections, and nothing in it that sends git to another
+/// config, hook folder or object store can change or be made: a linked
+/// worktree's `commondir`, `gitdir` and `config.worktree`, the `worktrees`
+/// and `modules` folders, an existing `commondir`, an include and a hooks
+/// folder the config names inside the git folder. Commits still work. As
+/// the test's user and, under root, as `nobody`.
+#[tokio::test]
+async fn git_write_cannot_redirect_git_elsewhere() {
+    let mut users = vec![false];
+    if is_root() {
+        users.push(true);
+    }
+    for nobody in users {
+        let mut sandbox = Sandbox::new();
+        let ws = sandbox.workspace.path().to_path_buf();
+        repository(&ws);
+        let elsewhere = tempfile::tempdir().expect("elsewhere");
+        git(
+            &ws,
+            &[
+                "worktree",
+                "add",
+                "-q",
+                &elsewhere.path().join("wt").display().to_string(),
+            ],
+        );
+        git(&ws, &["config", "include.path", "team.inc"]);
+        git(&ws, &["config", "core.hooksPath", ".git/team-hooks"]);
+        std::fs::write(ws.join(".git/team.inc"), "[user]\n\tname = team\n").expect("write");
+        if nobody {
+            sandbox.provider = as_nobody(&sandbox);
+            common::sandbox::give_to_nobody(elsewhere.path());
+        }
+        sandbox.provider.git_write = true;
+        let protected: Vec<PathBuf> = [".git/worktrees", ".git/team.inc", ".git/config"]
+            .iter()
+            .map(|p| ws.join(p))
+            .collect();
+        let before: Vec<_> = protected.iter().map(|p| snapshot(p)).collect();
+        let Some(guest) = start(&sandbox.provider, &sandbox.spec()).await else {
+            return;
+        };
+        let who = if nobody { "nobody" } else { "own user" };
+        for attack in [
+            "mv .git .git-old",
+            "mv .git/objects .git/objects-old",
+            "mv .git/objects/info .git/info-old",
+            "echo \"$PWD/evil\" > .git/worktrees/wt/commondir",
+            "printf '[core]\\n\\tfsmonitor = touch /tmp/pwned\\n' > .git/worktrees/wt/config.worktree",
+            "echo /tmp/x/.git > .git/worktrees/wt/gitdir",
+            "mv .git/worktrees .git/worktrees-old",
+            "mkdir .git/worktrees/planted",
+            "mkdir -p .git/modules/lib && echo '[core]' > .git/modules/lib/config",
+            "printf '[core]\\n\\tfsmonitor = touch /tmp/pwned\\n' >> .git/team.inc",
+            "mkdir -p .git/team-hooks && echo 'touch /tmp/pwned' > .git/team-hooks/pre-commit",
+        ] {
+            let out = bash(&guest, attack).await;
+            assert!(!out.is_ok(), "{who}: `{attack}` succeeded: {}", out.output);
+        }
+        let out = bash(
+            &guest,
+            "git -c user.name=m -c user.email=m@m commit -qam 'by the model' && git log --oneline",
+        )
+        .await;
+        assert!(
+            out.is_ok() && out.output.contains("by the model"),
+            "{who}: {}",
+            out.output
+        );
+        guest.close().await;
+        let after: Vec<_> = protected.iter().map(|p| snapshot(p)).collect();
+        assert_eq!(before, after, "{who}");
+        for path in [
+            ".git/modules/lib",
+            ".git/team-hooks/pre-commit",
+            ".git/commondir",
+        ] {
+            assert!(!ws.join(path).exists(), "{who}: {path}");
+        }
+    }
+}
+
 #[tokio::test]
 async fn an_isolated_copy_keeps_its_git_folder_writable() {
     let copies = tempfile::tempdir().expect("copies");

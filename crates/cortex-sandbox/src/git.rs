@@ -138,10 +138,12 @@ const MAX_INCLUDE_DEPTH: usize = 10;
 
 /// Files inside `workspace` that the repository's configuration includes
 /// (`include.path`, `includeIf.*.path`, followed from include to include),
-/// but for those inside the metadata already protected. A model that
-/// changed (or created) one would change git's configuration as surely as
-/// by editing `.git/config`, so the mounts make each read-only.
-pub(crate) fn includes(git: &Metadata, workspace: &Path) -> Vec<PathBuf> {
+/// but for those inside the metadata when it is read-only already
+/// (`metadata_read_only`; with `git_write` it is not, and an include such
+/// as `.git/team.inc` is as much git's configuration as `.git/config`). A
+/// model that changed (or created) one would change git's configuration as
+/// surely as by editing `.git/config`, so the mounts make each read-only.
+pub(crate) fn includes(git: &Metadata, workspace: &Path, metadata_read_only: bool) -> Vec<PathBuf> {
     let mut found = Vec::new();
     let mut pending: Vec<(PathBuf, usize)> = git
         .paths
@@ -158,7 +160,7 @@ pub(crate) fn includes(git: &Metadata, workspace: &Path) -> Vec<PathBuf> {
             let Some(path) = resolve_include(&value, base) else {
                 continue;
             };
-            let protected = git.paths.iter().any(|p| path.starts_with(p));
+            let protected = metadata_read_only && git.paths.iter().any(|p| path.starts_with(p));
             if path.starts_with(workspace) && !protected && !found.contains(&path) {
                 found.push(path.clone());
             }
@@ -175,11 +177,16 @@ pub(crate) fn includes(git: &Metadata, workspace: &Path) -> Vec<PathBuf> {
 /// names (as husky and lefthook set it, e.g. `.husky/_`), and the target of
 /// a `hooks` folder that is a link into the tree. A model that wrote there
 /// would plant what the user's next `git commit` runs, so the mounts make
-/// each read-only, in every mode and whatever `git_write` says.
-pub(crate) fn hook_folders(git: &Metadata, workspace: &Path) -> Vec<PathBuf> {
+/// each read-only, in every mode and whatever `git_write` says (one inside
+/// the metadata only when that is writable: `metadata_read_only` false).
+pub(crate) fn hook_folders(
+    git: &Metadata,
+    workspace: &Path,
+    metadata_read_only: bool,
+) -> Vec<PathBuf> {
     let mut found = Vec::new();
     let mut add = |path: PathBuf| {
-        let protected = git.paths.iter().any(|p| path.starts_with(p));
+        let protected = metadata_read_only && git.paths.iter().any(|p| path.starts_with(p));
         if path.starts_with(workspace) && !protected && !found.contains(&path) {
             found.push(path);
         }
@@ -195,7 +202,7 @@ pub(crate) fn hook_folders(git: &Metadata, workspace: &Path) -> Vec<PathBuf> {
         configs.push(dir.join("config"));
         configs.push(dir.join("config.worktree"));
     }
-    configs.extend(includes(git, workspace));
+    configs.extend(includes(git, workspace, metadata_read_only));
     for config in configs {
         let Ok(text) = std::fs::read_to_string(&config) else {
             continue;
@@ -364,7 +371,7 @@ mod tests {
         )
         .expect("write");
         git(&repo, &["config", "include.path", "../team.gitconfig"]);
-        let found = hook_folders(&metadata(&repo), &repo);
+        let found = hook_folders(&metadata(&repo), &repo, true);
         assert_eq!(found, [repo.join(".husky/_"), repo.join("tools/hooks")]);
 
         // `.git/hooks` made a link into the tree; a hooks path outside the
@@ -374,7 +381,7 @@ mod tests {
         std::os::unix::fs::symlink("../githooks", repo.join(".git/hooks")).expect("link");
         git(&repo, &["config", "core.hooksPath", "/usr/share/hooks"]);
         std::fs::write(repo.join("team.gitconfig"), "").expect("write");
-        let found = hook_folders(&metadata(&repo), &repo);
+        let found = hook_folders(&metadata(&repo), &repo, true);
         assert_eq!(found, [repo.join("githooks")]);
     }
 
@@ -395,12 +402,26 @@ mod tests {
             "[include]\npath = nested.inc\n",
         )
         .expect("write");
-        let found = includes(&metadata(&repo), &repo);
+        let found = includes(&metadata(&repo), &repo, true);
         let mut found: Vec<String> = found
             .iter()
             .map(|p| p.strip_prefix(&repo).expect("inside").display().to_string())
             .collect();
         found.sort();
         assert_eq!(found, ["missing.inc", "nested.inc", "team.gitconfig"]);
+
+        // An include inside the git folder counts once that folder is
+        // writable (`git_write`), and so does a hooks folder there.
+        let mut text = std::fs::read_to_string(&config).expect("read");
+        text.push_str("[include]\n\tpath = team.inc\n[core]\n\thooksPath = .git/myhooks\n");
+        std::fs::write(&config, text).expect("write");
+        let git = metadata(&repo);
+        assert!(!includes(&git, &repo, true).contains(&repo.join(".git/team.inc")));
+        assert!(includes(&git, &repo, false).contains(&repo.join(".git/team.inc")));
+        assert_eq!(hook_folders(&git, &repo, true), Vec::<PathBuf>::new());
+        assert_eq!(
+            hook_folders(&git, &repo, false),
+            [repo.join(".git/myhooks")]
+        );
     }
 }

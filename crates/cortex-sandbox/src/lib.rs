@@ -140,7 +140,7 @@ pub unsafe fn enter(spec: &SandboxSpec) -> Result<Report, SandboxError> {
     let cgroup = unsafe { fork_outer(cgroup) }?;
     // SAFETY: still single-threaded (init has started no thread); only the
     // guest returns.
-    let mut warnings = unsafe { fork_init(spec) };
+    let mut warnings = unsafe { fork_init(spec, cgroup.is_none()) };
     let mut layers = vec![namespaces];
     // SAFETY: the guest (pid 2) has started no thread either.
     unsafe { confine_guest(spec, cgroup.as_ref(), host_uid, &mut layers, &mut warnings) }?;
@@ -218,11 +218,13 @@ unsafe fn fork_outer(
 /// host name and loopback; then fork the guest. init stays behind reaping
 /// children and never returns; the guest (pid 2) returns the mounts'
 /// warnings. A failure here is printed and exits 1, never returned.
+/// `memory_watched`: no cgroup counts the guest's memory (the scratch tmpfs
+/// are then sized to share the memory limit, see [`mounts::build`]).
 ///
 /// # Safety
 /// The process must be single-threaded (see [`sys::fork`]).
 #[cfg(target_os = "linux")]
-unsafe fn fork_init(spec: &SandboxSpec) -> Vec<String> {
+unsafe fn fork_init(spec: &SandboxSpec, memory_watched: bool) -> Vec<String> {
     let init_setup = (|| -> Result<Vec<String>, SandboxError> {
         // The outer process lives in the parent pid namespace: pid 0 here.
         sys::die_with_parent(0).map_err(SandboxError::Namespaces)?;
@@ -231,7 +233,7 @@ unsafe fn fork_init(spec: &SandboxSpec) -> Vec<String> {
         // job-control signals). A forked child is never a group leader, so
         // this holds however the harness started us.
         sys::setsid().map_err(SandboxError::Namespaces)?;
-        let warnings = mounts::build(spec).map_err(SandboxError::Mounts)?;
+        let warnings = mounts::build(spec, memory_watched).map_err(SandboxError::Mounts)?;
         sys::sethostname("cortex-guest").map_err(SandboxError::Namespaces)?;
         if !spec.network {
             sys::loopback_up().map_err(SandboxError::Namespaces)?;

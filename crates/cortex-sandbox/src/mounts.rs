@@ -32,7 +32,10 @@ struct Pending {
 }
 
 /// Build the view. Returns warnings for layers that could not be applied.
-pub(crate) fn build(spec: &SandboxSpec) -> io::Result<Vec<String>> {
+/// `memory_watched`: no cgroup bounds the guest's memory, so what the
+/// scratch tmpfs hold is bounded by their sizes alone (see
+/// [`scratch_quota`]).
+pub(crate) fn build(spec: &SandboxSpec, memory_watched: bool) -> io::Result<Vec<String>> {
     let mut warnings = Vec::new();
     // Nothing we mount may propagate back to the host.
     sys::mount(
@@ -47,8 +50,8 @@ pub(crate) fn build(spec: &SandboxSpec) -> io::Result<Vec<String>> {
     let git = git::metadata(&spec.workspace);
     warnings.extend(git.warnings.iter().cloned());
     let nested = nested_metadata(spec, &mut warnings);
-    let includes = git::includes(&git, &spec.workspace);
-    let hook_folders = git::hook_folders(&git, &spec.workspace);
+    let includes = git::includes(&git, &spec.workspace, !spec.git_writable);
+    let hook_folders = git::hook_folders(&git, &spec.workspace, !spec.git_writable);
     let mut pending = take_pending(spec, &git, &mut warnings)?;
     let devices: Vec<(OwnedFd, PathBuf)> = DEVICES
         .iter()
@@ -59,7 +62,16 @@ pub(crate) fn build(spec: &SandboxSpec) -> io::Result<Vec<String>> {
     let system = root::System::take(spec.network)?;
 
     root::switch(spec.network, &mut warnings)?;
-    let scratch = scratch_options(&spec.quotas.scratch);
+    let scratch_bound = scratch_quota(spec, memory_watched);
+    if scratch_bound.bytes < spec.quotas.scratch.bytes {
+        warnings.push(format!(
+            "/tmp, /var/tmp and /dev/shm hold at most {} MiB each (a third of the memory \
+             limit, not {} MiB): no cgroup counts what they hold as the guest's memory",
+            scratch_bound.bytes >> 20,
+            spec.quotas.scratch.bytes >> 20
+        ));
+    }
+    let scratch = scratch_options(&scratch_bound);
     private_dev(devices, &scratch)?;
     root::attach_system(system)?;
     root::mask_proc()?;
@@ -94,13 +106,7 @@ pub(crate) fn build(spec: &SandboxSpec) -> io::Result<Vec<String>> {
                 protect(&spec.workspace.join(".git"), false)?;
             }
         } else {
-            // A model that may commit may not redirect git's configuration:
-            // an empty file reads as no setting for both.
-            for dir in git.paths.iter().filter(|p| p.is_dir()) {
-                for file in ["config.worktree", "objects/info/alternates"] {
-                    protect_file(&dir.join(file), &spec.workspace)?;
-                }
-            }
+            protect_redirections(&git, &spec.workspace)?;
         }
         for relative in &spec.protected {
             protect(&spec.workspace.join(relative), false)?;
@@ -120,6 +126,75 @@ pub(crate) fn build(spec: &SandboxSpec) -> io::Result<Vec<String>> {
     }
     root::seal()?;
     Ok(warnings)
+}
+
+/// Folders of a writable git folder pinned (each made a mount point of its
+/// own, still writable) because a protected file or folder is inside them:
+/// a folder that holds a mount point can still be renamed, taking the
+/// protection with it, but a mount point cannot (`EBUSY`).
+const PINNED: &[&str] = &["", "objects", "objects/info"];
+
+/// Folders of a writable git folder made read-only whole: a linked
+/// worktree's `gitdir`, `commondir` and `config.worktree`, and a
+/// submodule's config and hooks, each of which git reads when run in that
+/// worktree or submodule (and `git status` here recurses into submodules).
+/// A missing one is an empty read-only placeholder, so none can be made.
+const REDIRECTING_FOLDERS: &[&str] = &["worktrees", "modules"];
+
+/// With `git_write`: a model that may commit may not redirect git's
+/// configuration, hooks or objects elsewhere. The git folders in the
+/// workspace are pinned ([`PINNED`]) so they cannot be moved aside and
+/// rebuilt; `config.worktree` and `objects/info/alternates` are read-only
+/// (empty placeholders where missing: git reads them as no setting), and so
+/// is `commondir` where it exists (an empty one is an error to git, so a
+/// missing one cannot be a placeholder: the harness renames one that
+/// appears after the turn) and the [`REDIRECTING_FOLDERS`]; a `.git` file
+/// stays read-only, so it cannot be pointed at a planted git folder.
+/// (`hooks` and `config` are among the spec's `protected` paths.)
+fn protect_redirections(git: &git::Metadata, workspace: &Path) -> io::Result<()> {
+    for path in git.paths.iter().filter(|p| p.starts_with(workspace)) {
+        let Ok(meta) = std::fs::symlink_metadata(path) else {
+            continue;
+        };
+        if meta.is_file() {
+            protect(path, true)?;
+            continue;
+        }
+        if !meta.is_dir() {
+            continue;
+        }
+        for folder in PINNED {
+            pin(&path.join(folder))?;
+        }
+        for file in ["config.worktree", "objects/info/alternates"] {
+            protect_file(&path.join(file), workspace)?;
+        }
+        let commondir = path.join("commondir");
+        if std::fs::symlink_metadata(&commondir).is_ok() {
+            protect(&commondir, true)?;
+        }
+        for folder in REDIRECTING_FOLDERS {
+            protect_folder(&path.join(folder), workspace)?;
+        }
+    }
+    Ok(())
+}
+
+/// Make the folder at `path` a mount point of its own with the same
+/// (writable) access, so it cannot be renamed or removed; nothing when it
+/// is missing or not a folder (a link is left alone, as in [`protect`]).
+fn pin(path: &Path) -> io::Result<()> {
+    if !std::fs::symlink_metadata(path).is_ok_and(|m| m.is_dir()) {
+        return Ok(());
+    }
+    let copy = sys::clone_mount(path)?;
+    sys::set_mount_attrs(
+        MountRef::Fd(&copy),
+        MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
+        0,
+        false,
+    )?;
+    sys::attach(&copy, path)
 }
 
 /// Copies of the workspace, the home, the metadata outside the workspace
@@ -314,6 +389,24 @@ fn protect(path: &Path, as_file: bool) -> io::Result<()> {
     )?;
     sys::attach(&copy, path)
 }
+
+/// How much each private scratch tmpfs may hold. Where a cgroup bounds the
+/// guest, what a tmpfs holds is charged to it like any other memory, and the
+/// configured quota is the size. Without one, the agent's watch adds what
+/// the three hold to the processes' resident memory, but killing processes
+/// frees nothing a tmpfs holds: so the three together are sized to fit in
+/// the memory limit, and what survives a kill never passes it alone.
+fn scratch_quota(spec: &SandboxSpec, memory_watched: bool) -> Quota {
+    let mut quota = spec.quotas.scratch;
+    if memory_watched {
+        let share = spec.limits.memory_bytes / PRIVATE_SCRATCH_COUNT;
+        quota.bytes = quota.bytes.min(share);
+    }
+    quota
+}
+
+/// `/tmp`, `/var/tmp` and `/dev/shm`.
+const PRIVATE_SCRATCH_COUNT: u64 = 3;
 
 /// The mode and bounds of a private scratch tmpfs: what is written there is
 /// memory, so the kernel caps it (`size=`, `nr_inodes=`) whether or not a

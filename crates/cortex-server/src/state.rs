@@ -333,7 +333,7 @@ impl AppState {
             stop_rule,
             store: self.store.clone(),
             model: providers.model,
-            guests: providers.guests,
+            guests: guests_for(providers.guests, principal),
             guest_env: providers.guest_env,
             sandbox,
             workspaces: self.config.workspaces.clone(),
@@ -387,7 +387,7 @@ impl AppState {
                 stop_rule: record.stop_rule,
                 store: self.store.clone(),
                 model: providers.model,
-                guests: providers.guests,
+                guests: guests_for(providers.guests, owner),
                 guest_env: providers.guest_env,
                 // The stored settings win on resume.
                 sandbox: Sandbox::default(),
@@ -466,4 +466,19 @@ impl AppState {
             let _ = handle.close().await;
         }
     }
+}
+
+/// The guest provider for `principal`'s sessions: what it keeps between
+/// guests (the local sandbox's homes) is that principal's alone, so two
+/// principals working on the same repository share no home. The reserved
+/// principal (the CLI's own in-process server, `CORTEX_TOKEN`) keeps the
+/// provider's own, where `cortex exec` sessions have always had theirs.
+fn guests_for(
+    guests: Arc<dyn cortex_runtime::GuestProvider>,
+    principal: &Principal,
+) -> Arc<dyn cortex_runtime::GuestProvider> {
+    if principal.0 == crate::tokens::RESERVED_PRINCIPAL {
+        return guests;
+    }
+    guests.for_principal(&principal.0).unwrap_or(guests)
 }

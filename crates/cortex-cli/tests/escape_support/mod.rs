@@ -106,6 +106,10 @@ pub struct Attempt {
     pub repo: Option<fn(&Lab) -> PathBuf>,
     /// Paths in the repository that must not exist after the session.
     pub absent: &'static [&'static str],
+    /// Paths in the repository the harness must have renamed what the
+    /// attack made to (`…cortex-quarantined-N`): each must exist after the
+    /// session, and is left out of the host comparison.
+    pub quarantined: &'static [&'static str],
 }
 
 impl Default for Attempt {
@@ -120,6 +124,7 @@ impl Default for Attempt {
             terminal: false,
             repo: None,
             absent: &[],
+            quarantined: &[],
         }
     }
 }
@@ -335,7 +340,20 @@ pub fn without_new_placeholders(
     before: &BTreeMap<PathBuf, Vec<u8>>,
     mut after: BTreeMap<PathBuf, Vec<u8>>,
 ) -> BTreeMap<PathBuf, Vec<u8>> {
-    for relative in [".git", ".git/hooks", ".git/config", ".cortex"] {
+    for relative in [
+        ".git",
+        ".git/hooks",
+        ".git/config",
+        ".cortex",
+        // With `git_write`, the redirecting files and folders.
+        ".git/config.worktree",
+        ".git/objects/info/alternates",
+        ".git/worktrees",
+        ".git/modules",
+        // The missing include and hooks folder attempts' configs name.
+        ".git/missing.inc",
+        ".git/team-hooks",
+    ] {
         let path = lab.path(relative);
         let empty = std::fs::read_dir(&path).is_ok_and(|mut d| d.next().is_none())
             || std::fs::metadata(&path).is_ok_and(|m| m.is_file() && m.len() == 0);
@@ -439,11 +457,19 @@ fn run_once(attempt: &Attempt, nobody: bool) -> bool {
     if attempt.terminal {
         check_screen(&screen, who);
     }
-    assert_eq!(
-        before,
-        without_new_placeholders(&lab, &before, watched(&lab)),
-        "{who}: the host changed"
-    );
+    let mut after = without_new_placeholders(&lab, &before, watched(&lab));
+    for path in attempt.quarantined {
+        assert!(
+            after.remove(&lab.path(path)).is_some(),
+            "{who}: `{path}` was not quarantined"
+        );
+    }
+    let changed: Vec<&PathBuf> = before
+        .keys()
+        .chain(after.keys())
+        .filter(|path| before.get(*path) != after.get(*path))
+        .collect();
+    assert!(changed.is_empty(), "{who}: the host changed: {changed:?}");
     for path in attempt.absent {
         assert!(!lab.path(path).exists(), "{who}: `{path}` exists");
     }
