@@ -20,6 +20,12 @@ pub struct Rewind {
     /// (without it, such files are a 409 naming them).
     #[serde(default)]
     pub force: bool,
+    /// Only say what the rewind would do: the answer's paths are those it
+    /// would create, change and delete, and `changed_outside` those it
+    /// would refuse without `force`; nothing changes and no event is
+    /// recorded.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub dry_run: bool,
 }
 
 /// What a rewind did.
@@ -41,4 +47,11 @@ pub struct RewindAnswer {
     /// Paths changed outside the session that `force` overwrote.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub forced: Vec<String>,
+    /// The answer of a `dry_run`: nothing was changed.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub dry_run: bool,
+    /// A `dry_run`'s paths changed outside the session since it last ran,
+    /// which the rewind would refuse to overwrite without `force`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub changed_outside: Vec<String>,
 }

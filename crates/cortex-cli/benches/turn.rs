@@ -111,6 +111,7 @@ fn bench_turn(c: &mut Criterion) {
             harness_dirs: Default::default(),
             checkpoints: None,
             checkpoint_quota: None,
+            checkpoint_total_quota: None,
         };
         group.bench_function(label, |b| {
             b.to_async(&runtime).iter_custom(|iters| {

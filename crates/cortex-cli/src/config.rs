@@ -46,6 +46,7 @@
 //!
 //! [checkpoints]
 //! quota_mb = 1024    # the most one session's workspace checkpoints may use (default 1024)
+//! total_quota_mb = 10240  # the most all sessions' checkpoints may use together (default 10240)
 //!
 //! [sandbox]
 //! git_write = false   # true: the model may commit (the git folder is writable in the guest)
@@ -224,6 +225,17 @@ pub struct CheckpointsSection {
     /// The most one session's checkpoints may use; the oldest are pruned
     /// past it. 1024 by default.
     pub quota_mb: Option<u64>,
+    /// The most every session's checkpoints may use together; the oldest
+    /// of any session are pruned past it. 10240 by default.
+    pub total_quota_mb: Option<u64>,
+}
+
+impl CheckpointsSection {
+    /// The per-session and total quotas in bytes (`None`: the defaults).
+    pub fn quotas(&self) -> (Option<u64>, Option<u64>) {
+        let bytes = |mb: Option<u64>| mb.map(|mb| mb.saturating_mul(1 << 20));
+        (bytes(self.quota_mb), bytes(self.total_quota_mb))
+    }
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -386,6 +398,15 @@ pub async fn open_store_url(url: &str) -> anyhow::Result<std::sync::Arc<dyn cort
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn checkpoint_quotas_are_read_in_mib() {
+        let config: Config =
+            toml::from_str("[checkpoints]\nquota_mb = 2\ntotal_quota_mb = 5\n").expect("valid");
+        assert_eq!(config.checkpoints.quotas(), (Some(2 << 20), Some(5 << 20)));
+        let none: Config = toml::from_str("").expect("valid");
+        assert_eq!(none.checkpoints.quotas(), (None, None));
+    }
 
     #[test]
     fn reads_provider_timeout_and_model_tables() {

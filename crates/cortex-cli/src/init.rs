@@ -18,14 +18,8 @@ pub struct InitArgs {
     json: bool,
 }
 
-/// The task: the facts an agent needs first, found rather than guessed.
-pub(crate) const PROMPT: &str = "Write AGENTS.md at the repository root: the instructions \
-a coding agent reads before working here. Find out first, with tools: how to build, test \
-(one test too) and lint, from the build files, scripts and CI configuration; the layout (the \
-main folders and what is in each); conventions the code follows. Then write a short \
-Markdown file (under 60 lines) with sections for commands, layout and conventions, \
-stating only what you found. If AGENTS.md already exists, read it and update it: keep \
-what is still true.";
+/// The task: the same text as the TUI's `/init` sends.
+pub(crate) const PROMPT: &str = cortex_tui::app::init::INIT_PROMPT;
 
 /// Always an Agent turn, whatever `--mode` says: it writes a file.
 pub async fn run(args: InitArgs) -> anyhow::Result<ExitCode> {

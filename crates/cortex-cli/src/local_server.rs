@@ -39,10 +39,7 @@ impl LocalServer {
         let config = Config::load()?;
         let store = config::open_store().await?;
         let mcp_servers = cortex_mcp::specs_from_config(&config.mcp_servers)?;
-        let checkpoint_quota = config
-            .checkpoints
-            .quota_mb
-            .map(|mb| mb.saturating_mul(1 << 20));
+        let (checkpoint_quota, checkpoint_total_quota) = config.checkpoints.quotas();
         let providers = CliProviders::new(config, model, guest)?;
         let token = new_token().context("cannot make a token")?;
         let state = AppState::new(
@@ -59,6 +56,7 @@ impl LocalServer {
                 mcp_servers,
                 checkpoints: Some(config::private_data_dir()?.join("checkpoints")),
                 checkpoint_quota,
+                checkpoint_total_quota,
                 ..ServerConfig::default()
             },
         );

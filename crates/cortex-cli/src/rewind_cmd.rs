@@ -33,6 +33,10 @@ pub struct RewindArgs {
     /// (without it, they are listed and nothing is changed).
     #[arg(long)]
     force: bool,
+    /// Only say what the rewind would change (and which files were changed
+    /// outside the session); change nothing.
+    #[arg(long)]
+    dry_run: bool,
     /// The answer as one JSON object.
     #[arg(long)]
     json: bool,
@@ -64,6 +68,7 @@ pub async fn run(args: RewindArgs) -> anyhow::Result<ExitCode> {
         turn_id: args.turn_id.clone(),
         scope: args.scope(),
         force: args.force,
+        dry_run: args.dry_run,
     };
     let answer = client.rewind(&id, &body).await;
     if let Some(local) = local {
@@ -80,8 +85,13 @@ pub async fn run(args: RewindArgs) -> anyhow::Result<ExitCode> {
         RewindScope::Conversation => "conversation",
         RewindScope::Both => "files and conversation",
     };
+    let verb = if done.dry_run {
+        "would rewind"
+    } else {
+        "rewound"
+    };
     println!(
-        "rewound {} to before {} ({scope}): {} created, {} changed, {} deleted",
+        "{verb} {} to before {} ({scope}): {} created, {} changed, {} deleted",
         sanitize_line(id.as_str()),
         sanitize_line(&done.turn_id),
         done.created.len(),
@@ -100,6 +110,12 @@ pub async fn run(args: RewindArgs) -> anyhow::Result<ExitCode> {
     for path in &done.forced {
         println!(
             "  overwritten (changed outside the session): {}",
+            sanitize_line(path)
+        );
+    }
+    for path in &done.changed_outside {
+        println!(
+            "  changed outside the session (--force overwrites): {}",
             sanitize_line(path)
         );
     }

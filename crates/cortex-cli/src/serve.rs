@@ -120,10 +120,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let config = Config::load()?;
     let store = config::open_store_url(&args.store).await?;
     let mcp_servers = cortex_mcp::specs_from_config(&config.mcp_servers)?;
-    let checkpoint_quota = config
-        .checkpoints
-        .quota_mb
-        .map(|mb| mb.saturating_mul(1 << 20));
+    let (checkpoint_quota, checkpoint_total_quota) = config.checkpoints.quotas();
     let providers = CliProviders::new(config, args.model, &args.guest)?;
     let state = AppState::new(
         store,
@@ -141,6 +138,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
             mcp_servers,
             checkpoints: Some(config::private_data_dir()?.join("checkpoints")),
             checkpoint_quota,
+            checkpoint_total_quota,
             ..ServerConfig::default()
         },
     );

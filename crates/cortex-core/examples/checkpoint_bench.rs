@@ -5,11 +5,20 @@
 //!
 //! ```text
 //! CARGO_TARGET_DIR=/var/tmp/cortex-ci-target cargo build --release --workspace --locked --example checkpoint_bench
-//! /var/tmp/cortex-ci-target/release/examples/checkpoint_bench [FILES]
+//! /var/tmp/cortex-ci-target/release/examples/checkpoint_bench [FILES|storage]
 //! ```
 //!
 //! FILES defaults to 50,000 (100 per folder, ~200 bytes each). The tree and
 //! the store are made under the system's temporary folder.
+//!
+//! `checkpoint_bench storage` instead compares storage and time over 100
+//! turns that each change 10 files of a 1 MiB tree (256 files of 4 KiB in
+//! 16 folders): a checkpoint per turn against a shadow-git snapshot per
+//! turn of the same tree (`git add -A && git commit` with a separate
+//! `GIT_DIR` and the workspace as the work tree, as Gemini CLI and OpenCode
+//! do). Both stores are measured the same way: the bytes of every file in
+//! them (the shadow repository also after `git gc`, which peers do not run
+//! per turn).
 
 use cortex_core::checkpoint::{Checkpoints, DEFAULT_QUOTA};
 use std::path::Path;
@@ -43,8 +52,142 @@ fn ms(start: Instant) -> f64 {
     start.elapsed().as_secs_f64() * 1000.0
 }
 
+/// Bytes of every file under `dir` (no link followed).
+fn bytes_under(dir: &Path) -> std::io::Result<u64> {
+    let mut total = 0;
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        let meta = std::fs::symlink_metadata(entry.path())?;
+        total += if meta.is_dir() {
+            bytes_under(&entry.path())?
+        } else {
+            meta.len()
+        };
+    }
+    Ok(total)
+}
+
+/// A 4 KiB file's content for turn `turn` (distinct per file and turn, so
+/// neither store can deduplicate it away; mildly compressible text).
+fn page(file: usize, turn: usize) -> String {
+    let mut text = String::with_capacity(4096);
+    let mut n = 0u64;
+    while text.len() < 4096 {
+        n += 1;
+        text.push_str(&format!(
+            "file {file} turn {turn} line {n} {:x}\n",
+            (n * 2654435761 * (file as u64 + 1)) ^ turn as u64
+        ));
+    }
+    text.truncate(4096);
+    text
+}
+
+fn git(git_dir: &Path, work: &Path, args: &[&str]) -> Result<(), Box<dyn std::error::Error>> {
+    let status = std::process::Command::new("git")
+        .arg("--git-dir")
+        .arg(git_dir)
+        .arg("--work-tree")
+        .arg(work)
+        .args([
+            "-c",
+            "user.name=bench",
+            "-c",
+            "user.email=bench@example.com",
+        ])
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .status()?;
+    if !status.success() {
+        return Err(format!("git {args:?}: {status}").into());
+    }
+    Ok(())
+}
+
+fn median(mut v: Vec<f64>) -> (f64, f64, f64) {
+    v.sort_by(f64::total_cmp);
+    (v[v.len() / 2], v[0], v[v.len() - 1])
+}
+
+/// 100 turns × 10 changed files of a 1 MiB tree: checkpoints against a
+/// shadow git repository.
+fn storage() -> Result<(), Box<dyn std::error::Error>> {
+    const FILES: usize = 256;
+    const TURNS: usize = 100;
+    const CHANGED: usize = 10;
+    let workspace = tempfile::tempdir()?;
+    let data = tempfile::tempdir()?;
+    for i in 0..FILES {
+        let dir = workspace.path().join(format!("d{:02}", i / 16));
+        std::fs::create_dir_all(&dir)?;
+        std::fs::write(dir.join(format!("f{i}.txt")), page(i, 0))?;
+    }
+    let tree = bytes_under(workspace.path())?;
+    let shadow = data.path().join("shadow.git");
+    std::fs::create_dir_all(&shadow)?;
+    let status = std::process::Command::new("git")
+        .args(["init", "--quiet", "--bare"])
+        .arg(&shadow)
+        .status()?;
+    if !status.success() {
+        return Err("git init".into());
+    }
+    let mut cp = Checkpoints::open(
+        &data.path().join("checkpoints"),
+        "bench",
+        workspace.path(),
+        DEFAULT_QUOTA,
+    )?;
+    let (mut ours, mut theirs) = (Vec::new(), Vec::new());
+    for turn in 0..=TURNS {
+        if turn > 0 {
+            // The turn's 10 files, spread over the tree.
+            for k in 0..CHANGED {
+                let i = (turn * 7 + k * (FILES / CHANGED)) % FILES;
+                let path = workspace.path().join(format!("d{:02}/f{i}.txt", i / 16));
+                std::fs::write(path, page(i, turn))?;
+            }
+        }
+        let start = Instant::now();
+        cp.take(&format!("t{turn}"))?;
+        ours.push(ms(start));
+        let start = Instant::now();
+        git(&shadow, workspace.path(), &["add", "-A"])?;
+        git(
+            &shadow,
+            workspace.path(),
+            &[
+                "commit",
+                "--quiet",
+                "--allow-empty",
+                "-m",
+                &format!("turn {turn}"),
+            ],
+        )?;
+        theirs.push(ms(start));
+    }
+    let ours_bytes = cp.used()?;
+    let theirs_bytes = bytes_under(&shadow)?;
+    let start = Instant::now();
+    git(&shadow, workspace.path(), &["gc", "--quiet"])?;
+    let gc_ms = ms(start);
+    let theirs_gc = bytes_under(&shadow)?;
+    let (first_ours, first_theirs) = (ours.remove(0), theirs.remove(0));
+    let (o, omin, omax) = median(ours);
+    let (t, tmin, tmax) = median(theirs);
+    println!("tree: {FILES} files, {tree} bytes; {TURNS} turns × {CHANGED} files changed");
+    println!(
+        "checkpoints: first {first_ours:.1} ms; per turn median {o:.1} ms (min {omin:.1}, max {omax:.1}); store {ours_bytes} bytes"
+    );
+    println!(
+        "shadow git: first {first_theirs:.1} ms; per turn median {t:.1} ms (min {tmin:.1}, max {tmax:.1}); store {theirs_bytes} bytes, {theirs_gc} bytes after git gc ({gc_ms:.0} ms)"
+    );
+    Ok(())
+}
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let files: usize = match std::env::args().nth(1) {
+    let files: usize = match std::env::args().nth(1).as_deref() {
+        Some("storage") => return storage(),
         Some(n) => n.parse()?,
         None => 50_000,
     };

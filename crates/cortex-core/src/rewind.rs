@@ -20,6 +20,8 @@ pub(crate) struct CheckpointSlot {
     /// `<data>/checkpoints`; `None`: checkpoints are off.
     root: Option<PathBuf>,
     quota: u64,
+    /// The most bytes every session's checkpoints may use together.
+    total_quota: u64,
     open: Option<Arc<Mutex<Checkpoints>>>,
     /// The user was told checkpoints are unavailable (once per session
     /// object).
@@ -27,10 +29,15 @@ pub(crate) struct CheckpointSlot {
 }
 
 impl CheckpointSlot {
-    pub(crate) fn new(root: Option<PathBuf>, quota: Option<u64>) -> CheckpointSlot {
+    pub(crate) fn new(
+        root: Option<PathBuf>,
+        quota: Option<u64>,
+        total_quota: Option<u64>,
+    ) -> CheckpointSlot {
         CheckpointSlot {
             root,
             quota: quota.unwrap_or(DEFAULT_QUOTA),
+            total_quota: total_quota.unwrap_or(crate::checkpoint::DEFAULT_TOTAL_QUOTA),
             open: None,
             told: false,
         }
@@ -75,6 +82,10 @@ pub struct Rewound {
     pub undo: Option<String>,
     /// User-changed paths overwritten because of `force`.
     pub forced: Vec<String>,
+    /// A preview only ([`Session::preview_rewind`]): the paths of `diff`
+    /// changed outside the session, which the rewind refuses without
+    /// `force`.
+    pub changed_outside: Vec<String>,
 }
 
 fn lock(slot: &Mutex<Checkpoints>) -> std::sync::MutexGuard<'_, Checkpoints> {
@@ -115,12 +126,18 @@ impl Session {
         if let Some(why) = self.checkpoints_unavailable() {
             return Err(why);
         }
-        let (id, workspace, quota) = (
+        let (id, workspace, quota, total) = (
             self.id.to_string(),
             self.workspace.clone(),
             self.checkpoints.quota,
+            self.checkpoints.total_quota,
         );
-        let opened = blocking(move || Checkpoints::open(&root, &id, &workspace, quota)).await;
+        let opened = blocking(move || {
+            let mut store = Checkpoints::open(&root, &id, &workspace, quota)?;
+            store.set_total_quota(total);
+            Ok::<_, crate::checkpoint::CheckpointError>(store)
+        })
+        .await;
         match opened {
             Ok(store) => {
                 let store = Arc::new(Mutex::new(store));
@@ -165,6 +182,7 @@ impl Session {
                 )
                 .await?;
                 self.record_pruned(Some(turn), taken.pruned).await?;
+                self.record_pruned(Some(turn), taken.pruned_total).await?;
             }
             Err(e) => {
                 self.record(
@@ -233,17 +251,7 @@ impl Session {
         scope: RewindScope,
         force: bool,
     ) -> Result<Rewound, RewindError> {
-        let turn = match turn {
-            Some(turn) => turn.to_owned(),
-            None => self
-                .state
-                .last_turn()
-                .map(str::to_owned)
-                .ok_or(RewindError::NoTurn)?,
-        };
-        if scope.conversation() && !self.state.in_conversation(&turn) {
-            return Err(RewindError::NotInConversation(turn));
-        }
+        let turn = self.rewind_target(turn, scope)?;
         let mut rewound = Rewound {
             turn_id: turn.clone(),
             scope,
@@ -251,15 +259,7 @@ impl Session {
         };
         let mut pruned = None;
         if scope.files() {
-            let store = match self.checkpoint_store().await {
-                Ok(Some(store)) => store,
-                Ok(None) => {
-                    return Err(RewindError::Unavailable(
-                        "this session keeps no checkpoints".to_owned(),
-                    ));
-                }
-                Err(why) => return Err(RewindError::Unavailable(why)),
-            };
+            let store = self.rewind_store().await?;
             let id = turn.clone();
             let restored = blocking(move || lock(&store).rewind(&id, force))
                 .await
@@ -290,5 +290,59 @@ impl Session {
         .await?;
         self.record_pruned(None, pruned).await?;
         Ok(rewound)
+    }
+
+    /// What [`Session::rewind`] would do, done to nothing (the API's
+    /// `dry_run`): the same checks, the diff a files rewind would apply and
+    /// the paths changed outside the session it would refuse without
+    /// `force`. Records nothing; the checkpoint store is left as it was.
+    pub async fn preview_rewind(
+        &mut self,
+        turn: Option<&str>,
+        scope: RewindScope,
+    ) -> Result<Rewound, RewindError> {
+        let turn = self.rewind_target(turn, scope)?;
+        let mut preview = Rewound {
+            turn_id: turn.clone(),
+            scope,
+            ..Rewound::default()
+        };
+        if scope.files() {
+            let store = self.rewind_store().await?;
+            let found = blocking(move || lock(&store).preview(&turn))
+                .await
+                .map_err(RewindError::Checkpoint)?;
+            preview.diff = found.diff;
+            preview.changed_outside = found.changed_outside;
+        }
+        Ok(preview)
+    }
+
+    /// The turn a rewind goes back to before (`None`: the last one), when
+    /// `scope` can go there.
+    fn rewind_target(&self, turn: Option<&str>, scope: RewindScope) -> Result<String, RewindError> {
+        let turn = match turn {
+            Some(turn) => turn.to_owned(),
+            None => self
+                .state
+                .last_turn()
+                .map(str::to_owned)
+                .ok_or(RewindError::NoTurn)?,
+        };
+        if scope.conversation() && !self.state.in_conversation(&turn) {
+            return Err(RewindError::NotInConversation(turn));
+        }
+        Ok(turn)
+    }
+
+    /// The checkpoint store a files rewind needs.
+    async fn rewind_store(&mut self) -> Result<Arc<Mutex<Checkpoints>>, RewindError> {
+        match self.checkpoint_store().await {
+            Ok(Some(store)) => Ok(store),
+            Ok(None) => Err(RewindError::Unavailable(
+                "this session keeps no checkpoints".to_owned(),
+            )),
+            Err(why) => Err(RewindError::Unavailable(why)),
+        }
     }
 }

@@ -48,6 +48,10 @@ pub struct SessionConfig {
     /// The most bytes one session's checkpoints may use; `None` is
     /// [`crate::checkpoint::DEFAULT_QUOTA`] (1 GiB).
     pub checkpoint_quota: Option<u64>,
+    /// The most bytes every session's checkpoints may use together (the
+    /// oldest of any session pruned first); `None` is
+    /// [`crate::checkpoint::DEFAULT_TOTAL_QUOTA`] (10 GiB).
+    pub checkpoint_total_quota: Option<u64>,
 }
 
 /// A live session: its configuration, its guest, its timeline and the state
@@ -73,14 +77,9 @@ pub struct Session {
     pub(crate) compaction: CompactionConfig,
     /// The goal as other tasks see it (the API shows it while a turn runs).
     pub(crate) goal_watch: watch::Sender<Option<Goal>>,
-    /// Continuation turns in a row that changed nothing and made no step
-    /// progress.
-    pub(crate) idle_continuations: u32,
-    /// Continuation turns since the goal was set or resumed.
-    pub(crate) continuations: u32,
-    /// Whether the running turn made progress toward the goal (a step
-    /// done, the workspace changed), and what commands are compared with.
-    pub(crate) turn_progress: crate::progress::TurnProgress,
+    /// The goal driver's continuations, stalls and the running turn's
+    /// progress (`continuation.rs`).
+    pub(crate) drive: crate::continuation::GoalDrive,
     /// What the running turn changed and ran, for the answer checks.
     pub(crate) turn_work: crate::coach::TurnWork,
     /// What the model last saw of each file (read before write).
@@ -89,9 +88,6 @@ pub struct Session {
     pub(crate) approvals: crate::approvals::Approvals,
     /// MCP servers: added, then started with the next turn.
     pub(crate) mcp: crate::mcp_session::SessionMcp,
-    /// How the provider said the last model response ended, when that was
-    /// not the model's own choice; set by each round, read by the turn's end.
-    pub(crate) turn_finish: Option<cortex_protocol::TurnFinish>,
     /// Repository metadata in the workspace when the last turn ended
     /// (`git_watch.rs`): the next turn's baseline.
     pub(crate) metadata_baseline: Option<crate::git_watch::Snapshot>,
@@ -139,8 +135,11 @@ impl Session {
     /// repository does not exist.
     pub async fn create(config: SessionConfig) -> Result<Session, CoreError> {
         let repository = canonical_repository(&config.repository, &config)?;
-        let (checkpoints_root, checkpoint_quota) =
-            (config.checkpoints.clone(), config.checkpoint_quota);
+        let (checkpoints_root, checkpoint_quota, checkpoint_total) = (
+            config.checkpoints.clone(),
+            config.checkpoint_quota,
+            config.checkpoint_total_quota,
+        );
         let id = SessionId(new_id());
         let workspace = workspace_for(&config, config.sandbox, &id, &repository)?;
         let record = SessionRecord {
@@ -186,17 +185,18 @@ impl Session {
             state,
             compaction: config.compaction,
             goal_watch: watch::Sender::new(None),
-            idle_continuations: 0,
-            continuations: 0,
-            turn_progress: Default::default(),
+            drive: Default::default(),
             turn_work: Default::default(),
             seen: Default::default(),
             approvals: crate::approvals::Approvals::new(timeline, Default::default()),
             mcp: Default::default(),
-            turn_finish: None,
             metadata_baseline: None,
             live_instructions,
-            checkpoints: crate::rewind::CheckpointSlot::new(checkpoints_root, checkpoint_quota),
+            checkpoints: crate::rewind::CheckpointSlot::new(
+                checkpoints_root,
+                checkpoint_quota,
+                checkpoint_total,
+            ),
         })
     }
 
@@ -206,8 +206,11 @@ impl Session {
     /// crash left `running` are closed as failed first.
     pub async fn resume(id: &SessionId, config: SessionConfig) -> Result<Session, CoreError> {
         let store = config.store.clone();
-        let (checkpoints_root, checkpoint_quota) =
-            (config.checkpoints.clone(), config.checkpoint_quota);
+        let (checkpoints_root, checkpoint_quota, checkpoint_total) = (
+            config.checkpoints.clone(),
+            config.checkpoint_quota,
+            config.checkpoint_total_quota,
+        );
         let record = store
             .get_session(id)
             .await?
@@ -254,17 +257,18 @@ impl Session {
             goal_watch: watch::Sender::new(state.goal().cloned()),
             state,
             compaction: config.compaction,
-            idle_continuations: 0,
-            continuations: 0,
-            turn_progress: Default::default(),
+            drive: Default::default(),
             turn_work: Default::default(),
             seen: Default::default(),
             approvals,
             mcp: Default::default(),
-            turn_finish: None,
             metadata_baseline: None,
             live_instructions,
-            checkpoints: crate::rewind::CheckpointSlot::new(checkpoints_root, checkpoint_quota),
+            checkpoints: crate::rewind::CheckpointSlot::new(
+                checkpoints_root,
+                checkpoint_quota,
+                checkpoint_total,
+            ),
         };
         session.pause_orphaned_goal().await?;
         Ok(session)

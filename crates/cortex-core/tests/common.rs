@@ -113,6 +113,7 @@ pub fn config(
         harness_dirs: Default::default(),
         checkpoints: None,
         checkpoint_quota: None,
+        checkpoint_total_quota: None,
     }
 }
 

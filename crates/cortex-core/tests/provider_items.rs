@@ -78,6 +78,7 @@ async fn reasoning_items_are_replayed_with_their_message() {
         harness_dirs: Default::default(),
         checkpoints: None,
         checkpoint_quota: None,
+        checkpoint_total_quota: None,
     };
     let mut session = Session::create(config).await.expect("session");
     session

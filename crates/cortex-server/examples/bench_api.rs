@@ -119,6 +119,7 @@ async fn direct(n: usize, repo: &std::path::Path) -> (Duration, Duration) {
                 harness_dirs: Default::default(),
                 checkpoints: None,
                 checkpoint_quota: None,
+                checkpoint_total_quota: None,
             })
             .await
             .expect("session");

@@ -82,6 +82,8 @@ pub(crate) struct ActorHandle {
     goal: watch::Receiver<Option<Goal>>,
     /// The session's approval state, answered without the session.
     approvals: Approvals,
+    /// Where its custom commands are looked for (they are read without it).
+    extension_roots: cortex_core::extensions::Roots,
 }
 
 /// A job that has the session: it comes back with it and how the job ended.
@@ -231,12 +233,18 @@ impl ActorHandle {
             running: running.clone(),
             goal: session.watch_goal(),
             approvals: session.approvals().clone(),
+            extension_roots: session.extension_roots(),
         });
         tokio::spawn(async move {
             run(session, rx, running).await;
             on_exit();
         });
         handle
+    }
+
+    /// Where the session's custom commands are looked for.
+    pub(crate) fn extension_roots(&self) -> &cortex_core::extensions::Roots {
+        &self.extension_roots
     }
 
     pub(crate) fn owner(&self) -> &str {
@@ -437,6 +445,10 @@ impl Actor {
             }
             Command::Rewind { body, reply } => {
                 let answer = match (&self.running, self.idle.as_mut()) {
+                    (None, Some(session)) if body.dry_run => session
+                        .preview_rewind(body.turn_id.as_deref(), body.scope)
+                        .await
+                        .map_err(ApiError::from),
                     (None, Some(session)) => session
                         .rewind(body.turn_id.as_deref(), body.scope, body.force)
                         .await

@@ -47,6 +47,9 @@ pub struct ServerConfig {
     pub checkpoints: Option<PathBuf>,
     /// The most bytes one session's checkpoints may use (`None`: 1 GiB).
     pub checkpoint_quota: Option<u64>,
+    /// The most bytes every session's checkpoints may use together
+    /// (`None`: 10 GiB).
+    pub checkpoint_total_quota: Option<u64>,
 }
 
 impl Default for ServerConfig {
@@ -62,6 +65,7 @@ impl Default for ServerConfig {
             mcp_servers: Vec::new(),
             checkpoints: None,
             checkpoint_quota: None,
+            checkpoint_total_quota: None,
         }
     }
 }
@@ -341,6 +345,7 @@ impl AppState {
             harness_dirs: self.config.harness_dirs.clone(),
             checkpoints: self.config.checkpoints.clone(),
             checkpoint_quota: self.config.checkpoint_quota,
+            checkpoint_total_quota: self.config.checkpoint_total_quota,
         })
         .await?;
         session.add_mcp_servers(self.config.mcp_servers.iter().cloned());
@@ -396,6 +401,7 @@ impl AppState {
                 harness_dirs: self.config.harness_dirs.clone(),
                 checkpoints: self.config.checkpoints.clone(),
                 checkpoint_quota: self.config.checkpoint_quota,
+                checkpoint_total_quota: self.config.checkpoint_total_quota,
             },
         )
         .await?;

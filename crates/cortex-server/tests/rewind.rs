@@ -1,6 +1,7 @@
 //! `POST /v1/sessions/{id}/rewind` over real HTTP: a rewind of both the
 //! files and the conversation answers with the diff it applied, files the
-//! user changed are a 409 naming them until `force`, another principal's
+//! user changed are a 409 naming them until `force` (a `dry_run` answers
+//! with the diff and names them, changing nothing), another principal's
 //! session is a 404, and the session resource states the storage used.
 
 mod common;
@@ -46,6 +47,37 @@ async fn rewind_restores_files_and_conversation_and_refuses_to_overwrite_user_ch
         .await;
     assert_eq!(status, 404, "{body}");
 
+    // A dry run answers with the same diff and changes nothing.
+    let (status, preview) = server
+        .send(
+            Method::POST,
+            &path,
+            Some(ALICE),
+            Some(json!({"scope": "both", "dry_run": true})),
+        )
+        .await;
+    assert_eq!(status, 200, "{preview}");
+    assert_eq!(preview["dry_run"], json!(true));
+    assert_eq!(preview["changed"], json!(["a.txt"]));
+    assert_eq!(preview["deleted"], json!(["b.txt"]));
+    assert!(preview.get("undo").is_none(), "{preview}");
+    assert_eq!(
+        std::fs::read_to_string(repo.join("a.txt")).expect("a"),
+        "beta\n"
+    );
+    assert!(repo.join("b.txt").exists());
+    let events = server
+        .store
+        .events(&SessionId(id.clone()), 0)
+        .await
+        .expect("events");
+    assert!(
+        !events
+            .iter()
+            .any(|e| matches!(&e.kind, EventKind::SessionRewound { .. })),
+        "a dry run records nothing"
+    );
+
     let (status, done) = server
         .send(
             Method::POST,
@@ -55,6 +87,7 @@ async fn rewind_restores_files_and_conversation_and_refuses_to_overwrite_user_ch
         )
         .await;
     assert_eq!(status, 200, "{done}");
+    assert!(done.get("dry_run").is_none(), "{done}");
     assert_eq!(done["created"], json!([]));
     assert_eq!(done["changed"], json!(["a.txt"]));
     assert_eq!(done["deleted"], json!(["b.txt"]));
@@ -96,6 +129,18 @@ async fn rewind_restores_files_and_conversation_and_refuses_to_overwrite_user_ch
     sse.until_turn_end().await;
     server.idle(&id).await;
     std::fs::write(repo.join("a.txt"), "mine\n").expect("user edit");
+    // The preview names the user's file instead of refusing.
+    let (status, preview) = server
+        .send(
+            Method::POST,
+            &path,
+            Some(ALICE),
+            Some(json!({"scope": "files", "dry_run": true})),
+        )
+        .await;
+    assert_eq!(status, 200, "{preview}");
+    assert_eq!(preview["changed_outside"], json!(["a.txt"]));
+    assert_eq!(preview["deleted"], json!(["c.txt"]));
     let (status, body) = server
         .send(Method::POST, &path, Some(ALICE), Some(json!({})))
         .await;

@@ -24,8 +24,10 @@
 
 mod restore;
 mod store;
+mod total;
 mod walk;
 
+pub use total::DEFAULT_TOTAL_QUOTA;
 pub use walk::EXCLUDED_NAMES;
 
 use cortex_protocol::RewindDiff;
@@ -115,6 +117,10 @@ pub(crate) struct Record {
     seq: u64,
     manifest: String,
     files: u64,
+    /// When it was taken, in milliseconds since the epoch (0 in records
+    /// written before this was kept: the oldest).
+    #[serde(default)]
+    at: u64,
 }
 
 /// What taking a checkpoint did.
@@ -132,6 +138,9 @@ pub struct Taken {
     pub skipped: Vec<String>,
     /// Older checkpoints pruned to make room.
     pub pruned: Option<Pruned>,
+    /// Checkpoints of any session pruned for the total quota of all
+    /// sessions (others' named `SESSION/CHECKPOINT`).
+    pub pruned_total: Option<Pruned>,
 }
 
 /// Checkpoints removed for the quota.
@@ -161,6 +170,16 @@ pub struct Restored {
     pub pruned: Option<Pruned>,
 }
 
+/// What a files rewind would do (a dry run).
+#[derive(Debug, Clone, Default)]
+pub struct Preview {
+    /// The paths it would create, change and delete.
+    pub diff: RewindDiff,
+    /// Of those, the paths changed outside the session since it last ran
+    /// (refused without `force`).
+    pub changed_outside: Vec<String>,
+}
+
 /// Whether `id` can name a checkpoint (it is also a file name).
 pub fn valid_id(id: &str) -> bool {
     !id.is_empty()
@@ -185,6 +204,10 @@ pub struct Checkpoints {
     store: Store,
     workspace: PathBuf,
     quota: u64,
+    /// The quota of all sessions' checkpoints together.
+    total_quota: u64,
+    /// This session's store lock while this holds it (`total.rs`).
+    _lock: Option<std::fs::File>,
     index: HashMap<String, Indexed>,
     /// The newest checkpoint's manifest object and tree, to reuse when the
     /// tree did not change.
@@ -210,14 +233,23 @@ impl Checkpoints {
         let index = store
             .read_json(&store.json_path("index.json"))?
             .unwrap_or_default();
+        let lock = total::try_lock(&root.join(session));
         Ok(Checkpoints {
             store,
             workspace: workspace.to_path_buf(),
             quota,
+            total_quota: DEFAULT_TOTAL_QUOTA,
+            _lock: lock,
             index,
             last: None,
             used: None,
         })
+    }
+
+    /// Set the quota of all sessions' checkpoints together (the default
+    /// is [`DEFAULT_TOTAL_QUOTA`]).
+    pub fn set_total_quota(&mut self, total: u64) {
+        self.total_quota = total;
     }
 
     /// Bytes the session's checkpoints use.
@@ -240,14 +272,16 @@ impl Checkpoints {
         serde_json::from_slice(&bytes).map_err(|e| CheckpointError::Corrupt(e.to_string()))
     }
 
-    /// Walk the workspace: `hash` stores contents and builds the manifest,
-    /// `stats` keeps every entry's stat key (the seal, a rewind's check).
-    fn walk(&self, hash: bool, stats: bool) -> Result<walk::Walked, CheckpointError> {
+    /// Walk the workspace: `hash` stores contents and builds the manifest
+    /// (`dry`: hashes without storing), `stats` keeps every entry's stat
+    /// key (the seal, a rewind's check).
+    fn walk(&self, hash: bool, stats: bool, dry: bool) -> Result<walk::Walked, CheckpointError> {
         Walker {
             store: hash.then_some(&self.store),
             index: &self.index,
             budget: self.quota,
             stats,
+            dry,
         }
         .walk(&self.workspace)
     }
@@ -258,7 +292,7 @@ impl Checkpoints {
         if !valid_id(id) {
             return Err(CheckpointError::NotFound(id.to_owned()));
         }
-        let walked = match self.walk(true, false) {
+        let walked = match self.walk(true, false, false) {
             Ok(walked) => walked,
             Err(e) => {
                 // What the failed walk stored belongs to no checkpoint.
@@ -271,6 +305,8 @@ impl Checkpoints {
         let files = walked.manifest.len() as u64;
         self.keep(id, walked.manifest, walked.index, bytes_new)?;
         let pruned = self.prune(Some(id))?;
+        self.note_used()?;
+        let pruned_total = self.prune_total(id)?;
         Ok(Taken {
             files,
             bytes_new,
@@ -278,6 +314,7 @@ impl Checkpoints {
             excluded: walked.excluded,
             skipped: walked.skipped,
             pruned,
+            pruned_total,
         })
     }
 
@@ -305,11 +342,15 @@ impl Checkpoints {
                 self.store.put_bytes(&bytes)?
             }
         };
+        let at = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
         let record_bytes = self.store.write_record(&Record {
             id: id.to_owned(),
             seq,
             manifest: hash.clone(),
             files: manifest.len() as u64,
+            at,
         })?;
         if let Some(used) = &mut self.used {
             *used += bytes_new + manifest_new + record_bytes;
@@ -417,10 +458,57 @@ impl Checkpoints {
     /// Note the tree as the session leaves it (a turn's end): what differs
     /// from this at a rewind was changed outside the session.
     pub fn seal(&self) -> Result<(), CheckpointError> {
-        let walked = self.walk(false, true)?;
+        let walked = self.walk(false, true, false)?;
         self.store
             .write_json(&self.store.json_path("sealed.json"), &walked.stats)
             .map(|_| ())
+    }
+
+    /// The paths of `diff` whose stat differs from the seal (the tree as
+    /// the session last left it): changed outside the session. Sorted;
+    /// empty when the session never sealed.
+    fn outside(
+        &self,
+        diff: &RewindDiff,
+        stats: &HashMap<String, StatKey>,
+    ) -> Result<Vec<String>, CheckpointError> {
+        let sealed: Option<HashMap<String, StatKey>> =
+            self.store.read_json(&self.store.json_path("sealed.json"))?;
+        let mut outside: Vec<String> = match &sealed {
+            Some(sealed) => diff
+                .created
+                .iter()
+                .chain(&diff.changed)
+                .chain(&diff.deleted)
+                .filter(|p| stats.get(*p) != sealed.get(*p))
+                .cloned()
+                .collect(),
+            None => Vec::new(),
+        };
+        outside.sort();
+        Ok(outside)
+    }
+
+    /// What [`Checkpoints::rewind`] to `id` would do, done to nothing: the
+    /// diff it would apply and the paths changed outside the session it
+    /// would refuse without `force`. Changed files are hashed, not stored:
+    /// the store and the stat index are left as they were.
+    pub fn preview(&self, id: &str) -> Result<Preview, CheckpointError> {
+        if !valid_id(id) {
+            return Err(CheckpointError::NotFound(id.to_owned()));
+        }
+        let record = self
+            .store
+            .read_record(id)?
+            .ok_or_else(|| CheckpointError::NotFound(id.to_owned()))?;
+        let target = self.manifest(&record)?;
+        let now = self.walk(true, true, true)?;
+        let diff = restore::diff(&target, &now.manifest);
+        let changed_outside = self.outside(&diff, &now.stats)?;
+        Ok(Preview {
+            diff,
+            changed_outside,
+        })
     }
 
     /// Whether checkpoint `id` is kept.
@@ -439,25 +527,12 @@ impl Checkpoints {
             .ok_or_else(|| CheckpointError::NotFound(id.to_owned()))?;
         let target = self.manifest(&record)?;
         // The tree as it is, stored: the undo checkpoint if anything changes.
-        let now = self.walk(true, true)?;
+        let now = self.walk(true, true, false)?;
         let diff = restore::diff(&target, &now.manifest);
         if diff.is_empty() {
             return Ok(Restored::default());
         }
-        let sealed: Option<HashMap<String, StatKey>> =
-            self.store.read_json(&self.store.json_path("sealed.json"))?;
-        let mut outside: Vec<String> = match &sealed {
-            Some(sealed) => diff
-                .created
-                .iter()
-                .chain(&diff.changed)
-                .chain(&diff.deleted)
-                .filter(|p| now.stats.get(*p) != sealed.get(*p))
-                .cloned()
-                .collect(),
-            None => Vec::new(),
-        };
-        outside.sort();
+        let outside = self.outside(&diff, &now.stats)?;
         if !outside.is_empty() && !force {
             // What the walk stored belongs to no checkpoint.
             self.used = None;

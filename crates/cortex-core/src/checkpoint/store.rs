@@ -37,6 +37,21 @@ fn ctx(path: &Path, e: io::Error) -> CheckpointError {
     CheckpointError::Io(format!("{}: {e}", path.display()))
 }
 
+/// The sha256 of what `reader` holds, nothing stored (a preview's walk).
+pub(crate) fn hash_reader(mut reader: impl Read) -> io::Result<String> {
+    let mut hasher = Sha256::new();
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        match reader.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => hasher.update(&buf[..n]),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(hex(&hasher.finalize()))
+}
+
 impl Store {
     /// Open (creating) the store in `dir`.
     pub(crate) fn open(dir: PathBuf) -> Result<Store, CheckpointError> {
@@ -44,6 +59,11 @@ impl Store {
             private_dir(&dir.join(sub)).map_err(|e| ctx(&dir, e))?;
         }
         Ok(Store { dir })
+    }
+
+    /// Its folder.
+    pub(crate) fn dir(&self) -> &Path {
+        &self.dir
     }
 
     /// The store in `dir`, not created (for reading its size).

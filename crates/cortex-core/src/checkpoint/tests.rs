@@ -205,6 +205,24 @@ fn files_changed_outside_the_session_are_listed_and_kept_without_force() {
     // Then the user edits another and adds one.
     fs::write(ws.path().join("README"), "mine\n").expect("user");
     fs::write(ws.path().join("notes.txt"), "mine").expect("user");
+    // The preview says all of it and changes nothing, the store included.
+    let (tree_before, used_before) = (tree(ws.path()), cp.used().expect("used"));
+    let objects_before = tree(&data.path().join("checkpoints/s1/objects"));
+    let preview = cp.preview("t1").expect("preview");
+    assert_eq!(preview.changed_outside, ["README", "notes.txt"]);
+    assert_eq!(preview.diff.changed, ["README", "src/lib.rs"]);
+    assert_eq!(preview.diff.deleted, ["notes.txt"]);
+    assert_eq!(tree(ws.path()), tree_before);
+    assert_eq!(cp.used().expect("used"), used_before);
+    assert_eq!(
+        tree(&data.path().join("checkpoints/s1/objects")),
+        objects_before,
+        "a preview stores no content"
+    );
+    assert!(matches!(
+        cp.preview("t0"),
+        Err(CheckpointError::NotFound(_))
+    ));
     let Err(CheckpointError::Conflict(paths)) = cp.rewind("t1", false) else {
         panic!("a conflict");
     };
@@ -317,4 +335,52 @@ fn an_unreadable_file_or_folder_is_skipped_with_a_note_not_a_failure() {
     assert_eq!(taken.skipped.len(), 2, "{:?}", taken.skipped);
     fs::set_permissions(ws.path().join("closed"), fs::Permissions::from_mode(0o700))
         .expect("chmod back");
+}
+
+#[test]
+fn past_the_total_quota_the_oldest_of_any_session_go_first() {
+    let data = tempfile::tempdir().expect("data");
+    let root = data.path().join("checkpoints");
+    let (a, b) = (
+        tempfile::tempdir().expect("a"),
+        tempfile::tempdir().expect("b"),
+    );
+    // Per session, room for all; in all, for about three 4 KiB versions.
+    let session = |name: &str, ws: &Path| {
+        let mut cp = Checkpoints::open(&root, name, ws, DEFAULT_QUOTA).expect("open");
+        cp.set_total_quota(14 * 1024);
+        cp
+    };
+    let mut first = session("a", a.path());
+    for (i, fill) in ["a", "b"].iter().enumerate() {
+        fs::write(a.path().join("big"), fill.repeat(4096)).expect("write");
+        let taken = first.take(&format!("t{i}")).expect("take");
+        assert!(taken.pruned_total.is_none());
+    }
+    // While session `a` is live its store is locked: `b` counts it but
+    // prunes only its own.
+    let mut second = session("b", b.path());
+    fs::write(b.path().join("big"), "c".repeat(4096)).expect("write");
+    second.take("u0").expect("take");
+    fs::write(b.path().join("big"), "d".repeat(4096)).expect("write");
+    let taken = second.take("u1").expect("take");
+    let pruned = taken.pruned_total.expect("pruned for the total");
+    assert_eq!(pruned.checkpoints, ["u0"], "a live session is not pruned");
+    assert_eq!(first.list().expect("list"), ["t0", "t1"]);
+    // Closed, `a`'s checkpoints are the oldest and go first.
+    drop(first);
+    fs::write(b.path().join("big"), "e".repeat(4096)).expect("write");
+    let taken = second.take("u2").expect("take");
+    let pruned = taken.pruned_total.expect("pruned for the total");
+    assert_eq!(pruned.checkpoints[0], "a/t0", "oldest first, any session");
+    assert!(pruned.used <= pruned.quota, "{pruned:?}");
+    assert_eq!(pruned.quota, 14 * 1024);
+    assert!(second.list().expect("list").contains(&"u2".to_owned()));
+    // What `a` keeps still restores.
+    let mut first = session("a", a.path());
+    let kept = first.list().expect("list");
+    assert!(!kept.contains(&"t0".to_owned()));
+    if let Some(id) = kept.first() {
+        first.rewind(id, true).expect("rewind");
+    }
 }

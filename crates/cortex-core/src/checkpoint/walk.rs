@@ -61,6 +61,9 @@ pub(crate) struct Walker<'a> {
     pub(crate) budget: u64,
     /// Keep every entry's stat key in [`Walked::stats`].
     pub(crate) stats: bool,
+    /// Hash changed files without storing them (a rewind's preview: it
+    /// must leave the store as it was).
+    pub(crate) dry: bool,
 }
 
 /// Whether a folder entry named `name` is left out by rule.
@@ -294,6 +297,11 @@ impl Walker<'_> {
             return Ok(Stored::Gone);
         }
         let file = std::fs::File::from(fd);
+        if self.dry {
+            return super::store::hash_reader(file)
+                .map(|object| Stored::Done(object, 0))
+                .map_err(|e| CheckpointError::Io(format!("{path}: {e}")));
+        }
         store
             .put_reader(file)
             .map(|(object, new)| Stored::Done(object, new))

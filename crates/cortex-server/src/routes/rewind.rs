@@ -23,7 +23,9 @@ pub(crate) fn routes() -> Router<Arc<AppState>> {
 /// checkpoint that undoes it; a `session.rewound` event is on the timeline.
 /// Files changed outside the session since it last ran are not
 /// overwritten without `force`: 409 `changed_outside` lists them in
-/// `error.paths`.
+/// `error.paths`. With `dry_run`, nothing changes and nothing is recorded:
+/// the answer is the diff the rewind would apply, with the paths changed
+/// outside the session in `changed_outside` (not a 409).
 #[utoipa::path(post, path = "/v1/sessions/{id}/rewind", request_body = Rewind,
     params(("id" = String, Path, description = "session id")),
     responses((status = 200, body = RewindAnswer),
@@ -44,11 +46,12 @@ pub(crate) async fn rewind(
     Json(body): Json<Rewind>,
 ) -> Result<axum::Json<RewindAnswer>, ApiError> {
     let actor = state.owned_actor(&principal, &id).await?;
+    let dry_run = body.dry_run;
     let done = actor.rewind(body).await?;
-    Ok(axum::Json(answer(done)))
+    Ok(axum::Json(answer(done, dry_run)))
 }
 
-fn answer(r: Rewound) -> RewindAnswer {
+fn answer(r: Rewound, dry_run: bool) -> RewindAnswer {
     RewindAnswer {
         turn_id: r.turn_id,
         scope: r.scope,
@@ -57,5 +60,7 @@ fn answer(r: Rewound) -> RewindAnswer {
         deleted: r.diff.deleted,
         undo: r.undo,
         forced: r.forced,
+        dry_run,
+        changed_outside: r.changed_outside,
     }
 }

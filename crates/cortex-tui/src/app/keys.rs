@@ -2,7 +2,8 @@
 //!
 //! Enter sends; Alt+Enter, Shift+Enter (where the terminal reports it) and
 //! Ctrl+J start a new line; Shift+Tab cycles the mode; Esc stops the turn;
-//! Ctrl+C clears the composer and quits when pressed twice in a row. While
+//! Ctrl+C clears the composer and quits when pressed twice in a row; Esc
+//! twice on an empty composer between turns opens `/rewind`. While
 //! a call waits for approval and the composer is empty, `y` allows it once,
 //! `n` denies it and `a` allows it always, and Up/Down/PgUp/PgDn scroll
 //! the approval panel when it is taller than its space (`approval.rs`).
@@ -27,6 +28,7 @@ impl App {
         let ctrl_c =
             key.code == KeyCode::Char('c') && key.modifiers.contains(KeyModifiers::CONTROL);
         let was_armed = std::mem::replace(&mut self.ctrl_c, false);
+        let esc_armed = std::mem::replace(&mut self.esc, false);
         self.flash = None;
         if let Some(modal) = &mut self.overlay {
             if ctrl_c {
@@ -47,6 +49,9 @@ impl App {
         }
         if ctrl_c {
             return self.ctrl_c(was_armed);
+        }
+        if key.code == KeyCode::Esc && esc_armed && self.editor.is_empty() {
+            return self.open_rewind();
         }
         self.key(key)
     }
@@ -192,6 +197,8 @@ impl App {
         if !self.transcript.following() {
             self.transcript.to_bottom();
         }
+        // Esc Esc on an empty composer between turns: `/rewind`.
+        self.esc = self.editor.is_empty();
         Vec::new()
     }
 

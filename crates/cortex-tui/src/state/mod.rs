@@ -12,12 +12,14 @@ mod goal;
 mod review;
 mod session;
 mod summary;
+mod turns;
 
 pub use cell::{Cell, CellKind, Level, ToolCell, ToolState, TurnEnd};
 pub use cortex_protocol::TurnOutcome;
 pub use goal::GoalState;
 pub use review::{Review, Subject};
 pub use summary::summarize;
+pub use turns::{TurnEntry, Turns};
 
 use crate::text::{clean, clean_line};
 use crate::time::{Millis, parse_rfc3339};
@@ -70,6 +72,8 @@ pub struct SessionState {
     /// Messages of the session's turns, oldest first (the composer's
     /// history starts with them).
     pub messages: Vec<String>,
+    /// The conversation's turns, for `/rewind`.
+    pub turns: Turns,
     /// Cell of each tool call id.
     tools: HashMap<String, usize>,
     /// The assistant text or thinking cell that deltas extend.
@@ -208,6 +212,7 @@ impl SessionState {
             self.id = Some(event.session_id.clone());
         }
         let at = parse_rfc3339(&event.ts);
+        self.turns.apply(&event.kind, event.turn_id.as_ref());
         self.apply_kind(&event.kind, event.turn_id.as_ref(), at);
         true
     }

@@ -11,6 +11,7 @@ pub mod help;
 pub mod highlight;
 pub mod markdown;
 pub mod picker;
+pub mod rewind;
 pub mod screen;
 pub mod status;
 pub mod streaming;
