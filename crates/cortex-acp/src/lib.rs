@@ -30,6 +30,10 @@
 //!   session (`POST /v1/sessions/{id}/mcp_servers`) and start with its next
 //!   turn without restarting the servers it runs.
 //!
+//! - the session's custom commands: an `available_commands_update` after
+//!   `session/new` and `session/load` answered, and a prompt `/NAME ARGS`
+//!   naming one runs it ([`commands`]).
+//!
 //! Not yet: images and binary resources in prompts.
 //!
 //! Each request that waits on the API runs in a task of its own, so the
@@ -39,6 +43,7 @@
 
 #![warn(missing_docs)]
 
+mod commands;
 pub mod map;
 mod permission;
 mod prompt;
@@ -122,8 +127,16 @@ impl AcpAgent {
             .on_receive_request(
                 async move |request: NewSessionRequest, responder, cx: ConnectionTo<Editor>| {
                     let agent = new.clone();
+                    let connection = cx.clone();
                     cx.spawn(async move {
-                        responder.respond_with_result(agent.new_session(request).await)
+                        let answer = agent.new_session(request).await;
+                        let id = answer.as_ref().ok().map(|a| a.session_id.clone());
+                        responder.respond_with_result(answer)?;
+                        // After the answer: the editor knows the session.
+                        if let Some(id) = id {
+                            agent.advertise_commands(&id, &connection).await;
+                        }
+                        Ok(())
                     })
                 },
                 on_receive_request!(),
@@ -133,8 +146,14 @@ impl AcpAgent {
                     let agent = load.clone();
                     let connection = cx.clone();
                     cx.spawn(async move {
+                        let id = request.session_id.clone();
                         let answer = agent.load_session(request, &connection).await;
-                        responder.respond_with_result(answer)
+                        let loaded = answer.is_ok();
+                        responder.respond_with_result(answer)?;
+                        if loaded {
+                            agent.advertise_commands(&id, &connection).await;
+                        }
+                        Ok(())
                     })
                 },
                 on_receive_request!(),

@@ -249,7 +249,7 @@ fn goal_entries(steps: &[GoalStep]) -> Vec<PlanEntry> {
 
 fn kind(tool: &str) -> ToolKind {
     match tool.parse::<ToolName>() {
-        Ok(ToolName::ReadFile | ToolName::TodoRead) => ToolKind::Read,
+        Ok(ToolName::ReadFile | ToolName::TodoRead | ToolName::Skill) => ToolKind::Read,
         Ok(ToolName::WriteFile | ToolName::EditFile) => ToolKind::Edit,
         Ok(ToolName::Glob | ToolName::Grep) => ToolKind::Search,
         Ok(ToolName::Bash) => ToolKind::Execute,

@@ -35,12 +35,11 @@ impl AcpAgent {
             .events(&id, tracked.seen)
             .await
             .map_err(api_error)?;
-        let turn = self
-            .api
-            .start_turn(&id, &message)
-            .await
-            .map_err(api_error)?
-            .turn_id;
+        let started = match self.command_of(&id, &message).await {
+            Some((name, arguments)) => self.api.run_command(&id, &name, &arguments).await,
+            None => self.api.start_turn(&id, &message).await,
+        };
+        let turn = started.map_err(api_error)?.turn_id;
         // A cancel that arrived while the turn was being started found
         // nothing to stop.
         if live.cancel.load(Ordering::SeqCst) {

@@ -6,7 +6,8 @@
 //!   [`control`] (mode and compaction between turns), [`events`] (the
 //!   timeline over Server-Sent Events), [`plan`] (the verdict on a proposed
 //!   plan), [`goals`] (the session's long-horizon goal), [`approvals`] (the
-//!   approval policy, answers, rules), [`meta`] (health);
+//!   approval policy, answers, rules), [`commands`] (custom commands),
+//!   [`meta`] (health);
 //! - [`error`]: the body of every error answer;
 //! - every body derives `utoipa::ToSchema` and the protocol types it holds
 //!   (`Mode`, `StopRule`, the sandbox settings, `CompactionKept`) derive it
@@ -20,6 +21,7 @@
 #![warn(missing_docs)]
 
 pub mod approvals;
+pub mod commands;
 pub mod control;
 pub mod error;
 pub mod events;
@@ -31,6 +33,7 @@ pub mod sessions;
 pub mod turns;
 
 pub use approvals::{AnswerApproval, ApprovalAnswered, ApprovalState, RuleList, SetApproval};
+pub use commands::{CommandList, RunCommand};
 pub use control::{CompactAnswer, SetMode};
 pub use error::{ErrorBody, ErrorDetail};
 pub use events::EventsQuery;

@@ -20,9 +20,17 @@ pub struct ExecArgs {
     pub(crate) json: bool,
     #[command(flatten)]
     pub(crate) goal_flags: crate::exec_goal::GoalFlags,
-    /// What to ask (not with --goal or --resume-goal).
-    #[arg(required_unless_present_any = ["goal", "resume_goal"], conflicts_with_all = ["goal", "goal_turns", "goal_tokens", "goal_minutes", "resume_goal"])]
+    /// What to ask (not with --goal or --resume-goal); with --command, the
+    /// command's first argument.
+    #[arg(required_unless_present_any = ["goal", "resume_goal", "command"], conflicts_with_all = ["goal", "goal_turns", "goal_tokens", "goal_minutes", "resume_goal"])]
     prompt: Option<String>,
+    /// Run the custom command NAME (`cortex commands list`) instead of a
+    /// prompt; the words after it are its arguments.
+    #[arg(long, value_name = "NAME", conflicts_with_all = ["goal", "goal_turns", "goal_tokens", "goal_minutes", "resume_goal"])]
+    command: Option<String>,
+    /// The custom command's further arguments (with --command).
+    #[arg(requires = "command", value_name = "ARGS")]
+    command_args: Vec<String>,
 }
 
 impl ExecArgs {
@@ -33,6 +41,8 @@ impl ExecArgs {
             json,
             goal_flags: Default::default(),
             prompt: Some(prompt),
+            command: None,
+            command_args: Vec::new(),
         }
     }
 }
@@ -45,9 +55,19 @@ pub async fn run(args: ExecArgs) -> anyhow::Result<ExitCode> {
         .server
         .connect(session.model.clone(), &session.guests.guest)
         .await?;
-    let result = match &args.prompt {
-        Some(prompt) => run_turn(&client, &args, prompt, local.is_some()).await,
-        None => {
+    let result = match (&args.command, &args.prompt) {
+        (Some(name), _) => {
+            let words = args.prompt.iter().chain(&args.command_args);
+            let ask = Ask::Command {
+                name,
+                arguments: command_arguments(words),
+            };
+            run_turn(&client, &args, ask, local.is_some()).await
+        }
+        (None, Some(prompt)) => {
+            run_turn(&client, &args, Ask::Prompt(prompt), local.is_some()).await
+        }
+        (None, None) => {
             crate::exec_goal::run(
                 &client,
                 &args.session,
@@ -64,10 +84,33 @@ pub async fn run(args: ExecArgs) -> anyhow::Result<ExitCode> {
     result
 }
 
+/// What a turn runs: the user's prompt, or a custom command.
+enum Ask<'a> {
+    Prompt(&'a str),
+    Command { name: &'a str, arguments: String },
+}
+
+/// A custom command's words as its argument text: a word with a blank in it
+/// quoted, so `$1`, `$2`… split it back as the shell gave it.
+fn command_arguments<'a>(words: impl Iterator<Item = &'a String>) -> String {
+    words
+        .map(|w| {
+            if !w.contains(char::is_whitespace) && !w.is_empty() {
+                w.clone()
+            } else if w.contains('\'') {
+                format!("\"{w}\"")
+            } else {
+                format!("'{w}'")
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 async fn run_turn(
     client: &Client,
     args: &ExecArgs,
-    prompt: &str,
+    ask: Ask<'_>,
     local: bool,
 ) -> anyhow::Result<ExitCode> {
     let interactive = approve::interactive();
@@ -89,11 +132,11 @@ async fn run_turn(
     };
     // Subscribed before the turn starts: nothing of it can be missed.
     let events = client.events(&id, after).await?;
-    let turn = client
-        .start_turn(&id, prompt)
-        .await
-        .map_err(api_error)?
-        .turn_id;
+    let started = match &ask {
+        Ask::Prompt(prompt) => client.start_turn(&id, prompt).await,
+        Ask::Command { name, arguments } => client.run_command(&id, name, arguments).await,
+    };
+    let turn = started.map_err(api_error)?.turn_id;
     let interrupts = tokio::spawn(watch_interrupts(client.clone(), id.clone()));
     let answers = tokio::spawn(approve::answer_requests(
         client.clone(),

@@ -14,6 +14,7 @@ mod config;
 mod doctor;
 mod exec;
 mod exec_goal;
+mod extensions_cmd;
 mod flags;
 mod follow;
 mod guests;
@@ -130,6 +131,21 @@ enum Command {
         #[command(subcommand)]
         command: mcp_cmd::McpCommand,
     },
+    /// Custom commands (`.cortex/commands/`, `.claude/commands/`, the
+    /// user's): what a session finds and what was rejected.
+    #[command(after_help = "Examples:\n  cortex commands list\n  cortex commands list --json")]
+    Commands {
+        #[command(subcommand)]
+        command: extensions_cmd::CommandsCommand,
+    },
+    /// Skills (`SKILL.md` folders in `.cortex/skills/`, `.agents/skills/`,
+    /// `.claude/skills/`, the user's): what a session finds and what was
+    /// rejected.
+    #[command(after_help = "Examples:\n  cortex skills list\n  cortex skills list --json")]
+    Skills {
+        #[command(subcommand)]
+        command: extensions_cmd::SkillsCommand,
+    },
     /// Check what a session needs: isolation, model, keys, store, MCP
     /// servers, terminal; each failure with its fix (exit 1 when a session
     /// could not run).
@@ -200,6 +216,9 @@ fn main() -> ExitCode {
         Some(Command::Completions { shell }) => finish(completions::completions::<Cli>(shell)),
         Some(Command::Man) => finish(completions::man::<Cli>()),
         Some(Command::Tokens { command }) => finish(tokens_cmd::run(command)),
+        // Listing reads files only: no runtime, no logging.
+        Some(Command::Commands { command }) => finish(extensions_cmd::run_commands(command)),
+        Some(Command::Skills { command }) => finish(extensions_cmd::run_skills(command)),
         other => run(other, cli.ui, cli.verbose),
     }
 }
@@ -241,9 +260,13 @@ fn run(command: Option<Command>, ui: session_args::SessionArgs, verbose: bool) -
             Some(Command::Doctor(args)) => doctor::run(args).await,
             #[cfg(feature = "local")]
             Some(Command::Models { command }) => models_cmd::run(command).await,
-            Some(Command::Completions { .. } | Command::Man | Command::Tokens { .. }) => {
-                Ok(ExitCode::SUCCESS)
-            }
+            Some(
+                Command::Completions { .. }
+                | Command::Man
+                | Command::Tokens { .. }
+                | Command::Commands { .. }
+                | Command::Skills { .. },
+            ) => Ok(ExitCode::SUCCESS),
         }
     });
     finish(result)

@@ -745,3 +745,73 @@ async fn raw_frames_negotiate_v1_and_bad_requests_are_json_rpc_errors() {
         assert_eq!(value["jsonrpc"], "2.0", "{frame}");
     }
 }
+
+/// The next update of kind `kind`, waiting for it (at most ten seconds);
+/// the updates before it are dropped.
+async fn next_of(updates: &mut Updates, kind: &str) -> Value {
+    let wait = async {
+        while let Some(update) = updates.recv().await {
+            if update["sessionUpdate"] == kind {
+                return update;
+            }
+        }
+        panic!("the agent closed before a {kind}");
+    };
+    tokio::time::timeout(std::time::Duration::from_secs(10), wait)
+        .await
+        .unwrap_or_else(|_| panic!("no {kind} within ten seconds"))
+}
+
+#[tokio::test]
+async fn the_sessions_commands_are_advertised_and_a_slash_prompt_runs_one() {
+    let env = Env::new(&[("a.txt", "alpha\n")]);
+    let commands = env.repo.path().join(".cortex/commands");
+    std::fs::create_dir_all(&commands).expect("mkdir");
+    std::fs::write(
+        commands.join("review.md"),
+        "---\ndescription: Review a file\nargument-hint: <file> <focus>\n---\nReview @$1 for $2.\n",
+    )
+    .expect("write");
+    let repo = env.repo.path().canonicalize().expect("repo");
+    let script = json!({"responses": [{"text": "Reviewed."}]});
+    with_agent(&env, script, async move |cx, mut updates| {
+        let session = cx
+            .send_request(NewSessionRequest::new(repo.clone()))
+            .block_task()
+            .await?;
+        let advertised = next_of(&mut updates, "available_commands_update").await;
+        assert_eq!(
+            advertised["availableCommands"],
+            json!([{"name": "review", "description": "Review a file",
+                    "input": {"hint": "<file> <focus>"}}])
+        );
+        let answer = cx
+            .send_request(PromptRequest::new(
+                session.session_id.clone(),
+                text("/review a.txt 'the style'"),
+            ))
+            .block_task()
+            .await?;
+        assert_eq!(answer.stop_reason, StopReason::EndTurn);
+        assert_eq!(
+            message(&drain(&mut updates), "agent_message_chunk"),
+            "Reviewed."
+        );
+        // What the turn's message was: the command's text, arguments
+        // substituted and the file included (a load replays it).
+        cx.send_request(LoadSessionRequest::new(session.session_id, repo.clone()))
+            .block_task()
+            .await?;
+        let replay = drain(&mut updates);
+        assert_eq!(
+            message(&replay, "user_message_chunk"),
+            "Review `a.txt`:\n```\nalpha\n``` for the style."
+        );
+        // A load advertises them again, after its answer.
+        if !kinds(&replay).contains(&"available_commands_update".to_owned()) {
+            next_of(&mut updates, "available_commands_update").await;
+        }
+        Ok(())
+    })
+    .await;
+}

@@ -210,6 +210,34 @@ impl Client {
         .await
     }
 
+    /// `GET …/commands`: the session's custom commands and the command
+    /// files that were rejected, with why.
+    pub async fn commands(&self, id: &SessionId) -> Result<cortex_api::CommandList, ClientError> {
+        self.call(Method::GET, &format!("/v1/sessions/{id}/commands"), NO_BODY)
+            .await
+    }
+
+    /// `POST …/commands`: run the custom command `name` with `arguments`
+    /// as the next turn (follow it on [`Client::events`]). A 422
+    /// `unknown_command` when there is none of that name, a 409 while a
+    /// turn runs.
+    pub async fn run_command(
+        &self,
+        id: &SessionId,
+        name: &str,
+        arguments: &str,
+    ) -> Result<TurnCreated, ClientError> {
+        self.call(
+            Method::POST,
+            &format!("/v1/sessions/{id}/commands"),
+            Some(&cortex_api::RunCommand {
+                name: name.to_owned(),
+                arguments: arguments.to_owned(),
+            }),
+        )
+        .await
+    }
+
     /// `POST …/stop`: tell the running turn to stop; its `turn.stopped`
     /// event follows on the timeline. A 409 when no turn runs.
     pub async fn stop(&self, id: &SessionId) -> Result<StopAnswer, ClientError> {

@@ -20,6 +20,9 @@
 //! rides on the system prompt (`turn.rs`), apart from the user's messages,
 //! so no compaction can drop it.
 //!
+//! The skills' catalogue (`skills.rs`: each skill's name and description)
+//! follows the files' text, outside their cap.
+//!
 //! The files are untrusted: they are text for the model and nothing else.
 //! Nothing here touches the mode, the sandbox, the approvals or the model,
 //! which only the user changes.
@@ -57,6 +60,9 @@ pub(crate) struct InstructionsFold {
     /// The text of the last `instructions.loaded`; `None` when there are
     /// none.
     pub(crate) text: Option<String>,
+    /// The last `instructions.loaded` listed skills (`…/SKILL.md`): the
+    /// `skill` tool is offered only then.
+    pub(crate) has_skills: bool,
     /// Paths named by calls, with whether each names a folder.
     touched: BTreeSet<(String, bool)>,
 }
@@ -64,8 +70,9 @@ pub(crate) struct InstructionsFold {
 impl InstructionsFold {
     pub(crate) fn apply(&mut self, kind: &EventKind) {
         match kind {
-            EventKind::InstructionsLoaded { text, .. } => {
+            EventKind::InstructionsLoaded { text, files, .. } => {
                 self.text = (!text.is_empty()).then(|| text.clone());
+                self.has_skills = files.iter().any(|f| f.ends_with(crate::skills::SKILL_FILE));
             }
             EventKind::ToolCall {
                 name, arguments, ..
@@ -85,6 +92,8 @@ impl InstructionsFold {
 pub(crate) struct LiveInstructions {
     /// `AGENTS.md` in Cortex's config folder, when the embedder named one.
     pub(crate) user_file: Option<PathBuf>,
+    /// That config folder, where the user's skills and commands are too.
+    pub(crate) config_folder: Option<PathBuf>,
     /// The folders the last load looked at.
     checked: BTreeSet<Vec<String>>,
 }
@@ -93,6 +102,7 @@ impl LiveInstructions {
     pub(crate) fn new(config_folder: Option<&Path>) -> LiveInstructions {
         LiveInstructions {
             user_file: config_folder.map(|dir| dir.join("AGENTS.md")),
+            config_folder: config_folder.map(Path::to_path_buf),
             checked: BTreeSet::new(),
         }
     }
@@ -356,7 +366,23 @@ impl Session {
             }
         }
         self.live_instructions.checked = folders;
-        let loaded = render(&files);
+        let mut loaded = render(&files);
+        // The skills' names and descriptions ride with the instructions
+        // (`skills.rs`): recorded with them, so a resume sends the same.
+        let skills = crate::skills::discover_skills_async(self.extension_roots()).await;
+        if let Some(catalogue) = crate::skills::catalogue(&skills) {
+            if !loaded.text.is_empty() {
+                loaded.text.push_str("\n\n");
+            }
+            loaded.text.push_str(&catalogue);
+            loaded.bytes += catalogue.len() as u64;
+            // Named like the other files, so clients say where it came from.
+            let shown = skills
+                .skills
+                .iter()
+                .map(|s| format!("{}/{}", s.info.path, crate::skills::SKILL_FILE));
+            loaded.files.extend(shown);
+        }
         if self.instructions().unwrap_or_default() == loaded.text {
             return Ok(());
         }

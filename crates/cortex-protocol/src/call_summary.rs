@@ -45,6 +45,7 @@ impl CallSummary {
                 first
             }),
             Ok(ToolName::Plan) => field("title"),
+            Ok(ToolName::Skill) => field("name"),
             Ok(ToolName::TodoWrite) => value
                 .get("todos")
                 .and_then(|t| t.as_array())

@@ -43,11 +43,11 @@ impl Mode {
     pub fn tools(self) -> &'static [ToolName] {
         use ToolName::*;
         match self {
-            Mode::Ask => &[ReadFile, Glob, Grep],
-            Mode::Plan => &[ReadFile, Glob, Grep, Plan],
-            Mode::Spec => &[ReadFile, Glob, Grep, Spec],
+            Mode::Ask => &[ReadFile, Glob, Grep, Skill],
+            Mode::Plan => &[ReadFile, Glob, Grep, Plan, Skill],
+            Mode::Spec => &[ReadFile, Glob, Grep, Spec, Skill],
             Mode::Agent => &[
-                ReadFile, WriteFile, EditFile, Glob, Grep, Bash, TodoRead, TodoWrite,
+                ReadFile, WriteFile, EditFile, Glob, Grep, Bash, TodoRead, TodoWrite, Skill,
             ],
         }
     }
@@ -136,11 +136,14 @@ pub enum ToolName {
     /// Offered in Agent mode only while the session has an active goal
     /// (the session adds it; no mode's table lists it).
     Goal,
+    /// `skill`: a skill's instructions and files, by name (read-only; every
+    /// mode offers it).
+    Skill,
 }
 
 impl ToolName {
     /// Every tool, in declaration order (the spec cache is indexed by it).
-    pub const ALL: [ToolName; 11] = [
+    pub const ALL: [ToolName; 12] = [
         ToolName::ReadFile,
         ToolName::WriteFile,
         ToolName::EditFile,
@@ -152,6 +155,7 @@ impl ToolName {
         ToolName::Plan,
         ToolName::Spec,
         ToolName::Goal,
+        ToolName::Skill,
     ];
 
     /// The wire name the model calls it by, e.g. `read_file`.
@@ -168,6 +172,7 @@ impl ToolName {
             ToolName::Plan => "plan",
             ToolName::Spec => "spec",
             ToolName::Goal => "goal",
+            ToolName::Skill => "skill",
         }
     }
 
@@ -237,6 +242,9 @@ mod tests {
         assert!(Mode::Agent.may_mutate_workspace());
         assert!(!Mode::Agent.offers(ToolName::Plan));
         assert!(Mode::Spec.offers(ToolName::Spec) && !Mode::Plan.offers(ToolName::Spec));
+        // Loading a skill only reads: every mode offers it.
+        assert!(Mode::ALL.iter().all(|m| m.offers(ToolName::Skill)));
+        assert!(!ToolName::Skill.mutates_workspace() && !ToolName::Skill.runs_in_guest());
     }
 
     #[test]

@@ -89,6 +89,20 @@ const ROUTES: &[Route] = &[
         response: Some(name::<StopAnswer>),
     },
     Route {
+        method: "get",
+        path: "/v1/sessions/{id}/commands",
+        request: None,
+        success: "200",
+        response: Some(name::<cortex_api::CommandList>),
+    },
+    Route {
+        method: "post",
+        path: "/v1/sessions/{id}/commands",
+        request: Some(name::<cortex_api::RunCommand>),
+        success: "202",
+        response: Some(name::<TurnCreated>),
+    },
+    Route {
         method: "put",
         path: "/v1/sessions/{id}/mode",
         request: Some(name::<SetMode>),
@@ -488,6 +502,7 @@ async fn each_schema_describes_what_serde_writes() {
                 turn_id: Some("t1".into()),
                 scope: cortex_protocol::RewindScope::Files,
                 force: true,
+                dry_run: true,
             }),
         ),
         (
@@ -500,6 +515,34 @@ async fn each_schema_describes_what_serde_writes() {
                 deleted: vec!["c.txt".into()],
                 undo: Some("undo-1".into()),
                 forced: vec!["b.txt".into()],
+                dry_run: true,
+                changed_outside: vec!["b.txt".into()],
+            }),
+        ),
+        (
+            name::<cortex_api::CommandList>(),
+            json!(cortex_api::CommandList {
+                commands: vec![cortex_protocol::CommandInfo {
+                    name: "git:commit".into(),
+                    description: "Commit".into(),
+                    argument_hint: Some("<message>".into()),
+                    mode: Some("plan".into()),
+                    model: None,
+                    scope: cortex_protocol::ExtensionScope::Repository,
+                    path: ".cortex/commands/git/commit.md".into(),
+                }],
+                rejected: vec![cortex_protocol::RejectedFile {
+                    scope: cortex_protocol::ExtensionScope::User,
+                    path: "~/.config/cortex/commands/x.md".into(),
+                    reason: "the prompt is empty".into(),
+                }],
+            }),
+        ),
+        (
+            name::<cortex_api::RunCommand>(),
+            json!(cortex_api::RunCommand {
+                name: "review".into(),
+                arguments: "a.py".into(),
             }),
         ),
         (

@@ -2,6 +2,7 @@
 //! endpoints add a file here and one `merge` below.
 
 pub(crate) mod approvals;
+pub(crate) mod commands;
 pub(crate) mod control;
 pub(crate) mod events;
 pub(crate) mod goal;
@@ -24,6 +25,7 @@ pub(crate) fn v1() -> Router<Arc<AppState>> {
     Router::new()
         .merge(sessions::routes())
         .merge(turns::routes())
+        .merge(commands::routes())
         .merge(control::routes())
         .merge(rewind::routes())
         .merge(mcp::routes())

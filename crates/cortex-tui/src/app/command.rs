@@ -21,12 +21,20 @@ pub enum Command {
     SetMode(Mode),
     /// Compact the history now.
     Compact,
-    /// Rewind the last turn (`/rewind`).
+    /// Rewind to before a turn (`/rewind`).
     Rewind {
+        /// The turn; `None`: the last one.
+        turn_id: Option<String>,
         /// Files, conversation or both.
         scope: cortex_protocol::RewindScope,
         /// Overwrite files changed outside the session.
         force: bool,
+    },
+    /// What a files rewind to before `turn_id` would change (a dry run),
+    /// answered with [`Outcome::RewindPreview`].
+    PreviewRewind {
+        /// The turn chosen in the list.
+        turn_id: String,
     },
     /// List the user's sessions for the picker.
     ListSessions,
@@ -40,6 +48,16 @@ pub enum Command {
     },
     /// List the repository's files for `@path` completion.
     ListFiles,
+    /// List the session's custom commands for `/` completion.
+    ListCommands,
+    /// Run the session's custom command `name` as a turn (the server
+    /// substitutes the arguments and includes `@path` files).
+    RunCommand {
+        /// Its name, without the slash.
+        name: String,
+        /// The text after the name.
+        arguments: String,
+    },
     /// `/goal …` against the API.
     Goal(GoalCommand),
     /// The user's verdict on the proposed plan or spec phase: accept, or
@@ -81,12 +99,38 @@ pub enum Outcome {
     Switched,
     /// The repository's files, for `@path` completion.
     Files(Vec<String>),
+    /// The session's custom commands, as the API listed them (the app
+    /// cleans every field before showing it).
+    Commands(Vec<cortex_protocol::CommandInfo>),
     /// A command failed; say so.
     Failed(String),
     /// A command's result worth a passing mention.
     Note(String),
     /// `/doctor`'s report, a notice per line.
     Doctor(Vec<ReportLine>),
+    /// What rewinding to before a turn would change.
+    RewindPreview(RewindPreview),
+}
+
+/// The answer to [`Command::PreviewRewind`], as the API gave it (the app
+/// cleans every path before showing it).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RewindPreview {
+    /// The turn.
+    pub turn_id: String,
+    /// The files rewind's diff and the paths changed outside the session,
+    /// or why the files cannot be rewound (no checkpoint, pruned, a remote
+    /// guest): then only the conversation can be.
+    pub files: Result<FilesPreview, String>,
+}
+
+/// What a files rewind would change.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct FilesPreview {
+    /// Paths brought back, restored and removed.
+    pub diff: cortex_protocol::RewindDiff,
+    /// Of those, the paths changed outside the session.
+    pub changed_outside: Vec<String>,
 }
 
 /// One line of a report the embedding program makes (`/doctor`), shown as

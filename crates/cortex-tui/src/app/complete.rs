@@ -1,4 +1,5 @@
-//! Completion in the composer: `/command` names from the registry, and
+//! Completion in the composer: `/command` names from the registry (then the
+//! session's custom commands), and
 //! `@path` from the repository's files (listed once, in the background,
 //! honouring `.gitignore`).
 
@@ -54,7 +55,11 @@ impl Completion {
 
 /// What completes the editor's current word, if anything. `files` is the
 /// repository listing once it is known.
-pub fn candidates(editor: &Editor, files: Option<&[String]>) -> Vec<Item> {
+pub fn candidates(
+    editor: &Editor,
+    files: Option<&[String]>,
+    custom: &[slash::CustomCommand],
+) -> Vec<Item> {
     let text = editor.text();
     if let Some(name) = text.strip_prefix('/')
         && !name.contains(char::is_whitespace)
@@ -70,6 +75,11 @@ pub fn candidates(editor: &Editor, files: Option<&[String]>) -> Vec<Item> {
                     format!("/{} ", c.name)
                 },
             })
+            .chain(slash::matching_custom(name, custom).map(|c| Item {
+                label: format!("/{}", c.name),
+                detail: c.help.clone(),
+                replacement: format!("/{} ", c.name),
+            }))
             .collect();
     }
     let (_, word) = editor.current_word();
@@ -144,12 +154,12 @@ mod tests {
     fn slash_names_complete_from_the_registry() {
         let mut e = Editor::default();
         e.insert("/co");
-        let items = candidates(&e, None);
+        let items = candidates(&e, None, &[]);
         assert_eq!(items[0].replacement, "/compact");
         e.insert("mpact now");
-        assert!(candidates(&e, None).is_empty());
+        assert!(candidates(&e, None, &[]).is_empty());
         e.set("/mo");
-        assert_eq!(candidates(&e, None)[0].replacement, "/mode ");
+        assert_eq!(candidates(&e, None, &[])[0].replacement, "/mode ");
     }
 
     #[test]
@@ -165,13 +175,13 @@ mod tests {
         .collect();
         let mut e = Editor::default();
         e.insert("look at @mai");
-        let labels: Vec<String> = candidates(&e, Some(&files))
+        let labels: Vec<String> = candidates(&e, Some(&files), &[])
             .into_iter()
             .map(|i| i.label)
             .collect();
         assert_eq!(labels, ["@src/main.rs", "@tests/main_test.rs"]);
         e.set("look at @src/");
-        assert_eq!(candidates(&e, Some(&files)).len(), 2);
+        assert_eq!(candidates(&e, Some(&files), &[]).len(), 2);
     }
 
     #[test]

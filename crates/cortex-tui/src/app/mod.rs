@@ -12,8 +12,10 @@ pub mod command;
 pub mod complete;
 pub mod editor;
 pub mod goal;
+pub mod init;
 mod keys;
 pub mod overlay;
+mod rewind;
 pub mod slash;
 
 use crate::state::SessionState;
@@ -65,6 +67,9 @@ pub struct App {
     mode_choice: Option<Mode>,
     /// The last key was a Ctrl+C.
     ctrl_c: bool,
+    /// The last key was an Esc that did nothing else: a second opens
+    /// `/rewind`.
+    esc: bool,
     flash: Option<String>,
     /// Esc closed the completion list; it stays closed until the next edit.
     completion_closed: bool,
@@ -72,6 +77,9 @@ pub struct App {
     draft: String,
     files: Option<Vec<String>>,
     files_requested: bool,
+    /// The session's custom commands once listed (the first `/` asks).
+    custom: Option<Vec<slash::CustomCommand>>,
+    custom_requested: bool,
     /// Messages sent while a turn ran, sent when it ends.
     queued: VecDeque<String>,
     /// Ctrl+R: the composer's next message is the feedback rejecting this.
@@ -97,12 +105,15 @@ impl App {
             repaint: false,
             mode_choice: None,
             ctrl_c: false,
+            esc: false,
             flash: None,
             completion_closed: false,
             history_pos: None,
             draft: String::new(),
             files: None,
             files_requested: false,
+            custom: None,
+            custom_requested: false,
             queued: VecDeque::new(),
             rejecting: None,
         }
@@ -145,6 +156,8 @@ impl App {
         self.history_pos = None;
         self.files = None;
         self.files_requested = false;
+        self.custom = None;
+        self.custom_requested = false;
         self.rejecting = None;
     }
 
@@ -193,8 +206,18 @@ impl App {
                 self.files = Some(files);
                 let _ = self.refresh_completion();
             }
+            Outcome::Commands(commands) => {
+                self.custom = Some(
+                    commands
+                        .iter()
+                        .map(slash::CustomCommand::from_info)
+                        .collect(),
+                );
+                let _ = self.refresh_completion();
+            }
             Outcome::Failed(error) => self.flash(&error),
             Outcome::Note(note) => self.flash(&note),
+            Outcome::RewindPreview(preview) => self.rewind_previewed(preview),
             Outcome::Doctor(lines) => {
                 self.flash = None;
                 for line in lines {
@@ -285,19 +308,33 @@ impl App {
     fn edited(&mut self) -> Vec<Command> {
         self.completion_closed = false;
         self.history_pos = None;
-        self.refresh_completion().into_iter().collect()
+        self.refresh_completion()
     }
 
-    fn refresh_completion(&mut self) -> Option<Command> {
+    fn refresh_completion(&mut self) -> Vec<Command> {
         let wants_files = self.editor.current_word().1.starts_with('@');
-        let items = complete::candidates(&self.editor, self.files.as_deref());
+        let wants_commands = self.editor.text().starts_with('/');
+        let custom = self.custom.as_deref().unwrap_or_default();
+        let items = complete::candidates(&self.editor, self.files.as_deref(), custom);
         let selected = self.completion.selected.min(items.len().saturating_sub(1));
         self.completion = Completion { items, selected };
+        let mut commands = Vec::new();
         if wants_files && !self.files_requested {
             self.files_requested = true;
-            return Some(Command::ListFiles);
+            commands.push(Command::ListFiles);
         }
-        None
+        if wants_commands && !self.custom_requested {
+            self.custom_requested = true;
+            commands.push(Command::ListCommands);
+        }
+        commands
+    }
+
+    /// Whether the session has a custom command `name` (as last listed).
+    pub fn has_custom_command(&self, name: &str) -> bool {
+        self.custom
+            .as_deref()
+            .is_some_and(|c| c.iter().any(|c| c.name == name))
     }
 
     /// The completion list, unless closed with Esc.

@@ -1,7 +1,9 @@
 //! Slash commands: one registry, which the composer completes from, `/help`
 //! lists and Enter runs. A feature adds its command with one entry here
 //! (`/goal`; `/accept` and `/reject` for the plan or spec phase that waits;
-//! `/doctor`, whose checks the embedding program runs).
+//! `/doctor`, whose checks the embedding program runs). The session's custom
+//! commands (`.cortex/commands/…`, listed by the API) follow the built-in
+//! ones; a built-in name wins.
 
 use crate::app::{App, Command};
 use cortex_protocol::{Mode, RewindScope};
@@ -51,9 +53,15 @@ pub const COMMANDS: &[SlashCommand] = &[
         run: |app, feedback| app.decide(Some(feedback), true),
     },
     SlashCommand {
+        name: "init",
+        args: "",
+        help: "write or update AGENTS.md for this repository (an Agent turn, as `cortex init`)",
+        run: crate::app::init::run,
+    },
+    SlashCommand {
         name: "rewind",
         args: "[files|conversation|both] [force]",
-        help: "go back to before the last turn (files and conversation by default)",
+        help: "pick a turn to go back to before (Esc Esc); with a scope, the last turn",
         run: rewind,
     },
     SlashCommand {
@@ -103,6 +111,42 @@ pub const COMMANDS: &[SlashCommand] = &[
     },
 ];
 
+/// One of the session's custom commands, every field cleaned for the
+/// screen (they come from repository files).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CustomCommand {
+    /// Without the slash (`git:commit`).
+    pub name: String,
+    /// Its description, with its argument hint.
+    pub help: String,
+}
+
+impl CustomCommand {
+    /// From the API's listing.
+    pub fn from_info(info: &cortex_protocol::CommandInfo) -> CustomCommand {
+        let clean = crate::text::clean_line;
+        let help = match &info.argument_hint {
+            Some(hint) => format!("{} · {}", clean(hint), clean(&info.description)),
+            None => clean(&info.description),
+        };
+        CustomCommand {
+            name: clean(&info.name),
+            help,
+        }
+    }
+}
+
+/// Custom commands whose name starts with `prefix`, but for those a
+/// built-in command's name hides.
+pub fn matching_custom<'a>(
+    prefix: &'a str,
+    custom: &'a [CustomCommand],
+) -> impl Iterator<Item = &'a CustomCommand> + 'a {
+    custom
+        .iter()
+        .filter(move |c| c.name.starts_with(prefix) && find(&c.name).is_none())
+}
+
 /// The command named `name` (without the slash).
 pub fn find(name: &str) -> Option<&'static SlashCommand> {
     COMMANDS.iter().find(|c| c.name == name)
@@ -120,6 +164,15 @@ pub fn run(app: &mut App, line: &str) -> Vec<Command> {
     let (name, args) = body.split_once(char::is_whitespace).unwrap_or((body, ""));
     match find(name) {
         Some(command) => (command.run)(app, args.trim()),
+        // The server reads the command's file: a prompt, run in the
+        // session's mode like any message.
+        None if app.has_custom_command(name) => app.command_between_turns(
+            &format!("/{name}"),
+            Command::RunCommand {
+                name: name.to_owned(),
+                arguments: args.trim().to_owned(),
+            },
+        ),
         None => {
             app.flash(&format!("unknown command /{name} · /help lists them"));
             Vec::new()
@@ -141,8 +194,12 @@ fn mode(app: &mut App, args: &str) -> Vec<Command> {
     }
 }
 
-/// `/rewind [files|conversation|both] [force]`: the last turn, between turns.
+/// `/rewind`: the list of turns; `/rewind files|conversation|both
+/// [force]`: the last turn at once. Between turns.
 fn rewind(app: &mut App, args: &str) -> Vec<Command> {
+    if args.is_empty() {
+        return app.open_rewind();
+    }
     let mut scope = RewindScope::Both;
     let mut force = false;
     for word in args.split_whitespace() {
@@ -157,7 +214,14 @@ fn rewind(app: &mut App, args: &str) -> Vec<Command> {
             }
         }
     }
-    app.command_between_turns("/rewind", Command::Rewind { scope, force })
+    app.command_between_turns(
+        "/rewind",
+        Command::Rewind {
+            turn_id: None,
+            scope,
+            force,
+        },
+    )
 }
 
 fn model(app: &mut App, args: &str) -> Vec<Command> {

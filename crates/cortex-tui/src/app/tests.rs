@@ -121,18 +121,25 @@ fn slash_commands_run_and_unknown_ones_say_so() {
     assert_eq!(
         app.on_key(key(KeyCode::Enter)),
         [Command::Rewind {
+            turn_id: None,
             scope: cortex_protocol::RewindScope::Files,
             force: true
         }]
     );
-    typed(&mut app, "/rewind");
+    typed(&mut app, "/rewind both");
     assert_eq!(
         app.on_key(key(KeyCode::Enter)),
         [Command::Rewind {
+            turn_id: None,
             scope: cortex_protocol::RewindScope::Both,
             force: false
         }]
     );
+    // Alone, it lists the turns: there is none yet.
+    typed(&mut app, "/rewind");
+    assert!(app.on_key(key(KeyCode::Enter)).is_empty());
+    assert_eq!(app.flash_text(), Some("no turn to rewind"));
+    assert!(app.overlay.is_none());
     typed(&mut app, "/rewind sideways");
     assert!(app.on_key(key(KeyCode::Enter)).is_empty());
     typed(&mut app, "/help");
@@ -383,4 +390,63 @@ fn doctor_asks_the_program_and_shows_its_report_as_notices() {
         ],
         "one notice per line, cleaned"
     );
+}
+
+#[test]
+fn custom_commands_are_listed_on_the_first_slash_completed_and_run_cleaned() {
+    let mut app = app_with(&Script::new("m"));
+    let asked = app.on_key(key(KeyCode::Char('/')));
+    assert_eq!(asked, [Command::ListCommands]);
+    app.on_outcome(Outcome::Commands(vec![
+        cortex_protocol::CommandInfo {
+            name: "review".into(),
+            description: "Review \u{1b}[31mred".into(),
+            argument_hint: Some("<file>".into()),
+            mode: None,
+            model: None,
+            scope: cortex_protocol::ExtensionScope::Repository,
+            path: ".cortex/commands/review.md".into(),
+        },
+        // A built-in name wins over a command file's.
+        cortex_protocol::CommandInfo {
+            name: "help".into(),
+            description: "not the help".into(),
+            argument_hint: None,
+            mode: None,
+            model: None,
+            scope: cortex_protocol::ExtensionScope::Repository,
+            path: ".cortex/commands/help.md".into(),
+        },
+    ]));
+    // Asked once per session.
+    assert!(app.on_key(key(KeyCode::Char('r'))).is_empty());
+    let items = &app.completion_shown().expect("completion").items;
+    let review = items.iter().find(|i| i.label == "/review").expect("listed");
+    assert_eq!(review.detail, "<file> · Review ^[[31mred");
+    app.on_key(key(KeyCode::Backspace));
+    typed(&mut app, "he");
+    let helps: Vec<_> = app
+        .completion_shown()
+        .expect("completion")
+        .items
+        .iter()
+        .filter(|i| i.label == "/help")
+        .map(|i| i.detail.clone())
+        .collect();
+    assert_eq!(helps, ["keys and commands"]);
+    app.editor.set("");
+    typed(&mut app, "/review src/a.py the style");
+    assert_eq!(
+        app.on_key(key(KeyCode::Enter)),
+        [Command::RunCommand {
+            name: "review".into(),
+            arguments: "src/a.py the style".into(),
+        }]
+    );
+    // Refused (a turn started elsewhere meanwhile): the line comes back.
+    app.on_outcome(Outcome::TurnRejected {
+        message: "/review src/a.py the style".into(),
+        error: "a turn is already running".into(),
+    });
+    assert_eq!(app.editor.text(), "/review src/a.py the style");
 }

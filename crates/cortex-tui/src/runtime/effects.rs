@@ -123,16 +123,36 @@ impl Worker {
                 Ok(_) => None,
                 Err(e) => Some(Outcome::Failed(format!("compact: {}", message(&e)))),
             },
-            Command::Rewind { scope, force } => {
+            Command::Rewind {
+                turn_id,
+                scope,
+                force,
+            } => {
                 let body = cortex_client::Rewind {
-                    turn_id: None,
+                    turn_id,
                     scope,
                     force,
+                    dry_run: false,
                 };
                 match self.client.rewind(&id, &body).await {
                     // `session.rewound` arrives with the timeline.
                     Ok(_) => None,
                     Err(e) => Some(Outcome::Failed(format!("rewind: {}", message(&e)))),
+                }
+            }
+            Command::PreviewRewind { turn_id } => Some(self.preview_rewind(&id, turn_id).await),
+            Command::ListCommands => match self.client.commands(&id).await {
+                Ok(list) => Some(Outcome::Commands(list.commands)),
+                Err(e) => Some(Outcome::Failed(format!("commands: {}", message(&e)))),
+            },
+            Command::RunCommand { name, arguments } => {
+                match self.client.run_command(&id, &name, &arguments).await {
+                    // The turn arrives on the event stream.
+                    Ok(_) => None,
+                    Err(e) => Some(Outcome::TurnRejected {
+                        message: format!("/{name} {arguments}").trim_end().to_owned(),
+                        error: message(&e),
+                    }),
                 }
             }
             Command::OpenSession(next) => match self.client.session(&next).await {
@@ -185,6 +205,29 @@ impl Worker {
                 error: self::message(&e),
             }),
         }
+    }
+
+    /// A dry run of a files rewind to before `turn_id`; its failure (no
+    /// checkpoint, a remote guest) leaves the conversation to rewind.
+    async fn preview_rewind(&self, id: &SessionId, turn_id: String) -> Outcome {
+        let body = cortex_client::Rewind {
+            turn_id: Some(turn_id.clone()),
+            scope: cortex_protocol::RewindScope::Files,
+            force: false,
+            dry_run: true,
+        };
+        let files = match self.client.rewind(id, &body).await {
+            Ok(answer) => Ok(crate::app::command::FilesPreview {
+                diff: cortex_protocol::RewindDiff {
+                    created: answer.created,
+                    changed: answer.changed,
+                    deleted: answer.deleted,
+                },
+                changed_outside: answer.changed_outside,
+            }),
+            Err(e) => Err(message(&e)),
+        };
+        Outcome::RewindPreview(crate::app::command::RewindPreview { turn_id, files })
     }
 
     /// Accept or reject the proposal that waits; the turn it starts
