@@ -59,8 +59,7 @@ fn request(model: &str, round: usize) -> ModelRequest {
         messages,
         tools: Mode::Agent.tools().iter().map(|t| t.spec()).collect(),
         tool_choice: Default::default(),
-        quotable: Vec::new(),
-        refused_calls: Vec::new(),
+        hints: Default::default(),
     }
 }
 

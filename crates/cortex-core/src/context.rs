@@ -20,8 +20,8 @@ impl Session {
     /// The repository as the turn's context names it: its path, or for a
     /// small model (`verify_answers`) no name at all. Given the absolute
     /// path, the 0.5B wrote `hello.txt`'s content to the repository's own
-    /// path, a folder (run W); given the folder's name, it wrote it to a
-    /// file of that name (run C5, create-a-file).
+    /// path, a folder; given the folder's name, it wrote it to a file of
+    /// that name.
     fn repository_line(&self) -> String {
         if self.reads_first() {
             "the current folder (give every path relative to it)".to_owned()
@@ -51,7 +51,8 @@ impl Session {
         // The repository is named here, not in the system prompt: the
         // system prompt and the tool schemas after it are then the same for
         // every session of a mode, so a local model reuses their evaluated
-        // prefix from one task to the next (docs/BENCHMARKS.md, run L).
+        // prefix from one task to the next (docs/BENCHMARKS.md, "The task
+        // set").
         let mut text = format!(
             "Repository: {}\n{}",
             self.repository_line(),

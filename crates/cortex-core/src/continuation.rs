@@ -18,6 +18,60 @@ use tokio_util::sync::CancellationToken;
 /// Continuation turns in a row without progress that pause a goal.
 pub const STALL_TURNS: u32 = 2;
 
+/// The goal driver's own state, changed only here: continuation turns
+/// since the goal was set or resumed, those in a row that made no
+/// progress, and the running turn's progress.
+#[derive(Debug, Default)]
+pub(crate) struct GoalDrive {
+    continuations: u32,
+    idle: u32,
+    progress: crate::progress::TurnProgress,
+}
+
+impl GoalDrive {
+    /// The user's own turn starts: continuations count from zero again.
+    pub(crate) fn user_turn(&mut self) {
+        self.continuations = 0;
+    }
+
+    /// A turn starts: it has made no progress yet.
+    pub(crate) fn turn_started(&mut self) {
+        self.progress = Default::default();
+    }
+
+    /// The goal was set or resumed: no turn in a row has stalled.
+    pub(crate) fn restarted(&mut self) {
+        self.idle = 0;
+    }
+
+    /// The running turn's progress.
+    pub(crate) fn progress(&self) -> &crate::progress::TurnProgress {
+        &self.progress
+    }
+
+    /// The running turn's progress, to note what it made.
+    pub(crate) fn progress_mut(&mut self) -> &mut crate::progress::TurnProgress {
+        &mut self.progress
+    }
+
+    /// The number of the continuation turn about to run.
+    fn next_continuation(&mut self) -> u32 {
+        self.continuations += 1;
+        self.continuations
+    }
+
+    /// Count the turn that just ended toward a stall: only continuation
+    /// turns count, and any progress resets the count.
+    fn stalled(&mut self) -> bool {
+        if self.continuations == 0 || self.progress.made().is_some() {
+            self.idle = 0;
+        } else {
+            self.idle += 1;
+        }
+        self.idle >= STALL_TURNS
+    }
+}
+
 impl Session {
     /// Called by the driver after every turn. Records the pause when the
     /// goal stops here; returns the prompt of the continuation turn to run
@@ -32,7 +86,7 @@ impl Session {
             TurnOutcome::Completed { .. } if goal.spent.exhausts(&goal.budget) => {
                 Some(PauseReason::Budget)
             }
-            TurnOutcome::Completed { .. } => self.stalled().then_some(PauseReason::Stalled),
+            TurnOutcome::Completed { .. } => self.drive.stalled().then_some(PauseReason::Stalled),
         };
         match reason {
             Some(reason) => {
@@ -44,17 +98,6 @@ impl Session {
         }
     }
 
-    /// Count the turn that just ended toward a stall: only continuation
-    /// turns count, and any progress resets the count.
-    fn stalled(&mut self) -> bool {
-        if self.continuations == 0 || self.turn_progress.made().is_some() {
-            self.idle_continuations = 0;
-        } else {
-            self.idle_continuations += 1;
-        }
-        self.idle_continuations >= STALL_TURNS
-    }
-
     /// Run the next continuation turn of the active goal.
     pub async fn run_continuation_as(
         &mut self,
@@ -62,8 +105,7 @@ impl Session {
         cancel: CancellationToken,
     ) -> Result<TurnOutcome, CoreError> {
         let prompt = self.continuation_prompt();
-        self.continuations += 1;
-        let continuation = Some(self.continuations);
+        let continuation = Some(self.drive.next_continuation());
         self.run_turn_with(turn, &prompt, continuation, cancel)
             .await
     }

@@ -13,7 +13,7 @@
 //! again — is stopped by the harness as it streams (the provider would go
 //! on to the limit: behind a llama.cpp server, whose tool choice is not
 //! enforced, the 1.5B wrote 2,048 tokens of newlines after a reminder, 150 s
-//! a round; run L) and retried once the same way (`cortex_model::runaway`).
+//! a round) and retried once the same way (`cortex_model::runaway`).
 
 use crate::Session;
 use crate::steer::{Reminder, Said};

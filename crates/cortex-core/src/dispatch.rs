@@ -130,7 +130,7 @@ impl Session {
     /// makes them again: the stop rule's next refusal, and the writes a
     /// held refusal refuses while they come back unchanged, each with the
     /// call its refusal handed over instead, if any. The next request names
-    /// them ([`cortex_model::ModelRequest::refused_calls`]).
+    /// them ([`cortex_model::RefusedCalls`]).
     fn refused_if_again(
         &self,
         calls: &[ToolCallRequest],
@@ -310,6 +310,7 @@ impl Session {
             ToolArgs::Plan(a) => self.plan(turn, a).await?,
             ToolArgs::Spec(a) => self.spec_tool(turn, a).await?,
             ToolArgs::Goal(a) => self.goal_tool(turn, a).await?,
+            ToolArgs::Skill(a) => self.skill_tool(a).await?,
             args => return Ok(Err(args)),
         }))
     }
@@ -410,7 +411,7 @@ impl Session {
         };
         // Writing the same content (or todo list) again gives the same
         // result, as an edit does: a third identical one in a row is refused
-        // (a small model's loop; runs O, A5).
+        // (a small model's loop).
         let idempotent = tool.is_read_only()
             || matches!(
                 tool,

@@ -243,7 +243,7 @@ impl Session {
             budget: budget.or_defaults(),
         };
         self.record_goal(None, kind).await?;
-        self.idle_continuations = 0;
+        self.drive.restarted();
         Ok(first_prompt(objective))
     }
 
@@ -267,7 +267,7 @@ impl Session {
             return Err(GoalError::NotPaused(goal.status.as_str()));
         }
         self.record_goal(None, EventKind::GoalResumed {}).await?;
-        self.idle_continuations = 0;
+        self.drive.restarted();
         Ok(self.continuation_prompt())
     }
 
@@ -314,7 +314,7 @@ impl Session {
         // Only more steps done than ever before is progress: a model that
         // unticks a step and ticks it again has done nothing new.
         if self.state.goal.most_done() > before {
-            self.turn_progress.record(Progress::StepTicked);
+            self.drive.progress_mut().record(Progress::StepTicked);
         }
         if args.complete {
             let evidence = args.evidence.unwrap_or_default().trim().to_owned();

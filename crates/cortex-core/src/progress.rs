@@ -164,11 +164,11 @@ impl Session {
     /// Before a round's commands run: fingerprint the workspace, when a
     /// goal is active and the turn has made no progress nor taken one yet.
     pub(crate) async fn progress_baseline(&mut self) {
-        if !self.goal().is_some_and(Goal::is_active) || !self.turn_progress.wants_baseline() {
+        if !self.goal().is_some_and(Goal::is_active) || !self.drive.progress().wants_baseline() {
             return;
         }
         if let Some(print) = self.workspace_fingerprint().await {
-            self.turn_progress.set_baseline(print);
+            self.drive.progress_mut().set_baseline(print);
         }
     }
 
@@ -186,10 +186,10 @@ impl Session {
                 .is_some_and(|a| changed_a_file(&call.name, a))
         });
         if changed {
-            self.turn_progress.record(Progress::FileChanged);
+            self.drive.progress_mut().record(Progress::FileChanged);
             return;
         }
-        let Some(before) = self.turn_progress.baseline().filter(|_| commands) else {
+        let Some(before) = self.drive.progress().baseline().filter(|_| commands) else {
             return;
         };
         if self
@@ -197,7 +197,7 @@ impl Session {
             .await
             .is_some_and(|after| after != before)
         {
-            self.turn_progress.record(Progress::WorkspaceChanged);
+            self.drive.progress_mut().record(Progress::WorkspaceChanged);
         }
     }
 

@@ -130,7 +130,7 @@ impl Session {
     /// a renamed name still occurs ([`crate::coach::Focus`]). A file the
     /// gates refuse every write to stays quotable: held to the other files,
     /// the 1.5B made its edit of the test in `calc.py` instead — the fix
-    /// undone (run EI, fix-one-line-bug); the refusal is what tells it why.
+    /// undone; the refusal is what tells it why.
     ///
     /// [`ModelRequest::quotable`]: cortex_model::ModelRequest::quotable
     pub(crate) fn quotable(&self) -> Vec<QuotableFile> {

@@ -5,11 +5,10 @@
 //! 1.5B changed `user["mail"]` to `user.get('mail', None)` without running
 //! the test: the `KeyError` became an `AssertionError`, and the hint the
 //! bash tool adds to a `KeyError` (the keys the dict has,
-//! [`cortex_tools::KEY_HINT`]) was never seen (runs DE, EA:
-//! fix-wrong-key). A person handed that report runs the command first. So
-//! for models with `verify_answers`, in Agent mode, when the task says a
-//! file of the workspace fails, the turn's context carries what running it
-//! printed, as the bash tool shows it.
+//! [`cortex_tools::KEY_HINT`]) was never seen. A person handed that report
+//! runs the command first. So for models with `verify_answers`, in Agent
+//! mode, when the task says a file of the workspace fails, the turn's
+//! context carries what running it printed, as the bash tool shows it.
 //!
 //! It runs in the guest as any bash call does, and only when the session's
 //! approval policy is `auto`: under `ask` or `deny` a command runs only by

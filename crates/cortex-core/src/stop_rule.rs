@@ -103,7 +103,7 @@ impl StopRuleState {
     /// recent one, made again), as a request's [`cortex_model::RefusedCall`].
     /// A repeat of a call that succeeded is not named: refused, it tells the
     /// model to go on, while a reply drawn again in its place may undo the
-    /// work (run EE, toml-setting: the version bumped, then written back).
+    /// work (a version bumped, then written back).
     pub fn refused_next(&self) -> Option<cortex_model::RefusedCall> {
         let (name, arguments) = self.last_call.as_ref()?;
         let spent = self.last_idempotent && self.repeats + 1 >= MAX_IDENTICAL_IDEMPOTENT_CALLS;
@@ -132,8 +132,8 @@ impl StopRuleState {
             ));
         }
         // An edit made again applies its change twice: an insertion's
-        // quote is still there after it (run EC, readme-section: the new
-        // section went in twice). A refused edit stays repeatable.
+        // quote is still there after it (a small model's new section went
+        // in twice). A refused edit stays repeatable.
         if name == ToolName::EditFile.as_str() && self.repeats >= 2 && self.last_ran == Ran::Changed
         {
             return CallCheck::Refuse(format!(

@@ -3,8 +3,7 @@
 
 use crate::attach::Readiness;
 use crate::dispatch::{DispatchEnd, STOPPED_BY_USER};
-use crate::unrun_call::UnrunCall;
-use crate::verify::verify_reminder;
+use crate::judge::{Judged, Verdict};
 use crate::{CoreError, Session, StopRuleState, TurnOutcome, new_id, system_prompt};
 use cortex_model::{
     Assembled, Assembler, FinishReason, MAX_TEXT_BYTES, ModelError, ModelEvent, ModelRequest,
@@ -24,7 +23,8 @@ const STREAM_RETRY_BASE: Duration = Duration::from_millis(500);
 enum RoundEnd {
     Done(Assembled),
     Stopped,
-    Failed(String),
+    /// Why, and how the provider ended the response if it refused.
+    Failed(String, Option<TurnFinish>),
 }
 
 /// How streaming one response ended.
@@ -54,7 +54,7 @@ impl Session {
         message: &str,
         cancel: CancellationToken,
     ) -> Result<TurnOutcome, CoreError> {
-        self.continuations = 0;
+        self.drive.user_turn();
         self.run_turn_with(turn, message, None, cancel).await
     }
 
@@ -78,10 +78,13 @@ impl Session {
             self.record(Some(&turn), EventKind::GoalContinued { continuation })
                 .await?;
         }
-        self.turn_progress = Default::default();
+        self.drive.turn_started();
         let metadata = self.metadata_before_turn().await;
         self.turn_work = crate::coach::TurnWork::new(message).with_edit_format(self.edit_format());
-        let outcome = self.turn_loop(&turn, &cancel).await?;
+        // How the provider ended the turn's last response, when that was
+        // not the model's own choice.
+        let mut finish = None;
+        let outcome = self.turn_loop(&turn, &cancel, &mut finish).await?;
         if cancel.is_cancelled()
             && let Some(guest) = &self.guest
         {
@@ -95,7 +98,6 @@ impl Session {
         }
         self.neutralise_metadata(&turn, metadata).await?;
         self.seal_checkpoints().await;
-        let finish = self.turn_finish.take();
         let end = match &outcome {
             TurnOutcome::Completed { rounds } => EventKind::TurnCompleted {
                 rounds: *rounds,
@@ -124,35 +126,17 @@ impl Session {
         &mut self,
         turn: &TurnId,
         cancel: &CancellationToken,
+        finish: &mut Option<TurnFinish>,
     ) -> Result<TurnOutcome, CoreError> {
         let stopped = || TurnOutcome::Stopped {
             reason: STOPPED_BY_USER.to_owned(),
         };
-        // Attach before the first command: never a model request first.
-        if let Readiness::NotReady(error) = self.ensure_attached(turn, cancel).await? {
-            if cancel.is_cancelled() {
-                return Ok(stopped());
-            }
-            return Ok(TurnOutcome::Failed { error });
+        if let Some(end) = self.prepare_turn(turn, cancel).await? {
+            return Ok(end);
         }
-        // The whole workspace as it is before the turn changes anything
-        // (the accepted spec below is the turn's first write).
-        self.checkpoint_turn(turn).await?;
-        if let Some(error) = self.write_accepted_spec(turn).await? {
-            return Ok(TurnOutcome::Failed { error });
-        }
-        // Before the first request, and before the turn's context: what
-        // the model is told about the repository starts with its rules.
-        self.load_instructions(turn).await?;
-        self.add_turn_context(turn, cancel).await?;
-        self.start_mcp(turn).await?;
         let mut stop_rule = StopRuleState::new(self.stop_rule);
+        let mut judged = Judged::default();
         let mut round = 0;
-        let mut verify = self.verifies_answers();
-        // A call of the turn succeeded: its answer is grounded in something.
-        let mut grounded = false;
-        let mut call_reminded = false;
-        let mut cut_retried = false;
         loop {
             if cancel.is_cancelled() {
                 return Ok(stopped());
@@ -163,62 +147,82 @@ impl Session {
                 return Ok(end);
             }
             self.check_mcp(turn).await?;
-            // Only the round that ends the turn says how it ended.
-            self.turn_finish = None;
             round += 1;
             let assembled = match self.model_round(turn, round, cancel).await? {
                 RoundEnd::Done(assembled) => assembled,
                 RoundEnd::Stopped => return Ok(stopped()),
-                RoundEnd::Failed(error) => return Ok(TurnOutcome::Failed { error }),
+                RoundEnd::Failed(error, refused) => {
+                    *finish = refused;
+                    return Ok(TurnOutcome::Failed { error });
+                }
             };
-            if let Some(reminder) = self.cut_reply(&assembled, &mut cut_retried) {
-                self.remind(turn, reminder).await?;
-                continue;
-            }
+            // Only the round that ends the turn says how it ended.
+            *finish =
+                (assembled.finish == Some(FinishReason::Length)).then_some(TurnFinish::MaxTokens);
             if assembled.tool_calls.is_empty() {
-                match self.unrun_call(&assembled.text, &mut call_reminded) {
-                    UnrunCall::None => {}
-                    UnrunCall::Remind(reminder) => {
-                        self.remind(turn, reminder).await?;
-                        continue;
-                    }
-                    UnrunCall::Fail(error) => return Ok(TurnOutcome::Failed { error }),
+                match self.judge_answer(&assembled, &mut judged).await {
+                    Verdict::Accept => return Ok(TurnOutcome::Completed { rounds: round }),
+                    Verdict::Remind(reminder) => self.remind(turn, reminder).await?,
+                    Verdict::Fail(error) => return Ok(TurnOutcome::Failed { error }),
                 }
-                if let Some(reminder) = self.coach(&assembled.text).await {
-                    self.remind(turn, reminder).await?;
-                    continue;
-                }
-                let checked = self.verifies_answers();
-                if checked && !grounded && !self.answered_from_context(&assembled.text).await {
-                    if std::mem::take(&mut verify) {
-                        let reminder = verify_reminder(self.turn_work.prompt());
-                        self.remind(turn, reminder).await?;
-                        continue;
-                    }
-                    // Checked once and answered again without a call.
-                    self.turn_work
-                        .doubt(cortex_protocol::ReminderKind::Unchecked);
-                }
-                return Ok(TurnOutcome::Completed { rounds: round });
+                continue;
             }
             match self
                 .dispatch(turn, &assembled.tool_calls, &mut stop_rule, cancel)
                 .await?
             {
-                // An answer after a successful call is grounded in something;
-                // after failed ones only, it still is a guess.
                 DispatchEnd::Continue { any_ok } => {
-                    grounded |= any_ok;
-                    // A folder the calls reached may hold its own rules.
-                    self.instructions_after(turn, &assembled.tool_calls).await?;
-                    if let Some(reminder) = self.after_repeat() {
-                        self.remind(turn, reminder).await?;
-                    }
+                    judged.after_round(any_ok);
+                    self.after_round(turn, &assembled.tool_calls).await?;
                 }
                 DispatchEnd::Stopped => return Ok(stopped()),
                 DispatchEnd::StopRule(reason) => return Ok(TurnOutcome::Stopped { reason }),
             }
         }
+    }
+
+    /// Everything before the turn's first model request, in order; how the
+    /// turn ends when one of them ends it.
+    async fn prepare_turn(
+        &mut self,
+        turn: &TurnId,
+        cancel: &CancellationToken,
+    ) -> Result<Option<TurnOutcome>, CoreError> {
+        // Attach before the first command: never a model request first.
+        if let Readiness::NotReady(error) = self.ensure_attached(turn, cancel).await? {
+            if cancel.is_cancelled() {
+                return Ok(Some(TurnOutcome::Stopped {
+                    reason: STOPPED_BY_USER.to_owned(),
+                }));
+            }
+            return Ok(Some(TurnOutcome::Failed { error }));
+        }
+        // The whole workspace as it is before the turn changes anything
+        // (the accepted spec below is the turn's first write).
+        self.checkpoint_turn(turn).await?;
+        if let Some(error) = self.write_accepted_spec(turn).await? {
+            return Ok(Some(TurnOutcome::Failed { error }));
+        }
+        // Before the first request, and before the turn's context: what
+        // the model is told about the repository starts with its rules.
+        self.load_instructions(turn).await?;
+        self.add_turn_context(turn, cancel).await?;
+        self.start_mcp(turn).await?;
+        Ok(None)
+    }
+
+    /// After a round whose calls all were answered: the rules of a folder
+    /// the calls reached, and after a repeat, the task's next step.
+    async fn after_round(
+        &mut self,
+        turn: &TurnId,
+        calls: &[cortex_protocol::ToolCallRequest],
+    ) -> Result<(), CoreError> {
+        self.instructions_after(turn, calls).await?;
+        if let Some(reminder) = self.after_repeat() {
+            self.remind(turn, reminder).await?;
+        }
+        Ok(())
     }
 
     pub(crate) fn build_request(&self) -> ModelRequest {
@@ -233,9 +237,25 @@ impl Session {
                 .chain(self.mcp_offered())
                 .collect(),
             tool_choice: self.state.steering.tool_choice(&offered),
-            quotable: self.quotable(),
-            refused_calls: self.turn_work.refused_calls().to_vec(),
+            hints: self.hints(),
         }
+    }
+
+    /// What the embedded model's grammar and sampler read beside the
+    /// request: the files an edit may quote, and the calls the gates will
+    /// refuse if made again. Left out when empty, so requests compare
+    /// equal however a session got to them.
+    fn hints(&self) -> cortex_model::Hints {
+        let mut hints = cortex_model::Hints::default();
+        let quotable = self.quotable();
+        if !quotable.is_empty() {
+            hints.insert(cortex_model::QuotableFiles(quotable));
+        }
+        let refused = self.turn_work.refused_calls();
+        if !refused.is_empty() {
+            hints.insert(cortex_model::RefusedCalls(refused.to_vec()));
+        }
+        hints
     }
 
     /// One model round: build the request and record it, stream the
@@ -277,12 +297,10 @@ impl Session {
                     }
                 }
                 e => {
-                    self.turn_finish =
+                    let refused =
                         matches!(e, ModelError::ContentFiltered(_)).then_some(TurnFinish::Refusal);
-                    return Ok(RoundEnd::Failed(format!(
-                        "model {} failed: {e}",
-                        self.model.describe()
-                    )));
+                    let error = format!("model {} failed: {e}", self.model.describe());
+                    return Ok(RoundEnd::Failed(error, refused));
                 }
             }
         }
@@ -386,14 +404,12 @@ impl Session {
         Ok(())
     }
 
-    /// A complete response: how it ended, its usage, and its message.
+    /// A complete response: its usage, and its message.
     async fn record_response(
         &mut self,
         turn: &TurnId,
         assembled: &Assembled,
     ) -> Result<(), CoreError> {
-        self.turn_finish =
-            (assembled.finish == Some(FinishReason::Length)).then_some(TurnFinish::MaxTokens);
         // Also the next request's usage anchor (`state.rs`).
         self.emit_usage(Some(turn), assembled).await?;
         self.finish_message(
@@ -483,9 +499,10 @@ impl Session {
     /// mode while a goal is active, less `edit_file` for a model that edits
     /// otherwise (whole files, SEARCH/REPLACE blocks:
     /// [`cortex_protocol::EditFormat::offers_edit_file`]), less the todo
-    /// list for a small model (`verify_answers`): the 0.5B called
-    /// `todo_write` in loops in place of the task's next step (runs A5,
-    /// B5), and its schemas are bytes of every round's prompt.
+    /// list for a small model (`verify_answers`): a small model called
+    /// `todo_write` in loops in place of the task's next step, and its
+    /// schemas are bytes of every round's prompt; less `skill` when the
+    /// session found no skill.
     pub(crate) fn offered_tools(&self) -> Vec<ToolName> {
         let mut tools = self.mode().tools().to_vec();
         if !self.edit_format().offers_edit_file() {
@@ -493,6 +510,11 @@ impl Session {
         }
         if self.reads_first() {
             tools.retain(|t| !matches!(t, ToolName::TodoRead | ToolName::TodoWrite));
+        }
+        // Loading a skill is offered where there is one to load: its schema
+        // is bytes of every request, and a small model calls what it sees.
+        if !self.state.instructions.has_skills {
+            tools.retain(|t| *t != ToolName::Skill);
         }
         if self.mode() == cortex_protocol::Mode::Agent && self.goal().is_some_and(|g| g.is_active())
         {

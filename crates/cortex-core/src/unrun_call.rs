@@ -12,7 +12,7 @@
 //! A call written as text in reply to the reminder to answer now (whose
 //! reply was offered no call, `cortex_model::ToolChoice::Answer`) is met
 //! once with that reminder again, saying no tool runs in that reply: the
-//! 0.5B wrote its glob out as text there (run E6, count-files).
+//! 0.5B wrote its glob out as text there.
 
 use crate::Session;
 use crate::coach::{ANSWER_NOW, NO_MORE};
@@ -52,7 +52,7 @@ impl Session {
             .answer_due_after(ReminderKind::AfterRepeat);
         let problem = match parse_reply(answer, &names).calls.first() {
             // The call the turn made already, given back to say what was
-            // done (run ED: the 1.5B recited its edit after its repeat was
+            // done (the 1.5B recited its edit after its repeat was
             // refused, and the turn failed as if nothing had run); where
             // an answer is due, it is no answer.
             Some(call)

@@ -4,28 +4,27 @@
 //! the task does not name, and one that would leave a JSON, TOML or YAML
 //! file that parses now no longer parsing.
 //!
-//! Asked to add a function beside another, small models write the file
-//! with the new function only (add-a-function failed that way in every run
-//! of the task set from C to G, docs/BENCHMARKS.md). The note in the tool's
-//! result (`cortex_tools::defs`) and the answer check (`coach`) come
-//! after the file has lost it, and a model that must then restore text it
-//! no longer sees rarely does. So for models with `verify_answers`, a
-//! `write_file` over an existing file, or an `edit_file` by exact strings,
-//! whose result would no longer define a function, class or type that the
-//! file defines now and the task does not name, is not made: the refusal
-//! names what would go and shows the file as it is. Once per file and name
-//! in a turn: a model that repeats the call has it made, since the task
+//! Asked to add a function beside another, small models write the file with the
+//! new function only (run after run: docs/BENCHMARKS.md, "The task set"). The
+//! note in the tool's result (`cortex_tools::defs`) and the answer check
+//! (`coach`) come after the file has lost it, and a model that must then
+//! restore text it no longer sees rarely does. So for models with
+//! `verify_answers`, a `write_file` over an existing file, or an `edit_file` by
+//! exact strings, whose result would no longer define a function, class or type
+//! that the file defines now and the task does not name, is not made: the
+//! refusal names what would go and shows the file as it is. Once per file and
+//! name in a turn: a model that repeats the call has it made, since the task
 //! may ask for the removal in words this check does not read.
 //!
 //! Asked "What does Square.describe() return for a square of side 2?", the
-//! 1.5B edited `shapes.py` to return `2` (the extended set, run H). When
-//! the task has none of the verbs of a change (`coach::words::asks_for_work`), the
-//! first `write_file` or `edit_file` of the turn is refused with a reminder
-//! that the task is a question.
+//! 1.5B edited `shapes.py` to return `2`. When the task has none of the
+//! verbs of a change (`coach::words::asks_for_work`), the first
+//! `write_file` or `edit_file` of the turn is refused with a reminder that
+//! the task is a question.
 //!
 //! Told "Fix ages.py and run test_ages.py", it changed the test's assert
-//! instead (run H). A write to a file the task says to run
-//! (`coach::files_to_run`) is refused once per file.
+//! instead. A write to a file the task says to run (`coach::files_to_run`)
+//! is refused once per file.
 //!
 //! Told to fix "the add function", the 1.5B rewrote `mul` (scripts/setup's
 //! own turn). An edit that lies only in definitions the task does not
@@ -36,7 +35,7 @@
 //!
 //! After the task's test passed, a change to a file the turn changed
 //! already is refused, holding while it comes back unchanged: greedy, the
-//! 1.5B undid its fix there (runs EJ and L: fix-comparison, fix-off-by-one).
+//! 1.5B undid its fix there.
 //! A new file in another folder named as a file the task names is refused
 //! every time once the named file is there.
 //!
@@ -128,8 +127,8 @@ impl Session {
             && let Some(named) = self.turn_work.second_copy_of(path)
         {
             // Every time: the model that wrote the named file went on to
-            // write its fix into a copy elsewhere (run K2,
-            // write-a-test-for-edge: tests/test_divide.py).
+            // write its fix into a copy elsewhere (a test written again
+            // under `tests/`).
             let refused = elsewhere_refusal(&named, path, args, ", which is there already");
             let steer = hands(&refused.handed);
             let handed = refused.handed.map(|(_, call)| call.to_string());
@@ -214,8 +213,8 @@ impl Session {
         if let ToolArgs::EditFile(edit) = args
             && self.turn_work.refuses_quote_swap(edit)
         {
-            // Every time: a quote swap never fixes anything (run EF,
-            // fix-wrong-key: refused once, the model made it again).
+            // Every time: a quote swap never fixes anything (refused once,
+            // the model made it again).
             let not_made = if self.turn_work.first_refusal(Refusal::Quotes, path) {
                 "not made"
             } else {
@@ -250,8 +249,8 @@ impl Session {
                  {path} now:\n{shown}"
             )));
         }
-        // A JSON, TOML or YAML file that parses now and would not (run N,
-        // json-add-key: `package.json` overwritten with a fragment).
+        // A JSON, TOML or YAML file that parses now and would not
+        // (`package.json` overwritten with a fragment).
         if let Some((kind, problem)) = cortex_tools::data_problem(path, &new)
             && cortex_tools::data_problem(path, &old).is_none()
             && self.turn_work.first_refusal(Refusal::Break, path)
@@ -293,10 +292,10 @@ impl Session {
     }
 
     /// For a `write_file` shorter than the file, a fragment meant as an
-    /// addition (runs N–R: the new JSON key alone, written again at every
-    /// reminder; run Y: the new README section alone, then the whole file
-    /// in the wrong order), how to add it with `edit_file` (with a space
-    /// before it); empty otherwise, or when the format has no `edit_file`.
+    /// addition (the new JSON key alone, written again at every reminder;
+    /// the new README section alone, then the whole file in the wrong
+    /// order), how to add it with `edit_file` (with a space before it);
+    /// empty otherwise, or when the format has no `edit_file`.
     fn or_add_with_edit(&self, args: &ToolArgs, old: &str, new: &str) -> &'static str {
         if matches!(args, ToolArgs::WriteFile(_))
             && new.len() < old.len()
@@ -311,8 +310,8 @@ impl Session {
 }
 
 /// An insertion whose lines the file has already, an import among them
-/// (run EC, fix-missing-import: `import os` inserted three times): the
-/// first such import and its line number.
+/// (`import os` inserted three times): the first such import and its line
+/// number.
 fn import_again(old: &str, edit: &cortex_protocol::EditFileArgs) -> Option<(String, usize)> {
     if edit.old_string.trim().is_empty() {
         return None;
@@ -340,9 +339,9 @@ fn import_again(old: &str, edit: &cortex_protocol::EditFileArgs) -> Option<(Stri
 /// Why `edit` inserts on the wrong side of the text the task places its
 /// addition by ("Add a section '## Usage' to README.md, after Install":
 /// `new_string` the new section followed by the quoted `## Install` lines,
-/// run AE), or `None`: the edit is a pure insertion before (or after) its
-/// `old_string`, and the task says "after" (or "before") a word the quote
-/// holds.
+/// a small model's edit), or `None`: the edit is a pure insertion before
+/// (or after) its `old_string`, and the task says "after" (or "before") a
+/// word the quote holds.
 fn misplaced_insertion(prompt: &str, edit: &cortex_protocol::EditFileArgs) -> Option<Refused> {
     let (old, new) = (edit.old_string.as_str(), edit.new_string.as_str());
     if old.trim().is_empty() || new.len() <= old.len() || edit.replace_all == Some(true) {
@@ -372,8 +371,8 @@ fn misplaced_insertion(prompt: &str, edit: &cortex_protocol::EditFileArgs) -> Op
     })?;
     let first = old.lines().find(|l| !l.trim().is_empty()).unwrap_or(old);
     // The same edit with the new text on the side the task asks for, as
-    // the call to make (run DE: told how in words, the 1.5B made the same
-    // edit again).
+    // the call to make (told how in words, the 1.5B made the same edit
+    // again).
     let added = if put == "before" {
         &new[..new.len() - old.len()]
     } else {
@@ -409,9 +408,8 @@ fn misplaced_insertion(prompt: &str, edit: &cortex_protocol::EditFileArgs) -> Op
 
 /// The file the task says writes `path` ("build.sh should write the word
 /// ok into out/stamp": build.sh), or `None`. Told that, the 1.5B wrote
-/// out/stamp itself, then ran build.sh, which wrote "done" over it (run
-/// EA, shell-script-fix). Read per sentence: a file, a verb of writing,
-/// then `path`.
+/// out/stamp itself, then ran build.sh, which wrote "done" over it. Read
+/// per sentence: a file, a verb of writing, then `path`.
 fn producer_of(prompt: &str, path: &str) -> Option<String> {
     const WRITES: &[&str] = &[
         "write",
@@ -454,8 +452,8 @@ fn producer_of(prompt: &str, path: &str) -> Option<String> {
 /// Why the new file `args` writes is meant to be a file the task names:
 /// same name, another folder ("Add test_divide.py": the 1.5B created
 /// `tests/test_divide.py`, and running it from there could not import the
-/// module under test, run EA, write-a-test-for-edge); with the call that
-/// writes the named one, for a `write_file`.
+/// module under test); with the call that writes the named one, for a
+/// `write_file`.
 fn elsewhere_named(prompt: &str, args: &ToolArgs) -> Option<Refused> {
     let path = crate::coach::normalise_path(args.written_path()?);
     let named = crate::coach::named_elsewhere(prompt, &path)?;
@@ -488,7 +486,7 @@ fn elsewhere_refusal(named: &str, path: &str, args: &ToolArgs, there: &str) -> R
 
 /// Why `edit` loses text besides the replacement the task states ("--verbse
 /// should be --verbose": `[--verbse]` became `--verbose`, its brackets
-/// dropped, run EA, fix-typo-in-message), with the edit that makes the
+/// dropped), with the edit that makes the
 /// replacement alone; `None` when it makes no stated replacement, or makes
 /// it and loses nothing else (it may add: a comment beside a new value).
 fn replacement_and_more(prompt: &str, edit: &cortex_protocol::EditFileArgs) -> Option<Refused> {
@@ -598,11 +596,10 @@ impl Answer {
     /// This result as the turn so far reads it: without the tool's note
     /// that the change removed definitions (`cortex_tools::defs::REMOVED_NOTE`)
     /// when the task asks to remove or rename each of them (the note says
-    /// "put it back", and the 1.5B undid the rename it was asked for: run M,
-    /// rename-across-files); and a file that "did not parse before this
-    /// change either" said to have been broken by the turn, when it was
-    /// (run B5: the 0.5B broke calc.py, then was told each later edit found
-    /// it so).
+    /// "put it back", and the 1.5B undid the rename it was asked for); and
+    /// a file that "did not parse before this change either" said to have
+    /// been broken by the turn, when it was (the 0.5B broke calc.py, then
+    /// was told each later edit found it so).
     pub(crate) fn read_in_turn(mut self, work: &crate::coach::TurnWork) -> Answer {
         if self.output.contains(cortex_tools::NOT_BEFORE_EITHER)
             && self

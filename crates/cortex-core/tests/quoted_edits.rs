@@ -14,6 +14,14 @@ use serde_json::json;
 const CALC: &str = "def add(a, b):\n    return a - b\n";
 const NOTES: &str = "remember the milk\n";
 
+/// The files a request lets an edit quote.
+fn quotable(request: &cortex_model::ModelRequest) -> &[QuotableFile] {
+    request
+        .hints
+        .get::<cortex_model::QuotableFiles>()
+        .map_or(&[], |q| q.0.as_slice())
+}
+
 fn texts(files: &[QuotableFile]) -> Vec<(&str, Option<&str>)> {
     files
         .iter()
@@ -48,17 +56,17 @@ async fn each_request_carries_the_files_as_the_model_last_saw_them() {
     );
     let requests = scripted.requests();
     assert_eq!(
-        texts(&requests[0].quotable),
+        texts(quotable(&requests[0])),
         [("calc.py", Some(CALC)), ("notes.txt", None)],
         "shown in the context: calc.py; listed: both"
     );
     assert_eq!(
-        texts(&requests[1].quotable),
+        texts(quotable(&requests[1])),
         [("calc.py", Some(fixed.as_str())), ("notes.txt", None)],
         "after the edit, the file as the edit left it"
     );
     assert_eq!(
-        texts(&requests[2].quotable),
+        texts(quotable(&requests[2])),
         [
             ("calc.py", Some(fixed.as_str())),
             ("notes.txt", Some(NOTES))
@@ -82,7 +90,7 @@ async fn other_formats_carry_no_files() {
         let model = small_model_editing(scripted.clone(), false, 4096, format);
         one_agent_turn(repo.path(), store, model, "Look at calc.py.").await;
         for request in scripted.requests() {
-            assert!(request.quotable.is_empty(), "{format:?}: {request:?}");
+            assert!(quotable(&request).is_empty(), "{format:?}: {request:?}");
         }
     }
 }
@@ -114,8 +122,7 @@ async fn after_a_reminder_an_edit_may_quote_only_what_it_names() {
     assert_eq!(outcome, TurnOutcome::Completed { rounds: 4 });
     let requests = scripted.requests();
     let paths = |i: usize| -> Vec<&str> {
-        requests[i]
-            .quotable
+        quotable(&requests[i])
             .iter()
             .map(|f| f.path.as_str())
             .collect()
@@ -137,12 +144,12 @@ async fn after_a_reminder_an_edit_may_quote_only_what_it_names() {
     assert_eq!(outcome, TurnOutcome::Completed { rounds: 4 });
     let requests = scripted.requests();
     assert_eq!(
-        texts(&requests[2].quotable),
+        texts(quotable(&requests[2])),
         [("worker.py", Some("    return c + TIMEOUT\n"))],
         "the rename reminder's round"
     );
     assert_eq!(
-        texts(&requests[3].quotable),
+        texts(quotable(&requests[3])),
         [(
             "worker.py",
             Some("def run(count):\n    TIMEOUT = 30\n    return count + TIMEOUT\n")
@@ -172,13 +179,13 @@ async fn a_quote_given_back_unchanged_is_not_offered_again() {
     let (_session, outcome) = one_agent_turn(repo.path(), store, model, prompt).await;
     assert_eq!(outcome, TurnOutcome::Completed { rounds: 3 });
     let requests = scripted.requests();
-    assert_eq!(texts(&requests[0].quotable), [("README.md", Some(README))]);
+    assert_eq!(texts(quotable(&requests[0])), [("README.md", Some(README))]);
     assert_eq!(
-        texts(&requests[1].quotable),
+        texts(quotable(&requests[1])),
         [("README.md", Some("\n## Instalation\n"))]
     );
     assert_eq!(
-        texts(&requests[2].quotable),
+        texts(quotable(&requests[2])),
         [("README.md", Some("# Todo\n\n## Installation\n"))]
     );
 }

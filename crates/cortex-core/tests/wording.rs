@@ -93,6 +93,12 @@ fn scripts() -> Vec<Scenario> {
     let cli = "def usage():\n    return 'Usage: tool [--verbse] FILE'\n";
     let dropped = edit("cli.py", "[--verbse]", "--verbose");
     let glob = json!({"tool_calls": [{"name": "glob", "arguments": {"pattern": "src/**/*.py"}}]});
+    // The third read is refused as a repeat.
+    let repeated_read = json!({"responses": [
+        read("calc.py"), read("calc.py"), read("calc.py"),
+        edit("calc.py", "a - b", "a + b"),
+        text("add now returns a + b."),
+    ]});
     vec![
         (
             "advice, then the tool it names",
@@ -138,22 +144,14 @@ fn scripts() -> Vec<Scenario> {
             true,
             vec![("calc.py", CALC)],
             "Fix add in calc.py so that it adds.",
-            json!({"responses": [
-                read("calc.py"), read("calc.py"), read("calc.py"),
-                edit("calc.py", "a - b", "a + b"),
-                text("add now returns a + b."),
-            ]}),
+            repeated_read.clone(),
         ),
         (
             "a repeat barred for any model",
             false,
             vec![("calc.py", CALC)],
             "Fix add in calc.py so that it adds.",
-            json!({"responses": [
-                read("calc.py"), read("calc.py"), read("calc.py"),
-                edit("calc.py", "a - b", "a + b"),
-                text("add now returns a + b."),
-            ]}),
+            repeated_read,
         ),
         (
             "a repeat in a question: the answer is due",

@@ -75,8 +75,7 @@ async fn round(
         messages: messages.to_vec(),
         tools: tools.to_vec(),
         tool_choice: Default::default(),
-        quotable: Vec::new(),
-        refused_calls: Vec::new(),
+        hints: Default::default(),
     });
     let mut text = String::new();
     let mut first_event = None;

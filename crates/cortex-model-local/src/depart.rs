@@ -2,12 +2,11 @@
 //! where the refused call's arguments differ from the call the refusal
 //! handed over instead ([`cortex_model::RefusedCall::instead`]).
 //!
-//! Drawn again at a temperature, the 1.5B wrote its refused call unchanged:
-//! its tokens were too sure for sampling to change one (run EJ:
-//! fix-typo-in-message, write-a-test-for-edge). Drawn greedily again with
-//! only the refused call's way past that character barred, the reply
-//! follows the model's own next choice at the one place the refusal
-//! disagreed with it, and is the same as before everywhere else.
+//! Drawn again at a temperature, the 1.5B wrote its refused call unchanged: its
+//! tokens were too sure for sampling to change one. Drawn greedily again with
+//! only the refused call's way past that character barred, the reply follows
+//! the model's own next choice at the one place the refusal disagreed with it,
+//! and is the same as before everywhere else.
 
 use serde_json::{Map, Value};
 

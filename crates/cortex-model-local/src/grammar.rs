@@ -42,7 +42,7 @@ const MAX_DEPTH: usize = 6;
 /// ([`cortex_model::ToolChoice::Answer`]): its first character cannot begin
 /// a call written out (`{`, `[`, `<tool_call>`, a fence, a quote) nor be
 /// blank. Given no tool, the 0.5B wrote its calls out as JSON, one line
-/// after another, until the runaway check stopped it (run H5).
+/// after another, until the runaway check stopped it.
 pub const ANSWER_GRAMMAR: &str = r#"root ::= [^{\[<`"' \t\r\n] [^\x00]*"#;
 
 /// The grammar for one call in `form` to one of `tools`, an `edit_file`

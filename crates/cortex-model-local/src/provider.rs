@@ -240,8 +240,16 @@ impl ModelProvider for LocalProvider {
                 events: tx.clone(),
                 cancel: Arc::clone(&cancel),
                 force_call,
-                quotable: request.quotable,
-                refused: request.refused_calls,
+                quotable: request
+                    .hints
+                    .get::<cortex_model::QuotableFiles>()
+                    .map(|q| q.0.clone())
+                    .unwrap_or_default(),
+                refused: request
+                    .hints
+                    .get::<cortex_model::RefusedCalls>()
+                    .map(|r| r.0.clone())
+                    .unwrap_or_default(),
                 answer: request.tool_choice == ToolChoice::Answer,
             })
         });

@@ -133,8 +133,7 @@ fn request(system: &str, messages: Vec<Message>, tools: &[ToolName]) -> ModelReq
         messages,
         tools: tools.iter().map(|t| t.spec()).collect(),
         tool_choice: Default::default(),
-        quotable: Vec::new(),
-        refused_calls: Vec::new(),
+        hints: Default::default(),
     }
 }
 
@@ -376,11 +375,13 @@ async fn greedy_notes_call(p: &LocalProvider) -> (Reply, String, String) {
 /// `arguments` (and handed over `instead`).
 fn notes_refusing(name: &str, arguments: &str, instead: Option<&str>) -> ModelRequest {
     let mut request = notes_question();
-    request.refused_calls = vec![RefusedCall {
-        name: name.to_owned(),
-        arguments: arguments.to_owned(),
-        instead: instead.map(str::to_owned),
-    }];
+    request
+        .hints
+        .insert(cortex_model::RefusedCalls(vec![RefusedCall {
+            name: name.to_owned(),
+            arguments: arguments.to_owned(),
+            instead: instead.map(str::to_owned),
+        }]));
     request
 }
 
@@ -571,7 +572,7 @@ async fn a_quoted_edit_names_a_known_file_and_quotes_whole_lines_of_it() {
         &[ToolName::ReadFile, ToolName::EditFile],
     );
     req.tool_choice = cortex_model::ToolChoice::Tool(ToolName::EditFile);
-    req.quotable = vec![
+    req.hints.insert(cortex_model::QuotableFiles(vec![
         cortex_model::QuotableFile {
             path: "config.json".into(),
             text: Some(config.into()),
@@ -580,7 +581,7 @@ async fn a_quoted_edit_names_a_known_file_and_quotes_whole_lines_of_it() {
             path: "notes.txt".into(),
             text: None,
         },
-    ];
+    ]));
     let r = run(p, req).await;
     eprintln!("{r:?}");
     let (_, name, args) = r.calls.first().cloned().expect("a forced call");

@@ -14,6 +14,7 @@ pub mod anthropic;
 mod assemble;
 pub mod encode;
 mod error;
+mod hints;
 pub mod metadata;
 pub mod meter;
 pub mod openai;
@@ -27,6 +28,7 @@ mod wire;
 
 pub use assemble::{Assembled, Assembler, MAX_KEPT_ARGUMENT_BYTES, MAX_TEXT_BYTES, within_cap};
 pub use error::ModelError;
+pub use hints::{Hints, QuotableFile, QuotableFiles, RefusedCall, RefusedCalls, same_arguments};
 pub use metadata::{ModelInfo, ModelOverride, Prices, TokenCounts};
 pub use retry::RetryPolicy;
 pub use runaway::{RUNAWAY, runaway};
@@ -59,84 +61,11 @@ pub struct ModelRequest {
     pub tools: Vec<ToolSpec>,
     /// Whether the reply must call a tool.
     pub tool_choice: ToolChoice,
-    /// The files an `edit_file` call may name, each with its text when the
-    /// model was shown it whole (the `quoted` edit format; empty otherwise,
-    /// and then nothing is constrained). A provider that can constrain
-    /// generation (the embedded model's grammar) allows an `edit_file` only
-    /// on these paths and, for a file with its text, only an `old_string`
-    /// made of whole consecutive lines of that text; the others ignore it.
-    /// A file that has changed since is the harness's to catch (read before
-    /// write).
-    pub quotable: Vec<QuotableFile>,
-    /// Calls the harness refused and will refuse again if the reply makes
-    /// them unchanged (a repeat the stop rule bars, a refusal that holds
-    /// while its call comes back as it was). A provider that draws the
-    /// reply itself (the embedded model, greedy by default) draws it again
-    /// with some randomness when the reply is one of them: drawn greedily
-    /// from the same prompt, it is the same call every time (run EC: one
-    /// refused edit made six times). The others ignore it.
-    pub refused_calls: Vec<RefusedCall>,
-}
-
-/// A call the harness will refuse ([`ModelRequest::refused_calls`]).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RefusedCall {
-    /// The tool's name.
-    pub name: String,
-    /// The arguments as the model wrote them (JSON text).
-    pub arguments: String,
-    /// The arguments (JSON text) of the call the refusal handed over in
-    /// its place, when it did. A provider that draws the reply again
-    /// departs from the refused call where it first differs from this one
-    /// rather than at random: the 1.5B drew its refused call unchanged at
-    /// temperature 0.8 (run EJ: fix-typo-in-message, write-a-test-for-edge).
-    pub instead: Option<String>,
-}
-
-impl RefusedCall {
-    /// Whether a call to `name` with `arguments` is this one: the same
-    /// tool and [`same_arguments`] (a model writes `"replace_all": null` one
-    /// time and nothing the next).
-    pub fn matches(&self, name: &str, arguments: &str) -> bool {
-        self.name == name && same_arguments(&self.arguments, arguments)
-    }
-}
-
-/// Whether two calls' arguments (JSON text as models write it) are the
-/// same: equal once parsed, a member given as `null` counting as left out;
-/// as text when either does not parse.
-pub fn same_arguments(a: &str, b: &str) -> bool {
-    match (
-        serde_json::from_str::<serde_json::Value>(a),
-        serde_json::from_str::<serde_json::Value>(b),
-    ) {
-        (Ok(a), Ok(b)) => without_nulls(a) == without_nulls(b),
-        _ => a.trim() == b.trim(),
-    }
-}
-
-/// `value` with every object member whose value is `null` left out.
-fn without_nulls(value: serde_json::Value) -> serde_json::Value {
-    match value {
-        serde_json::Value::Object(map) => map
-            .into_iter()
-            .filter(|(_, v)| !v.is_null())
-            .map(|(k, v)| (k, without_nulls(v)))
-            .collect(),
-        serde_json::Value::Array(items) => items.into_iter().map(without_nulls).collect(),
-        other => other,
-    }
-}
-
-/// A file an edit may name, and the text it may quote
-/// ([`ModelRequest::quotable`]).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct QuotableFile {
-    /// The path as the model names it (relative to the workspace).
-    pub path: String,
-    /// The file's text as the model was shown it, without line numbers;
-    /// `None` when the model has not seen it whole (any `old_string` then).
-    pub text: Option<String>,
+    /// What a harness tells the providers that understand it, by type
+    /// ([`Hints`]): the embedded model's grammar reads [`QuotableFiles`]
+    /// and [`RefusedCalls`]; the other providers ignore what they do not
+    /// know, so nothing only one model reads is a field of the request.
+    pub hints: Hints,
 }
 
 /// Whether the reply must call a tool (ignored when no tools are offered).
@@ -152,18 +81,16 @@ pub enum ToolChoice {
     /// `{"type": "function", …}`, Anthropic `{"type": "tool", …}`, a grammar
     /// of that tool alone for the local model).
     Tool(ToolName),
-    /// The model decides, but may not call this tool: it repeated the same
-    /// call until the harness refused it, and a small model otherwise goes
-    /// on repeating it (the 0.5B, docs/BENCHMARKS.md run W). The local
-    /// model's grammar leaves the tool out; providers that cannot say so
-    /// send their `auto`.
+    /// The model decides, but may not call this tool: it repeated the same call
+    /// until the harness refused it, and a small model otherwise goes on
+    /// repeating it (the 0.5B did). The local model's grammar leaves the tool
+    /// out; providers that cannot say so send their `auto`.
     AutoWithout(ToolName),
-    /// The reply must be an answer in text, with no call: the harness has
-    /// told the model to answer now from what the tools showed it, and a
-    /// small model otherwise calls tool after tool (the 0.5B, runs E5 and
-    /// E6). OpenAI `"none"`, Anthropic `{"type": "none"}`; the local model
-    /// is given no tool to call, and text that reads as a call is not
-    /// recovered as one.
+    /// The reply must be an answer in text, with no call: the harness has told
+    /// the model to answer now from what the tools showed it, and a small model
+    /// otherwise calls tool after tool (the 0.5B did). OpenAI `"none"`,
+    /// Anthropic `{"type": "none"}`; the local model is given no tool to call,
+    /// and text that reads as a call is not recovered as one.
     Answer,
 }
 

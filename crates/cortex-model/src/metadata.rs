@@ -117,9 +117,30 @@ const fn entry(
     }
 }
 
+/// A small coding model Cortex embeds, served by any OpenAI-compatible
+/// server (llama.cpp's, for one): the same help as embedded — the answer
+/// checks, the files in the turn's context, the quoted edit format — since
+/// the help is chosen per model, not per provider. The limits are the
+/// embedded defaults (an 8,192-token window, 2,048 out; the files at most
+/// a quarter of the window); a server started with another window says so
+/// in `[models."NAME"]`.
+const fn small_local() -> ModelInfo {
+    ModelInfo {
+        context_window: 8192,
+        max_output_tokens: 2048,
+        parallel_tool_calls: true,
+        verify_answers: true,
+        files_in_prompt: 8192,
+        edit_format: EditFormat::Quoted,
+        prices: None,
+    }
+}
+
 /// Model name prefixes (dated snapshots such as `claude-sonnet-4-20250514`
 /// match `claude-sonnet-4`) and what is known about them.
 const BUILT_IN: &[(&str, ModelInfo)] = &[
+    ("qwen2.5-coder-1.5b", small_local()),
+    ("qwen2.5-coder-0.5b", small_local()),
     (
         "claude-opus-4",
         entry(200_000, 32_000, [15.0, 75.0, 1.5, 18.75]),
@@ -234,6 +255,28 @@ mod tests {
         assert_eq!(sonnet.max_output_tokens, 64_000);
         assert!(ModelInfo::built_in("o3x").is_none());
         assert!(ModelInfo::built_in("llama-3").is_none());
+    }
+
+    #[test]
+    fn the_embedded_models_get_the_same_help_behind_any_server() {
+        for name in [
+            "qwen2.5-coder-1.5b-instruct-q4_k_m",
+            "qwen2.5-coder-1.5b",
+            "qwen2.5-coder-0.5b-instruct",
+        ] {
+            let info = ModelInfo::built_in(name).expect("known");
+            assert!(info.verify_answers, "{name}");
+            assert_eq!(info.edit_format, EditFormat::Quoted, "{name}");
+            assert!(info.files_in_prompt > 0 && info.prices.is_none(), "{name}");
+        }
+        assert!(ModelInfo::built_in("qwen2.5-coder-7b").is_none());
+        // An override still wins.
+        let off = ModelOverride {
+            verify_answers: Some(false),
+            ..ModelOverride::default()
+        };
+        let info = ModelInfo::resolve("qwen2.5-coder-1.5b", Some(&off)).expect("known");
+        assert!(!info.verify_answers);
     }
 
     #[test]

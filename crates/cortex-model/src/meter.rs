@@ -166,8 +166,7 @@ mod tests {
             messages: vec![],
             tools: vec![],
             tool_choice: Default::default(),
-            quotable: Vec::new(),
-            refused_calls: Vec::new(),
+            hints: Default::default(),
         };
         let events: Vec<_> = metered.stream(request.clone()).collect().await;
         let mut usage = TokenCounts::default();

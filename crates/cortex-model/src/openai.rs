@@ -45,11 +45,10 @@ pub enum ForcedCall {
     ToolChoice,
     /// No `tool_choice`; a `response_format` JSON schema of the call as text
     /// (`{"name": …, "arguments": {…}}`, one of the offered tools or the one
-    /// named), which the server holds the reply to and the text-call
-    /// recovery reads. llama.cpp's server enforces a schema but not
-    /// `tool_choice` (runs L and X: a reply to `"required"` was prose). The
-    /// tools stay as offered, so the server's prompt cache still serves the
-    /// round.
+    /// named), which the server holds the reply to and the text-call recovery
+    /// reads. llama.cpp's server enforces a schema but not `tool_choice` (a
+    /// reply to `"required"` was prose). The tools stay as offered, so the
+    /// server's prompt cache still serves the round.
     Schema,
 }
 

@@ -13,11 +13,10 @@
 //! A recovered call's id starts with [`RECOVERED_PREFIX`]: that is how the
 //! timeline records that the harness, not the server, read it.
 //!
-//! Held-back text is out of the turn loop's sight, so the wrapper watches
-//! it for a runaway itself ([`crate::runaway`]: a call's `content` repeated
-//! to the output limit behind a llama.cpp server, run X) and ends such a
-//! reply with the finish reason [`crate::RUNAWAY`], as the embedded
-//! provider does.
+//! Held-back text is out of the turn loop's sight, so the wrapper watches it
+//! for a runaway itself ([`crate::runaway`]: a call's `content` repeated to the
+//! output limit behind a llama.cpp server) and ends such a reply with the
+//! finish reason [`crate::RUNAWAY`], as the embedded provider does.
 
 use crate::ModelStream;
 use crate::text_calls::{TextGate, parse_reply};
@@ -276,8 +275,7 @@ mod tests {
                 })
                 .collect(),
             tool_choice: ToolChoice::Auto,
-            quotable: Vec::new(),
-            refused_calls: Vec::new(),
+            hints: Default::default(),
         }
     }
 

@@ -119,8 +119,8 @@ pub fn parse_reply(reply: &str, tools: &[&str]) -> ParsedReply {
 /// The first JSON value at the start of `s` and how many bytes it took.
 /// Python's `None`, `True` and `False` outside strings are read as JSON's
 /// `null`, `true` and `false` (same lengths): the 1.5B wrote
-/// `"replace_all": None` in a call written as text (run AE,
-/// answer-return-type), which then ran as nothing.
+/// `"replace_all": None` in a call written as text, which then ran as
+/// nothing.
 fn first_json_value(s: &str) -> Option<(Value, usize)> {
     let strict = |s: &str| {
         let mut it = serde_json::Deserializer::from_str(s).into_iter::<Value>();

@@ -54,8 +54,7 @@ fn request() -> ModelRequest {
             },
         ],
         tool_choice: Default::default(),
-        quotable: Vec::new(),
-        refused_calls: Vec::new(),
+        hints: Default::default(),
     }
 }
 

@@ -48,8 +48,7 @@ fn request() -> ModelRequest {
         messages: vec![Message::user("hi")],
         tools: vec![],
         tool_choice: Default::default(),
-        quotable: Vec::new(),
-        refused_calls: Vec::new(),
+        hints: Default::default(),
     }
 }
 
@@ -456,8 +455,7 @@ async fn request_body_and_headers() {
             parameters: json!({"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}),
         }],
         tool_choice: Default::default(),
-        quotable: Vec::new(),
-        refused_calls: Vec::new(),
+        hints: Default::default(),
     };
     let items: Vec<Item> = provider(&server.base_url(), Some("sk-test-123"))
         .stream(request)

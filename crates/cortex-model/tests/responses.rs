@@ -46,8 +46,7 @@ fn request() -> ModelRequest {
             parameters: json!({"type": "object"}),
         }],
         tool_choice: Default::default(),
-        quotable: Vec::new(),
-        refused_calls: Vec::new(),
+        hints: Default::default(),
     }
 }
 

@@ -38,8 +38,7 @@ fn request() -> ModelRequest {
         messages: vec![Message::user("hi")],
         tools: vec![],
         tool_choice: Default::default(),
-        quotable: Vec::new(),
-        refused_calls: Vec::new(),
+        hints: Default::default(),
     }
 }
 

@@ -17,6 +17,7 @@ pub mod calendar;
 mod call_summary;
 mod compaction;
 mod event;
+mod extensions;
 mod goal;
 mod guest;
 mod ids;
@@ -35,6 +36,7 @@ pub use event::{
     Event, EventKind, OutputStream, STOPPED_BY_USER, StopRule, ToolStatus, TurnFinish, TurnOutcome,
     now_rfc3339, parse_rfc3339_ms, retry_status,
 };
+pub use extensions::{CommandInfo, ExtensionScope, RejectedFile, SkillInfo};
 pub use goal::{
     DEFAULT_GOAL_MINUTES, DEFAULT_GOAL_TOKENS, DEFAULT_GOAL_TURNS, Goal, GoalArgs, GoalBudget,
     GoalSpent, GoalStatus, GoalStep, PauseReason, chip as goal_chip,
@@ -49,6 +51,6 @@ pub use spec::{SpecArgs, SpecPhase};
 pub use steer::{CallSteer, Doubt, NextReply, ReminderKind, unverified_line};
 pub use tools::{
     ArgError, BashArgs, EditFileArgs, EditFormat, EditLinesArgs, GlobArgs, GrepArgs, GrepMode,
-    MAX_ARGUMENT_BYTES, PlanArgs, ReadFileArgs, Todo, TodoReadArgs, TodoStatus, TodoWriteArgs,
-    ToolArgs, ToolSpec, UnknownEditFormat, WriteFileArgs,
+    MAX_ARGUMENT_BYTES, PlanArgs, ReadFileArgs, SkillArgs, Todo, TodoReadArgs, TodoStatus,
+    TodoWriteArgs, ToolArgs, ToolSpec, UnknownEditFormat, WriteFileArgs,
 };

@@ -4,9 +4,9 @@
 //! Small models asked to add a function beside another often replace it
 //! (`old_string: "def add(a, b):"`, `new_string: "def sub(a, b):"`): the edit
 //! succeeds, the file still parses, and the task's other half is gone
-//! (docs/BENCHMARKS.md, run C). Saying so in the tool's result lets the
-//! model see it while the change is in view; the harness also reads the same
-//! names from a turn's diffs ([`removed_by_diff`]) to check the answer.
+//! (docs/BENCHMARKS.md, "The task set"). Saying so in the tool's result lets
+//! the model see it while the change is in view; the harness also reads the
+//! same names from a turn's diffs ([`removed_by_diff`]) to check the answer.
 //!
 //! The same scanner gives a larger workspace's symbol map for small models
 //! ([`symbol_map`], Aider's repo map without a parser): the lines grep finds
@@ -30,7 +30,7 @@ enum Lang {
     Script,
     Go,
     /// A Markdown heading "defines" its section: a whole-file write that
-    /// keeps only the new section drops the others (run H, readme-section).
+    /// keeps only the new section drops the others.
     Markdown,
 }
 
@@ -243,9 +243,8 @@ pub fn enclosing(path: &str, text: &str, start: usize, end: usize) -> Vec<String
 
 /// The names of `before` not in `after`; in Markdown, a heading whose
 /// spelling was fixed (`## Instalation` → `## Installation`: two edits at
-/// most, nothing links to a heading's words) is kept, not removed (run Q,
-/// fix-readme-typo: the note and the answer check asked to put the typo
-/// back).
+/// most, nothing links to a heading's words) is kept, not removed (read as
+/// a removal, the note and the answer check asked to put the typo back).
 fn gone_from(lang: Lang, before: &BTreeSet<String>, after: &BTreeSet<String>) -> Vec<String> {
     before
         .difference(after)
@@ -277,10 +276,10 @@ pub(crate) fn edit_distance(a: &str, b: &str) -> usize {
     row[b.len()]
 }
 
-/// The top-level keys of a JSON or TOML file whose text parses as a table:
-/// a whole-file write that keeps only the new key drops the others (run H,
-/// json-add-key). `None` for other files and for text that does not parse
-/// (the syntax check speaks for that).
+/// The top-level keys of a JSON or TOML file whose text parses as a table: a
+/// whole-file write that keeps only the new key drops the others. `None` for
+/// other files and for text that does not parse (the syntax check speaks for
+/// that).
 fn top_level_keys(path: &str, text: &str) -> Option<BTreeSet<String>> {
     let ext = Path::new(path).extension()?.to_str()?.to_ascii_lowercase();
     match ext.as_str() {

@@ -129,8 +129,7 @@ impl Workspace {
             notes.insert(0, crate::syntax::BRACE_ADDED.to_owned());
         }
         // Said in words: the 1.5B wrote the same broken test again at each
-        // reminder, read "Updated" and answered (run EA,
-        // write-a-test-for-edge).
+        // reminder, read "Updated" and answered.
         let summary = if unchanged {
             format!("Rewrote {shown} ({lines}) with the same text it had")
         } else {

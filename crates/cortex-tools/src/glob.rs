@@ -33,10 +33,9 @@ impl Workspace {
         let pattern = pattern.strip_prefix(&root_prefix).unwrap_or(pattern);
         let pattern = pattern.strip_prefix("./").unwrap_or(pattern);
         let pattern = pattern.strip_prefix('/').unwrap_or(pattern);
-        // The searched folder named again at the pattern's start (path
-        // `src`, pattern `src/**/*.py`: run AO, count-files, after grep's
-        // hint named `src/**/*.py`), when the folder has no folder of that
-        // name inside it.
+        // The searched folder named again at the pattern's start (path `src`,
+        // pattern `src/**/*.py`, after grep's hint named `src/**/*.py`), when
+        // the folder has no folder of that name inside it.
         let shown = self.display(&dir);
         let pattern = match pattern.strip_prefix(&format!("{shown}/")) {
             Some(rest) if dir != self.root() && !dir.join(&shown).is_dir() => rest,

@@ -47,7 +47,7 @@ struct FileHit {
 
 /// The extension a pattern written for file names asks for (`.*\.py$`,
 /// `*.py`, `\.rs$`), `None` for a pattern of contents: small models grep
-/// for names and read "No matches found" as none (run X, count-files).
+/// for names and read "No matches found" as none.
 fn name_pattern(pattern: &str) -> Option<&str> {
     let rest = pattern.strip_suffix('$').unwrap_or(pattern);
     let (before, ext) = rest.rsplit_once('.')?;
@@ -158,8 +158,7 @@ impl Workspace {
                 }
                 out.join("\n")
             }
-            // In words, with the total: `main.py:4` read as "1" by the
-            // 1.5B (run EA, count-comments).
+            // In words, with the total: `main.py:4` read as "1" by the 1.5B.
             GrepMode::Count => {
                 let total_files = hits.len();
                 let total: u64 = hits.iter().map(|h| h.count).sum();

@@ -7,18 +7,16 @@
 //! `test_slug.py`), or use `os.path` in a file without `import os`: the
 //! write succeeds, the file parses, and the first run fails with a
 //! `NameError` the model then reads as a failure of the code under test
-//! (docs/BENCHMARKS.md, runs N–Q: write-a-test, fix-missing-import). Said in
-//! the write's result, with the import that fixes it when the name is a
-//! standard module or a top-level definition of another file of the
-//! workspace, the model sees it while the file is in view (run Q,
-//! add-constant: `range(MAX_RETRIES)` with the constant defined nowhere).
-//! Only names the change made unbound are named.
+//! (docs/BENCHMARKS.md, "The task set"). Said in the write's result, with
+//! the import that fixes it when the name is a standard module or a
+//! top-level definition of another file of the workspace, the model sees
+//! it while the file is in view (`range(MAX_RETRIES)` with the constant
+//! defined nowhere). Only names the change made unbound are named.
 //!
 //! A test file whose `test_…` functions nothing calls tests nothing when
-//! run as `python3 test_x.py` (run R, write-a-test); a dataclass field
-//! without a default after one with a default fails at import (runs K, O,
-//! R: add-field). Both are said the same way, outside a pytest workspace
-//! for the first.
+//! run as `python3 test_x.py`; a dataclass field without a default after
+//! one with a default fails at import. Both are said the same way, outside
+//! a pytest workspace for the first.
 //!
 //! What is said comes from the guest's `python3` (`ast`: it parses, never
 //! runs the file); a file with `from x import *` is not judged.
@@ -44,11 +42,10 @@ const MAX_NAMES: usize = 4;
 /// module, then `!dataclass Class field default` for a dataclass field
 /// without a default after one with a default, then `!tests name…` when
 /// the module defines test functions (or `Test…` classes of test methods,
-/// as `Class.method`: run AE, write-a-test) and its top level calls nothing (run
-/// as a script it tests nothing), then `!method name self` for the first
-/// test function outside a class that takes `self` (run Y,
-/// write-a-test-for-edge: `def test_divide(self):` at the top level);
-/// prints nothing for a file that does not parse or star-imports.
+/// as `Class.method`) and its top level calls nothing (run as a script it
+/// tests nothing), then `!method name self` for the first test function
+/// outside a class that takes `self` (`def test_divide(self):` at the top
+/// level); prints nothing for a file that does not parse or star-imports.
 const UNBOUND: &str = r#"import ast, sys, builtins
 try:
     tree = ast.parse(sys.stdin.read())
@@ -185,7 +182,7 @@ pub(crate) fn note(root: &Path, path: &Path, old: Option<&str>, new: &str) -> Op
     }
     // What these two ask is mechanical: the file with it done, to copy (the
     // 1.5B wrote the same `def test_divide(self):` three times after being
-    // told, run EA, write-a-test-for-edge). Only when nothing else is said.
+    // told). Only when nothing else is said.
     if mechanical > 0 && notes.len() == mechanical && fixed != new {
         notes.push(format!(
             "The file with that done, as write_file's content:\n{fixed}"

@@ -9,7 +9,7 @@
 //! while it still has the change in view. Python's check is the compiler's,
 //! not only the parser's: `ast.parse` accepts a `return` left outside its
 //! function by an insertion at the wrong indentation, which `python3` then
-//! refuses to run (run EF, fix-missing-import).
+//! refuses to run.
 
 use std::io::Write;
 use std::path::Path;
@@ -90,8 +90,8 @@ pub(crate) const BRACE_ADDED: &str =
 /// The content of a JSON file written without its opening `{`, completed:
 /// `content` does not parse and `{` before it makes it parse as an object.
 /// `None` for every other file or content. The 1.5B, writing package.json
-/// as a JSON string inside its call, left out the `{` each time (run Y,
-/// json-add-key) while its answer text showed the file whole.
+/// as a JSON string inside its call, left out the `{` each time while its
+/// answer text showed the file whole.
 pub fn json_object_completed(path: &str, content: &str) -> Option<String> {
     if Syntax::of(Path::new(path))? != Syntax::Json
         || content.trim_start().starts_with(['{', '['])

@@ -1,12 +1,12 @@
 //! What a Python traceback in a command's output points at without saying.
 //!
 //! `KeyError: 'mail'` says which key was missing, not which was meant. Told
-//! that `python3 test_users.py` fails with it, the 1.5B made the function
-//! raise its own KeyError instead of reading the key the test passes
-//! (`{"name": "Ann", "email": …}`, run Y, fix-wrong-key). Python suggests a
-//! near name for a `NameError` or an `AttributeError`, never for a missing
-//! key; this does, from the string literals on the traceback's own source
-//! lines. It reads the output only: nothing is run.
+//! that `python3 test_users.py` fails with it, the 1.5B made the function raise
+//! its own KeyError instead of reading the key the test passes
+//! (`{"name": "Ann", "email": …}`). Python suggests a near name for a
+//! `NameError` or an `AttributeError`, never for a missing key; this does,
+//! from the string literals on the traceback's own source lines. It reads
+//! the output only: nothing is run.
 
 /// How the note of [`key_error_hint`] starts (the core's answer checks
 /// quote it).

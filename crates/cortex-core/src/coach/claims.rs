@@ -4,12 +4,12 @@
 //! Two kinds of such claims are true without another round. The command
 //! ran in the turn, written another way: the 1.5B ran `python3 -B
 //! test_calc.py`, then answered that `python3 test_calc.py` passes, and was
-//! sent to run it again (run MO, fix-one-line-bug; `words::same_command`
-//! reads the two as one). And the command only
-//! shows files: after writing `hello.txt` the model answers "you can run
-//! `cat hello.txt`; this should output: hi" — the harness reads the file in
-//! the guest, and when the claimed output is the file's text the claim
-//! stands (run MO: create-a-file, add-a-function; each cost two rounds).
+//! sent to run it again (`words::same_command` reads the two as one). And
+//! the command only shows files: after writing `hello.txt` the model
+//! answers "you can run `cat hello.txt`; this should output: hi" — the
+//! harness reads the file in the guest, and when the claimed output is the
+//! file's text the claim stands (sent to run it, the model spent two rounds
+//! on it).
 
 use super::TurnWork;
 use super::words::{SHELLS, imagined_output, plain_words, same_command};

@@ -1,7 +1,7 @@
 //! An answer to a question that counts files ("How many .py files are in
 //! the src folder?") whose number is not the count of the paths the turn's
 //! last `glob` listed: the 0.5B answered "There are 4 .py files" after a
-//! glob that listed three (run J5, count-files).
+//! glob that listed three.
 
 use super::TurnWork;
 use super::words::counted_files_pattern;

@@ -1,8 +1,8 @@
 //! An answer that gives back words the model was sent instead of its own:
-//! a tool's output with the chat template's tags (runs J and K,
-//! answer-return-type), or a reminder's or refusal's own sentence (run E5:
-//! the 0.5B answered "The same call again cannot show more than it did.",
-//! twice, after reading the file that held the answer).
+//! a tool's output with the chat template's tags, or a reminder's or
+//! refusal's own sentence (the 0.5B answered "The same call again cannot
+//! show more than it did.", twice, after reading the file that held the
+//! answer).
 
 use super::TurnWork;
 

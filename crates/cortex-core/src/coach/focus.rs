@@ -28,17 +28,17 @@ struct FocusFile {
 impl Focus {
     /// Whether the next edit may change `path`: any file, except right
     /// after the reminder that names the files the task asks to change and
-    /// the turn left untouched, or the lines a rename left: only those (run
-    /// Q, constant-in-two-files: told in words that worker.py was
-    /// untouched, the 1.5B repeated its answer).
+    /// the turn left untouched, or the lines a rename left: only those
+    /// (told in words that a file was untouched, the 1.5B repeated its
+    /// answer).
     pub(crate) fn in_focus(&self, path: &str) -> bool {
         self.files.is_empty() || self.focused(path).is_some()
     }
 
     /// The lines of `path` the next edit may quote, when only some may:
     /// right after the rename reminder, those where an old name still
-    /// occurs (run Q, rename-variable: made to edit, the 1.5B quoted the
-    /// line it had renamed and renamed it back).
+    /// occurs (made to edit, the 1.5B quoted the line it had renamed and
+    /// renamed it back).
     pub(crate) fn lines(&self, path: &str) -> Option<&[String]> {
         self.focused(path)
             .map(|f| f.lines.as_slice())
@@ -47,8 +47,8 @@ impl Focus {
 
     /// Whether the next edit of `path` may not quote `line`: an edit of
     /// the turn quoted it and gave it back unchanged, and the file has not
-    /// changed since (run Q, fix-readme-typo: `# Todo` quoted as itself
-    /// twice while the misspelt heading was the other one).
+    /// changed since (a small model quoted a correct heading as itself
+    /// twice while the misspelt one was another).
     pub(crate) fn unquotable(&self, path: &str, line: &str) -> bool {
         let path = normalise(path);
         !line.trim().is_empty()

@@ -6,10 +6,10 @@
 //! guesses: a port number before reading the file that sets it. With the
 //! whole workspace in the prompt there is nothing left to read, and sent to
 //! check, the 1.5B read the file it had been shown and gave the same answer
-//! (run MO: read-and-answer, two rounds, 27 s of its 40). A count of files
-//! is the exception that proves it: the 0.5B miscounted the listing in its
-//! prompt (run M5, count-files: 2 for 3), so a count stands only when the
-//! harness's own `glob` of the files counted agrees.
+//! (two rounds, most of the turn's time). A count of files is the exception
+//! that proves it: the 0.5B miscounted the listing in its prompt (2 for 3),
+//! so a count stands only when the harness's own `glob` of the files
+//! counted agrees.
 
 use super::TurnWork;
 use super::count::{first_number, listed_paths};

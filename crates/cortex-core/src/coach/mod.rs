@@ -12,14 +12,19 @@
 //! two occurrences; they claim a fix works without running the test the
 //! task named. Each answer is checked for these in that order; the first
 //! that applies goes back to the model once per turn as a `turn.reminder`
-//! (advice and untested changes with a reply that must call a tool), and
-//! the turn ends normally when the model answers again. Only for models
-//! whose info has `verify_answers` (the embedded model by default): a strong
-//! model's "you can run `make`" after its own work is not worth a round.
+//! of its kind, with what it asks of the next reply ([`Said`]: advice and
+//! untested changes with a reply that must call a tool). When every check
+//! that applies was sent as often as it may be, the answer stands and
+//! those checks are its doubts: the turn completes unverified
+//! ([`TurnWork::take_doubts`]). Only for models whose info has
+//! `verify_answers` (the embedded model by default): a strong model's "you
+//! can run `make`" after its own work is not worth a round.
 //!
 //! What the turn did is read from its calls as they are answered
 //! ([`TurnWork::record`]), so a resumed session, which starts a new turn,
-//! starts from nothing as the live one does.
+//! starts from nothing as the live one does. The catalogue of every rule
+//! of the small-model help, this module's and its neighbours', is
+//! `README.md` beside this file.
 
 use crate::Session;
 use crate::steer::{Reminder, Said};
@@ -200,7 +205,7 @@ impl TurnWork {
 
     /// Whether the task may ask to remove `word`: it names it and says a
     /// verb of removal (remove, delete, rename, replace…). Named only as a
-    /// place ("a section after Install"), it is to be kept (run J).
+    /// place ("a section after Install"), it is to be kept.
     pub(crate) fn asks_to_remove(&self, word: &str) -> bool {
         const VERBS: &[&str] = &[
             "remove", "delete", "drop", "rename", "replace", "move", "merge", "inline",
@@ -351,10 +356,10 @@ impl TurnWork {
     /// After a round in which a call was refused as a repeat, the reminder
     /// that names the task's next step, at most [`MAX_UNSTICK`] times a
     /// turn: the 0.5B, the repeated tool withheld, went on to repeat
-    /// another (`todo_write`, run A5), never making the change it read the
-    /// file for. A change not made yet is forced (the edit tool), a change
-    /// not tested is the test run, a question is to be answered now (the
-    /// next reply still may not repeat the tool: `verify::tool_choice`).
+    /// another (`todo_write`), never making the change it read the file
+    /// for. A change not made yet is forced (the edit tool), a change not
+    /// tested is the test run, a question is to be answered now (the next
+    /// reply still may not repeat the tool: `verify::tool_choice`).
     pub(crate) fn after_repeat(&mut self) -> Option<Reminder> {
         if !std::mem::take(&mut self.repeated) || self.unstuck >= MAX_UNSTICK {
             return None;
@@ -363,7 +368,7 @@ impl TurnWork {
             Said::answer(format!("{NO_MORE} {ANSWER_NOW}"))
         } else if self.changed.is_empty() {
             // A file the task names that is not there yet is written whole
-            // (run A5, create-a-file: the 0.5B read README.md until refused).
+            // (the 0.5B read another file until refused, never writing it).
             let listed = |f: &String| self.files.iter().any(|l| same_file(l, f));
             let new_file = !self.files.is_empty() && !named_files(&self.prompt).iter().all(listed);
             let tool = if new_file {
@@ -447,8 +452,8 @@ impl TurnWork {
         ]
     }
 
-    /// A reply with no text and no call ends the turn saying nothing (run
-    /// Q: after its third identical write was refused).
+    /// A reply with no text and no call ends the turn saying nothing (a
+    /// small model's reply after its third identical write was refused).
     fn empty(&self, answer: &str) -> Option<Said> {
         answer.trim().is_empty().then(|| {
             Said::words(format!(
@@ -460,9 +465,9 @@ impl TurnWork {
     }
 
     /// A file the turn's change left not parsing, and an answer anyway
-    /// (run K, add-method: the whole fixed file as advice after an edit
-    /// that broke its indentation). Rewriting a small file whole is what a
-    /// small model gets right most often.
+    /// (the whole fixed file as advice after an edit that broke its
+    /// indentation). Rewriting a small file whole is what a small model
+    /// gets right most often.
     fn broken(&self) -> Option<Said> {
         let path = self.broken.first()?;
         Some(Said::call(
@@ -477,7 +482,7 @@ impl TurnWork {
     }
 
     /// A file the turn's change left unable to run as written, and an
-    /// answer anyway (run Q: a test that never imports the function it
+    /// answer anyway (a test that never imports the function it
     /// tests; a constant used and never defined). Written whole, with what
     /// the warning names, as for a file that does not parse.
     fn wont_run(&self) -> Option<Said> {
@@ -504,17 +509,16 @@ impl TurnWork {
         // advice even after a change ("you can use the `write_file`
         // function. Here's the updated code: …").
         // Not the words that came with its own call, said again after the
-        // change with nothing to paste (run AE, readme-section: "you can use
-        // the `edit_file` function. Here's how you can do it:").
-        // Nor a call the turn made, written out again (run EE,
-        // json-add-key: made to "make" it, the model broke the file).
+        // change with nothing to paste ("you can use the `edit_file`
+        // function. Here's how you can do it:").
+        // Nor a call the turn made, written out again (made to "make" it,
+        // the model broke the file).
         let narrates_own_call =
             !self.changed.is_empty() && (!shows_code(answer) || self.recites_made_call(answer));
         if let Some(tool) = [ToolName::WriteFile, ToolName::EditFile]
             .into_iter()
             .find(|t| {
-                // Or the call a refusal handed over, given back as text
-                // (run EB7, readme-section).
+                // Or the call a refusal handed over, given back as text.
                 (lower.contains("you can use") && lower.contains(t.as_str()))
                     || lower.contains(&format!("call {t} with"))
             })
@@ -530,7 +534,7 @@ impl TurnWork {
             ));
         }
         // Steps for the user to follow are advice even after a change
-        // ("1. Open the `stack.py` file in a text editor.", run H).
+        // ("1. Open the `stack.py` file in a text editor.").
         if ["in a text editor", "follow these steps"]
             .iter()
             .any(|p| lower.contains(p))
@@ -573,9 +577,8 @@ impl TurnWork {
             || shows_code(answer)
             || has_fence(&lower, &["diff"]);
         // Code shown for the user to paste is a file's new text: writing it
-        // whole is the call a small model gets right (run K,
-        // fix-missing-import: edits identical to the file, then the fixed
-        // file as advice).
+        // whole is the call a small model gets right (it made edits
+        // identical to the file, then gave the fixed file as advice).
         let code = shows_code(answer);
         let (tool, or) = match (change, command) {
             (true, _) if code => (
@@ -613,8 +616,8 @@ impl TurnWork {
     }
 
     /// A task that asks what a command prints, answered after running it
-    /// without any line of its output (run R, run-and-report: the command
-    /// given back as a code block after it printed 55).
+    /// without any line of its output (the command given back as a code
+    /// block after it printed 55).
     fn output_left_out(&self, answer: &str) -> Option<Said> {
         const ASKS: &[&str] = &[
             "what it prints",
@@ -643,8 +646,8 @@ impl TurnWork {
 
     /// A question about what Python code returns, prints or raises,
     /// answered from reading alone: small models describe the code instead
-    /// of working out the value (run Q, answer-return-type: "a dictionary
-    /// with two keys" where `{'kind': 'square', 'side': 2}` was asked).
+    /// of working out the value ("a dictionary with two keys" where
+    /// `{'kind': 'square', 'side': 2}` was asked).
     /// Running it gives the value; the guest is where that is safe.
     fn evaluate(&self) -> Option<Said> {
         if !asks_what_code_does(&self.prompt)
@@ -726,8 +729,8 @@ impl TurnWork {
         }
         // Files listed together ("in both client.py and worker.py") are
         // each to change: the next reply must edit. A file named otherwise
-        // ("mean lives in stats/mathutils.py") may be only a reference (run
-        // R, fix-import: made to edit it, the model broke it).
+        // ("mean lives in stats/mathutils.py") may be only a reference
+        // (made to edit it, the model broke it).
         if !lists_files(&self.prompt, &named) {
             return Some(Said::words(format!(
                 "The task names {} and you have changed {} only. If {} need{} a change too, \

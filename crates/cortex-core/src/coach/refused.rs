@@ -3,9 +3,8 @@
 //! again may have a reason the check cannot read. A refusal that hands
 //! over the call to make instead, or that refuses a change after the task's
 //! test passed ([`Refusal::holds_while_unchanged`]), also holds while the
-//! model makes the refused call unchanged: the 1.5B copied its
-//! own refused call back rather than the one handed over, and it ran
-//! (run EB7: fix-typo-in-message, write-a-test-for-edge). A third
+//! model makes the refused call unchanged: the 1.5B copied its own refused
+//! call back rather than the one handed over, and it ran. A third
 //! identical call is the stop rule's to refuse, and it bars the tool for a
 //! round, so a model that insists is not refused for ever. An edit that
 //! only swaps a string's quotes ([`quote_swap`]) is refused every time: it
@@ -136,8 +135,7 @@ impl TurnWork {
     /// when the turn changed `path` and the last command since its last
     /// change ran the test the task names, and it passed, and no check
     /// asked for more since. Greedy, the 1.5B went on to undo its fix there
-    /// and ran the test again (runs EJ and L: fix-comparison,
-    /// fix-off-by-one; about 50 s each).
+    /// and ran the test again (about 50 s each time).
     pub(crate) fn change_after_pass(&self, path: &str) -> Option<String> {
         let path = normalise(path);
         if self.reminded_since_command || !self.changed.contains(&path) {
@@ -212,7 +210,7 @@ impl TurnWork {
     }
 
     /// The calls the gates will refuse if the next reply makes them again
-    /// ([`cortex_model::ModelRequest::refused_calls`]), as the last round
+    /// ([`cortex_model::RefusedCalls`]), as the last round
     /// left them (`Session::dispatch` sets them).
     pub(crate) fn refused_calls(&self) -> &[cortex_model::RefusedCall] {
         &self.refused_calls
@@ -237,8 +235,7 @@ impl TurnWork {
         // Once the test passed with the turn's change, a change to it
         // breaks what works: the 1.5B made `assert add(2, 3) == 8` of a
         // passing test, and told to change calc.py instead, gave its fix
-        // back as advice (run NO, fix-one-line-bug: 181 tokens, two more
-        // rounds).
+        // back as advice (181 tokens, two more rounds).
         if let Some(ran) = self.test_passed_since_change() {
             return format!(
                 "not made: the task says to run {path}, not to change it, and `{ran}` passed \
@@ -329,7 +326,7 @@ impl TurnWork {
     /// Whether a write to `path` is refused because the task says to run
     /// it: every time when the task names other files for the fix ("Fix
     /// the bug in calc.py and run the test": the 0.5B rewrote the test,
-    /// twice, runs E5), else the first time in the turn.
+    /// twice), else the first time in the turn.
     pub(crate) fn refuses_write_to_run(&mut self, path: &str) -> bool {
         let path = normalise(path);
         if !files_to_run(&self.prompt)
@@ -356,9 +353,9 @@ impl TurnWork {
 }
 
 /// Whether `edit`, of a Python or JavaScript file, swaps `'` for `"` or
-/// back and changes nothing else, so that the code does what it did (run
-/// EC, fix-wrong-key: `user["mail"]` made `user['mail']` for a `KeyError`,
-/// then the same edit again). Text with both kinds of quote is not such a
+/// back and changes nothing else, so that the code does what it did
+/// (`user["mail"]` made `user['mail']` for a `KeyError`, then the same
+/// edit again). Text with both kinds of quote is not such a
 /// swap: there a quote may be what a string says (`'say "hi"'`), or an
 /// apostrophe that ended one too early (`'it's'`).
 fn quote_swap(edit: &cortex_protocol::EditFileArgs) -> bool {

@@ -39,8 +39,8 @@ impl TurnWork {
     /// the last time it ran: an answer now gives up on it ("you need to
     /// ensure that…") or claims what it did not see.
     /// With the fixed code in the answer, the call to make is a `write_file`
-    /// of it (run N, fix-missing-import: the file with its import as
-    /// advice, then a forced edit that quoted the wrong lines).
+    /// of it (a small model gave the file with its import as advice, then
+    /// a forced edit that quoted the wrong lines).
     pub(super) fn test_fails(&self, answer: &str) -> Option<Said> {
         let failed = self.last_failed.as_deref()?;
         if self.changed.is_empty() {
@@ -51,8 +51,8 @@ impl TurnWork {
             return None;
         }
         // The harness's own reading of the failure beats the code of an
-        // answer that missed it (run AE, fix-wrong-key: the near key named,
-        // the answer's code still looking up the wrong one).
+        // answer that missed it (the near key named, the answer's code
+        // still looking up the wrong one).
         let why = match &self.failure_hint {
             Some(hint) => format!("Its output above says why: {hint}"),
             None => "Its output above says why.".to_owned(),
@@ -66,7 +66,7 @@ impl TurnWork {
             (self.edit_tool(), "")
         };
         // A test the task asks to write is the turn's own work: it may be
-        // what is wrong (run Q, write-a-test: it imported nothing).
+        // what is wrong (a written test imported nothing).
         let whose = if self.asks_to_write(&key) {
             "the test you wrote or the code it tests"
         } else {

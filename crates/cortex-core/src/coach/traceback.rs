@@ -4,8 +4,8 @@
 //! Told "python3 run.py fails with ModuleNotFoundError. Fix the import in
 //! report.py", the 1.5B edited run.py, the file the task says to run; the
 //! refusal let it make the call again if run.py itself was wrong, and it
-//! did (run EC: fix-import), though the traceback the harness had run
-//! ended in report.py. A person reads the last frame first.
+//! did, though the traceback the harness had run ended in report.py. A
+//! person reads the last frame first.
 
 /// The innermost frame of a traceback that lies in the workspace.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -82,7 +82,7 @@ pub(super) fn missing_from_answer(
             .split(|c: char| !c.is_alphabetic())
             .any(|x| NUMBER_WORDS.contains(&x));
     // "Which exception does parse_age raise…?" answered "I found the
-    // exception at line 4" (run R).
+    // exception at line 4".
     let wants_exception = (lower.contains("which exception") || lower.contains("what exception"))
         && !answer.split(|c: char| !c.is_alphanumeric()).any(|w| {
             w.starts_with(|c: char| c.is_ascii_uppercase())
@@ -125,7 +125,7 @@ pub(super) fn missing_from_answer(
 /// it) other than the prompt's own words, the tools' names and the names
 /// of the workspace's folders and files (`files`). Asked "Which function
 /// calls vat()?", the 1.5B answered with what its `grep` call did, in
-/// `billing` (runs Y, AE: find-caller).
+/// `billing`.
 fn names_code(answer: &str, prompt: &str, files: &[String]) -> bool {
     let a_path = |word: &str| {
         files.iter().any(|f| {
@@ -143,7 +143,7 @@ fn names_code(answer: &str, prompt: &str, files: &[String]) -> bool {
         at = start + len;
         let before = answer[..start].chars().next_back();
         let after = answer[at..].chars().next();
-        // A path's extension or folder (`billing/tax.py`: "py", run EA)
+        // A path's extension or folder (`billing/tax.py`: "py")
         // names no code; a method (`.total(`) does.
         let in_path = matches!(before, Some('.' | '/')) && after != Some('(');
         let as_code = !in_path
@@ -172,7 +172,7 @@ pub(super) fn call_now(tool: ToolName) -> String {
 /// The glob pattern of the files a question counts ("How many .py files
 /// are in the src folder?" → `src/**/*.py`): the paths it lists are the
 /// count. The 0.5B answered such a question from the listing in its
-/// context, wrongly, and asked to check, read a file (run E5: count-files).
+/// context, wrongly, and asked to check, read a file.
 pub(crate) fn counted_files_pattern(prompt: &str) -> Option<String> {
     let lower = prompt.to_lowercase();
     let words: Vec<&str> = lower
@@ -224,7 +224,7 @@ pub(super) fn mentions_word(text: &str, word: &str) -> bool {
 /// `rename X to Y` in the prompt (backticks, quotes, `()` and a kind word
 /// such as "function" allowed), as (X, Y) pairs: more than one when they
 /// follow each other ("rename the parameter c to celsius and the variable f
-/// to fahrenheit", run K).
+/// to fahrenheit").
 pub(super) fn rename_pairs(prompt: &str) -> Vec<(String, String)> {
     const KINDS: &[&str] = &[
         "the",
@@ -333,11 +333,11 @@ pub(super) fn asks_with(prompt: &str, verbs: &[&str]) -> bool {
 pub(super) const SHELLS: &[&str] = &["sh", "bash", "shell", "console", "zsh"];
 
 /// The first command of `answer`'s shell blocks that is not one of `ran`
-/// (written any way: `claims::same_command`), when the answer also says what a command prints: an output made up,
-/// not read (run EB7, count-comments: "The output will be: 3" for a
-/// `grep -c` that never ran, after a grep that had shown 4 lines). A line
-/// starting with the name of a tool that is no command (`read_file
-/// cli.py`) is the model's own call narrated.
+/// (written any way: `claims::same_command`), when the answer also says
+/// what a command prints: an output made up, not read ("The output will
+/// be: 3" for a `grep -c` that never ran, after a grep that had shown 4
+/// lines). A line starting with the name of a tool that is no command
+/// (`read_file cli.py`) is the model's own call narrated.
 pub(super) fn imagined_output(answer: &str, ran: &[String]) -> Option<String> {
     const CLAIMS: &[&str] = &[
         "output will be",
@@ -435,7 +435,7 @@ pub(super) fn shows_code(answer: &str) -> bool {
 }
 
 /// How a file the task says to run is run: its interpreter by extension
-/// (told only "run check.py", the 1.5B ran `bash check.py`, run J).
+/// (told only "run check.py", the 1.5B ran `bash check.py`).
 pub(crate) fn run_command(file: &str) -> String {
     match file.rsplit_once('.').map(|(_, ext)| ext) {
         Some("py") => format!("python3 {file}"),
@@ -526,7 +526,7 @@ pub(super) fn test_command(prompt: &str, files: &[String]) -> Option<String> {
     let is_test =
         |n: &str| n.ends_with(".py") && (n.starts_with("test_") || n.ends_with("_test.py"));
     // A test the task asks to write and run ("Write test_slug.py … and run
-    // it with python3", run Q) is run as it names it.
+    // it with python3") is run as it names it.
     if let Some(test) = named_files(prompt).iter().find(|f| is_test(&name(f))) {
         return Some(format!("python3 {test}"));
     }

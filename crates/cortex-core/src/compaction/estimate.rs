@@ -60,8 +60,7 @@ mod tests {
             messages,
             tools: Vec::new(),
             tool_choice: Default::default(),
-            quotable: Vec::new(),
-            refused_calls: Vec::new(),
+            hints: Default::default(),
         }
     }
 

@@ -71,8 +71,7 @@ pub(crate) fn request(model: String, transcript: &str) -> ModelRequest {
         ))],
         tools: Vec::new(),
         tool_choice: Default::default(),
-        quotable: Vec::new(),
-        refused_calls: Vec::new(),
+        hints: Default::default(),
     }
 }
 

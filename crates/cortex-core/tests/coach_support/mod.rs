@@ -85,7 +85,15 @@ async fn run_on(
         .collect();
     let requests = scripted.requests();
     let choices = requests.iter().map(|r| r.tool_choice).collect();
-    let refused = requests.iter().map(|r| r.refused_calls.clone()).collect();
+    let refused = requests
+        .iter()
+        .map(|r| {
+            r.hints
+                .get::<cortex_model::RefusedCalls>()
+                .map(|c| c.0.clone())
+                .unwrap_or_default()
+        })
+        .collect();
     Ran {
         outcome,
         results,

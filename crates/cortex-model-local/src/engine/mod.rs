@@ -97,7 +97,7 @@ pub struct RoundStats {
     /// Wall-clock milliseconds spent generating the reply (every draw).
     pub generation_ms: u64,
     /// Times the reply was drawn again because it was a call the harness
-    /// refuses ([`cortex_model::ModelRequest::refused_calls`]).
+    /// refuses ([`cortex_model::RefusedCalls`]).
     pub redraws: u32,
 }
 

@@ -265,8 +265,7 @@ mod tests {
                 },
             ],
             tool_choice: Default::default(),
-            quotable: Vec::new(),
-            refused_calls: Vec::new(),
+            hints: Default::default(),
         }
     }
 

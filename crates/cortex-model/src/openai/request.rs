@@ -308,8 +308,7 @@ mod tests {
                 parameters: json!({"type": "object"}),
             }],
             tool_choice: Default::default(),
-            quotable: Vec::new(),
-            refused_calls: Vec::new(),
+            hints: Default::default(),
         };
         assert_eq!(
             body(&request),
@@ -348,8 +347,7 @@ mod tests {
             messages: vec![Message::user("check it")],
             tools: vec![spec],
             tool_choice: Default::default(),
-            quotable: Vec::new(),
-            refused_calls: Vec::new(),
+            hints: Default::default(),
         };
         assert!(body(&request).get("tool_choice").is_none());
         request.tool_choice = ToolChoice::Required;
@@ -381,8 +379,7 @@ mod tests {
             messages: vec![Message::user("fix it")],
             tools: vec![spec("read_file"), spec("write_file")],
             tool_choice: ToolChoice::Tool(cortex_protocol::ToolName::WriteFile),
-            quotable: Vec::new(),
-            refused_calls: Vec::new(),
+            hints: Default::default(),
         };
         let sent = body_forcing(&request, ForcedCall::Schema);
         assert!(sent.get("tool_choice").is_none(), "{sent}");
@@ -430,8 +427,7 @@ mod tests {
             )],
             tools: vec![],
             tool_choice: Default::default(),
-            quotable: Vec::new(),
-            refused_calls: Vec::new(),
+            hints: Default::default(),
         };
         let value = body(&request);
         assert!(value.get("tools").is_none());
@@ -471,8 +467,7 @@ mod tests {
             ],
             tools: vec![],
             tool_choice: Default::default(),
-            quotable: Vec::new(),
-            refused_calls: Vec::new(),
+            hints: Default::default(),
         };
         let messages = body(&request)["messages"].clone();
         // The tool messages stay text and adjacent to their calls; the

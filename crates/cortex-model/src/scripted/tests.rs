@@ -10,8 +10,7 @@ fn request(text: &str) -> ModelRequest {
         messages: vec![Message::user(text)],
         tools: vec![],
         tool_choice: Default::default(),
-        quotable: Vec::new(),
-        refused_calls: Vec::new(),
+        hints: Default::default(),
     }
 }
 

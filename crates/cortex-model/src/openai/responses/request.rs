@@ -154,8 +154,7 @@ mod tests {
                 parameters: json!({"type": "object"}),
             }],
             tool_choice: ToolChoice::Required,
-            quotable: Vec::new(),
-            refused_calls: Vec::new(),
+            hints: Default::default(),
         };
         let body = |r: &ModelRequest| -> Value {
             serde_json::from_slice(&build_body("gpt-4.1", r, true).expect("serialises"))
@@ -209,8 +208,7 @@ mod tests {
                 parameters: json!({"type": "object"}),
             }],
             tool_choice: Default::default(),
-            quotable: Vec::new(),
-            refused_calls: Vec::new(),
+            hints: Default::default(),
         };
         let serial = build_body("o4-mini", &request, false).expect("serialises");
         let serial: Value = serde_json::from_slice(&serial).expect("json");
