@@ -112,6 +112,7 @@ fn bench_turn(c: &mut Criterion) {
             checkpoints: None,
             checkpoint_quota: None,
             checkpoint_total_quota: None,
+            hooks: Vec::new(),
         };
         group.bench_function(label, |b| {
             b.to_async(&runtime).iter_custom(|iters| {

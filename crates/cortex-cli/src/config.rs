@@ -59,7 +59,16 @@
 //! prompt_threads = 2   # prompt-reading threads (default: every core, at most 8)
 //! files_in_prompt = 24576   # bytes of file content a turn's context may carry (0: names only)
 //! edit_format = "quoted"    # edit_file by whole lines held by the grammar (default), "string", "lines", "whole" or "blocks"
+//!
+//! [[hooks.PreToolUse]]      # also PostToolUse, Stop, UserPromptSubmit
+//! matcher = "bash"          # tool names: a regular expression or `a|b` (default: all)
+//! command = "~/bin/guard"   # run with /bin/sh -c on the host, in the repository
+//! timeout_ms = 5000         # default 60000
 //! ```
+//!
+//! Hooks are also read from `hooks.json` next to this file, in Claude
+//! Code's format (`cortex_core::hooks`). Only the user's own hooks are
+//! read: a repository's are not (they would need trust and the guest).
 
 use anyhow::Context;
 use cortex_model::metadata::ModelOverride;
@@ -96,6 +105,82 @@ pub struct Config {
     /// `[mcp_servers.NAME]`, as Codex writes them (see `cortex_mcp::config`).
     #[serde(default)]
     pub mcp_servers: BTreeMap<String, cortex_mcp::ServerConfig>,
+    /// `[[hooks.EVENT]]`: the user's own hooks, by event name.
+    #[serde(default)]
+    pub hooks: BTreeMap<String, Vec<HookEntry>>,
+}
+
+/// One `[[hooks.EVENT]]` entry.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HookEntry {
+    /// Tool names it runs for (tool events only); all when absent.
+    pub matcher: Option<String>,
+    /// The command line, run with `/bin/sh -c`.
+    pub command: String,
+    /// How long it may run (default 60 s).
+    pub timeout_ms: Option<u64>,
+}
+
+/// The user's hooks: `[hooks]` of the config file, then `hooks.json`.
+#[derive(Debug, Default)]
+pub struct UserHooks {
+    pub hooks: Vec<cortex_core::HookSpec>,
+    /// Entries of `hooks.json` that are not run, with why.
+    pub skipped: Vec<String>,
+}
+
+impl Config {
+    /// The user's hooks from this config and `hooks.json` beside it. An
+    /// unknown event or a malformed `hooks.json` is an error: a guard the
+    /// user wrote must not be skipped without a word.
+    pub fn user_hooks(&self) -> anyhow::Result<UserHooks> {
+        self.hooks_beside(&config_path()?)
+    }
+
+    /// [`Config::user_hooks`] for a config file at `path`.
+    fn hooks_beside(&self, path: &std::path::Path) -> anyhow::Result<UserHooks> {
+        let mut found = UserHooks::default();
+        for (event, entries) in &self.hooks {
+            let Some(parsed) = cortex_core::HookEvent::parse(event) else {
+                let known: Vec<&str> = cortex_core::HookEvent::ALL
+                    .iter()
+                    .map(|e| e.as_str())
+                    .collect();
+                anyhow::bail!(
+                    "{}: [hooks.{event}] is not an event Cortex runs (it runs {})",
+                    path.display(),
+                    known.join(", ")
+                );
+            };
+            for entry in entries {
+                found.hooks.push(cortex_core::HookSpec {
+                    event: parsed,
+                    matcher: entry.matcher.clone(),
+                    command: entry.command.clone(),
+                    timeout_ms: entry.timeout_ms,
+                    source: path.display().to_string(),
+                    claude: false,
+                });
+            }
+        }
+        let Some(dir) = path.parent() else {
+            return Ok(found);
+        };
+        let json = cortex_core::hooks::hooks_json_path(dir);
+        match std::fs::read_to_string(&json) {
+            Ok(text) => {
+                let parsed =
+                    cortex_core::hooks::parse_claude_hooks(&text, &json.display().to_string())
+                        .map_err(anyhow::Error::msg)?;
+                found.hooks.extend(parsed.hooks);
+                found.skipped.extend(parsed.skipped);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(e).with_context(|| format!("cannot read {}", json.display())),
+        }
+        Ok(found)
+    }
 }
 
 /// `[sandbox]`: what the local sandbox grants beyond its defaults.
@@ -398,6 +483,51 @@ pub async fn open_store_url(url: &str) -> anyhow::Result<std::sync::Arc<dyn cort
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn hooks_are_read_from_the_config_and_hooks_json() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::write(
+            dir.path().join("hooks.json"),
+            r#"{"hooks": {"PreToolUse": [{"matcher": "Bash|Edit", "hooks": [{"type": "command", "command": "guard.sh", "timeout": 30}]}], "SessionStart": []}}"#,
+        )
+        .expect("write");
+        let config: Config = toml::from_str(
+            "[[hooks.PreToolUse]]\nmatcher = \"bash\"\ncommand = \"/bin/check\"\ntimeout_ms = 500\n\
+             [[hooks.Stop]]\ncommand = \"/bin/stop\"\n",
+        )
+        .expect("valid");
+        let found = config
+            .hooks_beside(&dir.path().join("config.toml"))
+            .expect("hooks");
+        let got: Vec<(cortex_core::HookEvent, &str, Option<u64>, bool)> = found
+            .hooks
+            .iter()
+            .map(|h| (h.event, h.command.as_str(), h.timeout_ms, h.claude))
+            .collect();
+        use cortex_core::HookEvent::{PreToolUse, Stop};
+        assert_eq!(
+            got,
+            [
+                (PreToolUse, "/bin/check", Some(500), false),
+                (Stop, "/bin/stop", None, false),
+                (PreToolUse, "guard.sh", Some(30_000), true),
+            ]
+        );
+        assert_eq!(found.skipped.len(), 1, "{:?}", found.skipped);
+        let unknown: Config =
+            toml::from_str("[[hooks.PreCompact]]\ncommand = \"x\"\n").expect("valid toml");
+        let error = unknown
+            .hooks_beside(&dir.path().join("config.toml"))
+            .expect_err("an unknown event");
+        assert!(error.to_string().contains("PreCompact"), "{error}");
+        std::fs::write(dir.path().join("hooks.json"), "{oops").expect("write");
+        assert!(
+            config
+                .hooks_beside(&dir.path().join("config.toml"))
+                .is_err()
+        );
+    }
 
     #[test]
     fn checkpoint_quotas_are_read_in_mib() {

@@ -40,6 +40,7 @@ impl LocalServer {
         let store = config::open_store().await?;
         let mcp_servers = cortex_mcp::specs_from_config(&config.mcp_servers)?;
         let (checkpoint_quota, checkpoint_total_quota) = config.checkpoints.quotas();
+        let hooks = config.user_hooks()?.hooks;
         let providers = CliProviders::new(config, model, guest)?;
         let token = new_token().context("cannot make a token")?;
         let state = AppState::new(
@@ -57,6 +58,7 @@ impl LocalServer {
                 checkpoints: Some(config::private_data_dir()?.join("checkpoints")),
                 checkpoint_quota,
                 checkpoint_total_quota,
+                hooks,
                 ..ServerConfig::default()
             },
         );

@@ -146,6 +146,13 @@ enum Command {
         #[command(subcommand)]
         command: extensions_cmd::SkillsCommand,
     },
+    /// Hooks: the user's own (`[hooks]` in config.toml, `hooks.json`), run
+    /// on this machine; a repository's hooks are not read.
+    #[command(after_help = "Examples:\n  cortex hooks list\n  cortex hooks list --json")]
+    Hooks {
+        #[command(subcommand)]
+        command: extensions_cmd::HooksCommand,
+    },
     /// Check what a session needs: isolation, model, keys, store, MCP
     /// servers, terminal; each failure with its fix (exit 1 when a session
     /// could not run).
@@ -219,6 +226,7 @@ fn main() -> ExitCode {
         // Listing reads files only: no runtime, no logging.
         Some(Command::Commands { command }) => finish(extensions_cmd::run_commands(command)),
         Some(Command::Skills { command }) => finish(extensions_cmd::run_skills(command)),
+        Some(Command::Hooks { command }) => finish(extensions_cmd::run_hooks(command)),
         other => run(other, cli.ui, cli.verbose),
     }
 }
@@ -265,7 +273,8 @@ fn run(command: Option<Command>, ui: session_args::SessionArgs, verbose: bool) -
                 | Command::Man
                 | Command::Tokens { .. }
                 | Command::Commands { .. }
-                | Command::Skills { .. },
+                | Command::Skills { .. }
+                | Command::Hooks { .. },
             ) => Ok(ExitCode::SUCCESS),
         }
     });

@@ -174,6 +174,9 @@ impl Human {
                 );
             }
             EventKind::Error { message } => eprintln!("error: {}", sanitize(message)),
+            EventKind::HookFailed { event, hook, error } => {
+                eprintln!("{}", hook_failed_line(event, hook, error))
+            }
             EventKind::InstructionsLoaded {
                 files, bytes, cut, ..
             } => {
@@ -473,9 +476,35 @@ fn short_arguments(name: &str, arguments: &str) -> String {
     sanitize_line(&truncate(&text, 60)).into_owned()
 }
 
+/// `PreToolUse hook `…` failed: …`: every part from the hook's side
+/// sanitised (a hook's output may carry escape sequences).
+fn hook_failed_line(event: &str, hook: &str, error: &str) -> String {
+    format!(
+        "{} hook `{}` failed: {}",
+        sanitize_line(event),
+        sanitize_line(hook),
+        sanitize_line(error)
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_failed_hook_is_one_sanitised_line() {
+        let line = hook_failed_line(
+            "PreToolUse",
+            "/home/me/guard\x1b]0;title\x07",
+            "it exited with status 1: \x1b[31mred\x1b[0m\nsecond",
+        );
+        assert!(!line.contains('\x1b') && !line.contains('\x07') && !line.contains('\n'));
+        assert!(
+            line.starts_with("PreToolUse hook `/home/me/guard"),
+            "{line}"
+        );
+        assert!(line.contains("red"), "{line}");
+    }
 
     #[test]
     fn short_arguments_pick_the_identifying_field() {

@@ -121,6 +121,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let store = config::open_store_url(&args.store).await?;
     let mcp_servers = cortex_mcp::specs_from_config(&config.mcp_servers)?;
     let (checkpoint_quota, checkpoint_total_quota) = config.checkpoints.quotas();
+    let hooks = config.user_hooks()?.hooks;
     let providers = CliProviders::new(config, args.model, &args.guest)?;
     let state = AppState::new(
         store,
@@ -139,6 +140,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
             checkpoints: Some(config::private_data_dir()?.join("checkpoints")),
             checkpoint_quota,
             checkpoint_total_quota,
+            hooks,
             ..ServerConfig::default()
         },
     );

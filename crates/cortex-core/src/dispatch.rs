@@ -1,9 +1,10 @@
 //! The dispatcher: a short chain of gates before anything runs, then
 //! execution. Gates, in order: duplicate call id → unknown tool → mode →
 //! arguments → stop rule. Each either passes the call on or answers it with a
-//! result the model can read; refusals are `tool.refused` events. The
-//! approval gate (`approvals/`: deny list, policy, rules, the user's answer)
-//! comes last.
+//! result the model can read; refusals are `tool.refused` events. The user's
+//! `PreToolUse` hooks (`hooks.rs`) come next, then the approval gate
+//! (`approvals/`: deny list, policy, rules, the user's answer) last; a call
+//! that succeeded meets the `PostToolUse` hooks before its result is recorded.
 //!
 //! Execution: consecutive read-only calls run concurrently; anything else runs
 //! alone, in the order the model asked. Stop kills what runs in the guest and
@@ -11,6 +12,7 @@
 
 use crate::answer::Answer;
 use crate::approvals::Approval;
+use crate::hooks::HookEvent;
 use crate::mcp_session::McpGate;
 use crate::stop_rule::{CallCheck, Ran};
 use crate::{CoreError, Session, StopRuleState};
@@ -491,6 +493,13 @@ impl Session {
                 return Ok(Gated::StopRule(reason));
             }
         }
+        // The user's PreToolUse hooks: after the gates that forbid, before
+        // approvals, so a hook can refuse what approvals would allow but
+        // never allow what a gate refused.
+        if let Some(reason) = self.pre_tool_hooks(turn, call).await? {
+            self.refuse(turn, call, reason, slot).await?;
+            return Ok(Gated::Answered);
+        }
         let args = match &job {
             Job::Tool(args) => Some(args),
             Job::Mcp { .. } => None,
@@ -507,6 +516,61 @@ impl Session {
                 Ok(Gated::Answered)
             }
         }
+    }
+
+    /// Why the user's `PreToolUse` hooks refuse `call`, if they do: one
+    /// denied it, or one failed (a failed guard refuses, stated).
+    async fn pre_tool_hooks(
+        &self,
+        turn: &TurnId,
+        call: &ToolCallRequest,
+    ) -> Result<Option<String>, CoreError> {
+        let fields = serde_json::json!({
+            "tool_input": crate::hooks::tool_input(&call.arguments),
+        });
+        let outcome = self
+            .run_hooks(turn, HookEvent::PreToolUse, Some(&call.name), fields)
+            .await?;
+        Ok(if let Some((hook, error)) = outcome.failed {
+            Some(format!(
+                "the PreToolUse hook `{hook}` failed: {error}; the call was refused"
+            ))
+        } else {
+            outcome.refused.map(|(hook, reason)| {
+                format!("the PreToolUse hook `{hook}` refused the call: {reason}")
+            })
+        })
+    }
+
+    /// The user's `PostToolUse` hooks for a call that succeeded: what they
+    /// add is appended to the result the model reads.
+    async fn post_tool_hooks(
+        &self,
+        turn: &TurnId,
+        call: &ToolCallRequest,
+        answer: &mut Answer,
+    ) -> Result<(), CoreError> {
+        if answer.status != ToolStatus::Ok {
+            return Ok(());
+        }
+        let fields = serde_json::json!({
+            "tool_input": crate::hooks::tool_input(&call.arguments),
+            "tool_response": answer.output,
+        });
+        let outcome = self
+            .run_hooks(turn, HookEvent::PostToolUse, Some(&call.name), fields)
+            .await?;
+        for context in outcome.context {
+            answer
+                .output
+                .push_str(&format!("\n\n[PostToolUse hook] {context}"));
+        }
+        if let Some((hook, reason)) = outcome.refused {
+            answer
+                .output
+                .push_str(&format!("\n\n[PostToolUse hook `{hook}`] {reason}"));
+        }
+        Ok(())
     }
 
     /// A gate's refusal: `tool.refused`, then the result the model reads.
@@ -578,6 +642,7 @@ impl Session {
                         if stopping && answer.status != ToolStatus::Ok {
                             answer = Answer::with_status(ToolStatus::Stopped, STOPPED_BY_USER);
                         }
+                        self.post_tool_hooks(turn, &calls[index], &mut answer).await?;
                         results.push(self.emit_result(turn, &calls[index], &answer, ms).await?);
                         answers[index] = Some(answer);
                     }
@@ -665,7 +730,8 @@ impl Session {
         ms: f64,
         slot: &mut Option<Answer>,
     ) -> Result<(), CoreError> {
-        let answer = answer.read_in_turn(&self.turn_work);
+        let mut answer = answer.read_in_turn(&self.turn_work);
+        self.post_tool_hooks(turn, call, &mut answer).await?;
         let event = self.emit_result(turn, call, &answer, ms).await?;
         self.state.apply(&event);
         *slot = Some(answer);

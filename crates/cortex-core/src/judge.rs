@@ -12,15 +12,18 @@
 //!   goes back once; a second one fails the turn.
 //! - [`AnswerPolicy::Coach`] (`coach/`): the answer checks of the
 //!   small-model help; what they still doubt is kept for `turn.completed`.
+//! - [`AnswerPolicy::Hook`] (`hooks.rs`): a `Stop` hook of the user's that
+//!   blocks sends the model back with its reason, once per turn.
 //! - [`AnswerPolicy::Unchecked`] (`verify.rs`): an answer with no
 //!   successful call in the turn is checked once; given again, it is
 //!   doubted.
 
-use crate::Session;
+use crate::hooks::HookEvent;
 use crate::steer::Reminder;
 use crate::unrun_call::UnrunCall;
+use crate::{CoreError, Session};
 use cortex_model::Assembled;
-use cortex_protocol::ReminderKind;
+use cortex_protocol::{NextReply, ReminderKind, TurnId};
 
 /// What the answer policies decide about a reply that made no call.
 pub(crate) enum Verdict {
@@ -38,15 +41,19 @@ pub(crate) enum AnswerPolicy {
     CutReply,
     UnrunCall,
     Coach,
+    Hook,
     Unchecked,
 }
 
 /// The order they judge in: a reply that is no answer at all (cut, a call
 /// written as text) before the checks of what it says.
-pub(crate) const ANSWER_POLICIES: [AnswerPolicy; 4] = [
+/// The user's `Stop` hooks judge after the harness's own checks, so they
+/// see an answer those let through.
+pub(crate) const ANSWER_POLICIES: [AnswerPolicy; 5] = [
     AnswerPolicy::CutReply,
     AnswerPolicy::UnrunCall,
     AnswerPolicy::Coach,
+    AnswerPolicy::Hook,
     AnswerPolicy::Unchecked,
 ];
 
@@ -57,6 +64,8 @@ pub(crate) struct Judged {
     cut_retried: bool,
     call_reminded: bool,
     unchecked_sent: bool,
+    /// A `Stop` hook sent the model back this turn (it does once).
+    hook_sent: bool,
     grounded: bool,
 }
 
@@ -70,22 +79,28 @@ impl Judged {
 impl Session {
     /// The verdict on `reply`, which made no call: the first policy that
     /// decides, else accept.
-    pub(crate) async fn judge_answer(&mut self, reply: &Assembled, judged: &mut Judged) -> Verdict {
+    pub(crate) async fn judge_answer(
+        &mut self,
+        turn: &TurnId,
+        reply: &Assembled,
+        judged: &mut Judged,
+    ) -> Result<Verdict, CoreError> {
         for policy in ANSWER_POLICIES {
-            if let Some(verdict) = self.judge_with(policy, reply, judged).await {
-                return verdict;
+            if let Some(verdict) = self.judge_with(turn, policy, reply, judged).await? {
+                return Ok(verdict);
             }
         }
-        Verdict::Accept
+        Ok(Verdict::Accept)
     }
 
     async fn judge_with(
         &mut self,
+        turn: &TurnId,
         policy: AnswerPolicy,
         reply: &Assembled,
         judged: &mut Judged,
-    ) -> Option<Verdict> {
-        match policy {
+    ) -> Result<Option<Verdict>, CoreError> {
+        Ok(match policy {
             AnswerPolicy::CutReply => self
                 .cut_reply(reply, &mut judged.cut_retried)
                 .map(Verdict::Remind),
@@ -97,8 +112,37 @@ impl Session {
                 }
             }
             AnswerPolicy::Coach => self.coach(&reply.text).await.map(Verdict::Remind),
+            AnswerPolicy::Hook => self.stop_hooks(turn, &reply.text, judged).await?,
             AnswerPolicy::Unchecked => self.unchecked(&reply.text, judged).await,
+        })
+    }
+
+    /// The user's `Stop` hooks: one that blocks sends the model back with
+    /// its reason, once per turn (a hook that always blocks cannot keep a
+    /// turn going forever).
+    async fn stop_hooks(
+        &mut self,
+        turn: &TurnId,
+        answer: &str,
+        judged: &mut Judged,
+    ) -> Result<Option<Verdict>, CoreError> {
+        if judged.hook_sent {
+            return Ok(None);
         }
+        let fields = serde_json::json!({
+            "stop_hook_active": false,
+            "last_assistant_message": answer,
+        });
+        let outcome = self.run_hooks(turn, HookEvent::Stop, None, fields).await?;
+        let Some((hook, reason)) = outcome.refused else {
+            return Ok(None);
+        };
+        judged.hook_sent = true;
+        Ok(Some(Verdict::Remind(Reminder {
+            kind: ReminderKind::Hook,
+            next: NextReply::Free,
+            text: format!("The Stop hook `{hook}` did not accept the answer: {reason}"),
+        })))
     }
 
     /// An answer with no successful call in the turn, for a model that

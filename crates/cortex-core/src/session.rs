@@ -52,6 +52,10 @@ pub struct SessionConfig {
     /// oldest of any session pruned first); `None` is
     /// [`crate::checkpoint::DEFAULT_TOTAL_QUOTA`] (10 GiB).
     pub checkpoint_total_quota: Option<u64>,
+    /// The user's own hooks (`hooks.rs`), run on the host; empty for none.
+    /// Only the user's configuration may fill this: a repository's hooks
+    /// would run code the user never read.
+    pub hooks: Vec<crate::hooks::HookSpec>,
 }
 
 /// A live session: its configuration, its guest, its timeline and the state
@@ -95,6 +99,8 @@ pub struct Session {
     pub(crate) live_instructions: crate::instructions::LiveInstructions,
     /// Whole-workspace checkpoints (`rewind.rs`).
     pub(crate) checkpoints: crate::rewind::CheckpointSlot,
+    /// The user's hooks, their matchers compiled.
+    pub(crate) hooks: crate::hooks::Hooks,
 }
 
 /// The guest's folder for a session: the repository itself, or its copy.
@@ -174,6 +180,7 @@ impl Session {
             id,
             repository,
             stop_rule: config.stop_rule,
+            hooks: crate::hooks::Hooks::new(config.hooks),
             model: config.model,
             guests: config.guests,
             guest_env: config.guest_env,
@@ -246,6 +253,7 @@ impl Session {
             id: id.clone(),
             repository,
             stop_rule: record.stop_rule,
+            hooks: crate::hooks::Hooks::new(config.hooks),
             model: config.model,
             guests: config.guests,
             guest_env: config.guest_env,

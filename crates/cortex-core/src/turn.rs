@@ -160,7 +160,7 @@ impl Session {
             *finish =
                 (assembled.finish == Some(FinishReason::Length)).then_some(TurnFinish::MaxTokens);
             if assembled.tool_calls.is_empty() {
-                match self.judge_answer(&assembled, &mut judged).await {
+                match self.judge_answer(turn, &assembled, &mut judged).await? {
                     Verdict::Accept => return Ok(TurnOutcome::Completed { rounds: round }),
                     Verdict::Remind(reminder) => self.remind(turn, reminder).await?,
                     Verdict::Fail(error) => return Ok(TurnOutcome::Failed { error }),
@@ -188,6 +188,11 @@ impl Session {
         turn: &TurnId,
         cancel: &CancellationToken,
     ) -> Result<Option<TurnOutcome>, CoreError> {
+        // The user's hooks see the prompt before anything runs for it.
+        let hooked = self.prompt_hooks(turn).await?;
+        if let Err(error) = hooked {
+            return Ok(Some(TurnOutcome::Failed { error }));
+        }
         // Attach before the first command: never a model request first.
         if let Readiness::NotReady(error) = self.ensure_attached(turn, cancel).await? {
             if cancel.is_cancelled() {
@@ -207,8 +212,35 @@ impl Session {
         // the model is told about the repository starts with its rules.
         self.load_instructions(turn).await?;
         self.add_turn_context(turn, cancel).await?;
+        if let Ok(context) = hooked
+            && !context.is_empty()
+        {
+            let text = format!("Context from the user's hooks:\n{}", context.join("\n\n"));
+            self.record(Some(turn), EventKind::TurnContext { text })
+                .await?;
+        }
         self.start_mcp(turn).await?;
         Ok(None)
+    }
+
+    /// The user's `UserPromptSubmit` hooks: the context they add, or why
+    /// one blocked the prompt (the turn then fails with it).
+    async fn prompt_hooks(&self, turn: &TurnId) -> Result<Result<Vec<String>, String>, CoreError> {
+        let fields = serde_json::json!({ "prompt": self.turn_work.prompt() });
+        let outcome = self
+            .run_hooks(
+                turn,
+                crate::hooks::HookEvent::UserPromptSubmit,
+                None,
+                fields,
+            )
+            .await?;
+        Ok(match outcome.refused {
+            Some((hook, reason)) => Err(format!(
+                "the UserPromptSubmit hook `{hook}` blocked the prompt: {reason}"
+            )),
+            None => Ok(outcome.context),
+        })
     }
 
     /// After a round whose calls all were answered: the rules of a folder

@@ -114,6 +114,7 @@ pub fn config(
         checkpoints: None,
         checkpoint_quota: None,
         checkpoint_total_quota: None,
+        hooks: Vec::new(),
     }
 }
 

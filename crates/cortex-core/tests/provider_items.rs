@@ -79,6 +79,7 @@ async fn reasoning_items_are_replayed_with_their_message() {
         checkpoints: None,
         checkpoint_quota: None,
         checkpoint_total_quota: None,
+        hooks: Vec::new(),
     };
     let mut session = Session::create(config).await.expect("session");
     session

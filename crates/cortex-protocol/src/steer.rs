@@ -84,6 +84,8 @@ pub enum ReminderKind {
     TestFails,
     /// The reply was empty.
     Empty,
+    /// One of the user's `Stop` hooks sent the model back.
+    Hook,
 }
 
 impl ReminderKind {
@@ -111,6 +113,7 @@ impl ReminderKind {
             Untested => "untested",
             TestFails => "test_fails",
             Empty => "empty",
+            Hook => "hook",
         }
     }
 }
@@ -141,6 +144,7 @@ impl ReminderKind {
             Untested => "the change was not tested",
             TestFails => "the task's test failed the last time it ran",
             Empty => "the answer is empty",
+            Hook => "a Stop hook did not accept the answer",
         }
     }
 }

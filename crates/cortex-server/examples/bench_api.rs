@@ -120,6 +120,7 @@ async fn direct(n: usize, repo: &std::path::Path) -> (Duration, Duration) {
                 checkpoints: None,
                 checkpoint_quota: None,
                 checkpoint_total_quota: None,
+                hooks: Vec::new(),
             })
             .await
             .expect("session");

@@ -50,6 +50,9 @@ pub struct ServerConfig {
     /// The most bytes every session's checkpoints may use together
     /// (`None`: 10 GiB).
     pub checkpoint_total_quota: Option<u64>,
+    /// The user's own hooks (the config file's `[hooks]` and their
+    /// `hooks.json`), given to every session; run on the host.
+    pub hooks: Vec<cortex_core::HookSpec>,
 }
 
 impl Default for ServerConfig {
@@ -66,6 +69,7 @@ impl Default for ServerConfig {
             checkpoints: None,
             checkpoint_quota: None,
             checkpoint_total_quota: None,
+            hooks: Vec::new(),
         }
     }
 }
@@ -346,6 +350,7 @@ impl AppState {
             checkpoints: self.config.checkpoints.clone(),
             checkpoint_quota: self.config.checkpoint_quota,
             checkpoint_total_quota: self.config.checkpoint_total_quota,
+            hooks: self.config.hooks.clone(),
         })
         .await?;
         session.add_mcp_servers(self.config.mcp_servers.iter().cloned());
@@ -402,6 +407,7 @@ impl AppState {
                 checkpoints: self.config.checkpoints.clone(),
                 checkpoint_quota: self.config.checkpoint_quota,
                 checkpoint_total_quota: self.config.checkpoint_total_quota,
+                hooks: self.config.hooks.clone(),
             },
         )
         .await?;

@@ -668,6 +668,37 @@ pub enum EventKind {
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         forced: Vec<String>,
     },
+    /// One of the user's own hooks ran (`PreToolUse`, `PostToolUse`,
+    /// `Stop`, `UserPromptSubmit`) and answered.
+    #[serde(rename = "hook.ran")]
+    HookRan {
+        /// The hook event, e.g. `PreToolUse`.
+        #[serde(default)]
+        event: String,
+        /// The hook's command (cut to a line).
+        #[serde(default)]
+        hook: String,
+        /// How long it ran, in milliseconds.
+        #[serde(default)]
+        ms: f64,
+        /// What it decided: `continue`, `allow`, `deny`, `ask` or `block`.
+        #[serde(default)]
+        decision: String,
+    },
+    /// One of the user's own hooks failed or timed out. A failed
+    /// `PreToolUse` hook refuses the call; any other is passed over.
+    #[serde(rename = "hook.failed")]
+    HookFailed {
+        /// The hook event, e.g. `PreToolUse`.
+        #[serde(default)]
+        event: String,
+        /// The hook's command (cut to a line).
+        #[serde(default)]
+        hook: String,
+        /// What went wrong (control characters removed).
+        #[serde(default)]
+        error: String,
+    },
     /// An error that belongs to no other event.
     #[serde(rename = "error")]
     Error {
@@ -736,6 +767,8 @@ impl EventKind {
             EventKind::CheckpointFailed { .. } => "checkpoint.failed",
             EventKind::CheckpointPruned { .. } => "checkpoint.pruned",
             EventKind::SessionRewound { .. } => "session.rewound",
+            EventKind::HookRan { .. } => "hook.ran",
+            EventKind::HookFailed { .. } => "hook.failed",
             EventKind::Error { .. } => "error",
         }
     }

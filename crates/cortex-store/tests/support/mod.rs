@@ -100,9 +100,11 @@ pub fn variant_index(kind: &EventKind) -> usize {
         EventKind::CheckpointFailed { .. } => 54,
         EventKind::CheckpointPruned { .. } => 55,
         EventKind::SessionRewound { .. } => 56,
+        EventKind::HookRan { .. } => 57,
+        EventKind::HookFailed { .. } => 58,
     }
 }
-pub const VARIANTS: usize = 57;
+pub const VARIANTS: usize = 59;
 
 /// Every variant, in an order the store accepts, with the turn each belongs to.
 pub fn every_kind() -> Vec<(Option<&'static str>, EventKind)> {
@@ -485,6 +487,23 @@ pub fn every_kind() -> Vec<(Option<&'static str>, EventKind)> {
             Some("t1"),
             EventKind::Error {
                 message: "something".into(),
+            },
+        ),
+        (
+            Some("t1"),
+            EventKind::HookRan {
+                event: "PreToolUse".into(),
+                hook: "/home/me/bin/guard".into(),
+                ms: 3.5,
+                decision: "deny".into(),
+            },
+        ),
+        (
+            Some("t1"),
+            EventKind::HookFailed {
+                event: "PostToolUse".into(),
+                hook: "/home/me/bin/note".into(),
+                error: "timed out after 60000 ms".into(),
             },
         ),
         (

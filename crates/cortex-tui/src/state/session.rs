@@ -171,6 +171,15 @@ impl SessionState {
                 self.push(CellKind::Todos(self.todos.clone()));
             }
             EventKind::Error { message } => self.notice(Level::Error, clean(message)),
+            EventKind::HookFailed { event, hook, error } => self.notice(
+                Level::Warning,
+                format!(
+                    "{} hook `{}` failed: {}",
+                    clean_line(event),
+                    clean_line(hook),
+                    clean_line(error)
+                ),
+            ),
             // The workspace listing the model was given: not the user's.
             EventKind::TurnContext { .. } => {}
             // Which project instructions the model is given (the TUI has

@@ -212,14 +212,20 @@ fn an_output_given_for_a_command_that_did_not_run_is_met_with_running_it() {
     let text = work.next_reminder(made_up, None).expect("made up");
     assert!(text.contains("`grep -c '#' main.py`"), "{text}");
     assert_eq!(chosen_tool(&text), Some(ToolName::Bash), "{text}");
-    // Once it ran, what the answer says it printed is the answer's to say.
+    // Once it ran, what the answer says it printed is held to what it did
+    // print: a wrong count goes back with the real output, a true one stands.
     let mut work = TurnWork::new(prompt);
     let run = call(
         "bash",
         serde_json::json!({"command": "grep -c '#' main.py"}),
     );
     work.record(&run, ToolStatus::Ok, None, Some("4\n"));
-    assert_eq!(work.next_reminder(made_up, None), None);
+    let text = work.next_reminder(made_up, None).expect("a wrong output");
+    assert_eq!(text.kind, ReminderKind::WrongOutput);
+    assert!(text.contains("printed:\n4"), "{text}");
+    let mut work = TurnWork::new(prompt);
+    work.record(&run, ToolStatus::Ok, None, Some("4\n"));
+    assert_eq!(work.next_reminder(&made_up.replace('3', "4"), None), None);
     // A block with no claim of its output, or the model's own tool named
     // as a command, is not an output made up.
     assert_eq!(
