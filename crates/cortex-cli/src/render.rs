@@ -193,10 +193,17 @@ impl Human {
                 eprintln!("no checkpoint before this turn: {}", sanitize(reason))
             }
             EventKind::CheckpointPruned {
-                checkpoints, used, ..
+                checkpoints,
+                used,
+                scope,
+                ..
             } => eprintln!(
-                "pruned {} old checkpoint(s); checkpoints use {} bytes",
+                "pruned {} old checkpoint(s); {} use {} bytes",
                 checkpoints.len(),
+                match scope {
+                    cortex_protocol::PruneScope::Session => "this session's checkpoints",
+                    cortex_protocol::PruneScope::Total => "all sessions' checkpoints",
+                },
                 used
             ),
             EventKind::SessionRewound {

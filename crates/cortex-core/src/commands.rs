@@ -96,25 +96,10 @@ pub enum CommandError {
 /// `extensions.rs` for how repository files are read).
 pub fn discover_commands(roots: &Roots) -> CommandCatalog {
     let mut catalog = CommandCatalog::default();
-    if let Some(config) = &roots.config {
-        let shown = extensions::user_shown(&config.join("commands"));
-        if let Some(dir) = extensions::open_folder(config, true, &["commands"]) {
-            scan(dir.as_fd(), ExtensionScope::User, &shown, &mut catalog);
-        }
-    }
-    if let Some(workspace) = &roots.tree() {
-        for parts in [[".cortex", "commands"], [".claude", "commands"]] {
-            if let Some(dir) = extensions::open_folder(workspace, false, &parts) {
-                let shown = parts.join("/");
-                scan(
-                    dir.as_fd(),
-                    ExtensionScope::Repository,
-                    &shown,
-                    &mut catalog,
-                );
-            }
-        }
-    }
+    let repository = [[".cortex", "commands"], [".claude", "commands"]];
+    extensions::each_folder(roots, "commands", &repository, |dir, scope, shown| {
+        scan(dir, scope, shown, &mut catalog)
+    });
     catalog
         .commands
         .sort_by(|a, b| a.info.name.cmp(&b.info.name));

@@ -76,6 +76,37 @@ pub(crate) struct Entry {
 /// reading: `root` (the workspace or the config folder) then `parts`, each
 /// component without following a link. `None` when it is not there (or is
 /// not a plain folder).
+/// Calls `visit` with each folder of one kind that exists: the user's
+/// `<config>/<user>` first (the user's files win a name), then the
+/// repository's `repository` folders in order, each with the scope and the
+/// path shown for it. Repository folders are opened without following a
+/// link anywhere (`open_folder`).
+pub(crate) fn each_folder(
+    roots: &Roots,
+    user: &str,
+    repository: &[[&str; 2]],
+    mut visit: impl FnMut(BorrowedFd<'_>, cortex_protocol::ExtensionScope, &str),
+) {
+    if let Some(config) = &roots.config {
+        let shown = user_shown(&config.join(user));
+        if let Some(dir) = open_folder(config, true, &[user]) {
+            visit(dir.as_fd(), cortex_protocol::ExtensionScope::User, &shown);
+        }
+    }
+    if let Some(workspace) = &roots.tree() {
+        for parts in repository {
+            if let Some(dir) = open_folder(workspace, false, parts) {
+                let shown = parts.join("/");
+                visit(
+                    dir.as_fd(),
+                    cortex_protocol::ExtensionScope::Repository,
+                    &shown,
+                );
+            }
+        }
+    }
+}
+
 pub(crate) fn open_folder(root: &Path, follow_root: bool, parts: &[&str]) -> Option<OwnedFd> {
     let root = if follow_root {
         std::fs::canonicalize(root).ok()?

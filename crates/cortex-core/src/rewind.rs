@@ -7,7 +7,7 @@
 
 use crate::checkpoint::{CheckpointError, Checkpoints, DEFAULT_QUOTA, Pruned};
 use crate::{CoreError, Session};
-use cortex_protocol::{EventKind, RewindDiff, RewindScope, TurnId};
+use cortex_protocol::{EventKind, PruneScope, RewindDiff, RewindScope, TurnId};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -181,8 +181,10 @@ impl Session {
                     },
                 )
                 .await?;
-                self.record_pruned(Some(turn), taken.pruned).await?;
-                self.record_pruned(Some(turn), taken.pruned_total).await?;
+                self.record_pruned(Some(turn), taken.pruned, PruneScope::Session)
+                    .await?;
+                self.record_pruned(Some(turn), taken.pruned_total, PruneScope::Total)
+                    .await?;
             }
             Err(e) => {
                 self.record(
@@ -201,6 +203,7 @@ impl Session {
         &mut self,
         turn: Option<&TurnId>,
         pruned: Option<Pruned>,
+        scope: PruneScope,
     ) -> Result<(), CoreError> {
         if let Some(p) = pruned {
             self.record(
@@ -210,6 +213,7 @@ impl Session {
                     bytes_freed: p.bytes_freed,
                     used: p.used,
                     quota: p.quota,
+                    scope,
                 },
             )
             .await?;
@@ -288,7 +292,8 @@ impl Session {
             },
         )
         .await?;
-        self.record_pruned(None, pruned).await?;
+        self.record_pruned(None, pruned, PruneScope::Session)
+            .await?;
         Ok(rewound)
     }
 

@@ -91,25 +91,9 @@ const REPOSITORY_FOLDERS: [[&str; 2]; 3] = [
 /// Every skill under `roots`, read on the host (blocking).
 pub fn discover_skills(roots: &Roots) -> SkillCatalog {
     let mut catalog = SkillCatalog::default();
-    if let Some(config) = &roots.config {
-        let shown = extensions::user_shown(&config.join("skills"));
-        if let Some(dir) = extensions::open_folder(config, true, &["skills"]) {
-            scan(dir.as_fd(), ExtensionScope::User, &shown, &mut catalog);
-        }
-    }
-    if let Some(workspace) = &roots.tree() {
-        for parts in REPOSITORY_FOLDERS {
-            if let Some(dir) = extensions::open_folder(workspace, false, &parts) {
-                let shown = parts.join("/");
-                scan(
-                    dir.as_fd(),
-                    ExtensionScope::Repository,
-                    &shown,
-                    &mut catalog,
-                );
-            }
-        }
-    }
+    extensions::each_folder(roots, "skills", &REPOSITORY_FOLDERS, |dir, scope, shown| {
+        scan(dir, scope, shown, &mut catalog)
+    });
     catalog.skills.sort_by(|a, b| a.info.name.cmp(&b.info.name));
     catalog
 }

@@ -365,9 +365,12 @@ async fn old_checkpoints_are_pruned_past_the_quota_and_the_pruning_is_recorded()
                 checkpoints,
                 used,
                 quota,
+                scope,
                 ..
             } => {
                 assert!(used <= quota);
+                // The session's own quota, not the total's.
+                assert_eq!(*scope, cortex_protocol::PruneScope::Session);
                 Some(checkpoints.clone())
             }
             _ => None,

@@ -33,8 +33,8 @@ pub use approval::{ApprovalDecision, ApprovalPolicy, ApprovalResolution, Rule, R
 pub use call_summary::CallSummary;
 pub use compaction::{CompactionKept, CompactionReport, CompactionTrigger};
 pub use event::{
-    Event, EventKind, OutputStream, STOPPED_BY_USER, StopRule, ToolStatus, TurnFinish, TurnOutcome,
-    now_rfc3339, parse_rfc3339_ms, retry_status,
+    Event, EventKind, OutputStream, PruneScope, STOPPED_BY_USER, StopRule, ToolStatus, TurnFinish,
+    TurnOutcome, now_rfc3339, parse_rfc3339_ms, retry_status,
 };
 pub use extensions::{CommandInfo, ExtensionScope, RejectedFile, SkillInfo};
 pub use goal::{

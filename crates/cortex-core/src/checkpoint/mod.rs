@@ -494,13 +494,7 @@ impl Checkpoints {
     /// would refuse without `force`. Changed files are hashed, not stored:
     /// the store and the stat index are left as they were.
     pub fn preview(&self, id: &str) -> Result<Preview, CheckpointError> {
-        if !valid_id(id) {
-            return Err(CheckpointError::NotFound(id.to_owned()));
-        }
-        let record = self
-            .store
-            .read_record(id)?
-            .ok_or_else(|| CheckpointError::NotFound(id.to_owned()))?;
+        let record = self.record(id)?;
         let target = self.manifest(&record)?;
         let now = self.walk(true, true, true)?;
         let diff = restore::diff(&target, &now.manifest);
@@ -511,6 +505,17 @@ impl Checkpoints {
         })
     }
 
+    /// Checkpoint `id`'s record; `NotFound` for an id that is not one or
+    /// is not kept.
+    fn record(&self, id: &str) -> Result<Record, CheckpointError> {
+        if !valid_id(id) {
+            return Err(CheckpointError::NotFound(id.to_owned()));
+        }
+        self.store
+            .read_record(id)?
+            .ok_or_else(|| CheckpointError::NotFound(id.to_owned()))
+    }
+
     /// Whether checkpoint `id` is kept.
     pub fn has(&self, id: &str) -> Result<bool, CheckpointError> {
         Ok(valid_id(id) && self.store.read_record(id)?.is_some())
@@ -518,13 +523,7 @@ impl Checkpoints {
 
     /// Put the workspace's files back as checkpoint `id` holds them.
     pub fn rewind(&mut self, id: &str, force: bool) -> Result<Restored, CheckpointError> {
-        if !valid_id(id) {
-            return Err(CheckpointError::NotFound(id.to_owned()));
-        }
-        let record = self
-            .store
-            .read_record(id)?
-            .ok_or_else(|| CheckpointError::NotFound(id.to_owned()))?;
+        let record = self.record(id)?;
         let target = self.manifest(&record)?;
         // The tree as it is, stored: the undo checkpoint if anything changes.
         let now = self.walk(true, true, false)?;

@@ -52,7 +52,8 @@ mod status;
 mod tests;
 
 pub use status::{
-    OutputStream, STOPPED_BY_USER, StopRule, ToolStatus, TurnFinish, TurnOutcome, retry_status,
+    OutputStream, PruneScope, STOPPED_BY_USER, StopRule, ToolStatus, TurnFinish, TurnOutcome,
+    retry_status,
 };
 
 /// Every event type, named on the wire as in the design (`turn.started`, …).
@@ -633,14 +634,20 @@ pub enum EventKind {
     /// checkpoint quota.
     #[serde(rename = "checkpoint.pruned")]
     CheckpointPruned {
-        /// The checkpoints removed, oldest first.
+        /// The checkpoints removed, oldest first (another session's as
+        /// `SESSION/ID`).
         checkpoints: Vec<String>,
         /// Bytes freed.
         bytes_freed: u64,
-        /// Bytes the session's checkpoints use now.
+        /// Bytes the checkpoints the quota bounds use now: the session's,
+        /// or every session's for the total quota.
         used: u64,
         /// The quota, in bytes.
         quota: u64,
+        /// Which quota pruned them (absent in timelines recorded before
+        /// the total quota: the session's).
+        #[serde(default, skip_serializing_if = "PruneScope::is_session")]
+        scope: PruneScope,
     },
     /// The session went back to a checkpoint: its files, its conversation
     /// or both. The timeline keeps everything; with the conversation in

@@ -148,3 +148,22 @@ mod retry_tests {
         );
     }
 }
+
+/// Which checkpoint quota a `checkpoint.pruned` answered.
+#[cfg_attr(feature = "utoipa", derive(utoipa::ToSchema))]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PruneScope {
+    /// The session's own quota.
+    #[default]
+    Session,
+    /// The quota of every session's checkpoints together.
+    Total,
+}
+
+impl PruneScope {
+    /// Whether it is the session's (left out on the wire).
+    pub fn is_session(&self) -> bool {
+        *self == PruneScope::Session
+    }
+}

@@ -147,6 +147,7 @@ fn type_name_matches_serde_name() {
             bytes_freed: 5,
             used: 10,
             quota: 20,
+            scope: Default::default(),
         },
         EventKind::SessionRewound {
             turn_id: "t1".into(),

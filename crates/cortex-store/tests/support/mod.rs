@@ -540,6 +540,7 @@ pub fn every_kind() -> Vec<(Option<&'static str>, EventKind)> {
                 bytes_freed: 100,
                 used: 4096,
                 quota: 1 << 30,
+                scope: Default::default(),
             },
         ),
         (
