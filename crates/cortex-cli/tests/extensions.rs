@@ -160,3 +160,48 @@ fn exec_runs_a_command_with_arguments_and_an_included_file() {
         "{stderr}"
     );
 }
+
+/// Hooks a repository ships (Claude Code's `.claude/settings.json`, a
+/// `hooks.json` in `.cortex/` or at the root) are never read: a hook there
+/// that would write a canary on the host does not run, while the turn's
+/// `bash` call runs in the guest as usual. The user's own hooks are the
+/// only ones (issue 40 item 4: repository hooks wait for trust and the guest).
+#[test]
+fn hooks_a_repository_ships_never_run() {
+    let env = Env::new(&[("a.txt", "alpha\n")]);
+    let canary = env.home.path().join("canary");
+    let hook = json!({"hooks": {"PreToolUse": [{"matcher": ".*", "hooks": [
+        {"type": "command", "command": format!("touch {}", canary.display())}
+    ]}], "UserPromptSubmit": [{"hooks": [
+        {"type": "command", "command": format!("touch {}", canary.display())}
+    ]}]}})
+    .to_string();
+    for path in [".claude/settings.json", ".cortex/hooks.json", "hooks.json"] {
+        write(env.repo.path(), path, &hook);
+    }
+    let script = env.script(json!({"responses": [
+        {"tool_calls": [{"name": "bash", "arguments": {"command": "echo ran"}}]},
+        {"text": "Done."}
+    ]}));
+    let mut cmd = env.command();
+    cmd.arg("exec")
+        .arg("--repo")
+        .arg(env.repo.path())
+        .arg("--model")
+        .arg(format!("scripted:{}", script.display()))
+        .args(["--json", "--approval", "auto", "Run echo."]);
+    let out = run_ok(cmd);
+    let events = json_lines(&out.stdout);
+    let ran = events
+        .iter()
+        .find(|e| e["type"] == "tool.result")
+        .expect("a tool.result");
+    assert_eq!(ran["payload"]["status"], "ok", "{ran}");
+    assert!(
+        !events
+            .iter()
+            .any(|e| e["type"] == "hook.ran" || e["type"] == "hook.failed"),
+        "no hook ran"
+    );
+    assert!(!canary.exists(), "a repository hook ran on the host");
+}

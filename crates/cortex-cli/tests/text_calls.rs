@@ -112,7 +112,7 @@ fn with_recovery_off_a_call_written_as_text_is_not_taken_as_the_answer() {
 
 /// llama.cpp's server does not hold a reply to `tool_choice` (an object
 /// naming a function is ignored with a warning, and `"required"` was
-/// answered in prose: runs L and X, docs/BENCHMARKS.md), but it does hold
+/// answered in prose, docs/BENCHMARKS.md), but it does hold
 /// one to a `response_format` JSON schema. A server on this machine is sent
 /// the forced call's schema, the tools as they are, and the call it writes
 /// as text runs.

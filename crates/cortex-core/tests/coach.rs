@@ -1,5 +1,5 @@
 //! The answer checks for small models (issue 19, items 2, 5, 7 and 8, and
-//! the failure classes of run C): read before write, advice instead of
+//! the failure classes of docs/BENCHMARKS.md's task set): read before write, advice instead of
 //! action, a definition replaced instead of kept, a named file left
 //! untouched, a rename left half done, a change never tested. Each check goes back to the model once; a model
 //! without `verify_answers` never gets them. This session's refusals and
@@ -86,8 +86,8 @@ async fn a_named_file_left_untouched_is_listed_once() {
         "{:?}",
         ran.reminders
     );
-    // The round after it must edit (run Q: told in words, the model gave
-    // its answer again).
+    // The round after it must edit (told in words, a small model gives its
+    // answer again).
     assert_eq!(ran.choices[3], ToolChoice::Tool(ToolName::EditFile));
     for path in ["client.py", "worker.py"] {
         assert_eq!(file(&ran, path), "TIMEOUT = 45\n");
@@ -179,7 +179,7 @@ async fn a_rename_left_half_done_lists_what_remains_from_the_workspace() {
     let ran = run(true, &files, prompt, script).await;
     assert_eq!(ran.outcome, TurnOutcome::Completed { rounds: 7 });
     // The rename removed `old_name` as asked: no note tells the model to
-    // put it back (run M: it undid the rename).
+    // put it back (told so, a small model undid the rename).
     assert_eq!(
         ran.results[1].1, "Edited util.py (1 replacement)",
         "{:?}",

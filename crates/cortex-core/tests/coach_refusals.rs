@@ -68,7 +68,7 @@ async fn a_write_to_the_file_to_run_names_the_file_its_traceback_ends_in() {
         &to_test["tool_calls"][0]["arguments"].to_string()
     ));
     // After the fix passed the test, the refusal says the task is done
-    // (run NO: told to change calc.py again, the 1.5B gave its fix back as
+    // (told to change calc.py again, a small model gave its fix back as
     // advice).
     let script = json!({"responses": [
         read("calc.py"),

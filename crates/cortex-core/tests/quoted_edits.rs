@@ -96,10 +96,10 @@ async fn other_formats_carry_no_files() {
 }
 
 /// Right after a reminder that says what to change, the next edit may quote
-/// only that: the file a two-file change left untouched (run Q,
-/// constant-in-two-files), then the lines where a renamed name still occurs
-/// (run Q, rename-variable: it quoted the line it had renamed and renamed
-/// it back). The request after the edit may quote anything again.
+/// only that: the file a two-file change left untouched, then the lines
+/// where a renamed name still occurs (a small model quoted the line it had
+/// renamed and renamed it back). The request after the edit may quote
+/// anything again.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn after_a_reminder_an_edit_may_quote_only_what_it_names() {
     const CLIENT: &str = "TIMEOUT = 30\n";
@@ -158,9 +158,9 @@ async fn after_a_reminder_an_edit_may_quote_only_what_it_names() {
 }
 
 /// An edit that gives its quote back unchanged keeps that quote out of the
-/// file's text in the next requests, until the file changes (run Q,
-/// fix-readme-typo: the first heading quoted as itself, twice, while the
-/// misspelt one was the other).
+/// file's text in the next requests, until the file changes (a small
+/// model quoted the first heading as itself, twice, while the misspelt one
+/// was the other).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_quote_given_back_unchanged_is_not_offered_again() {
     const README: &str = "# Todo\n\n## Instalation\n";

@@ -528,8 +528,8 @@ async fn a_reply_cut_at_the_output_limit_is_retried_once_with_the_limit_said() {
     ));
 }
 
-/// A small model loops on one `write_file` (run O, fix-missing-import: the
-/// same file twelve times until the task's time bound). Writing the same
+/// A small model loops on one `write_file` (the same file a dozen times,
+/// until the task's time bound). Writing the same
 /// content again cannot change its result, as for a read or an edit.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_third_identical_write_in_a_row_is_refused_and_the_turn_goes_on() {

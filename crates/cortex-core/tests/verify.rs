@@ -182,8 +182,8 @@ async fn a_call_refused_as_a_repeat_is_withheld_from_the_next_reply_only() {
 }
 
 /// A model that checks its answers, told after a repeat that the question
-/// is to be answered now, must answer: told so in words, the 0.5B went on
-/// calling tools (runs E5, E6).
+/// is to be answered now, must answer: told so in words, a small model
+/// went on calling tools.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn after_a_repeat_in_a_question_the_reply_must_be_the_answer() {
     let read = json!({"tool_calls": [{"name": "read_file", "arguments": {"path": "app.py"}}]});
@@ -219,7 +219,7 @@ async fn after_a_repeat_in_a_question_the_reply_must_be_the_answer() {
 
 /// A call written as text where the reply must be the answer is met once
 /// with the reminder again, and the reply to that must be the answer too
-/// (run E6, count-files: the 0.5B wrote its glob out as text).
+/// (a small model wrote its glob out as text there).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_call_written_as_text_where_an_answer_is_due_is_told_no_tool_runs() {
     let read = json!({"tool_calls": [{"name": "read_file", "arguments": {"path": "app.py"}}]});

@@ -423,8 +423,8 @@ mod tests {
         assert_eq!(note(dir.path(), &test, None, &called), None);
         let main = format!("{pytest_style}\n\nif __name__ == '__main__':\n    test_slugify()\n");
         assert_eq!(note(dir.path(), &test, None, &main), None);
-        // The file had them so before: still said, as such (run Y: the
-        // import added, the tests still never called).
+        // The file had them so before: still said, as such (the import
+        // added, the tests still never called).
         let edited = pytest_style.replace("'a'", "'a' and True");
         let still = note(dir.path(), &test, Some(pytest_style), &edited).expect("a note");
         assert!(still.starts_with(STILL_WONT_RUN), "{still}");

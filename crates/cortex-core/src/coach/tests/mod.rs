@@ -641,7 +641,7 @@ fn a_question_for_a_function_needs_a_name_from_the_code() {
     assert!(text.contains("does not give the name"), "{text}");
     assert!(asked("The function `vat` is called there.").is_some());
     assert!(asked("It is in `invoice`.").is_some());
-    // A plan of steps naming files only (run EA).
+    // A plan of steps naming files only.
     assert!(asked("`vat()` is defined in `billing/tax.py`. Here's the call:").is_some());
     for named in [
         "invoice_total calls it.",
