@@ -4,7 +4,10 @@
 //! dispatch, the guest round trip, persisting and fanning out every event.
 //!
 //! Reference in the same run: the tool itself (`Workspace::read_file` on the
-//! same file), so the ratio shows what the harness adds around it.
+//! same file), so the ratio shows what the harness adds around it. The
+//! `hooks:` cases add a no-op `PreToolUse` and `PostToolUse` hook (`true`),
+//! the user's (on the host) or the repository's trusted ones (in the
+//! guest): against `local sandbox`, the cost of no-op hooks per tool call.
 //!
 //! `cargo bench -p cortex-cli --bench turn`
 
@@ -92,10 +95,68 @@ fn bench_turn(c: &mut Criterion) {
             SandboxPolicy::WorkspaceWrite,
         ),
     ];
+    // The same tree with the repository's own no-op hooks, trusted.
+    let hooked = tempfile::tempdir().expect("repo");
+    std::fs::create_dir_all(hooked.path().join("src")).expect("mkdir");
+    std::fs::create_dir_all(hooked.path().join(".cortex")).expect("mkdir");
+    std::fs::copy(
+        repo.path().join("src/lib.rs"),
+        hooked.path().join("src/lib.rs"),
+    )
+    .expect("copy");
+    let noop = r#"{"type": "command", "command": "true"}"#;
+    let hooks_json = format!(
+        r#"{{"hooks": {{"PreToolUse": [{{"hooks": [{noop}]}}], "PostToolUse": [{{"hooks": [{noop}]}}]}}}}"#
+    );
+    std::fs::write(hooked.path().join(".cortex/hooks.json"), &hooks_json).expect("write");
+    let trust = data.path().join("trusted-hooks.json");
+    let hooked_repo = hooked.path().canonicalize().expect("canonical");
+    for file in cortex_core::hooks::repository::find(&hooked_repo).files {
+        cortex_core::hooks::trust::TrustedHooks::trust(
+            &trust,
+            &hooked_repo,
+            &file.file,
+            &file.sha256,
+        )
+        .expect("trust");
+    }
+    let user_noop = |event| cortex_core::HookSpec {
+        origin: cortex_core::HookOrigin::User,
+        event,
+        matcher: None,
+        command: "true".into(),
+        timeout_ms: None,
+        source: "bench".into(),
+        claude: false,
+    };
+    let user_hooks = vec![
+        user_noop(cortex_core::HookEvent::PreToolUse),
+        user_noop(cortex_core::HookEvent::PostToolUse),
+    ];
+    type Case = (&'static str, Arc<dyn GuestProvider>, SandboxPolicy);
+    let cases = providers
+        .into_iter()
+        .map(|(label, guests, policy): Case| (label, guests, policy, repo.path(), Vec::new()))
+        .chain([
+            (
+                "hooks: local sandbox, no-op user hooks",
+                sandboxed(),
+                SandboxPolicy::WorkspaceWrite,
+                repo.path(),
+                user_hooks,
+            ),
+            (
+                "hooks: local sandbox, no-op repository hooks",
+                sandboxed(),
+                SandboxPolicy::WorkspaceWrite,
+                hooked.path(),
+                Vec::new(),
+            ),
+        ]);
     let mut group = c.benchmark_group("turn: 2 rounds, 1 read_file");
-    for (label, guests, policy) in providers {
+    for (label, guests, policy, repository, hooks) in cases {
         let config = SessionConfig {
-            repository: repo.path().to_path_buf(),
+            repository: repository.to_path_buf(),
             mode: Mode::Agent,
             stop_rule: StopRule::Code,
             store: store.clone(),
@@ -112,7 +173,8 @@ fn bench_turn(c: &mut Criterion) {
             checkpoints: None,
             checkpoint_quota: None,
             checkpoint_total_quota: None,
-            hooks: Vec::new(),
+            hooks,
+            hook_trust: Some(trust.clone()),
         };
         group.bench_function(label, |b| {
             b.to_async(&runtime).iter_custom(|iters| {

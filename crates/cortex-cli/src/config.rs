@@ -155,6 +155,7 @@ impl Config {
             };
             for entry in entries {
                 found.hooks.push(cortex_core::HookSpec {
+                    origin: cortex_core::hooks::HookOrigin::User,
                     event: parsed,
                     matcher: entry.matcher.clone(),
                     command: entry.command.clone(),
@@ -489,7 +490,7 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         std::fs::write(
             dir.path().join("hooks.json"),
-            r#"{"hooks": {"PreToolUse": [{"matcher": "Bash|Edit", "hooks": [{"type": "command", "command": "guard.sh", "timeout": 30}]}], "SessionStart": []}}"#,
+            r#"{"hooks": {"PreToolUse": [{"matcher": "Bash|Edit", "hooks": [{"type": "command", "command": "guard.sh", "timeout": 30}]}], "Notification": []}}"#,
         )
         .expect("write");
         let config: Config = toml::from_str(
@@ -516,11 +517,11 @@ mod tests {
         );
         assert_eq!(found.skipped.len(), 1, "{:?}", found.skipped);
         let unknown: Config =
-            toml::from_str("[[hooks.PreCompact]]\ncommand = \"x\"\n").expect("valid toml");
+            toml::from_str("[[hooks.Notification]]\ncommand = \"x\"\n").expect("valid toml");
         let error = unknown
             .hooks_beside(&dir.path().join("config.toml"))
             .expect_err("an unknown event");
-        assert!(error.to_string().contains("PreCompact"), "{error}");
+        assert!(error.to_string().contains("Notification"), "{error}");
         std::fs::write(dir.path().join("hooks.json"), "{oops").expect("write");
         assert!(
             config

@@ -9,10 +9,6 @@
 //! exact (through the terminal-safe JSON writer). Commands and skills are
 //! prompts and text for the model, never run here, so there is no trust to
 //! show: the scope says whose they are.
-//!
-//! `cortex hooks list`: the user's own hooks (`[hooks]` of `config.toml`
-//! and `hooks.json` beside it) and the `hooks.json` entries not run. Those
-//! run on the host as the user; a repository's hooks are not read at all.
 
 use anyhow::Context;
 use clap::{Args, Subcommand};
@@ -40,78 +36,6 @@ pub enum SkillsCommand {
     List(ListArgs),
 }
 
-#[derive(Subcommand)]
-pub enum HooksCommand {
-    /// The user's hooks (`[hooks]` in config.toml, `hooks.json` in Claude
-    /// Code's format) and the entries that are not run, with why.
-    #[command(after_help = "Examples:\n  cortex hooks list\n  cortex hooks list --json")]
-    List(HooksListArgs),
-}
-
-#[derive(Args)]
-pub struct HooksListArgs {
-    /// One JSON object: the hooks and the entries not run.
-    #[arg(long)]
-    json: bool,
-}
-
-/// Said with the list: hooks a repository ships are not read yet.
-const REPOSITORY_HOOKS: &str =
-    "hooks in a repository are not read: only your own config's hooks run, on this machine";
-
-pub fn run_hooks(command: HooksCommand) -> anyhow::Result<ExitCode> {
-    let HooksCommand::List(args) = command;
-    let config = crate::config::Config::load()?;
-    let found = config.user_hooks()?;
-    if args.json {
-        let value = serde_json::json!({
-            "hooks": found.hooks,
-            "skipped": found.skipped,
-            "repository_hooks": "not read",
-        });
-        println!("{}", crate::json_out::to_line(&value)?);
-        return Ok(ExitCode::SUCCESS);
-    }
-    print!("{}", human_hooks(&found));
-    Ok(ExitCode::SUCCESS)
-}
-
-/// The human listing of the user's hooks; every field from a file goes
-/// through the sanitiser.
-fn human_hooks(found: &crate::config::UserHooks) -> String {
-    let mut out = String::new();
-    if found.hooks.is_empty() {
-        out.push_str("no hooks found\n");
-    }
-    for hook in &found.hooks {
-        let matcher = match (&hook.matcher, hook.event) {
-            (Some(m), _) if !m.trim().is_empty() => format!(" [{}]", sanitize_line(m)),
-            (_, cortex_core::HookEvent::PreToolUse | cortex_core::HookEvent::PostToolUse) => {
-                " [every tool]".to_owned()
-            }
-            _ => String::new(),
-        };
-        let timeout = hook
-            .timeout_ms
-            .unwrap_or(cortex_core::hooks::DEFAULT_TIMEOUT.as_millis() as u64);
-        out.push_str(&format!(
-            "{}{matcher}  {}\n    user {}; timeout {timeout} ms; runs on the host\n",
-            hook.event,
-            sanitize_line(&hook.command),
-            sanitize_line(&hook.source),
-        ));
-    }
-    if !found.skipped.is_empty() {
-        out.push_str(&format!("not run ({}):\n", found.skipped.len()));
-        for line in &found.skipped {
-            out.push_str(&format!("  {}\n", sanitize_line(line)));
-        }
-    }
-    out.push_str(REPOSITORY_HOOKS);
-    out.push('\n');
-    out
-}
-
 #[derive(Args)]
 pub struct ListArgs {
     /// The repository (default: the current folder).
@@ -122,14 +46,19 @@ pub struct ListArgs {
     json: bool,
 }
 
-fn roots(repo: Option<PathBuf>) -> anyhow::Result<Roots> {
+/// The repository a listing is about: `repo`, or the current folder,
+/// canonicalised as sessions name it.
+pub(crate) fn repository(repo: Option<PathBuf>) -> anyhow::Result<PathBuf> {
     let repo = match repo {
         Some(repo) => repo,
         None => std::env::current_dir()?,
     };
-    let repo = repo
-        .canonicalize()
-        .with_context(|| format!("no repository at {}", repo.display()))?;
+    repo.canonicalize()
+        .with_context(|| format!("no repository at {}", repo.display()))
+}
+
+fn roots(repo: Option<PathBuf>) -> anyhow::Result<Roots> {
+    let repo = repository(repo)?;
     let dirs = crate::config::harness_dirs()?;
     Ok(Roots {
         workspace: Some(repo),
@@ -246,30 +175,4 @@ fn human(what: &str, rows: &[Row], rejected: &[RejectedFile]) -> String {
         }
     }
     out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_hook_listing_is_sanitised_and_says_repository_hooks_are_not_read() {
-        let found = crate::config::UserHooks {
-            hooks: vec![cortex_core::HookSpec {
-                event: cortex_core::HookEvent::PreToolUse,
-                matcher: Some("Bash\x1b[2J".into()),
-                command: "/home/me/guard\x1b]0;pwned\x07".into(),
-                timeout_ms: Some(500),
-                source: "/home/me/.config/cortex/hooks.json".into(),
-                claude: true,
-            }],
-            skipped: vec!["SessionStart: an event Cortex does not run yet\x1b[31m".into()],
-        };
-        let out = human_hooks(&found);
-        assert!(!out.contains('\x1b') && !out.contains('\x07'), "{out:?}");
-        assert!(out.starts_with("PreToolUse [Bash"), "{out}");
-        assert!(out.contains("timeout 500 ms"), "{out}");
-        assert!(out.contains("not run (1):\n  SessionStart"), "{out}");
-        assert!(out.ends_with(&format!("{REPOSITORY_HOOKS}\n")), "{out}");
-    }
 }

@@ -59,6 +59,7 @@ impl LocalServer {
                 checkpoint_quota,
                 checkpoint_total_quota,
                 hooks,
+                hook_trust: Some(config::data_dir()?.join(cortex_core::hooks::trust::TRUST_FILE)),
                 ..ServerConfig::default()
             },
         );

@@ -18,6 +18,7 @@ mod extensions_cmd;
 mod flags;
 mod follow;
 mod guests;
+mod hooks_cmd;
 mod init;
 mod json_out;
 mod local_server;
@@ -147,11 +148,12 @@ enum Command {
         command: extensions_cmd::SkillsCommand,
     },
     /// Hooks: the user's own (`[hooks]` in config.toml, `hooks.json`), run
-    /// on this machine; a repository's hooks are not read.
-    #[command(after_help = "Examples:\n  cortex hooks list\n  cortex hooks list --json")]
+    /// on this machine, and the repository's hook files, run in the guest
+    /// once trusted.
+    #[command(after_help = "Examples:\n  cortex hooks list\n  cortex hooks trust --repo ~/src/app")]
     Hooks {
         #[command(subcommand)]
-        command: extensions_cmd::HooksCommand,
+        command: hooks_cmd::HooksCommand,
     },
     /// Check what a session needs: isolation, model, keys, store, MCP
     /// servers, terminal; each failure with its fix (exit 1 when a session
@@ -226,7 +228,7 @@ fn main() -> ExitCode {
         // Listing reads files only: no runtime, no logging.
         Some(Command::Commands { command }) => finish(extensions_cmd::run_commands(command)),
         Some(Command::Skills { command }) => finish(extensions_cmd::run_skills(command)),
-        Some(Command::Hooks { command }) => finish(extensions_cmd::run_hooks(command)),
+        Some(Command::Hooks { command }) => finish(hooks_cmd::run_hooks(command)),
         other => run(other, cli.ui, cli.verbose),
     }
 }

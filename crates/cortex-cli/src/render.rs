@@ -177,6 +177,12 @@ impl Human {
             EventKind::HookFailed { event, hook, error } => {
                 eprintln!("{}", hook_failed_line(event, hook, error))
             }
+            untrusted @ EventKind::HooksUntrusted { .. } => {
+                if let Some(notice) = untrusted.untrusted_hooks_notice() {
+                    self.end_text(out);
+                    eprintln!("{}", sanitize_line(&notice));
+                }
+            }
             EventKind::InstructionsLoaded {
                 files, bytes, cut, ..
             } => {

@@ -141,6 +141,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
             checkpoint_quota,
             checkpoint_total_quota,
             hooks,
+            hook_trust: Some(config::data_dir()?.join(cortex_core::hooks::trust::TRUST_FILE)),
             ..ServerConfig::default()
         },
     );

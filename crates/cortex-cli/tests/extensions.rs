@@ -162,10 +162,10 @@ fn exec_runs_a_command_with_arguments_and_an_included_file() {
 }
 
 /// Hooks a repository ships (Claude Code's `.claude/settings.json`, a
-/// `hooks.json` in `.cortex/` or at the root) are never read: a hook there
-/// that would write a canary on the host does not run, while the turn's
-/// `bash` call runs in the guest as usual. The user's own hooks are the
-/// only ones (issue 40 item 4: repository hooks wait for trust and the guest).
+/// `hooks.json` in `.cortex/` or at the root) never run untrusted: a hook
+/// there that would write a canary on the host does not run, while the
+/// turn's `bash` call runs in the guest as usual (trusted, they run in the
+/// guest: `repository_hooks.rs`).
 #[test]
 fn hooks_a_repository_ships_never_run() {
     let env = Env::new(&[("a.txt", "alpha\n")]);

@@ -18,8 +18,8 @@ mod sse;
 mod wire;
 
 pub use cortex_api::{
-    ApprovalAnswered, ApprovalState, CompactAnswer, GoalAnswer, GoalSummary, GoalView, Rewind,
-    RewindAnswer, SessionPage, SessionView, StopAnswer, TurnCreated,
+    ApprovalAnswered, ApprovalState, CompactAnswer, GoalAnswer, GoalSummary, GoalView, HookList,
+    Rewind, RewindAnswer, SessionPage, SessionView, StopAnswer, TrustHooks, TurnCreated,
 };
 pub use error::ClientError;
 pub use sse::EventStream;
@@ -215,6 +215,28 @@ impl Client {
     pub async fn commands(&self, id: &SessionId) -> Result<cortex_api::CommandList, ClientError> {
         self.call(Method::GET, &format!("/v1/sessions/{id}/commands"), NO_BODY)
             .await
+    }
+
+    /// `GET …/hooks`: the repository's hook files, each with its hooks and
+    /// whether it is trusted at its content.
+    pub async fn hooks(&self, id: &SessionId) -> Result<cortex_api::HookList, ClientError> {
+        self.call(Method::GET, &format!("/v1/sessions/{id}/hooks"), NO_BODY)
+            .await
+    }
+
+    /// `POST …/hooks/trust`: trust one file at the content it was shown
+    /// with (a 409 `hooks_changed` when it changed since).
+    pub async fn trust_hooks(
+        &self,
+        id: &SessionId,
+        body: &cortex_api::TrustHooks,
+    ) -> Result<cortex_api::HookList, ClientError> {
+        self.call(
+            Method::POST,
+            &format!("/v1/sessions/{id}/hooks/trust"),
+            Some(body),
+        )
+        .await
     }
 
     /// `POST …/commands`: run the custom command `name` with `arguments`

@@ -525,11 +525,14 @@ impl Session {
         turn: &TurnId,
         call: &ToolCallRequest,
     ) -> Result<Option<String>, CoreError> {
+        if !self.hooks.any(HookEvent::PreToolUse) {
+            return Ok(None);
+        }
         let fields = serde_json::json!({
             "tool_input": crate::hooks::tool_input(&call.arguments),
         });
         let outcome = self
-            .run_hooks(turn, HookEvent::PreToolUse, Some(&call.name), fields)
+            .run_hooks(Some(turn), HookEvent::PreToolUse, Some(&call.name), fields)
             .await?;
         Ok(if let Some((hook, error)) = outcome.failed {
             Some(format!(
@@ -550,7 +553,8 @@ impl Session {
         call: &ToolCallRequest,
         answer: &mut Answer,
     ) -> Result<(), CoreError> {
-        if answer.status != ToolStatus::Ok {
+        // Without a hook, the result is not copied for one.
+        if answer.status != ToolStatus::Ok || !self.hooks.any(HookEvent::PostToolUse) {
             return Ok(());
         }
         let fields = serde_json::json!({
@@ -558,7 +562,7 @@ impl Session {
             "tool_response": answer.output,
         });
         let outcome = self
-            .run_hooks(turn, HookEvent::PostToolUse, Some(&call.name), fields)
+            .run_hooks(Some(turn), HookEvent::PostToolUse, Some(&call.name), fields)
             .await?;
         for context in outcome.context {
             answer

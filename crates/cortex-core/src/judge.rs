@@ -133,7 +133,9 @@ impl Session {
             "stop_hook_active": false,
             "last_assistant_message": answer,
         });
-        let outcome = self.run_hooks(turn, HookEvent::Stop, None, fields).await?;
+        let outcome = self
+            .run_hooks(Some(turn), HookEvent::Stop, None, fields)
+            .await?;
         let Some((hook, reason)) = outcome.refused else {
             return Ok(None);
         };

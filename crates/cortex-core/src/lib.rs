@@ -75,7 +75,7 @@ pub use cortex_protocol::TurnOutcome;
 pub use error::CoreError;
 pub use goal::{GoalError, pause_interrupted_goal, stored_goal};
 pub use harness_dirs::{HarnessDirs, HarnessFolderError};
-pub use hooks::{HookEvent, HookSpec};
+pub use hooks::{HookEvent, HookOrigin, HookSpec};
 pub use mcp_guest::GuestLauncher;
 pub use plans::{PlanError, PlanStatus, PlanVersion};
 pub use prompt::system_prompt;

@@ -52,10 +52,13 @@ pub struct SessionConfig {
     /// oldest of any session pruned first); `None` is
     /// [`crate::checkpoint::DEFAULT_TOTAL_QUOTA`] (10 GiB).
     pub checkpoint_total_quota: Option<u64>,
-    /// The user's own hooks (`hooks.rs`), run on the host; empty for none.
+    /// The user's own hooks (`hooks/`), run on the host; empty for none.
     /// Only the user's configuration may fill this: a repository's hooks
-    /// would run code the user never read.
+    /// are read by the session itself and run in the guest once trusted.
     pub hooks: Vec<crate::hooks::HookSpec>,
+    /// The file of the user's trusted repository hook files
+    /// (`hooks::trust`); `None`: no repository hook runs.
+    pub hook_trust: Option<PathBuf>,
 }
 
 /// A live session: its configuration, its guest, its timeline and the state
@@ -99,7 +102,7 @@ pub struct Session {
     pub(crate) live_instructions: crate::instructions::LiveInstructions,
     /// Whole-workspace checkpoints (`rewind.rs`).
     pub(crate) checkpoints: crate::rewind::CheckpointSlot,
-    /// The user's hooks, their matchers compiled.
+    /// The user's and the repository's hooks, and what was said of them.
     pub(crate) hooks: crate::hooks::Hooks,
 }
 
@@ -180,7 +183,7 @@ impl Session {
             id,
             repository,
             stop_rule: config.stop_rule,
-            hooks: crate::hooks::Hooks::new(config.hooks),
+            hooks: crate::hooks::Hooks::new(config.hooks, config.hook_trust),
             model: config.model,
             guests: config.guests,
             guest_env: config.guest_env,
@@ -253,7 +256,7 @@ impl Session {
             id: id.clone(),
             repository,
             stop_rule: record.stop_rule,
-            hooks: crate::hooks::Hooks::new(config.hooks),
+            hooks: crate::hooks::Hooks::new(config.hooks, config.hook_trust),
             model: config.model,
             guests: config.guests,
             guest_env: config.guest_env,

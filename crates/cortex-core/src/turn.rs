@@ -81,6 +81,7 @@ impl Session {
         self.drive.turn_started();
         let metadata = self.metadata_before_turn().await;
         self.turn_work = crate::coach::TurnWork::new(message).with_edit_format(self.edit_format());
+        self.hooks.stop_with(&cancel);
         // How the provider ended the turn's last response, when that was
         // not the model's own choice.
         let mut finish = None;
@@ -188,11 +189,9 @@ impl Session {
         turn: &TurnId,
         cancel: &CancellationToken,
     ) -> Result<Option<TurnOutcome>, CoreError> {
-        // The user's hooks see the prompt before anything runs for it.
-        let hooked = self.prompt_hooks(turn).await?;
-        if let Err(error) = hooked {
-            return Ok(Some(TurnOutcome::Failed { error }));
-        }
+        // Which of the repository's hooks run this turn: read again each
+        // turn, so a file changed since it was trusted no longer runs.
+        self.load_repository_hooks(turn).await?;
         // Attach before the first command: never a model request first.
         if let Readiness::NotReady(error) = self.ensure_attached(turn, cancel).await? {
             if cancel.is_cancelled() {
@@ -202,6 +201,18 @@ impl Session {
             }
             return Ok(Some(TurnOutcome::Failed { error }));
         }
+        // The hooks see the prompt before anything runs for it (a
+        // repository's hooks run in the guest, so after it is attached).
+        let hooked = match self.prompt_hooks(turn).await? {
+            Ok(context) => context,
+            Err(error) if cancel.is_cancelled() => {
+                tracing::debug!("a prompt hook was stopped: {error}");
+                return Ok(Some(TurnOutcome::Stopped {
+                    reason: STOPPED_BY_USER.to_owned(),
+                }));
+            }
+            Err(error) => return Ok(Some(TurnOutcome::Failed { error })),
+        };
         // The whole workspace as it is before the turn changes anything
         // (the accepted spec below is the turn's first write).
         self.checkpoint_turn(turn).await?;
@@ -212,10 +223,8 @@ impl Session {
         // the model is told about the repository starts with its rules.
         self.load_instructions(turn).await?;
         self.add_turn_context(turn, cancel).await?;
-        if let Ok(context) = hooked
-            && !context.is_empty()
-        {
-            let text = format!("Context from the user's hooks:\n{}", context.join("\n\n"));
+        if !hooked.is_empty() {
+            let text = format!("Context from hooks:\n{}", hooked.join("\n\n"));
             self.record(Some(turn), EventKind::TurnContext { text })
                 .await?;
         }
@@ -223,23 +232,39 @@ impl Session {
         Ok(None)
     }
 
-    /// The user's `UserPromptSubmit` hooks: the context they add, or why
-    /// one blocked the prompt (the turn then fails with it).
-    async fn prompt_hooks(&self, turn: &TurnId) -> Result<Result<Vec<String>, String>, CoreError> {
+    /// The `SessionStart` hooks (on the session's first turn in this
+    /// process) and the `UserPromptSubmit` hooks: the context they add, or
+    /// why one blocked the prompt (the turn then fails with it).
+    async fn prompt_hooks(
+        &mut self,
+        turn: &TurnId,
+    ) -> Result<Result<Vec<String>, String>, CoreError> {
+        use crate::hooks::HookEvent;
+        let mut context = Vec::new();
+        if self.hooks.start() && self.hooks.any(HookEvent::SessionStart) {
+            let resumed = self.state.messages.len() > 1;
+            let source = if resumed { "resume" } else { "startup" };
+            let fields = serde_json::json!({ "source": source });
+            let outcome = self
+                .run_hooks(Some(turn), HookEvent::SessionStart, None, fields)
+                .await?;
+            context.extend(outcome.context);
+        }
+        if !self.hooks.any(HookEvent::UserPromptSubmit) {
+            return Ok(Ok(context));
+        }
         let fields = serde_json::json!({ "prompt": self.turn_work.prompt() });
         let outcome = self
-            .run_hooks(
-                turn,
-                crate::hooks::HookEvent::UserPromptSubmit,
-                None,
-                fields,
-            )
+            .run_hooks(Some(turn), HookEvent::UserPromptSubmit, None, fields)
             .await?;
         Ok(match outcome.refused {
             Some((hook, reason)) => Err(format!(
                 "the UserPromptSubmit hook `{hook}` blocked the prompt: {reason}"
             )),
-            None => Ok(outcome.context),
+            None => {
+                context.extend(outcome.context);
+                Ok(context)
+            }
         })
     }
 

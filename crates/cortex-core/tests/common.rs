@@ -115,6 +115,7 @@ pub fn config(
         checkpoint_quota: None,
         checkpoint_total_quota: None,
         hooks: Vec::new(),
+        hook_trust: None,
     }
 }
 

@@ -25,6 +25,7 @@ fn hook_script(dir: &Path, name: &str, body: &str) -> String {
 
 fn hook(event: HookEvent, matcher: Option<&str>, command: String) -> HookSpec {
     HookSpec {
+        origin: cortex_core::hooks::HookOrigin::User,
         event,
         matcher: matcher.map(str::to_owned),
         command,

@@ -80,6 +80,7 @@ async fn reasoning_items_are_replayed_with_their_message() {
         checkpoint_quota: None,
         checkpoint_total_quota: None,
         hooks: Vec::new(),
+        hook_trust: None,
     };
     let mut session = Session::create(config).await.expect("session");
     session

@@ -121,6 +121,7 @@ async fn direct(n: usize, repo: &std::path::Path) -> (Duration, Duration) {
                 checkpoint_quota: None,
                 checkpoint_total_quota: None,
                 hooks: Vec::new(),
+                hook_trust: None,
             })
             .await
             .expect("session");

@@ -5,8 +5,8 @@
 //! its bodies name are collected from it.
 
 use crate::routes::{
-    approvals, commands, control, events, goal, mcp, meta, plan, rewind, rules, sessions, spec,
-    turns,
+    approvals, commands, control, events, goal, hooks, mcp, meta, plan, rewind, rules, sessions,
+    spec, turns,
 };
 use crate::state::AppState;
 use axum::Router;
@@ -24,7 +24,7 @@ use utoipa::{Modify, OpenApi};
     paths(
         meta::healthz,
         sessions::create, sessions::list, sessions::show, sessions::close,
-        turns::create, turns::stop, commands::list, commands::run,
+        turns::create, turns::stop, commands::list, commands::run, hooks::list, hooks::trust,
         control::set_mode, control::compact, rewind::rewind, mcp::add,
         plan::accept, plan::reject, spec::accept, spec::reject,
         goal::set, goal::show, goal::clear, goal::pause, goal::resume,

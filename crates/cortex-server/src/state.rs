@@ -53,6 +53,9 @@ pub struct ServerConfig {
     /// The user's own hooks (the config file's `[hooks]` and their
     /// `hooks.json`), given to every session; run on the host.
     pub hooks: Vec<cortex_core::HookSpec>,
+    /// The user's trusted repository hook files (`hooks::trust`); `None`:
+    /// no repository hook runs and none can be trusted over the API.
+    pub hook_trust: Option<std::path::PathBuf>,
 }
 
 impl Default for ServerConfig {
@@ -70,6 +73,7 @@ impl Default for ServerConfig {
             checkpoint_quota: None,
             checkpoint_total_quota: None,
             hooks: Vec::new(),
+            hook_trust: None,
         }
     }
 }
@@ -351,6 +355,7 @@ impl AppState {
             checkpoint_quota: self.config.checkpoint_quota,
             checkpoint_total_quota: self.config.checkpoint_total_quota,
             hooks: self.config.hooks.clone(),
+            hook_trust: self.config.hook_trust.clone(),
         })
         .await?;
         session.add_mcp_servers(self.config.mcp_servers.iter().cloned());
@@ -408,6 +413,7 @@ impl AppState {
                 checkpoint_quota: self.config.checkpoint_quota,
                 checkpoint_total_quota: self.config.checkpoint_total_quota,
                 hooks: self.config.hooks.clone(),
+                hook_trust: self.config.hook_trust.clone(),
             },
         )
         .await?;

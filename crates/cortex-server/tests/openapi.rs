@@ -103,6 +103,20 @@ const ROUTES: &[Route] = &[
         response: Some(name::<TurnCreated>),
     },
     Route {
+        method: "get",
+        path: "/v1/sessions/{id}/hooks",
+        request: None,
+        success: "200",
+        response: Some(name::<cortex_api::HookList>),
+    },
+    Route {
+        method: "post",
+        path: "/v1/sessions/{id}/hooks/trust",
+        request: Some(name::<cortex_api::TrustHooks>),
+        success: "200",
+        response: Some(name::<cortex_api::HookList>),
+    },
+    Route {
         method: "put",
         path: "/v1/sessions/{id}/mode",
         request: Some(name::<SetMode>),
@@ -536,6 +550,34 @@ async fn each_schema_describes_what_serde_writes() {
                     path: "~/.config/cortex/commands/x.md".into(),
                     reason: "the prompt is empty".into(),
                 }],
+            }),
+        ),
+        (
+            name::<cortex_api::HookList>(),
+            json!(cortex_api::HookList {
+                files: vec![cortex_api::HookFile {
+                    file: ".cortex/hooks.json".into(),
+                    sha256: "ab".repeat(32),
+                    trusted: false,
+                    hooks: vec![cortex_api::HookEntry {
+                        event: "PreToolUse".into(),
+                        matcher: Some("Bash".into()),
+                        command: "./guard.sh".into(),
+                        timeout_ms: Some(5000),
+                    }],
+                    skipped: vec!["Notification: an event Cortex does not run yet".into()],
+                }],
+                rejected: vec![cortex_api::RejectedHookFile {
+                    file: ".claude/settings.json".into(),
+                    reason: "a symbolic link: not followed".into(),
+                }],
+            }),
+        ),
+        (
+            name::<cortex_api::TrustHooks>(),
+            json!(cortex_api::TrustHooks {
+                file: ".cortex/hooks.json".into(),
+                sha256: "ab".repeat(32),
             }),
         ),
         (

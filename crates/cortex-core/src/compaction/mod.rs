@@ -154,6 +154,31 @@ impl Session {
         }
     }
 
+    /// The `PreCompact` hooks, as Claude Code runs them: told whether the
+    /// compaction is automatic or asked for; what they answer is recorded,
+    /// and a compaction goes on whatever they say (the context window does
+    /// not wait).
+    async fn pre_compact_hooks(
+        &mut self,
+        trigger: CompactionTrigger,
+        turn: Option<&TurnId>,
+        cancel: &CancellationToken,
+    ) -> Result<(), CoreError> {
+        use crate::hooks::HookEvent;
+        if !self.hooks.any(HookEvent::PreCompact) {
+            return Ok(());
+        }
+        self.hooks.stop_with(cancel);
+        let name = match trigger {
+            CompactionTrigger::Threshold => "auto",
+            CompactionTrigger::Explicit => "manual",
+        };
+        let fields = serde_json::json!({ "trigger": name, "custom_instructions": "" });
+        self.run_hooks(turn, HookEvent::PreCompact, None, fields)
+            .await
+            .map(drop)
+    }
+
     async fn run_compaction(
         &mut self,
         trigger: CompactionTrigger,
@@ -173,6 +198,7 @@ impl Session {
         if split == 0 {
             return Err(CompactError::NothingToCompact);
         }
+        self.pre_compact_hooks(trigger, turn, cancel).await?;
         let started = EventKind::CompactionStarted {
             trigger,
             tokens_before,

@@ -65,6 +65,7 @@ impl EventKind {
             EventKind::SessionRewound { .. } => "session.rewound",
             EventKind::HookRan { .. } => "hook.ran",
             EventKind::HookFailed { .. } => "hook.failed",
+            EventKind::HooksUntrusted { .. } => "hooks.untrusted",
             EventKind::Error { .. } => "error",
         }
     }
@@ -94,5 +95,23 @@ impl EventKind {
                 | EventKind::TurnStopped { .. }
                 | EventKind::TurnFailed { .. }
         )
+    }
+
+    /// What a client says of a `hooks.untrusted` event (every client says
+    /// the same; the caller sanitises it for its screen); `None` for any
+    /// other event.
+    pub fn untrusted_hooks_notice(&self) -> Option<String> {
+        let EventKind::HooksUntrusted { file, hooks, .. } = self else {
+            return None;
+        };
+        let hooks = match hooks {
+            1 => "1 hook".to_owned(),
+            n => format!("{n} hooks"),
+        };
+        Some(format!(
+            "the repository's {file} has {hooks} that do not run: the file is not trusted at \
+             this content (trust it with `cortex hooks trust` or /hooks; trusted hooks run in \
+             the guest)"
+        ))
     }
 }

@@ -707,6 +707,21 @@ pub enum EventKind {
         #[serde(default)]
         error: String,
     },
+    /// Hook files of the repository that the user has not trusted (or
+    /// that changed since): their hooks do not run. Recorded when a turn
+    /// first finds the file at this content.
+    #[serde(rename = "hooks.untrusted")]
+    HooksUntrusted {
+        /// The file, relative to the repository (`.cortex/hooks.json`).
+        #[serde(default)]
+        file: String,
+        /// The sha256 of its content, which trusting it records.
+        #[serde(default)]
+        sha256: String,
+        /// How many hooks it holds.
+        #[serde(default)]
+        hooks: u32,
+    },
     /// An error that belongs to no other event.
     #[serde(rename = "error")]
     Error {

@@ -6,6 +6,7 @@ pub(crate) mod commands;
 pub(crate) mod control;
 pub(crate) mod events;
 pub(crate) mod goal;
+pub(crate) mod hooks;
 pub(crate) mod mcp;
 pub(crate) mod meta;
 pub(crate) mod plan;
@@ -26,6 +27,7 @@ pub(crate) fn v1() -> Router<Arc<AppState>> {
         .merge(sessions::routes())
         .merge(turns::routes())
         .merge(commands::routes())
+        .merge(hooks::routes())
         .merge(control::routes())
         .merge(rewind::routes())
         .merge(mcp::routes())

@@ -102,9 +102,10 @@ pub fn variant_index(kind: &EventKind) -> usize {
         EventKind::SessionRewound { .. } => 56,
         EventKind::HookRan { .. } => 57,
         EventKind::HookFailed { .. } => 58,
+        EventKind::HooksUntrusted { .. } => 59,
     }
 }
-pub const VARIANTS: usize = 59;
+pub const VARIANTS: usize = 60;
 
 /// Every variant, in an order the store accepts, with the turn each belongs to.
 pub fn every_kind() -> Vec<(Option<&'static str>, EventKind)> {
@@ -504,6 +505,14 @@ pub fn every_kind() -> Vec<(Option<&'static str>, EventKind)> {
                 event: "PostToolUse".into(),
                 hook: "/home/me/bin/note".into(),
                 error: "timed out after 60000 ms".into(),
+            },
+        ),
+        (
+            Some("t1"),
+            EventKind::HooksUntrusted {
+                file: ".cortex/hooks.json".into(),
+                sha256: "ab".repeat(32),
+                hooks: 2,
             },
         ),
         (

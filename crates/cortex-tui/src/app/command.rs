@@ -68,6 +68,12 @@ pub enum Command {
         /// `None` accepts; `Some` rejects with this feedback.
         feedback: Option<String>,
     },
+    /// `/hooks`: list the repository's hook files, answered with
+    /// [`Outcome::Hooks`].
+    ListHooks,
+    /// `/hooks trust`: trust these (file, sha256) as they were shown,
+    /// answered with [`Outcome::Hooks`].
+    TrustHooks(Vec<(String, String)>),
     /// `/doctor`: run the checks of `cortex doctor` (the embedding program's
     /// [`crate::Doctor`]) and show them in the transcript.
     Doctor,
@@ -110,6 +116,22 @@ pub enum Outcome {
     Doctor(Vec<ReportLine>),
     /// What rewinding to before a turn would change.
     RewindPreview(RewindPreview),
+    /// The repository's hook files, as the API listed them.
+    Hooks(Vec<HookFileView>),
+}
+
+/// One of the repository's hook files, as the API listed it (the app
+/// cleans every field before showing it).
+#[derive(Debug, Clone, PartialEq)]
+pub struct HookFileView {
+    /// Relative to the repository.
+    pub file: String,
+    /// The content's sha256, which trusting names.
+    pub sha256: String,
+    /// Whether its hooks run.
+    pub trusted: bool,
+    /// One line per hook: event, matcher, command.
+    pub hooks: Vec<String>,
 }
 
 /// The answer to [`Command::PreviewRewind`], as the API gave it (the app

@@ -12,6 +12,7 @@ pub mod command;
 pub mod complete;
 pub mod editor;
 pub mod goal;
+pub mod hooks;
 pub mod init;
 mod keys;
 pub mod overlay;
@@ -79,6 +80,9 @@ pub struct App {
     files_requested: bool,
     /// The session's custom commands once listed (the first `/` asks).
     custom: Option<Vec<slash::CustomCommand>>,
+    /// The repository's hook files as `/hooks` last showed them: what
+    /// `/hooks trust` trusts.
+    hooks_shown: Option<Vec<command::HookFileView>>,
     custom_requested: bool,
     /// Messages sent while a turn ran, sent when it ends.
     queued: VecDeque<String>,
@@ -113,6 +117,7 @@ impl App {
             files: None,
             files_requested: false,
             custom: None,
+            hooks_shown: None,
             custom_requested: false,
             queued: VecDeque::new(),
             rejecting: None,
@@ -218,6 +223,7 @@ impl App {
             Outcome::Failed(error) => self.flash(&error),
             Outcome::Note(note) => self.flash(&note),
             Outcome::RewindPreview(preview) => self.rewind_previewed(preview),
+            Outcome::Hooks(files) => self.hooks_listed(files),
             Outcome::Doctor(lines) => {
                 self.flash = None;
                 for line in lines {

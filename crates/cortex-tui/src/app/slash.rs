@@ -65,6 +65,12 @@ pub const COMMANDS: &[SlashCommand] = &[
         run: rewind,
     },
     SlashCommand {
+        name: "hooks",
+        args: "[trust]",
+        help: "the repository's hook files and whether they run; `trust` runs the ones shown",
+        run: crate::app::hooks::run,
+    },
+    SlashCommand {
         name: "sessions",
         args: "",
         help: "pick a session to resume",

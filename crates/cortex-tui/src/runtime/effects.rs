@@ -141,6 +141,11 @@ impl Worker {
                 }
             }
             Command::PreviewRewind { turn_id } => Some(self.preview_rewind(&id, turn_id).await),
+            Command::ListHooks => Some(match self.client.hooks(&id).await {
+                Ok(list) => Outcome::Hooks(hook_views(list)),
+                Err(e) => Outcome::Failed(format!("hooks: {}", message(&e))),
+            }),
+            Command::TrustHooks(files) => Some(self.trust_hooks(&id, files).await),
             Command::ListCommands => match self.client.commands(&id).await {
                 Ok(list) => Some(Outcome::Commands(list.commands)),
                 Err(e) => Some(Outcome::Failed(format!("commands: {}", message(&e)))),
@@ -181,6 +186,23 @@ impl Worker {
         };
         if let Some(outcome) = outcome {
             report(&self.tx, outcome).await;
+        }
+    }
+
+    /// Trust each file as it was shown; the listing after the last, or the
+    /// first refusal (a file changed since it was shown is one).
+    async fn trust_hooks(&self, id: &SessionId, files: Vec<(String, String)>) -> Outcome {
+        let mut listed = None;
+        for (file, sha256) in files {
+            let body = cortex_client::TrustHooks { file, sha256 };
+            match self.client.trust_hooks(id, &body).await {
+                Ok(list) => listed = Some(list),
+                Err(e) => return Outcome::Failed(format!("hooks: {}", message(&e))),
+            }
+        }
+        match listed {
+            Some(list) => Outcome::Hooks(hook_views(list)),
+            None => Outcome::Note("nothing to trust".to_owned()),
         }
     }
 
@@ -321,4 +343,24 @@ fn entry(view: &SessionView, current: &SessionId) -> Entry {
         title: crate::text::clean_line(&title),
         current: view.id == *current,
     }
+}
+
+/// The API's hook listing as the app shows it.
+fn hook_views(list: cortex_client::HookList) -> Vec<crate::app::command::HookFileView> {
+    list.files
+        .into_iter()
+        .map(|f| crate::app::command::HookFileView {
+            hooks: f
+                .hooks
+                .iter()
+                .map(|h| match &h.matcher {
+                    Some(m) => format!("{} [{m}] {}", h.event, h.command),
+                    None => format!("{} {}", h.event, h.command),
+                })
+                .collect(),
+            file: f.file,
+            sha256: f.sha256,
+            trusted: f.trusted,
+        })
+        .collect()
 }

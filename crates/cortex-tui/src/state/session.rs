@@ -180,6 +180,11 @@ impl SessionState {
                     clean_line(error)
                 ),
             ),
+            untrusted @ EventKind::HooksUntrusted { .. } => {
+                if let Some(notice) = untrusted.untrusted_hooks_notice() {
+                    self.notice(Level::Warning, clean_line(&notice));
+                }
+            }
             // The workspace listing the model was given: not the user's.
             EventKind::TurnContext { .. } => {}
             // Which project instructions the model is given (the TUI has
