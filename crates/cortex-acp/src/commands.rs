@@ -2,10 +2,11 @@
 //! `available_commands_update` once `session/new` or `session/load` has
 //! answered, and a prompt that starts with `/NAME` of one of them runs it
 //! (`POST /v1/sessions/{id}/commands`: the server substitutes the arguments
-//! and includes `@path` files) instead of sending the text as it is.
+//! and includes `@path` files) instead of sending the text as it is. The
+//! built-in `rewind` (`rewind.rs`) is advertised with them.
 
-use crate::AcpAgent;
 use crate::sessions::acp_id;
+use crate::{AcpAgent, rewind};
 use agent_client_protocol::Client as Editor;
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
@@ -34,24 +35,29 @@ pub(crate) fn slash_command(message: &str) -> Option<(&str, &str)> {
 }
 
 impl AcpAgent {
-    /// Tell the editor which commands the session has (nothing when it has
-    /// none). A failure to list them is logged: the session works without.
+    /// Tell the editor which commands the session has: its custom ones and
+    /// `rewind` (built in: a custom command of that name is not listed).
+    /// A failure to list the custom ones is logged: `rewind` is still
+    /// advertised.
     pub(crate) async fn advertise_commands(
         &self,
         session: &agent_client_protocol::v1::schema::SessionId,
         cx: &ConnectionTo<Editor>,
     ) {
-        let list = match self.api.commands(&acp_id(session)).await {
-            Ok(list) => list,
+        let custom = match self.api.commands(&acp_id(session)).await {
+            Ok(list) => list.commands,
             Err(e) => {
                 tracing::warn!("the session's commands could not be listed: {e}");
-                return;
+                Vec::new()
             }
         };
-        if list.commands.is_empty() {
-            return;
-        }
-        let update = AvailableCommandsUpdate::new(list.commands.iter().map(available).collect());
+        let mut commands: Vec<AvailableCommand> = custom
+            .iter()
+            .filter(|c| c.name != rewind::NAME)
+            .map(available)
+            .collect();
+        commands.push(rewind::available());
+        let update = AvailableCommandsUpdate::new(commands);
         let note = SessionNotification::new(
             session.clone(),
             SessionUpdate::AvailableCommandsUpdate(update),

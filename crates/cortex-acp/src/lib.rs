@@ -33,6 +33,10 @@
 //! - the session's custom commands: an `available_commands_update` after
 //!   `session/new` and `session/load` answered, and a prompt `/NAME ARGS`
 //!   naming one runs it ([`commands`]).
+//! - rewind, which the protocol has no method for, as the command
+//!   `/rewind [TURN] [--files|--conversation|--both] [--force] [--dry-run]`
+//!   (advertised with the custom ones): the API's rewind, its diff answered
+//!   as agent text; without a turn, the conversation's turns ([`rewind`]).
 //!
 //! Not yet: images and binary resources in prompts.
 //!
@@ -47,6 +51,7 @@ mod commands;
 pub mod map;
 mod permission;
 mod prompt;
+mod rewind;
 mod sessions;
 
 use agent_client_protocol::schema::ProtocolVersion;

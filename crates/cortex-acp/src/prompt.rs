@@ -1,16 +1,18 @@
 //! `session/prompt` and `session/cancel`: one turn of the session API,
 //! its timeline streamed to the editor as `session/update` notifications
-//! until the turn ends, and Stop.
+//! until the turn ends, and Stop. A prompt `/rewind …` runs no turn: it is
+//! the API's rewind (`rewind.rs`).
 
+use crate::commands::slash_command;
 use crate::map::{self, TurnEnd};
 use crate::permission::{self, Ask};
 use crate::sessions::{Tracked, acp_id};
-use crate::{AcpAgent, api_error, internal, invalid_params};
+use crate::{AcpAgent, api_error, internal, invalid_params, rewind};
 use agent_client_protocol::Client as Editor;
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
-    CancelNotification, ContentBlock, EmbeddedResourceResource, PromptRequest, PromptResponse,
-    SessionNotification, StopReason,
+    CancelNotification, ContentBlock, ContentChunk, EmbeddedResourceResource, PromptRequest,
+    PromptResponse, SessionNotification, SessionUpdate, StopReason,
 };
 use cortex_client::EventStream;
 use cortex_protocol::{EventKind, SessionId, TurnId};
@@ -28,6 +30,17 @@ impl AcpAgent {
         let live = self.sessions.get(&id)?;
         let message = prompt_text(&request.prompt)?;
         let mut tracked = live.tracked.lock().await;
+        // `/rewind` is answered by the API's rewind, not a turn.
+        if let Some((name, arguments)) = slash_command(&message)
+            && name == rewind::NAME
+        {
+            let text = self.rewind(&id, arguments).await?;
+            cx.send_notification(SessionNotification::new(
+                request.session_id.clone(),
+                SessionUpdate::AgentMessageChunk(ContentChunk::new(ContentBlock::from(text))),
+            ))?;
+            return Ok(PromptResponse::new(StopReason::EndTurn));
+        }
         live.cancel.store(false, Ordering::SeqCst);
         // Subscribed before the turn starts: nothing of it can be missed.
         let mut events = self

@@ -780,10 +780,16 @@ async fn the_sessions_commands_are_advertised_and_a_slash_prompt_runs_one() {
             .block_task()
             .await?;
         let advertised = next_of(&mut updates, "available_commands_update").await;
+        // The session's own, then the built-in `rewind` (`acp_rewind.rs`).
         assert_eq!(
-            advertised["availableCommands"],
-            json!([{"name": "review", "description": "Review a file",
-                    "input": {"hint": "<file> <focus>"}}])
+            advertised["availableCommands"][0],
+            json!({"name": "review", "description": "Review a file",
+                   "input": {"hint": "<file> <focus>"}})
+        );
+        assert_eq!(advertised["availableCommands"][1]["name"], "rewind");
+        assert_eq!(
+            advertised["availableCommands"].as_array().map(Vec::len),
+            Some(2)
         );
         let answer = cx
             .send_request(PromptRequest::new(

@@ -1,10 +1,13 @@
 //! Times whole-workspace checkpoints on a generated tree: the first one
-//! (every file read and stored), one of the unchanged tree (a stat per
-//! entry), and ones after 10 and 1,000 files changed; then the stat seal a
-//! turn's end takes and a rewind of the 1,000 changes.
+//! (every file read and stored, every folder watched), ones of the
+//! unchanged tree (no folder read: no event since), and ones after 10 and
+//! 1,000 files changed (only the folders with events read); then the seal
+//! a turn's end takes, a rewind of the 1,000 changes, and a full walk of
+//! the unchanged tree (what a session's first checkpoint after a restart,
+//! or one after lost events, costs).
 //!
 //! ```text
-//! CARGO_TARGET_DIR=/var/tmp/cortex-ci-target cargo build --release --workspace --locked --example checkpoint_bench
+//! CARGO_TARGET_DIR=/var/tmp/cortex-ci-target cargo build --release -p cortex-core --locked --example checkpoint_bench
 //! /var/tmp/cortex-ci-target/release/examples/checkpoint_bench [FILES|storage]
 //! ```
 //!
@@ -50,6 +53,21 @@ fn change(root: &Path, count: usize, files: usize, salt: &str) -> std::io::Resul
 
 fn ms(start: Instant) -> f64 {
     start.elapsed().as_secs_f64() * 1000.0
+}
+
+/// CPU time the process has used, in milliseconds: what a checkpoint costs
+/// whatever the machine's load (wall time adds the waits for a core).
+fn cpu_ms() -> f64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid timespec for the call to write.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts) };
+    if rc != 0 {
+        return f64::NAN;
+    }
+    ts.tv_sec as f64 * 1000.0 + ts.tv_nsec as f64 / 1e6
 }
 
 /// Bytes of every file under `dir` (no link followed).
@@ -209,37 +227,79 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         first.files,
         first.bytes_new
     );
-    let mut unchanged = Vec::new();
-    for i in 1..=5 {
-        let start = Instant::now();
+    let (mut unchanged, mut cpu) = (Vec::new(), Vec::new());
+    for i in 1..=21 {
+        let (start, cpu_start) = (Instant::now(), cpu_ms());
         cp.take(&format!("u{i}"))?;
         unchanged.push(ms(start));
+        cpu.push(cpu_ms() - cpu_start);
     }
-    unchanged.sort_by(f64::total_cmp);
+    let (med, min, max) = median(unchanged);
+    let (cmed, cmin, cmax) = median(cpu);
     println!(
-        "unchanged tree: median {:.1} ms (min {:.1}, max {:.1}, 5 runs)",
-        unchanged[2], unchanged[0], unchanged[4]
+        "unchanged tree: median {med:.2} ms (min {min:.2}, max {max:.2}, 21 runs); \
+         CPU median {cmed:.2} ms (min {cmin:.2}, max {cmax:.2})"
+    );
+    println!(
+        "walks so far (full, incremental, folders read): {:?}",
+        cp.walks()
     );
     for (count, salt) in [(10, "c10"), (1_000, "c1000")] {
+        let used = cp.used()?;
         change(workspace.path(), count, files, salt)?;
-        let start = Instant::now();
+        let (start, cpu_start) = (Instant::now(), cpu_ms());
         let taken = cp.take(&format!("c{count}"))?;
+        let (elapsed, cpu) = (ms(start), cpu_ms() - cpu_start);
         println!(
-            "{count} files changed: {:.1} ms ({} bytes new)",
-            ms(start),
-            taken.bytes_new
+            "{count} files changed: {elapsed:.1} ms, CPU {cpu:.1} ms ({} content bytes new, {} \
+             bytes stored in all)",
+            taken.bytes_new,
+            cp.used()? - used
         );
     }
-    let start = Instant::now();
+    println!(
+        "walks so far (full, incremental, folders read): {:?}",
+        cp.walks()
+    );
+    change(workspace.path(), 10, files, "seal")?;
+    let (start, cpu_start) = (Instant::now(), cpu_ms());
     cp.seal()?;
-    println!("seal (a turn's end, stat only): {:.1} ms", ms(start));
-    let start = Instant::now();
+    println!(
+        "seal after 10 files changed (a turn's end): {:.1} ms, CPU {:.1} ms",
+        ms(start),
+        cpu_ms() - cpu_start
+    );
+    let (start, cpu_start) = (Instant::now(), cpu_ms());
+    cp.take("after-seal")?;
+    println!(
+        "checkpoint right after that seal: {:.2} ms, CPU {:.2} ms",
+        ms(start),
+        cpu_ms() - cpu_start
+    );
+    let (start, cpu_start) = (Instant::now(), cpu_ms());
     let restored = cp.rewind("c10", false)?;
     println!(
-        "rewind of the 1,000 changes: {:.1} ms ({} paths)",
+        "rewind of the 1,000 changes: {:.1} ms, CPU {:.1} ms ({} paths)",
         ms(start),
+        cpu_ms() - cpu_start,
         restored.diff.changed.len()
     );
     println!("store: {} bytes", cp.used()?);
+    drop(cp);
+    // A new session object on the same store: its first walk is a full
+    // one (no watch yet), with the stored tree as its stat index.
+    let mut cp = Checkpoints::open(
+        &data.path().join("checkpoints"),
+        "bench",
+        workspace.path(),
+        DEFAULT_QUOTA,
+    )?;
+    let (start, cpu_start) = (Instant::now(), cpu_ms());
+    cp.take("reopened")?;
+    println!(
+        "full walk of the unchanged tree (reopened store): {:.1} ms, CPU {:.1} ms",
+        ms(start),
+        cpu_ms() - cpu_start
+    );
     Ok(())
 }

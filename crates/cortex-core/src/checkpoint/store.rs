@@ -1,14 +1,19 @@
 //! A session's checkpoint store: `<checkpoints>/<session id>/`.
 //!
-//! - `objects/ab/cdef…`: file contents and manifests by sha256, each stored
-//!   once however many checkpoints hold it;
+//! - `objects/ab/cdef…`: file contents and folder objects (`tree.rs`) by
+//!   sha256, each stored once however many checkpoints hold it;
 //! - `records/<checkpoint id>.json`: one per checkpoint (its order, its
-//!   manifest's object, how many entries);
-//! - `index.json`: the stat index (path → stat key and object), so an
-//!   unchanged file is not read again;
-//! - `sealed.json`: the stat keys of the tree as the session last left it
-//!   (a turn's end, a rewind), against which a rewind finds what the user
-//!   changed outside the session.
+//!   root folder's object, how many entries);
+//! - `sealed.json`: the root folder object of the tree as the session last
+//!   left it (a turn's end, a rewind), against which a rewind finds what
+//!   the user changed outside the session; the folder objects hold each
+//!   entry's stat key, so they are also the stat index of a session's
+//!   first walk;
+//! - `used.json`: the bytes the store uses, for the other sessions' total.
+//!
+//! Stores written before folder objects (a whole manifest per checkpoint,
+//! an `index.json` stat index, a `sealed.json` of stat keys) are still
+//! read; `index.json` is removed after the first walk.
 //!
 //! Folders are created `0700` and files `0600`: the store holds copies of
 //! the user's files. Nothing here is inside the workspace or its `.git`.

@@ -1,6 +1,7 @@
-//! The quota of all sessions' checkpoints together (`<checkpoints>/*`):
-//! past it, the oldest checkpoints of any session go first, until the
-//! total fits.
+//! The quotas: a session's own (past it, its oldest checkpoints go first,
+//! with every object no kept checkpoint or the seal holds), and the one of
+//! all sessions' checkpoints together (`<checkpoints>/*`): past it, the
+//! oldest checkpoints of any session go first, until the total fits.
 //!
 //! Another session's store is only touched while its lock is ours: a live
 //! session holds its own (`lock`, an exclusive `flock` taken when its
@@ -12,8 +13,8 @@
 //! session rather than a stat per object.
 
 use super::store::Store;
-use super::{CheckpointError, Checkpoints, Indexed, Pruned, Record, valid_id};
-use std::collections::{HashMap, HashSet};
+use super::{CheckpointError, Checkpoints, Indexed, Pruned, Record, tree, valid_id};
+use std::collections::HashMap;
 use std::fs::File;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
@@ -52,20 +53,9 @@ impl Other {
     fn remove_oldest(&mut self) -> Result<String, CheckpointError> {
         let oldest = self.records.remove(0);
         self.store.remove_record(&oldest.id)?;
-        let mut keep = HashSet::new();
-        for record in &self.records {
-            keep.insert(record.manifest.clone());
-            let bytes = self.store.read_object(&record.manifest)?;
-            let manifest: super::Manifest = serde_json::from_slice(&bytes)
-                .map_err(|e| CheckpointError::Corrupt(e.to_string()))?;
-            for node in manifest.into_values() {
-                if let super::Node::File { object, .. } = node {
-                    keep.insert(object);
-                }
-            }
-        }
+        let keep = super::reachable(&self.store, &self.records)?;
         let removed = self.store.gc(&keep)?;
-        // Its stat index must never name a removed object.
+        // An older store's stat index must never name a removed object.
         let path = self.store.json_path("index.json");
         if let Some(mut index) = self.store.read_json::<HashMap<String, Indexed>>(&path)? {
             let before = index.len();
@@ -82,6 +72,84 @@ impl Other {
 }
 
 impl Checkpoints {
+    /// Bytes the store uses, measured once and then kept up to date.
+    pub(super) fn used_now(&mut self) -> Result<u64, CheckpointError> {
+        if let Some(used) = self.used {
+            return Ok(used);
+        }
+        let used = self.store.used()?;
+        self.used = Some(used);
+        Ok(used)
+    }
+
+    /// Remove the oldest checkpoints while over the quota (never `newest`
+    /// unless it alone is over, which is then an error), and every object
+    /// no checkpoint holds.
+    pub(super) fn prune(
+        &mut self,
+        newest: Option<&str>,
+    ) -> Result<Option<Pruned>, CheckpointError> {
+        // Within the quota after a checkpoint: nothing to read.
+        if newest.is_some() && self.used_now()? <= self.quota {
+            return Ok(None);
+        }
+        let mut records = self.store.records()?;
+        if newest.is_none() {
+            // Objects a failed walk or a refused rewind left behind go
+            // first: they must not cost a kept checkpoint its place.
+            self.collect(&records)?;
+        }
+        let before = self.used_now()?;
+        let mut removed = Vec::new();
+        let mut used = before;
+        loop {
+            if used <= self.quota {
+                break;
+            }
+            let Some(oldest) = records.first().cloned() else {
+                break;
+            };
+            if Some(oldest.id.as_str()) == newest && records.len() == 1 {
+                self.store.remove_record(&oldest.id)?;
+                self.used = None;
+                self.collect(&[])?;
+                return Err(CheckpointError::OverQuota {
+                    needed: used,
+                    quota: self.quota,
+                });
+            }
+            self.store.remove_record(&oldest.id)?;
+            self.used = None;
+            records.remove(0);
+            removed.push(oldest.id);
+            self.collect(&records)?;
+            used = self.used_now()?;
+        }
+        if removed.is_empty() {
+            return Ok(None);
+        }
+        Ok(Some(Pruned {
+            checkpoints: removed,
+            bytes_freed: before.saturating_sub(used),
+            used,
+            quota: self.quota,
+        }))
+    }
+
+    /// Remove objects neither a record in `records` nor the seal holds,
+    /// and forget them in the tree.
+    pub(super) fn collect(&mut self, records: &[Record]) -> Result<(), CheckpointError> {
+        let keep = super::reachable(&self.store, records)?;
+        let removed = self.store.gc(&keep)?;
+        if !removed.is_empty() {
+            self.used = None;
+            if tree::forget_objects(&mut self.tree, &removed) {
+                self.stale = true;
+            }
+        }
+        Ok(())
+    }
+
     /// Write this session's bytes for the others' total.
     pub(super) fn note_used(&mut self) -> Result<(), CheckpointError> {
         let used = self.used_now()?;
