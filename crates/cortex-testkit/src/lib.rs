@@ -77,10 +77,10 @@ pub fn skip_current(dependency: &str, reason: &str) {
 }
 
 /// The running test's name, `BINARY::PATH` (`escape_git::hooks_are_refused`,
-/// `cortex_tools::syntax::tests::python`): the test harness runs each test
-/// on a thread named by its path, and the binary's name, less cargo's hash,
-/// says which file it is in. Code on another thread (a spawned task) gets
-/// that thread's name instead.
+/// `cortex_tools::syntax::tests::toml_and_yaml_are_checked`): the test
+/// harness runs each test on a thread named by its path, and the binary's
+/// name, less cargo's hash, says which file it is in. Code on another thread
+/// (a spawned task) gets that thread's name instead.
 pub fn current_test() -> String {
     let binary = std::env::current_exe()
         .ok()

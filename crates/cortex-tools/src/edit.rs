@@ -56,19 +56,25 @@ pub(crate) fn with_notes(summary: String, notes: Vec<String>) -> String {
 
 impl Workspace {
     /// What the harness says after replacing `old` (if any) with `new` at
-    /// `path` (shown to the model as `shown`).
-    pub(crate) fn notes_after_write(
+    /// `path` (shown to the model as `shown`): the checks after a write,
+    /// without the write (public for `examples/check_bench.rs`, which times
+    /// them).
+    pub fn notes_after_write(
         &self,
         path: &Path,
         shown: &str,
         old: Option<&str>,
         new: &str,
     ) -> Vec<String> {
-        let broke = crate::syntax::after_write(path, old, new);
+        // Parsed once, for the syntax check and the names, from the old
+        // text's tree when this process parsed it.
+        let tree = crate::check::Lang::of(path)
+            .and_then(|lang| crate::check::recent::tree_after(lang, old, new));
+        let broke = crate::syntax::after_write_parsed(path, old, new, tree.as_ref());
         // A file that does not parse has no names to judge.
         let unbound = broke
             .is_none()
-            .then(|| crate::python_lint::note(self.root(), path, old, new))
+            .then(|| crate::python_lint::note_parsed(self.root(), path, old, new, tree.as_ref()))
             .flatten();
         let removed = old.and_then(|old| crate::defs::note(shown, old, new));
         [broke, unbound, removed].into_iter().flatten().collect()

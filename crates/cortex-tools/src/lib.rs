@@ -9,6 +9,7 @@
 
 pub mod bash;
 mod cap;
+mod check;
 pub mod defs;
 mod edit;
 mod edit_lines;

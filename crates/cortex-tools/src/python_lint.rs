@@ -18,10 +18,14 @@
 //! one with a default fails at import. Both are said the same way, outside
 //! a pytest workspace for the first.
 //!
-//! What is said comes from the guest's `python3` (`ast`: it parses, never
-//! runs the file); a file with `from x import *` is not judged.
+//! What is said comes from the file's tree-sitter tree, read in process
+//! (`crate::check::names`: nothing is run, no `python3` is needed); a file
+//! with `from x import *` is not judged.
 
+use crate::check::names::{Scan, scan};
+use crate::check::{self, Lang};
 use std::path::Path;
+use tree_sitter::Tree;
 
 /// How a write's result starts each warning of this module about what the
 /// change did (the core's answer checks look for it).
@@ -37,90 +41,38 @@ const MAX_FILES: usize = 400;
 /// At most this many names are named in one note.
 const MAX_NAMES: usize = 4;
 
-/// Prints each name the module loads and binds nowhere (not a builtin), in
-/// the order of first use, as `name` or `name module` for a standard
-/// module, then `!dataclass Class field default` for a dataclass field
-/// without a default after one with a default, then `!tests name…` when
-/// the module defines test functions (or `Test…` classes of test methods,
-/// as `Class.method`) and its top level calls nothing (run as a script it
-/// tests nothing), then `!method name self` for the first test function
-/// outside a class that takes `self` (`def test_divide(self):` at the top
-/// level); prints nothing for a file that does not parse or star-imports.
-const UNBOUND: &str = r#"import ast, sys, builtins
-try:
-    tree = ast.parse(sys.stdin.read())
-except SyntaxError:
-    sys.exit(0)
-bound = set(dir(builtins)) | {'__file__', '__name__', '__doc__', '__spec__', '__path__', '__package__', '__loader__', '__builtins__', '__annotations__'}
-for node in ast.walk(tree):
-    if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
-        bound.add(node.id)
-    elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-        bound.add(node.name)
-    elif isinstance(node, ast.arg):
-        bound.add(node.arg)
-    elif isinstance(node, (ast.Import, ast.ImportFrom)):
-        for alias in node.names:
-            if alias.name == '*':
-                sys.exit(0)
-            bound.add((alias.asname or alias.name).split('.')[0])
-    elif isinstance(node, (ast.Global, ast.Nonlocal)):
-        bound.update(node.names)
-    elif isinstance(getattr(node, 'name', None), str):
-        bound.add(node.name)
-    elif isinstance(getattr(node, 'rest', None), str):
-        bound.add(node.rest)
-loads = sorted((n.lineno, n.col_offset, n.id) for n in ast.walk(tree)
-               if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id not in bound)
-std = getattr(sys, 'stdlib_module_names', ())
-seen = set()
-for _, _, name in loads:
-    if name not in seen:
-        seen.add(name)
-        print(name, 'module' if name in std else '')
-for cls in ast.walk(tree):
-    if not isinstance(cls, ast.ClassDef):
-        continue
-    marks = [d.func if isinstance(d, ast.Call) else d for d in cls.decorator_list]
-    if not any(getattr(m, 'id', getattr(m, 'attr', None)) == 'dataclass' for m in marks):
-        continue
-    calls = [d for d in cls.decorator_list if isinstance(d, ast.Call)]
-    if any(k.arg == 'kw_only' for d in calls for k in d.keywords):
-        continue
-    after = None
-    for field in cls.body:
-        if isinstance(field, ast.AnnAssign) and isinstance(field.target, ast.Name):
-            if field.value is not None:
-                after = after or field.target.id
-            elif after:
-                print('!dataclass', cls.name, field.target.id, after)
-                break
-quiet = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Assign, ast.AnnAssign)
-tests = [n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name.startswith('test')]
-tests += [c.name + '.' + m.name for c in tree.body if isinstance(c, ast.ClassDef) and c.name.startswith('Test') for m in c.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)) and m.name.startswith('test')]
-docstring = lambda n: isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant)
-if tests and all(isinstance(n, quiet) or docstring(n) for n in tree.body):
-    print('!tests', *tests)
-for n in tree.body:
-    if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name.startswith('test') and n.args.args and n.args.args[0].arg in ('self', 'cls'):
-        print('!method', n.name, n.args.args[0].arg)
-        break
-"#;
+/// [`note_parsed`], parsing `new` itself.
+#[cfg(test)]
+pub(crate) fn note(root: &Path, path: &Path, old: Option<&str>, new: &str) -> Option<String> {
+    let tree = check::recent::tree_of(Lang::Python, new);
+    note_parsed(root, path, old, new, tree.as_ref())
+}
 
 /// The note for a write of `path` (under `root`) whose text was `old` (when
-/// it existed) and is `new`, or `None`: not Python, no `python3`, or
-/// nothing to say. What this change did starts [`WONT_RUN`]; what was so
-/// before it too starts [`STILL_WONT_RUN`] (the model may have made it
-/// earlier in the turn: the core's checks keep their verdict on it).
-pub(crate) fn note(root: &Path, path: &Path, old: Option<&str>, new: &str) -> Option<String> {
+/// it existed) and is `new` (parsed as `tree`), or `None`: not Python, not
+/// parsed in time, or nothing to say. What this change did starts
+/// [`WONT_RUN`]; what was so before it too starts [`STILL_WONT_RUN`] (the
+/// model may have made it earlier in the turn: the core's checks keep
+/// their verdict on it).
+pub(crate) fn note_parsed(
+    root: &Path,
+    path: &Path,
+    old: Option<&str>,
+    new: &str,
+    tree: Option<&Tree>,
+) -> Option<String> {
     if path.extension().and_then(|e| e.to_str()) != Some("py") {
         return None;
     }
+    let after = scan(tree?, new.as_bytes());
+    // The usual case, a file with nothing to say, never parses the old text.
+    if after.is_empty() {
+        return None;
+    }
     let before = match old {
-        Some(old) => scan(old)?,
+        Some(old) => scan(&check::recent::tree_of(Lang::Python, old)?, old.as_bytes()),
         None => Scan::default(),
     };
-    let after = scan(new)?;
     let prefix = |was_so: bool| if was_so { STILL_WONT_RUN } else { WONT_RUN };
     let mut notes = Vec::new();
     let (still, fresh): (Vec<_>, Vec<_>) = after
@@ -231,50 +183,6 @@ fn unbound_note(
     ))
 }
 
-/// What [`UNBOUND`] says of a text.
-#[derive(Default)]
-struct Scan {
-    /// Each name loaded and bound nowhere, with whether it is a standard
-    /// module.
-    unbound: Vec<(String, bool)>,
-    /// The test functions of a module whose top level calls nothing.
-    uncalled_tests: Vec<String>,
-    /// A dataclass, its first field without a default after one with a
-    /// default, and that one.
-    misordered: Option<(String, String, String)>,
-    /// A test function outside a class whose first parameter is `self` (or
-    /// `cls`), and that parameter.
-    method_outside: Option<(String, String)>,
-}
-
-/// [`UNBOUND`] on `text`; `None` when `python3` cannot say.
-fn scan(text: &str) -> Option<Scan> {
-    let (_, out) = crate::syntax::run_python(UNBOUND, text)?;
-    let mut scan = Scan::default();
-    for line in out.lines() {
-        let mut words = line.split_whitespace();
-        match words.next() {
-            Some("!tests") => scan.uncalled_tests = words.map(str::to_owned).collect(),
-            Some("!method") => {
-                if let (Some(name), Some(param)) = (words.next(), words.next()) {
-                    scan.method_outside = Some((name.to_owned(), param.to_owned()));
-                }
-            }
-            Some("!dataclass") => {
-                let mut next = || words.next().map(str::to_owned);
-                if let (Some(class), Some(field), Some(default)) = (next(), next(), next()) {
-                    scan.misordered.get_or_insert((class, field, default));
-                }
-            }
-            Some(name) => scan
-                .unbound
-                .push((name.to_owned(), words.next() == Some("module"))),
-            None => {}
-        }
-    }
-    Some(scan)
-}
-
 /// Whether the workspace runs its tests with pytest (a `conftest.py` or
 /// `pytest.ini` at its root, or pytest named in `pyproject.toml`,
 /// `setup.cfg` or `tox.ini`).
@@ -332,16 +240,8 @@ fn defines(text: &str, name: &str) -> bool {
 mod tests {
     use super::*;
 
-    fn has_python() -> bool {
-        crate::syntax::run_python("pass", "").is_some()
-    }
-
     #[test]
     fn a_test_that_never_imports_what_it_tests_is_told_the_import() {
-        if !has_python() {
-            cortex_testkit::skip_current("python3", "no python3 to read the file with `ast`");
-            return;
-        }
         let dir = tempfile::tempdir().expect("tempdir");
         std::fs::create_dir(dir.path().join("text")).expect("dir");
         std::fs::write(
@@ -394,10 +294,6 @@ mod tests {
 
     #[test]
     fn tests_never_called_are_said_to_test_nothing() {
-        if !has_python() {
-            cortex_testkit::skip_current("python3", "no python3 to read the file with `ast`");
-            return;
-        }
         let dir = tempfile::tempdir().expect("tempdir");
         let test = dir.path().join("test_slug.py");
         let pytest_style =
@@ -435,10 +331,6 @@ mod tests {
 
     #[test]
     fn a_test_function_taking_self_outside_a_class_is_said_to_fail() {
-        if !has_python() {
-            cortex_testkit::skip_current("python3", "no python3 to read the file with `ast`");
-            return;
-        }
         let dir = tempfile::tempdir().expect("tempdir");
         let test = dir.path().join("test_divide.py");
         let body = "from divide import safe_div\n\n\ndef test_divide(self):\n    \
@@ -474,10 +366,6 @@ mod tests {
 
     #[test]
     fn a_dataclass_field_without_a_default_after_one_with_is_said_to_fail() {
-        if !has_python() {
-            cortex_testkit::skip_current("python3", "no python3 to read the file with `ast`");
-            return;
-        }
         let dir = tempfile::tempdir().expect("tempdir");
         let models = dir.path().join("models.py");
         let old = "from dataclasses import dataclass\n\n\n@dataclass\nclass User:\n    name: str\n    email: str\n";

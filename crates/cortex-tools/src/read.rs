@@ -60,6 +60,8 @@ impl Workspace {
         let offset = args.offset.unwrap_or(1).max(1);
         let limit = args.limit.unwrap_or(DEFAULT_LIMIT).max(1);
         let out = number_lines(file, offset, limit, &shown, meta.len(), &path)?;
+        // An edit usually follows: its check then starts from this tree.
+        crate::check::recent::warm(&path);
         Ok(cap_middle(&out, MAX_OUTPUT_BYTES))
     }
 }

@@ -2,22 +2,18 @@
 //!
 //! Small models make edits that succeed and break the file (`"debug": true`
 //! turned into `"false": true` by replacing `debug`; a Python line left
-//! half-indented). A write of a file whose syntax has a cheap checker —
-//! JSON, TOML and YAML in process, Python with the guest's `python3`
-//! (`compile`, which runs nothing and writes no `__pycache__`) — reports a
-//! parse failure in the tool's result, so the model sees it broke the file
-//! while it still has the change in view. Python's check is the compiler's,
-//! not only the parser's: `ast.parse` accepts a `return` left outside its
-//! function by an insertion at the wrong indentation, which `python3` then
-//! refuses to run.
+//! half-indented). A write of a file whose syntax has a checker here
+//! reports a parse failure in the tool's result, so the model sees it broke
+//! the file while it still has the change in view. All in process, nothing
+//! spawned: JSON, TOML and YAML with their serde parsers, source code
+//! (Python, Rust, JavaScript, TypeScript, Go, Bash) with a tree-sitter
+//! grammar (`crate::check`). Python's check is the compiler's, not only the
+//! parser's: `ast.parse` accepts a `return` left outside its function by an
+//! insertion at the wrong indentation, which `python3` then refuses to run.
 
-use std::io::Write;
+use crate::check::{self, Lang};
 use std::path::Path;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
-
-/// How long `python3` may take to parse one file.
-const PYTHON_TIMEOUT: Duration = Duration::from_secs(5);
+use tree_sitter::Tree;
 
 /// The languages checked, by file extension.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -25,7 +21,7 @@ enum Syntax {
     Json,
     Toml,
     Yaml,
-    Python,
+    Code(Lang),
 }
 
 impl Syntax {
@@ -35,8 +31,7 @@ impl Syntax {
             "json" => Syntax::Json,
             "toml" => Syntax::Toml,
             "yaml" | "yml" => Syntax::Yaml,
-            "py" => Syntax::Python,
-            _ => return None,
+            _ => Syntax::Code(Lang::of(path)?),
         })
     }
 
@@ -45,12 +40,12 @@ impl Syntax {
             Syntax::Json => "JSON",
             Syntax::Toml => "TOML",
             Syntax::Yaml => "YAML",
-            Syntax::Python => "Python",
+            Syntax::Code(lang) => lang.name(),
         }
     }
 
     /// The parser's complaint, `None` when `text` parses (or cannot be
-    /// checked here: no `python3`, a parser that did not finish in time).
+    /// checked here: too large, or a parse that did not finish in time).
     fn problem(self, text: &str) -> Option<String> {
         match self {
             Syntax::Json => serde_json::from_str::<serde::de::IgnoredAny>(text)
@@ -62,21 +57,18 @@ impl Syntax {
             Syntax::Yaml => yaml_rust2::YamlLoader::load_from_str(text)
                 .err()
                 .map(|e| e.to_string()),
-            Syntax::Python => python_problem(text),
+            Syntax::Code(lang) => check::text_problem(lang, text),
         }
     }
 }
 
-/// What to add to a write's summary when `path` no longer parses: a
-/// sentence for the model, or `None` when it parses, is of no checked kind,
-/// or was already broken before (`old`, when the file existed).
-/// For a JSON, TOML or YAML file, parsed in process (never Python, whose
-/// parser is a program to run): the format's name and the parser's
+/// For a JSON, TOML or YAML file (never source code, whose grammars only
+/// approximate the language): the format's name and the parser's
 /// complaint when `text` does not parse; `None` when it parses or is of
 /// another kind. The core checks a write with it before it runs.
 pub fn data_problem(path: &str, text: &str) -> Option<(&'static str, String)> {
     let syntax = Syntax::of(Path::new(path))?;
-    if syntax == Syntax::Python {
+    if matches!(syntax, Syntax::Code(_)) {
         return None;
     }
     Some((syntax.name(), syntax.problem(text)?))
@@ -117,9 +109,29 @@ pub const NOT_BEFORE_EITHER: &str = "; it did not before this change either.";
 /// file that no longer parses (the core's answer checks look for it).
 pub const BROKE_THE_FILE: &str = "Warning: this change broke the file";
 
+/// [`after_write_parsed`], parsing `new` itself.
+#[cfg(test)]
 pub(crate) fn after_write(path: &Path, old: Option<&str>, new: &str) -> Option<String> {
+    let tree = Lang::of(path).and_then(|lang| check::recent::tree_of(lang, new));
+    after_write_parsed(path, old, new, tree.as_ref())
+}
+
+/// What to add to a write's summary when `path` no longer parses: a
+/// sentence for the model, or `None` when it parses, is of no checked kind,
+/// or was already broken before (`old`, when the file existed). `tree` is
+/// `new` parsed, for source code (`None`: it could not be, and nothing is
+/// said).
+pub(crate) fn after_write_parsed(
+    path: &Path,
+    old: Option<&str>,
+    new: &str,
+    tree: Option<&Tree>,
+) -> Option<String> {
     let syntax = Syntax::of(path)?;
-    let problem = syntax.problem(new)?;
+    let problem = match syntax {
+        Syntax::Code(lang) => check::problem(lang, new.as_bytes(), tree?),
+        data => data.problem(new),
+    }?;
     if old.is_some_and(|old| syntax.problem(old).is_some()) {
         return Some(format!(
             "{STILL_BROKEN} as {} ({problem}){NOT_BEFORE_EITHER}",
@@ -137,49 +149,6 @@ fn toml_line(text: &str, span: Option<std::ops::Range<usize>>) -> String {
     span.and_then(|s| text.get(..s.start))
         .map(|before| format!(" at line {}", before.lines().count().max(1)))
         .unwrap_or_default()
-}
-
-/// `python3`'s parser on `text`, given on stdin; `None` when it parses or
-/// there is no `python3` to ask.
-fn python_problem(text: &str) -> Option<String> {
-    const PARSE: &str = "import sys\n\
-        try:\n    compile(sys.stdin.read(), 'file', 'exec', dont_inherit=True)\n\
-        except SyntaxError as e:\n    print(f'{e.msg} at line {e.lineno}'); sys.exit(1)\n";
-    let (parsed, out) = run_python(PARSE, text)?;
-    let out = out.trim();
-    (!parsed && !out.is_empty()).then(|| out.to_owned())
-}
-
-/// Runs `script` with the guest's `python3` (isolated: no site, no user
-/// paths) and `text` on stdin: whether it exited 0, and what it printed.
-/// `None` when there is no `python3` or it did not finish in time.
-pub(crate) fn run_python(script: &str, text: &str) -> Option<(bool, String)> {
-    let mut child = Command::new("python3")
-        .args(["-I", "-S", "-c", script])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .ok()?;
-    if let Some(mut stdin) = child.stdin.take() {
-        // A script that exits early closes the pipe: its verdict still stands.
-        let _ = stdin.write_all(text.as_bytes());
-    }
-    let deadline = Instant::now() + PYTHON_TIMEOUT;
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break status,
-            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(5)),
-            _ => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return None;
-            }
-        }
-    };
-    let mut out = String::new();
-    std::io::Read::read_to_string(&mut child.stdout.take()?, &mut out).ok()?;
-    Some((status.success(), out))
 }
 
 #[cfg(test)]
@@ -271,11 +240,7 @@ mod tests {
     }
 
     #[test]
-    fn python_is_parsed_by_python3_when_there_is_one() {
-        if Command::new("python3").arg("-V").output().is_err() {
-            cortex_testkit::skip_current("python3", "no python3 to compile the file");
-            return;
-        }
+    fn python_is_checked_as_its_compiler_would() {
         let good = "def greet():\n    return 'hi'\n";
         assert_eq!(after_write(Path::new("app.py"), Some(good), good), None);
         let bad = "def greet():\n    return 'hi'\n  x = 1\n";

@@ -56,8 +56,9 @@ pub struct Workspace {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Written {
     /// One line for the model, e.g. "Edited src/lib.rs (1 replacement)",
-    /// and a second one when the file no longer parses (JSON, TOML, YAML,
-    /// Python: see the `syntax` module).
+    /// then a line for each note: the file no longer parses (JSON, TOML,
+    /// YAML, and source code: see the `syntax` module), a Python name left
+    /// unbound, a definition removed.
     pub summary: String,
     /// Unified diff of the change (capped).
     pub diff: String,

@@ -240,22 +240,24 @@ fn write_escapes_are_refused() {
 #[test]
 fn edit_replaces_exact_matches() {
     let f = Fixture::new();
-    f.write("a.rs", "let x = 1;\nlet y = 1;\n");
+    // Plain text: `const x = 2;` is no Rust item, and a `.rs` file would
+    // get the syntax check's warning.
+    f.write("a.txt", "let x = 1;\nlet y = 1;\n");
     let done =
-        f.ws.edit_file(&edit("a.rs", "x = 1", "x = 2", false))
+        f.ws.edit_file(&edit("a.txt", "x = 1", "x = 2", false))
             .expect("edit");
-    assert_eq!(done.summary, "Edited a.rs (1 replacement)");
+    assert_eq!(done.summary, "Edited a.txt (1 replacement)");
     assert!(
         done.diff.contains("-let x = 1;\n+let x = 2;"),
         "{}",
         done.diff
     );
-    assert_eq!(f.read("a.rs"), "let x = 2;\nlet y = 1;\n");
+    assert_eq!(f.read("a.txt"), "let x = 2;\nlet y = 1;\n");
     let done =
-        f.ws.edit_file(&edit("a.rs", "let", "const", true))
+        f.ws.edit_file(&edit("a.txt", "let", "const", true))
             .expect("all");
-    assert_eq!(done.summary, "Edited a.rs (2 replacements)");
-    assert_eq!(f.read("a.rs"), "const x = 2;\nconst y = 1;\n");
+    assert_eq!(done.summary, "Edited a.txt (2 replacements)");
+    assert_eq!(f.read("a.txt"), "const x = 2;\nconst y = 1;\n");
 }
 
 #[test]
