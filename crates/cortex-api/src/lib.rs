@@ -7,6 +7,7 @@
 //!   timeline over Server-Sent Events), [`plan`] (the verdict on a proposed
 //!   plan), [`goals`] (the session's long-horizon goal), [`approvals`] (the
 //!   approval policy, answers, rules), [`commands`] (custom commands),
+//!   [`processes`] (background commands),
 //!   [`meta`] (health);
 //! - [`error`]: the body of every error answer;
 //! - every body derives `utoipa::ToSchema` and the protocol types it holds
@@ -29,6 +30,7 @@ pub mod goals;
 pub mod hooks;
 pub mod meta;
 pub mod plan;
+pub mod processes;
 pub mod rewind;
 pub mod sessions;
 pub mod turns;
@@ -42,9 +44,10 @@ pub use goals::{GoalAnswer, GoalSummary, GoalView, SetGoal};
 pub use hooks::{HookEntry, HookFile, HookList, RejectedHookFile, TrustHooks};
 pub use meta::Health;
 pub use plan::RejectPlan;
+pub use processes::ProcessList;
 pub use rewind::{Rewind, RewindAnswer};
 pub use sessions::{
     AddMcpServers, CreateSession, ListQuery, McpServerRequest, McpServersAdded, SandboxRequest,
     SessionPage, SessionView,
 };
-pub use turns::{CreateTurn, StopAnswer, TurnCreated};
+pub use turns::{CreateTurn, StopAnswer, TurnAttachment, TurnCreated};

@@ -31,6 +31,15 @@ pub struct ExecArgs {
     /// The custom command's further arguments (with --command).
     #[arg(requires = "command", value_name = "ARGS")]
     command_args: Vec<String>,
+    /// Attach an image (PNG, JPEG, GIF or WebP) to the prompt; repeat for
+    /// more. The session's model must take images.
+    #[arg(
+        long = "image",
+        value_name = "PATH",
+        requires = "prompt",
+        conflicts_with = "command"
+    )]
+    images: Vec<std::path::PathBuf>,
 }
 
 impl ExecArgs {
@@ -43,6 +52,7 @@ impl ExecArgs {
             prompt: Some(prompt),
             command: None,
             command_args: Vec::new(),
+            images: Vec::new(),
         }
     }
 }
@@ -84,6 +94,30 @@ pub async fn run(args: ExecArgs) -> anyhow::Result<ExitCode> {
     result
 }
 
+/// The files of `--image`, each read whole (the server checks what they
+/// are and their size; a file far over that limit is refused here first).
+fn read_images(paths: &[std::path::PathBuf]) -> anyhow::Result<Vec<cortex_client::TurnAttachment>> {
+    use anyhow::Context;
+    let limit = cortex_core::images::MAX_IMAGE_BYTES as u64;
+    paths
+        .iter()
+        .map(|path| {
+            let size = std::fs::metadata(path)
+                .with_context(|| format!("cannot read the image {}", path.display()))?
+                .len();
+            if size > limit {
+                anyhow::bail!(
+                    "the image {} is {size} bytes; the limit is {limit}",
+                    path.display()
+                );
+            }
+            let bytes = std::fs::read(path)
+                .with_context(|| format!("cannot read the image {}", path.display()))?;
+            Ok(cortex_client::TurnAttachment::of_bytes(&bytes))
+        })
+        .collect()
+}
+
 /// What a turn runs: the user's prompt, or a custom command.
 enum Ask<'a> {
     Prompt(&'a str),
@@ -122,6 +156,8 @@ async fn run_turn(
         }
         session.approval = Some(policy);
     }
+    // Read before the session opens: a missing file fails before anything.
+    let attachments = read_images(&args.images)?;
     let opened = open(client, &session, local).await?;
     let (id, after) = (opened.id, opened.last_seq);
 
@@ -133,7 +169,13 @@ async fn run_turn(
     // Subscribed before the turn starts: nothing of it can be missed.
     let events = client.events(&id, after).await?;
     let started = match &ask {
-        Ask::Prompt(prompt) => client.start_turn(&id, prompt).await,
+        Ask::Prompt(prompt) => {
+            let body = cortex_client::CreateTurn {
+                message: (*prompt).to_owned(),
+                attachments,
+            };
+            client.start_turn_with(&id, &body).await
+        }
         Ask::Command { name, arguments } => client.run_command(&id, name, arguments).await,
     };
     let turn = started.map_err(api_error)?.turn_id;

@@ -177,10 +177,23 @@ impl Human {
             EventKind::HookFailed { event, hook, error } => {
                 eprintln!("{}", hook_failed_line(event, hook, error))
             }
+            EventKind::TurnImages { images } => {
+                eprintln!(
+                    "{}",
+                    sanitize_line(&cortex_protocol::ImageRef::line(images))
+                )
+            }
             untrusted @ EventKind::HooksUntrusted { .. } => {
                 if let Some(notice) = untrusted.untrusted_hooks_notice() {
                     self.end_text(out);
                     eprintln!("{}", sanitize_line(&notice));
+                }
+            }
+            process @ (EventKind::ProcessStarted { .. } | EventKind::ProcessEnded { .. }) => {
+                // The model wrote the command: one sanitised line.
+                if let Some(line) = process.process_line() {
+                    self.end_text(out);
+                    eprintln!("{}", sanitize_line(&line));
                 }
             }
             EventKind::InstructionsLoaded {

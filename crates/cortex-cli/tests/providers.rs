@@ -44,6 +44,10 @@ fn exec(model: &str, envs: &[(&str, String)]) -> Output {
 }
 
 fn exec_with_config(model: &str, envs: &[(&str, String)], config: &str) -> Output {
+    exec_with(model, envs, config, &[])
+}
+
+fn exec_with(model: &str, envs: &[(&str, String)], config: &str, extra: &[&str]) -> Output {
     let home = tempfile::tempdir().expect("home");
     let repo = tempfile::tempdir().expect("repo");
     let config_dir = home.path().join("config/cortex");
@@ -60,7 +64,9 @@ fn exec_with_config(model: &str, envs: &[(&str, String)], config: &str) -> Outpu
         .stdin(Stdio::null())
         .args(["exec", "--repo"])
         .arg(repo.path())
-        .args(["--model", model, "say hello"]);
+        .args(["--model", model])
+        .args(extra)
+        .arg("say hello");
     for (name, value) in envs {
         cmd.env(name, value);
     }
@@ -146,4 +152,72 @@ fn a_missing_anthropic_key_is_named() {
     assert!(!out.status.success());
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("ANTHROPIC_API_KEY"), "{stderr}");
+}
+
+/// A 1×1 PNG.
+const PNG: &[u8] = &[
+    0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x48, 0x44, 0x52,
+    0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x01, 0x08, 0x06, 0x00, 0x00, 0x00, 0x1f, 0x15, 0xc4,
+    0x89, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x44, 0x41, 0x54, 0x78, 0x9c, 0x63, 0x00, 0x01, 0x00, 0x00,
+    0x05, 0x00, 0x01, 0x0d, 0x0a, 0x2d, 0xb4, 0x00, 0x00, 0x00, 0x00, 0x49, 0x45, 0x4e, 0x44, 0xae,
+    0x42, 0x60, 0x82,
+];
+
+#[test]
+fn exec_image_reaches_an_openai_server_and_a_non_image_is_refused_first() {
+    let files = tempfile::tempdir().expect("files");
+    let image = files.path().join("shot.png");
+    std::fs::write(&image, PNG).expect("write");
+    let body = [
+        r#"data: {"choices":[{"index":0,"delta":{"content":"A pixel."},"finish_reason":null}]}"#,
+        r#"data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}"#,
+        "data: [DONE]",
+    ]
+    .map(|line| format!("{line}\n\n"))
+    .concat();
+    let (url, request) = serve_once(body);
+    let image_arg = image.display().to_string();
+    let out = exec_with(
+        "openai:gpt-4o-mini",
+        &[
+            ("OPENAI_BASE_URL", format!("{url}/v1")),
+            ("OPENAI_API_KEY", "sk-test".into()),
+        ],
+        "",
+        &["--image", &image_arg],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("attached 1 image: png 1 KB"), "{stderr}");
+    let (_, body) = request.recv().expect("the server saw the request");
+    let body: serde_json::Value = serde_json::from_str(&body).expect("json");
+    let user = &body["messages"][1];
+    assert_eq!(user["content"][1]["type"], "image_url");
+    let url = user["content"][1]["image_url"]["url"]
+        .as_str()
+        .expect("url");
+    assert!(
+        url.starts_with("data:image/png;base64,iVBORw0KGgo"),
+        "{url}"
+    );
+
+    // Not an image: refused before any request (the server would hang up).
+    let text = files.path().join("notes.png");
+    std::fs::write(&text, "not a picture").expect("write");
+    let text_arg = text.display().to_string();
+    let out = exec_with(
+        "openai:gpt-4o-mini",
+        &[
+            ("OPENAI_BASE_URL", "http://127.0.0.1:9/v1".into()),
+            ("OPENAI_API_KEY", "sk-test".into()),
+        ],
+        "",
+        &["--image", &text_arg],
+    );
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("not a PNG, JPEG, GIF or WebP image"),
+        "{stderr}"
+    );
 }

@@ -14,18 +14,20 @@ mod approvals;
 mod conn;
 mod error;
 mod goals;
+mod processes;
 mod sse;
 mod wire;
 
 pub use cortex_api::{
-    ApprovalAnswered, ApprovalState, CompactAnswer, GoalAnswer, GoalSummary, GoalView, HookList,
-    Rewind, RewindAnswer, SessionPage, SessionView, StopAnswer, TrustHooks, TurnCreated,
+    ApprovalAnswered, ApprovalState, CompactAnswer, CreateTurn, GoalAnswer, GoalSummary, GoalView,
+    HookList, ProcessList, Rewind, RewindAnswer, SessionPage, SessionView, StopAnswer, TrustHooks,
+    TurnAttachment, TurnCreated,
 };
 pub use error::ClientError;
 pub use sse::EventStream;
 
 use bytes::Bytes;
-use cortex_api::{CreateTurn, RejectPlan, SetMode, events};
+use cortex_api::{RejectPlan, SetMode, events};
 use cortex_protocol::{Mode, SessionId};
 use http::{Method, Request, StatusCode, header};
 use http_body_util::{BodyExt, Full};
@@ -200,12 +202,21 @@ impl Client {
         id: &SessionId,
         message: &str,
     ) -> Result<TurnCreated, ClientError> {
+        self.start_turn_with(id, &CreateTurn::text(message)).await
+    }
+
+    /// [`Client::start_turn`] with the whole body: a message with images
+    /// (a 422 `model_takes_no_images` when the session's model takes none,
+    /// `invalid_image` for one that is not an image or is too large).
+    pub async fn start_turn_with(
+        &self,
+        id: &SessionId,
+        body: &CreateTurn,
+    ) -> Result<TurnCreated, ClientError> {
         self.call(
             Method::POST,
             &format!("/v1/sessions/{id}/turns"),
-            Some(&CreateTurn {
-                message: message.to_owned(),
-            }),
+            Some(body),
         )
         .await
     }

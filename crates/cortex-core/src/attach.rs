@@ -244,6 +244,7 @@ impl Session {
         let args = ToolArgs::Bash(BashArgs {
             command: setup_trust::command(&content),
             timeout_ms: Some(SETUP_TIMEOUT.as_millis() as u64),
+            background: None,
         });
         let result = self.stream_setup(turn, guest, args, cancel).await?;
         // Whatever the script left running in the background ends with it,

@@ -1,5 +1,6 @@
 //! The workspace context sent with each turn's message: the files in the
-//! workspace, listed in the guest once it is attached.
+//! workspace, listed in the guest once it is attached, and the background
+//! commands still running.
 //!
 //! Why: models that have not looked guess paths (`src/calc.py` for a
 //! `calc.py` at the root) and then edit or answer from the guess; small local
@@ -71,6 +72,11 @@ impl Session {
         if let Some(run) = self.reported_failure(&listing.paths, cancel).await {
             text.push_str("\n\n");
             text.push_str(&run);
+        }
+        // So the model does not start a second dev server.
+        if let Some(running) = self.background.running_lines() {
+            text.push_str("\n\n");
+            text.push_str(&running);
         }
         // Folded in before the turn's message (`SessionState::apply`).
         self.record(Some(turn), EventKind::TurnContext { text })

@@ -106,7 +106,7 @@ impl Session {
     ) -> Result<TurnOutcome, CoreError> {
         let prompt = self.continuation_prompt();
         let continuation = Some(self.drive.next_continuation());
-        self.run_turn_with(turn, &prompt, continuation, cancel)
+        self.run_turn_with(turn, &prompt, Vec::new(), continuation, cancel)
             .await
     }
 

@@ -300,23 +300,6 @@ impl Session {
         Ok(stopped)
     }
 
-    /// Run a tool that acts on session state (todos, plan, spec, goal);
-    /// any other tool is handed back.
-    async fn run_session_tool(
-        &mut self,
-        turn: &TurnId,
-        args: ToolArgs,
-    ) -> Result<Result<Answer, ToolArgs>, CoreError> {
-        Ok(Ok(match args {
-            ToolArgs::TodoWrite(a) => self.todo_write(turn, a).await?,
-            ToolArgs::Plan(a) => self.plan(turn, a).await?,
-            ToolArgs::Spec(a) => self.spec_tool(turn, a).await?,
-            ToolArgs::Goal(a) => self.goal_tool(turn, a).await?,
-            ToolArgs::Skill(a) => self.skill_tool(a).await?,
-            args => return Ok(Err(args)),
-        }))
-    }
-
     /// [`Session::run_group`], then its results folded into the state: they
     /// were recorded as they landed, while the group ran on a shared borrow.
     async fn run_group_recorded(
@@ -386,6 +369,14 @@ impl Session {
                         && !tools.contains(&ToolName::EditFile) =>
                 {
                     Some(not_offered_edit())
+                }
+                Ok(tool @ (ToolName::BashOutput | ToolName::BashKill))
+                    if self.mode().offers(*tool) && !tools.contains(tool) =>
+                {
+                    Some(format!(
+                        "`{tool}` reads or ends a background command, and none was started in \
+                         this session: call bash with background: true first"
+                    ))
                 }
                 Ok(tool) if !tools.contains(tool) => Some(format!(
                     "tool `{tool}` is not available in {} mode; the tools available are: {}",

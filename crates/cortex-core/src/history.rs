@@ -25,6 +25,20 @@ impl SessionState {
         self.messages.push(Message::user(text));
     }
 
+    /// The images the user attached to the turn's message (`turn.images`).
+    pub(crate) fn attach_to_user(&mut self, images: &[cortex_protocol::ImageRef]) {
+        if let Some(message) = self
+            .messages
+            .iter_mut()
+            .rev()
+            .find(|m| m.role == Role::User)
+        {
+            message
+                .attachments
+                .extend(images.iter().map(cortex_protocol::ImageRef::attachment));
+        }
+    }
+
     /// The turn's listing goes before its message (`turn.context`).
     pub(crate) fn add_context(&mut self, text: &str) {
         if let Some(message) = self.messages.last_mut()

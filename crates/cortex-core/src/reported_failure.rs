@@ -47,6 +47,7 @@ impl Session {
         let args = ToolArgs::Bash(BashArgs {
             command: command.clone(),
             timeout_ms: Some(TIMEOUT_MS),
+            background: None,
         });
         let output = self.harness_outcome(args, cancel).await?.output;
         self.turn_work.note_reported_failure(&output, listed);

@@ -104,6 +104,10 @@ pub struct Session {
     pub(crate) checkpoints: crate::rewind::CheckpointSlot,
     /// The user's and the repository's hooks, and what was said of them.
     pub(crate) hooks: crate::hooks::Hooks,
+    /// The commands running in the background (`background/`).
+    pub(crate) background: crate::background::Background,
+    /// The bytes of the images users attached, by sha256.
+    pub(crate) images: crate::images::Images,
 }
 
 /// The guest's folder for a session: the repository itself, or its copy.
@@ -180,10 +184,12 @@ impl Session {
         let live_instructions =
             crate::instructions::LiveInstructions::new(config.harness_dirs.folder("config"));
         Ok(Session {
+            background: crate::background::Background::new(timeline.clone()),
             id,
             repository,
             stop_rule: config.stop_rule,
             hooks: crate::hooks::Hooks::new(config.hooks, config.hook_trust),
+            images: crate::images::Images::default(),
             model: config.model,
             guests: config.guests,
             guest_env: config.guest_env,
@@ -242,6 +248,7 @@ impl Session {
             }
         }
         let events = store.events(id, 0).await?;
+        crate::background::end_stored(&timeline, &events).await?;
         let mut state = SessionState::from_events(&events);
         state.mode.get_or_insert(record.mode);
         let repository = canonical_repository(Path::new(&record.repository), &config)?;
@@ -253,10 +260,12 @@ impl Session {
         let live_instructions =
             crate::instructions::LiveInstructions::new(config.harness_dirs.folder("config"));
         let mut session = Session {
+            background: crate::background::Background::new(timeline.clone()),
             id: id.clone(),
             repository,
             stop_rule: record.stop_rule,
             hooks: crate::hooks::Hooks::new(config.hooks, config.hook_trust),
+            images: crate::images::Images::default(),
             model: config.model,
             guests: config.guests,
             guest_env: config.guest_env,
@@ -367,7 +376,11 @@ impl Session {
         if could_write != self.guest_may_write() {
             // The workspace mount itself changes between read-only and
             // writable: the next call attaches a new guest, and the MCP
-            // servers start again in guests of the new mode.
+            // servers start again in guests of the new mode. Background
+            // commands end with the guest that runs them.
+            self.background
+                .end_all(&format!("killed: the session changed to {mode} mode"))
+                .await;
             if let Some(guest) = self.guest.take() {
                 guest.close().await;
             }
@@ -387,9 +400,11 @@ impl Session {
         Ok(())
     }
 
-    /// Close the guest (kills whatever still runs in it) and end the MCP
+    /// Close the guest (kills whatever still runs in it, background
+    /// commands first, each recorded `process.ended`) and end the MCP
     /// servers.
     pub async fn close(&mut self) {
+        self.background.end_all("killed: the session closed").await;
         self.close_mcp().await;
         if let Some(guest) = self.guest.take() {
             guest.close().await;

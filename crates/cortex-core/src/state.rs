@@ -128,6 +128,7 @@ impl SessionState {
                 self.rewind_conversation(turn_id)
             }
             EventKind::TurnContext { text } => self.add_context(text),
+            EventKind::TurnImages { images } => self.attach_to_user(images),
             EventKind::TurnReminder { text, .. } => self.push_user(text),
             EventKind::ModelRequest { messages, .. } => {
                 self.close_round();

@@ -54,8 +54,21 @@ impl Session {
         message: &str,
         cancel: CancellationToken,
     ) -> Result<TurnOutcome, CoreError> {
+        self.run_user_turn_as(turn, crate::UserTurn::text(message), cancel)
+            .await
+    }
+
+    /// [`Session::run_turn_as`] for a message with images (checked with
+    /// [`Session::check_images`] first; a refused one fails the turn).
+    pub async fn run_user_turn_as(
+        &mut self,
+        turn: TurnId,
+        input: crate::UserTurn,
+        cancel: CancellationToken,
+    ) -> Result<TurnOutcome, CoreError> {
         self.drive.user_turn();
-        self.run_turn_with(turn, message, None, cancel).await
+        self.run_turn_with(turn, &input.message, input.images, None, cancel)
+            .await
     }
 
     /// A turn whose message is `message`; `continuation` marks one the
@@ -65,6 +78,7 @@ impl Session {
         &mut self,
         turn: TurnId,
         message: &str,
+        images: Vec<Vec<u8>>,
         continuation: Option<u32>,
         cancel: CancellationToken,
     ) -> Result<TurnOutcome, CoreError> {
@@ -74,6 +88,9 @@ impl Session {
             mode: self.mode(),
         };
         self.record(Some(&turn), started).await?;
+        // The images belong with the message, before anything else of the
+        // turn; refused ones fail it before any request.
+        let refused = self.attach_images(&turn, images).await?.err();
         if let Some(continuation) = continuation {
             self.record(Some(&turn), EventKind::GoalContinued { continuation })
                 .await?;
@@ -85,12 +102,19 @@ impl Session {
         // How the provider ended the turn's last response, when that was
         // not the model's own choice.
         let mut finish = None;
-        let outcome = self.turn_loop(&turn, &cancel, &mut finish).await?;
+        let outcome = match refused {
+            Some(error) => TurnOutcome::Failed {
+                error: error.to_string(),
+            },
+            None => self.turn_loop(&turn, &cancel, &mut finish).await?,
+        };
         if cancel.is_cancelled()
             && let Some(guest) = &self.guest
         {
-            // Stop means everything the turn started, background processes
-            // included (a sandboxed guest kills its whole namespace but itself).
+            // Stop means everything the turn's commands started (a sandboxed
+            // guest kills its whole namespace but itself), but the commands
+            // the model put in the background (`background/`): a dev server
+            // survives a stopped turn; the user ends it (`/ps kill`, the API).
             match tokio::time::timeout(crate::dispatch::STOP_GRACE, guest.stop()).await {
                 Ok(Ok(())) => {}
                 Ok(Err(e)) => tracing::warn!("the guest did not stop everything: {e}"),
@@ -192,6 +216,8 @@ impl Session {
         // Which of the repository's hooks run this turn: read again each
         // turn, so a file changed since it was trusted no longer runs.
         self.load_repository_hooks(turn).await?;
+        // A resumed session's images, read back before a request sends them.
+        self.load_images().await?;
         // Attach before the first command: never a model request first.
         if let Readiness::NotReady(error) = self.ensure_attached(turn, cancel).await? {
             if cancel.is_cancelled() {
@@ -284,10 +310,12 @@ impl Session {
 
     pub(crate) fn build_request(&self) -> ModelRequest {
         let offered = self.offered_tools();
+        let mut messages = self.state.messages.clone();
+        self.images.resolve(&mut messages);
         ModelRequest {
             model: crate::prompt::request_model_name(self.model.as_ref()),
             system: self.system_prompt(),
-            messages: self.state.messages.clone(),
+            messages,
             tools: offered
                 .iter()
                 .map(|t| t.spec_in(self.edit_format()))
@@ -572,6 +600,11 @@ impl Session {
         // is bytes of every request, and a small model calls what it sees.
         if !self.state.instructions.has_skills {
             tools.retain(|t| *t != ToolName::Skill);
+        }
+        // Reading or ending a background command is offered once there is
+        // one (and from then on, so the catalog stays the same).
+        if !self.background.any() {
+            tools.retain(|t| !matches!(t, ToolName::BashOutput | ToolName::BashKill));
         }
         if self.mode() == cortex_protocol::Mode::Agent && self.goal().is_some_and(|g| g.is_active())
         {

@@ -95,7 +95,7 @@ where
     };
 
     // The harness is gone (or we failed): kill what runs, let it report, flush.
-    let cancelled = state.running().cancel(None);
+    let cancelled = state.running().cancel_all();
     if cancelled > 0 {
         tracing::debug!("connection closed: stopping {cancelled} running command(s)");
     }
@@ -188,9 +188,11 @@ fn dispatch(state: &Arc<State>, tx: &Responses, tasks: &mut JoinSet<()>, line: &
         GuestOp::Stop { target } => {
             let count = state.running().cancel(target);
             // In a sandbox, Stop also ends what escaped its process group
-            // (`setsid`, `nohup … &`): every process but this one and init.
+            // (`setsid`, `nohup … &`): every process but this one, init and
+            // the background processes' groups.
             if target.is_none() && state.config.sandbox.is_some() {
-                cortex_sandbox::kill_all_other_processes();
+                let keep = state.running().background_groups();
+                cortex_sandbox::kill_other_processes_sparing(&keep);
             }
             respond(
                 tx,
@@ -198,8 +200,19 @@ fn dispatch(state: &Arc<State>, tx: &Responses, tasks: &mut JoinSet<()>, line: &
                 ToolOutcome::ok(format!("stop signalled to {count} running command(s)")),
             );
         }
-        GuestOp::Spawn { command, args, env } => {
-            spawn_process(state, tx, tasks, id, process::Spawn { command, args, env })
+        GuestOp::Spawn {
+            command,
+            args,
+            env,
+            background,
+        } => {
+            let spawn = process::Spawn {
+                command,
+                args,
+                env,
+                background,
+            };
+            spawn_process(state, tx, tasks, id, spawn)
         }
         GuestOp::Input { target, line } => respond(tx, id, state.inputs.send(target, line)),
         GuestOp::Tool(args) => {
@@ -222,7 +235,8 @@ fn dispatch(state: &Arc<State>, tx: &Responses, tasks: &mut JoinSet<()>, line: &
 }
 
 /// Start a long-lived process on a task; it is a command like `bash`'s
-/// (refused without the `bash` capability, reached by `stop`).
+/// (refused without the `bash` capability, reached by `stop`; a background
+/// one only by a `stop` that targets it, or the connection's end).
 fn spawn_process(
     state: &Arc<State>,
     tx: &Responses,
@@ -238,12 +252,21 @@ fn spawn_process(
         );
         return;
     }
-    let (seq, token) = state.running().register(id);
-    let input = state.inputs.open(id);
+    let (seq, token) = state.running().register_as(id, spawn.background);
+    // A background process reads nothing: no input to register.
+    let input = (!spawn.background).then(|| state.inputs.open(id));
     let state = Arc::clone(state);
     let tx = tx.clone();
     tasks.spawn(async move {
-        let outcome = process::run(Arc::clone(&state), id, spawn, input, token, tx.clone()).await;
+        let run = process::run(
+            Arc::clone(&state),
+            (id, seq),
+            spawn,
+            input,
+            token,
+            tx.clone(),
+        );
+        let outcome = run.await;
         state.finished(seq);
         respond(&tx, id, outcome);
     });

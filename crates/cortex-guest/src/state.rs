@@ -47,27 +47,78 @@ pub(crate) fn respond(tx: &Responses, id: u64, outcome: ToolOutcome) {
 #[derive(Default)]
 pub(crate) struct Running {
     next: u64,
-    commands: HashMap<u64, (u64, CancellationToken)>,
+    commands: HashMap<u64, Command>,
+}
+
+/// One running command: the request that started it, its token, and
+/// whether it is a background process (which `stop` without a target
+/// spares), with its process group once known.
+struct Command {
+    id: u64,
+    token: CancellationToken,
+    background: bool,
+    group: Option<i32>,
 }
 
 impl Running {
     pub(crate) fn register(&mut self, id: u64) -> (u64, CancellationToken) {
+        self.register_as(id, false)
+    }
+
+    /// [`Running::register`] for a command that is a background process
+    /// when `background` is set.
+    pub(crate) fn register_as(&mut self, id: u64, background: bool) -> (u64, CancellationToken) {
         self.next += 1;
         let token = CancellationToken::new();
-        self.commands.insert(self.next, (id, token.clone()));
+        let command = Command {
+            id,
+            token: token.clone(),
+            background,
+            group: None,
+        };
+        self.commands.insert(self.next, command);
         (self.next, token)
     }
 
-    /// Cancel every command (or only request `target`'s); how many.
+    /// The process group of command `seq`, once it has started.
+    pub(crate) fn set_group(&mut self, seq: u64, group: i32) {
+        if let Some(command) = self.commands.get_mut(&seq) {
+            command.group = Some(group);
+        }
+    }
+
+    /// Cancel every command but the background processes (or only request
+    /// `target`'s, background or not); how many.
     pub(crate) fn cancel(&mut self, target: Option<u64>) -> usize {
+        self.cancel_where(|command| match target {
+            Some(target) => command.id == target,
+            None => !command.background,
+        })
+    }
+
+    /// Cancel every command, background processes included (the
+    /// connection ended); how many.
+    pub(crate) fn cancel_all(&mut self) -> usize {
+        self.cancel_where(|_| true)
+    }
+
+    fn cancel_where(&mut self, pick: impl Fn(&Command) -> bool) -> usize {
         let mut count = 0;
-        for (id, token) in self.commands.values() {
-            if target.is_none_or(|t| t == *id) {
-                token.cancel();
-                count += 1;
-            }
+        for command in self.commands.values().filter(|c| pick(c)) {
+            command.token.cancel();
+            count += 1;
         }
         count
+    }
+
+    /// The process groups of the background processes that have started:
+    /// what a `stop` without a target spares.
+    pub(crate) fn background_groups(&self) -> Vec<i32> {
+        self.commands
+            .values()
+            .filter(|c| c.background)
+            .filter_map(|c| c.group)
+            .collect()
     }
 }
 

@@ -117,6 +117,11 @@ impl AnthropicProvider {
 }
 
 impl ModelProvider for AnthropicProvider {
+    /// Its wire format takes images in a user's message.
+    fn takes_images(&self) -> bool {
+        true
+    }
+
     fn describe(&self) -> String {
         format!("anthropic:{}", self.model)
     }

@@ -282,6 +282,16 @@ pub trait ModelProvider: Send + Sync {
     fn info(&self) -> Option<ModelInfo> {
         None
     }
+
+    /// Whether a user's message may carry images for this provider: its
+    /// wire format takes them (OpenAI's and Anthropic's do; the embedded
+    /// model does not). A turn with images for one that does not is
+    /// refused before any request. Whether the model behind a wire format
+    /// sees images is the provider's to say; its error then reaches the
+    /// user as any request error does.
+    fn takes_images(&self) -> bool {
+        false
+    }
 }
 
 /// A non-empty, trimmed environment variable.

@@ -124,6 +124,10 @@ impl ModelProvider for Metered {
         self.info.or_else(|| self.inner.info())
     }
 
+    fn takes_images(&self) -> bool {
+        self.inner.takes_images()
+    }
+
     fn stream(&self, request: ModelRequest) -> ModelStream {
         let mut inner = self.inner.stream(request);
         let mut tally = Tally {

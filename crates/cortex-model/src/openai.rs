@@ -156,6 +156,11 @@ impl OpenAiProvider {
 }
 
 impl ModelProvider for OpenAiProvider {
+    /// Its wire format takes images in a user's message.
+    fn takes_images(&self) -> bool {
+        true
+    }
+
     fn describe(&self) -> String {
         format!("{}:{}", self.prefix(), self.model)
     }

@@ -70,6 +70,10 @@ impl ModelProvider for RecoverTextCalls {
     fn info(&self) -> Option<ModelInfo> {
         self.inner.info()
     }
+
+    fn takes_images(&self) -> bool {
+        self.inner.takes_images()
+    }
 }
 
 /// Whether `base_url`'s host is this machine (`localhost`, `127.0.0.0/8`,

@@ -35,6 +35,8 @@
 //! - `cut_after: N` sends the first N events (never the `Finish`), then
 //!   `ModelError::Stream`.
 //! - Past the last response every call fails with `ModelError::Script`.
+//! - `"images": false` beside `responses` makes the provider one that takes
+//!   no images (as the embedded model), to test the refusal.
 //! - Unknown fields are errors, so a typo in a script is caught.
 
 use crate::{FinishReason, ModelError, ModelEvent, ModelProvider, ModelRequest, ModelStream};
@@ -46,6 +48,12 @@ use std::time::Duration;
 #[serde(deny_unknown_fields)]
 struct Script {
     responses: Vec<ScriptResponse>,
+    #[serde(default = "yes")]
+    images: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -110,6 +118,7 @@ struct State {
 /// tasks.
 pub struct ScriptedProvider {
     responses: Vec<ScriptResponse>,
+    images: bool,
     state: Mutex<State>,
 }
 
@@ -127,6 +136,7 @@ impl ScriptedProvider {
         }
         Ok(ScriptedProvider {
             responses: script.responses,
+            images: script.images,
             state: Mutex::default(),
         })
     }
@@ -154,6 +164,12 @@ impl ScriptedProvider {
 }
 
 impl ModelProvider for ScriptedProvider {
+    /// Images unless the script says `"images": false`, to test what a
+    /// provider that takes images is sent, and the refusal when not.
+    fn takes_images(&self) -> bool {
+        self.images
+    }
+
     fn describe(&self) -> String {
         "scripted".to_owned()
     }

@@ -384,3 +384,38 @@ async fn too_long_and_unknown_model_are_explained() {
         other => panic!("unexpected {other:?}"),
     }
 }
+
+/// A user message with an image, as a session sends one.
+fn with_image(mut request: ModelRequest) -> ModelRequest {
+    let mut message = Message::user("What is in this screenshot?");
+    message
+        .attachments
+        .push(cortex_protocol::Attachment::Image {
+            mime_type: "image/png".into(),
+            data: "iVBORw0KGgo=".into(),
+        });
+    request.messages = vec![message];
+    request
+}
+
+#[tokio::test]
+async fn a_users_image_reaches_the_server_as_a_base64_image_block() {
+    let server = Server::start(vec![Reply::Sse(fixture_events("anthropic/text.sse"))]).await;
+    let items = run_with(config(&server), with_image(request())).await;
+    assert!(items.iter().all(Result::is_ok), "{items:?}");
+    let body = server.requests()[0].json();
+    let user = &body["messages"][0];
+    assert_eq!(user["role"], "user");
+    let content = user["content"].as_array().expect("blocks");
+    assert_eq!(content[0]["text"], "What is in this screenshot?");
+    // The last block carries the prompt-cache mark, as any last block does.
+    let mut image = content[1].clone();
+    image
+        .as_object_mut()
+        .expect("block")
+        .remove("cache_control");
+    assert_eq!(
+        image,
+        json!({"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}})
+    );
+}

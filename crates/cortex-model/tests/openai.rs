@@ -537,3 +537,36 @@ async fn a_stream_cut_before_any_event_is_retried() {
     assert_eq!(assemble(&items[1..]).text, "Hello wörld 🌍");
     assert_eq!(server.requests().len(), 2);
 }
+
+/// A user message with an image, as a session sends one.
+fn with_image(mut request: ModelRequest) -> ModelRequest {
+    let mut message = Message::user("What is in this screenshot?");
+    message
+        .attachments
+        .push(cortex_protocol::Attachment::Image {
+            mime_type: "image/png".into(),
+            data: "iVBORw0KGgo=".into(),
+        });
+    request.messages = vec![message];
+    request
+}
+
+#[tokio::test]
+async fn a_users_image_reaches_the_server_as_an_image_url_part() {
+    let server = Server::start(vec![Reply::Sse(parts(&[text_body()]))]).await;
+    let items: Vec<Item> = provider(&server.base_url(), None)
+        .stream(with_image(request()))
+        .collect()
+        .await;
+    assert!(items.iter().all(Result::is_ok), "{items:?}");
+    let body = server.requests()[0].json();
+    let user = &body["messages"][1];
+    assert_eq!(user["role"], "user");
+    assert_eq!(
+        user["content"],
+        json!([
+            {"type": "text", "text": "What is in this screenshot?"},
+            {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}}
+        ])
+    );
+}

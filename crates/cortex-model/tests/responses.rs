@@ -246,3 +246,38 @@ async fn rate_limited_and_overloaded_are_retried() {
     assert_eq!(assemble(&items).text, "Hello wörld 🌍");
     assert_eq!(server.requests().len(), 3);
 }
+
+/// A user message with an image, as a session sends one.
+fn with_image(mut request: ModelRequest) -> ModelRequest {
+    let mut message = Message::user("What is in this screenshot?");
+    message
+        .attachments
+        .push(cortex_protocol::Attachment::Image {
+            mime_type: "image/png".into(),
+            data: "iVBORw0KGgo=".into(),
+        });
+    request.messages = vec![message];
+    request
+}
+
+#[tokio::test]
+async fn a_users_image_reaches_the_server_as_an_input_image() {
+    let server = Server::start(vec![Reply::Sse(fixture_events("responses/text.sse"))]).await;
+    let items = run_with(&server, with_image(request())).await;
+    assert!(items.iter().all(Result::is_ok), "{items:?}");
+    let body = server.requests()[0].json();
+    let user = body["input"]
+        .as_array()
+        .expect("input")
+        .iter()
+        .find(|item| item["role"] == "user")
+        .cloned()
+        .expect("a user item");
+    assert_eq!(
+        user["content"],
+        json!([
+            {"type": "input_text", "text": "What is in this screenshot?"},
+            {"type": "input_image", "image_url": "data:image/png;base64,iVBORw0KGgo="}
+        ])
+    );
+}

@@ -46,6 +46,7 @@ impl CallSummary {
             }),
             Ok(ToolName::Plan) => field("title"),
             Ok(ToolName::Skill) => field("name"),
+            Ok(ToolName::BashOutput | ToolName::BashKill) => field("id"),
             Ok(ToolName::TodoWrite) => value
                 .get("todos")
                 .and_then(|t| t.as_array())

@@ -38,7 +38,8 @@ pub enum GuestOp {
     /// by the harness's dispatcher (`{"op":"tool","tool":…,"args":{…}}`).
     Tool(ToolArgs),
     /// Kill the process group of every running command (or only the one
-    /// started by request `target`).
+    /// started by request `target`). Without a target, background
+    /// processes (`spawn` with `background`) are spared.
     Stop {
         /// The request whose command to kill; every command when absent.
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -58,6 +59,13 @@ pub enum GuestOp {
         /// Added to the environment `bash` gets.
         #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
         env: BTreeMap<String, String>,
+        /// A background command of the session (`bash` with `background`):
+        /// its input is empty, output comes back in chunks as written
+        /// (not lines), `stop` without a target spares it (a stopped turn
+        /// leaves a dev server running), and its whole process group is
+        /// killed once its first process exits.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        background: bool,
     },
     /// Write `line` and a newline to the standard input of the process that
     /// request `target` spawned; answered once written.
@@ -182,6 +190,7 @@ mod tests {
             op: GuestOp::Tool(ToolArgs::Bash(crate::BashArgs {
                 command: "ls".into(),
                 timeout_ms: None,
+                background: None,
             })),
         };
         let line = serde_json::to_string(&req).expect("serialize");

@@ -13,6 +13,7 @@
 #![warn(missing_docs)]
 
 mod approval;
+mod background;
 pub mod calendar;
 mod call_summary;
 mod compaction;
@@ -30,6 +31,7 @@ mod steer;
 mod tools;
 
 pub use approval::{ApprovalDecision, ApprovalPolicy, ApprovalResolution, Rule, RuleMatch};
+pub use background::ProcessInfo;
 pub use call_summary::CallSummary;
 pub use compaction::{CompactionKept, CompactionReport, CompactionTrigger};
 pub use event::{
@@ -43,14 +45,14 @@ pub use goal::{
 };
 pub use guest::{GuestOp, GuestReply, GuestRequest, GuestResponse, OutcomeStatus, ToolOutcome};
 pub use ids::{CallId, SessionId, TurnId};
-pub use message::{Attachment, Message, ProviderItem, Role, ToolCallRequest};
+pub use message::{Attachment, ImageRef, Message, ProviderItem, Role, ToolCallRequest};
 pub use mode::{Mode, ToolName, UnknownMode, UnknownTool};
 pub use rewind::{RewindDiff, RewindScope};
 pub use sandbox::{NetworkPolicy, Sandbox, SandboxPolicy, UnknownSetting, WorkspaceMode};
 pub use spec::{SpecArgs, SpecPhase};
 pub use steer::{CallSteer, Doubt, NextReply, ReminderKind, unverified_line};
 pub use tools::{
-    ArgError, BashArgs, EditFileArgs, EditFormat, EditLinesArgs, GlobArgs, GrepArgs, GrepMode,
-    MAX_ARGUMENT_BYTES, PlanArgs, ReadFileArgs, SkillArgs, Todo, TodoReadArgs, TodoStatus,
-    TodoWriteArgs, ToolArgs, ToolSpec, UnknownEditFormat, WriteFileArgs,
+    ArgError, BackgroundIdArgs, BashArgs, EditFileArgs, EditFormat, EditLinesArgs, GlobArgs,
+    GrepArgs, GrepMode, MAX_ARGUMENT_BYTES, PlanArgs, ReadFileArgs, SkillArgs, Todo, TodoReadArgs,
+    TodoStatus, TodoWriteArgs, ToolArgs, ToolSpec, UnknownEditFormat, WriteFileArgs,
 };

@@ -63,20 +63,76 @@ pub struct Message {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Attachment {
-    /// An image as the tool sent it.
+    /// An image with its bytes (a tool's, or a user's once read back).
     Image {
         /// `image/png`, `image/jpeg`, …
         mime_type: String,
         /// The bytes, base64 (standard alphabet, padded).
         data: String,
     },
+    /// An image the user attached, named by the store's key
+    /// (`turn.images`): the session puts its bytes in before a request, so
+    /// a provider only ever sees [`Attachment::Image`].
+    Stored {
+        /// `image/png`, `image/jpeg`, …
+        mime_type: String,
+        /// The sha256 of its bytes, the key of the store's blob.
+        sha256: String,
+    },
 }
 
 impl Attachment {
-    /// A `data:` URL of the attachment (what OpenAI's formats take).
-    pub fn data_url(&self) -> String {
+    /// A `data:` URL of the attachment (what OpenAI's formats take); `None`
+    /// for one whose bytes are not here.
+    pub fn data_url(&self) -> Option<String> {
+        self.inline()
+            .map(|(mime_type, data)| format!("data:{mime_type};base64,{data}"))
+    }
+
+    /// (mime type, base64 bytes) of an image whose bytes are here.
+    pub fn inline(&self) -> Option<(&str, &str)> {
         match self {
-            Attachment::Image { mime_type, data } => format!("data:{mime_type};base64,{data}"),
+            Attachment::Image { mime_type, data } => Some((mime_type, data)),
+            Attachment::Stored { .. } => None,
+        }
+    }
+}
+
+/// An image a user attached to a turn, as the timeline names it: its bytes
+/// are in the store once, under `sha256` (`turn.images`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ImageRef {
+    /// `image/png`, `image/jpeg`, `image/gif` or `image/webp`.
+    pub mime_type: String,
+    /// The sha256 of its bytes, lower-case hex.
+    pub sha256: String,
+    /// Its size in bytes.
+    pub bytes: u64,
+}
+
+impl ImageRef {
+    /// What clients show of a turn's images (`turn.images`): how many, and
+    /// each one's type and size.
+    pub fn line(images: &[ImageRef]) -> String {
+        let each: Vec<String> = images
+            .iter()
+            .map(|i| {
+                let kind = i.mime_type.strip_prefix("image/").unwrap_or(&i.mime_type);
+                format!("{kind} {} KB", i.bytes.div_ceil(1024))
+            })
+            .collect();
+        let count = match images.len() {
+            1 => "1 image".to_owned(),
+            n => format!("{n} images"),
+        };
+        format!("attached {count}: {}", each.join(", "))
+    }
+
+    /// The message attachment that names it.
+    pub fn attachment(&self) -> Attachment {
+        Attachment::Stored {
+            mime_type: self.mime_type.clone(),
+            sha256: self.sha256.clone(),
         }
     }
 }
@@ -173,7 +229,10 @@ mod tests {
             mime_type: "image/png".into(),
             data: "aGk=".into(),
         };
-        assert_eq!(image.data_url(), "data:image/png;base64,aGk=");
+        assert_eq!(
+            image.data_url().as_deref(),
+            Some("data:image/png;base64,aGk=")
+        );
         let plain = Message::tool(CallId::from("c"), "5");
         assert_eq!(plain.text_only_content(), "5");
         let with = Message::tool_with(CallId::from("c"), "[image 1: image/png]", vec![image]);

@@ -47,7 +47,8 @@ impl Mode {
             Mode::Plan => &[ReadFile, Glob, Grep, Plan, Skill],
             Mode::Spec => &[ReadFile, Glob, Grep, Spec, Skill],
             Mode::Agent => &[
-                ReadFile, WriteFile, EditFile, Glob, Grep, Bash, TodoRead, TodoWrite, Skill,
+                ReadFile, WriteFile, EditFile, Glob, Grep, Bash, BashOutput, BashKill, TodoRead,
+                TodoWrite, Skill,
             ],
         }
     }
@@ -139,11 +140,16 @@ pub enum ToolName {
     /// `skill`: a skill's instructions and files, by name (read-only; every
     /// mode offers it).
     Skill,
+    /// `bash_output`: what a background command printed since the last
+    /// read (offered where `bash` is, while the session has one).
+    BashOutput,
+    /// `bash_kill`: end a background command with its process group.
+    BashKill,
 }
 
 impl ToolName {
     /// Every tool, in declaration order (the spec cache is indexed by it).
-    pub const ALL: [ToolName; 12] = [
+    pub const ALL: [ToolName; 14] = [
         ToolName::ReadFile,
         ToolName::WriteFile,
         ToolName::EditFile,
@@ -156,6 +162,8 @@ impl ToolName {
         ToolName::Spec,
         ToolName::Goal,
         ToolName::Skill,
+        ToolName::BashOutput,
+        ToolName::BashKill,
     ];
 
     /// The wire name the model calls it by, e.g. `read_file`.
@@ -173,6 +181,8 @@ impl ToolName {
             ToolName::Spec => "spec",
             ToolName::Goal => "goal",
             ToolName::Skill => "skill",
+            ToolName::BashOutput => "bash_output",
+            ToolName::BashKill => "bash_kill",
         }
     }
 
@@ -238,7 +248,10 @@ mod tests {
         for mode in [Mode::Ask, Mode::Plan, Mode::Spec] {
             assert!(!mode.may_mutate_workspace(), "{mode}");
             assert!(!mode.offers(ToolName::Bash));
+            // A background command is a command: never outside Agent mode.
+            assert!(!mode.offers(ToolName::BashOutput) && !mode.offers(ToolName::BashKill));
         }
+        assert!(Mode::Agent.offers(ToolName::BashOutput) && Mode::Agent.offers(ToolName::BashKill));
         assert!(Mode::Agent.may_mutate_workspace());
         assert!(!Mode::Agent.offers(ToolName::Plan));
         assert!(Mode::Spec.offers(ToolName::Spec) && !Mode::Plan.offers(ToolName::Spec));

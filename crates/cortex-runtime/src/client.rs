@@ -209,8 +209,42 @@ impl Guest {
         args: Vec<String>,
         env: std::collections::BTreeMap<String, String>,
     ) -> Result<CallHandle, RuntimeError> {
-        let op = GuestOp::Spawn { command, args, env };
+        let op = GuestOp::Spawn {
+            command,
+            args,
+            env,
+            background: false,
+        };
         self.link.open(op, Budget::Unbounded).await
+    }
+
+    /// Start `command` with `bash -c` as a background process of the
+    /// session (see [`GuestOp::Spawn`]'s `background`): its output arrives
+    /// on the handle as deltas in chunks, its end as the result. Only a
+    /// [`Guest::stop_call`] with its id (or a [`StopHandle`]) or the
+    /// connection's end kills it; [`Guest::stop`] spares it. Nothing it
+    /// streams is capped here: the caller keeps what it wants. Errors as
+    /// for `call`.
+    pub async fn spawn_background(&self, command: String) -> Result<CallHandle, RuntimeError> {
+        let op = GuestOp::Spawn {
+            command: "bash".to_owned(),
+            args: vec!["-c".to_owned(), command],
+            env: Default::default(),
+            background: true,
+        };
+        self.link.open(op, Budget::Unbounded).await
+    }
+
+    /// A handle that can kill the command call `id` started, usable
+    /// without the `Guest` (by a task that lists a session's background
+    /// processes while a turn holds the session). It does not keep the
+    /// connection alive: once the guest is gone, stopping is
+    /// [`RuntimeError::Exited`].
+    pub fn stop_handle(&self, id: u64) -> StopHandle {
+        StopHandle {
+            link: Arc::downgrade(&self.link),
+            id,
+        }
     }
 
     /// Write one line to the standard input of the process a
@@ -239,7 +273,8 @@ impl Guest {
     }
 
     /// Kill every running command's process group (in the local sandbox,
-    /// also every process that escaped its group). Their calls then end
+    /// also every process that escaped its group), but the background
+    /// processes ([`Guest::spawn_background`]): a stopped turn leaves them. Their calls then end
     /// with whatever result the guest gives a killed command; success only
     /// means the signal was sent. Errors as for [`Guest::input`].
     pub async fn stop(&self) -> Result<(), RuntimeError> {
@@ -333,6 +368,25 @@ impl Guest {
             }
         }
         self.link.shared.die("closed");
+    }
+}
+
+/// Kills one call's command (see [`Guest::stop_handle`]).
+#[derive(Clone)]
+pub struct StopHandle {
+    link: std::sync::Weak<Link>,
+    id: u64,
+}
+
+impl StopHandle {
+    /// [`Guest::stop_call`] for this handle's call. Errors as for
+    /// [`Guest::input`]; [`RuntimeError::Exited`] once the guest is gone.
+    pub async fn stop(&self) -> Result<(), RuntimeError> {
+        let link = self.link.upgrade().ok_or(RuntimeError::Exited)?;
+        let op = GuestOp::Stop {
+            target: Some(self.id),
+        };
+        link.request(op, REQUEST_TIMEOUT).await.map(drop)
     }
 }
 

@@ -27,7 +27,7 @@ mod process;
 mod remote;
 mod sandbox;
 
-pub use client::{CallHandle, Guest, Liveness};
+pub use client::{CallHandle, Guest, Liveness, StopHandle};
 pub use cortex_sandbox::{Limits, Quota, Quotas, Report, nested};
 pub use docker::DockerProvider;
 pub use env::{BASE_ENV_ALLOWLIST, allowed_env};

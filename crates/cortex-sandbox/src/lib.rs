@@ -91,6 +91,71 @@ pub fn kill_all_other_processes() -> bool {
     false
 }
 
+/// [`kill_all_other_processes`], sparing the processes whose process group
+/// is in `keep` (the guest's background commands: a stopped turn leaves a
+/// dev server running). With `keep` empty it is exactly
+/// `kill_all_other_processes`. Otherwise each other process is stopped
+/// (`SIGSTOP`, so none forks meanwhile) pass after pass until a pass finds
+/// no new one, then all are killed. A process that left a kept group
+/// (`setsid`) is not spared. Returns false (and does nothing) unless this
+/// process entered a sandbox.
+pub fn kill_other_processes_sparing(keep: &[i32]) -> bool {
+    if keep.is_empty() {
+        return kill_all_other_processes();
+    }
+    #[cfg(target_os = "linux")]
+    {
+        if IN_OWN_PID_NAMESPACE.load(std::sync::atomic::Ordering::SeqCst) {
+            sys_kill_sparing(keep);
+            return true;
+        }
+    }
+    false
+}
+
+/// The passes of [`kill_other_processes_sparing`] in the guest's own pid
+/// namespace.
+#[cfg(target_os = "linux")]
+fn sys_kill_sparing(keep: &[i32]) {
+    /// A bound on the passes: each stops every process it finds, so only
+    /// processes forked during a pass need another one.
+    const MAX_PASSES: usize = 64;
+    // SAFETY: getpid has no preconditions.
+    let me = unsafe { libc::getpid() };
+    let mut stopped: std::collections::BTreeSet<i32> = std::collections::BTreeSet::new();
+    for _ in 0..MAX_PASSES {
+        let Ok(entries) = std::fs::read_dir("/proc") else {
+            break;
+        };
+        let mut new = 0;
+        for pid in entries
+            .flatten()
+            .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        {
+            if pid == me || pid == 1 || stopped.contains(&pid) {
+                continue;
+            }
+            // SAFETY: getpgid and kill have no memory-safety preconditions;
+            // a pid that has gone meanwhile is an error, ignored.
+            let group = unsafe { libc::getpgid(pid) };
+            if group < 0 || keep.contains(&group) {
+                continue;
+            }
+            // SAFETY: as above.
+            unsafe { libc::kill(pid, libc::SIGSTOP) };
+            stopped.insert(pid);
+            new += 1;
+        }
+        if new == 0 {
+            break;
+        }
+    }
+    for pid in stopped {
+        // SAFETY: as above.
+        unsafe { libc::kill(pid, libc::SIGKILL) };
+    }
+}
+
 /// Close every descriptor but stdin, stdout and stderr (the agent's own
 /// pipes): anything else its parent left open without `O_CLOEXEC` (a
 /// terminal, a socket, a log file) must not reach the commands it runs.

@@ -15,8 +15,8 @@ use crate::error::ApiError;
 use crate::goal_driver::{self, GoalOp, GoalOpDone, NextTurn};
 use axum::http::StatusCode;
 use cortex_core::{
-    Approvals, CompactError, CompactionReport, CoreError, PlanError, Published, Session, SpecError,
-    Timeline, TurnOutcome,
+    Approvals, CompactError, CompactionReport, CoreError, ImageError, PlanError, Published,
+    Session, SpecError, Timeline, TurnOutcome, UserTurn,
 };
 use cortex_protocol::{Goal, Mode, SessionId, TurnId};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -30,7 +30,7 @@ const MAILBOX: usize = 32;
 
 enum Command {
     StartTurn {
-        message: String,
+        input: UserTurn,
         reply: oneshot::Sender<Result<TurnId, ApiError>>,
     },
     Stop {
@@ -82,6 +82,8 @@ pub(crate) struct ActorHandle {
     goal: watch::Receiver<Option<Goal>>,
     /// The session's approval state, answered without the session.
     approvals: Approvals,
+    /// The session's background commands, listed and killed without it.
+    background: cortex_core::Background,
     /// Where its custom commands are looked for (they are read without it).
     extension_roots: cortex_core::extensions::Roots,
 }
@@ -127,8 +129,8 @@ pub(crate) enum PlanVerdict {
 }
 
 /// Run a turn for `message` on its own task; the session comes back with it.
-fn spawn_turn(session: Session, message: String) -> (TurnId, Running) {
-    spawn_next(session, NextTurn::Message(message))
+fn spawn_turn(session: Session, input: UserTurn) -> (TurnId, Running) {
+    spawn_next(session, NextTurn::Message(input))
 }
 
 /// Run `next` on its own task; the session comes back with it.
@@ -139,7 +141,7 @@ fn spawn_next(mut session: Session, next: NextTurn) -> (TurnId, Running) {
         let (turn, cancel) = (turn.clone(), cancel.clone());
         tokio::spawn(async move {
             let outcome = match next {
-                NextTurn::Message(message) => session.run_turn_as(turn, &message, cancel).await,
+                NextTurn::Message(input) => session.run_user_turn_as(turn, input, cancel).await,
                 NextTurn::Continuation => session.run_continuation_as(turn, cancel).await,
             };
             let id = session.id().clone();
@@ -233,6 +235,7 @@ impl ActorHandle {
             running: running.clone(),
             goal: session.watch_goal(),
             approvals: session.approvals().clone(),
+            background: session.background().clone(),
             extension_roots: session.extension_roots(),
         });
         tokio::spawn(async move {
@@ -256,6 +259,11 @@ impl ActorHandle {
         &self.approvals
     }
 
+    /// The session's background commands.
+    pub(crate) fn background(&self) -> &cortex_core::Background {
+        &self.background
+    }
+
     /// Live events from now on; each is already persisted.
     pub(crate) fn subscribe(&self) -> broadcast::Receiver<Arc<Published>> {
         self.timeline.subscribe()
@@ -269,7 +277,14 @@ impl ActorHandle {
     }
 
     pub(crate) async fn start_turn(&self, message: String) -> Result<TurnId, ApiError> {
-        self.ask(|reply| Command::StartTurn { message, reply })
+        self.start_user_turn(UserTurn::text(message)).await
+    }
+
+    /// [`ActorHandle::start_turn`] with images: a 422 before the turn
+    /// starts when the model takes none or one is not an image within the
+    /// limits.
+    pub(crate) async fn start_user_turn(&self, input: UserTurn) -> Result<TurnId, ApiError> {
+        self.ask(|reply| Command::StartTurn { input, reply })
             .await?
     }
 
@@ -413,7 +428,7 @@ impl Actor {
 
     async fn handle(&mut self, command: Command) -> Flow {
         match command {
-            Command::StartTurn { message, reply } => self.start_turn(message, reply),
+            Command::StartTurn { input, reply } => self.start_turn(input, reply),
             Command::Verdict { on, verdict, reply } => self.verdict(on, verdict, reply).await,
             Command::Compact { reply } => self.compact(reply),
             Command::Goal { op, reply } => self.goal(op, reply).await,
@@ -499,7 +514,7 @@ impl Actor {
 
     fn start_turn(
         &mut self,
-        message: String,
+        input: UserTurn,
         reply: oneshot::Sender<Result<TurnId, ApiError>>,
     ) -> Flow {
         if let Some(r) = &self.running {
@@ -509,7 +524,17 @@ impl Actor {
         let Some(session) = self.idle.take() else {
             return Flow::Lost;
         };
-        let (turn, r) = spawn_turn(session, message);
+        if let Err(e) = session.check_images(&input.images) {
+            self.idle = Some(session);
+            let code = match e {
+                ImageError::ModelTakesNone { .. } => "model_takes_no_images",
+                _ => "invalid_image",
+            };
+            let refused = ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, code, e.to_string());
+            let _ = reply.send(Err(refused));
+            return Flow::Go;
+        }
+        let (turn, r) = spawn_turn(session, input);
         self.start(Some(turn.clone()), r);
         let _ = reply.send(Ok(turn));
         Flow::Go
@@ -530,7 +555,7 @@ impl Actor {
         };
         match record_verdict(&mut session, on, verdict).await {
             Ok(message) => {
-                let (turn, r) = spawn_turn(session, message);
+                let (turn, r) = spawn_turn(session, UserTurn::text(message));
                 self.start(Some(turn.clone()), r);
                 let _ = reply.send(Ok(turn));
             }

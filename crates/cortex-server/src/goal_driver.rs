@@ -39,8 +39,9 @@ pub(crate) enum GoalOpDone {
 
 /// The turn the actor starts next.
 pub(crate) enum NextTurn {
-    /// A turn with this message (a goal's first turn, a user's message).
-    Message(String),
+    /// A turn with this message (a goal's first turn, a user's message
+    /// with its images).
+    Message(cortex_core::UserTurn),
     /// The harness's own continuation turn of the active goal.
     Continuation,
 }
@@ -48,9 +49,9 @@ pub(crate) enum NextTurn {
 /// Apply `op` to the idle session; the turn it asks for, if any.
 pub(crate) async fn apply(session: &mut Session, op: GoalOp) -> Result<Option<NextTurn>, ApiError> {
     let next = match op {
-        GoalOp::Set { objective, budget } => Some(NextTurn::Message(
+        GoalOp::Set { objective, budget } => Some(NextTurn::Message(cortex_core::UserTurn::text(
             session.set_goal(&objective, budget).await?,
-        )),
+        ))),
         GoalOp::Pause => {
             session.pause_goal(PauseReason::User).await?;
             None

@@ -5,8 +5,8 @@
 //! its bodies name are collected from it.
 
 use crate::routes::{
-    approvals, commands, control, events, goal, hooks, mcp, meta, plan, rewind, rules, sessions,
-    spec, turns,
+    approvals, commands, control, events, goal, hooks, mcp, meta, plan, processes, rewind, rules,
+    sessions, spec, turns,
 };
 use crate::state::AppState;
 use axum::Router;
@@ -25,6 +25,7 @@ use utoipa::{Modify, OpenApi};
         meta::healthz,
         sessions::create, sessions::list, sessions::show, sessions::close,
         turns::create, turns::stop, commands::list, commands::run, hooks::list, hooks::trust,
+        processes::list, processes::kill,
         control::set_mode, control::compact, rewind::rewind, mcp::add,
         plan::accept, plan::reject, spec::accept, spec::reject,
         goal::set, goal::show, goal::clear, goal::pause, goal::resume,

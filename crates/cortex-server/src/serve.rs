@@ -13,7 +13,7 @@ use std::sync::Arc;
 pub fn router(state: Arc<AppState>) -> Router {
     let limit = state.config.body_limit;
     Router::new()
-        .nest("/v1", routes::v1())
+        .nest("/v1", routes::v1(limit))
         .merge(routes::meta::routes())
         .merge(openapi::routes())
         .fallback(|| async {

@@ -117,6 +117,20 @@ const ROUTES: &[Route] = &[
         response: Some(name::<cortex_api::HookList>),
     },
     Route {
+        method: "get",
+        path: "/v1/sessions/{id}/processes",
+        request: None,
+        success: "200",
+        response: Some(name::<cortex_api::ProcessList>),
+    },
+    Route {
+        method: "delete",
+        path: "/v1/sessions/{id}/processes/{process}",
+        request: None,
+        success: "200",
+        response: Some(name::<cortex_protocol::ProcessInfo>),
+    },
+    Route {
         method: "put",
         path: "/v1/sessions/{id}/mode",
         request: Some(name::<SetMode>),
@@ -412,7 +426,11 @@ async fn each_schema_describes_what_serde_writes() {
         (
             name::<CreateTurn>(),
             json!(CreateTurn {
-                message: "hi".into()
+                message: "hi".into(),
+                attachments: vec![cortex_api::TurnAttachment {
+                    mime_type: Some("image/png".into()),
+                    data: "iVBORw0KGgo=".into(),
+                }],
             }),
         ),
         (
@@ -571,6 +589,34 @@ async fn each_schema_describes_what_serde_writes() {
                     file: ".claude/settings.json".into(),
                     reason: "a symbolic link: not followed".into(),
                 }],
+            }),
+        ),
+        (
+            name::<cortex_api::ProcessList>(),
+            json!(cortex_api::ProcessList {
+                processes: vec![cortex_protocol::ProcessInfo {
+                    id: "bg1".into(),
+                    command: "python3 -m http.server 8000".into(),
+                    started_at: "2026-12-07T18:00:00.000Z".into(),
+                    running_ms: 1500,
+                    running: true,
+                    output_bytes: 120,
+                    exit_code: None,
+                    ended: None,
+                }],
+            }),
+        ),
+        (
+            name::<cortex_protocol::ProcessInfo>(),
+            json!(cortex_protocol::ProcessInfo {
+                id: "bg2".into(),
+                command: "npm run dev".into(),
+                started_at: "2026-12-07T18:00:00.000Z".into(),
+                running_ms: 60000,
+                running: false,
+                output_bytes: 0,
+                exit_code: Some(1),
+                ended: Some("exited".into()),
             }),
         ),
         (

@@ -13,6 +13,7 @@
 
 #![warn(missing_docs)]
 
+mod blobs;
 mod encoded;
 mod error;
 mod migrations;
@@ -23,6 +24,7 @@ mod rules;
 mod sqlite;
 mod turn_rules;
 
+pub use blobs::Blob;
 pub use encoded::{EncodedKind, Stamp};
 pub use error::{Corruption, OpenError, Refused, StoreError};
 pub use postgres::PgStore;
@@ -229,4 +231,12 @@ pub trait Store: Send + Sync {
     /// answers `false`; another principal's rule is neither removed nor
     /// revealed).
     async fn delete_rule(&self, principal: &str, id: &str) -> Result<bool, StoreError>;
+
+    /// Keep `blob` under its sha256 (the caller computed it from the
+    /// decoded bytes). Storing content that is there already changes
+    /// nothing: idempotent. A store at its quota is [`StoreError::Full`].
+    async fn put_blob(&self, blob: &Blob) -> Result<(), StoreError>;
+
+    /// The blob stored under `sha256`, `Ok(None)` when there is none.
+    async fn blob(&self, sha256: &str) -> Result<Option<Blob>, StoreError>;
 }

@@ -141,8 +141,19 @@ CREATE INDEX turns_by_session ON turns (session_id, started_seq);
 CREATE INDEX turns_running ON turns (status) WHERE status = 'running';
 ";
 
+/// Content-addressed blobs (`blobs.rs`): images attached to turns, stored
+/// once; `data` is base64 text, so both backends store it the same way.
+const V5: &str = "
+CREATE TABLE blobs (
+    sha256    TEXT PRIMARY KEY NOT NULL,
+    mime_type TEXT NOT NULL,
+    data      TEXT NOT NULL,
+    bytes     {int} NOT NULL
+){strict};
+";
+
 /// Every step, oldest first.
-const STEPS: &[&str] = &[V1, V2, V3, V4];
+const STEPS: &[&str] = &[V1, V2, V3, V4, V5];
 
 /// The schema version this build writes.
 pub(crate) fn latest_version() -> i64 {
@@ -277,7 +288,7 @@ mod tests {
     #[test]
     fn pending_steps_start_after_the_found_version() {
         let targets: Vec<i64> = pending(2, Dialect::Sqlite).map(|(t, _)| t).collect();
-        assert_eq!(targets, [3, 4]);
+        assert_eq!(targets, [3, 4, 5]);
         assert_eq!(pending(latest_version(), Dialect::Postgres).count(), 0);
     }
 }

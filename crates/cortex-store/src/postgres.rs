@@ -13,7 +13,7 @@ use crate::migrations;
 use crate::rows::{self, RawEvent, RawSession, RawTurn};
 use crate::turn_rules::{self, RowChange};
 use crate::{
-    EncodedKind, Refused, SessionRecord, Stamp, Store, StoreError, TurnRecord, TurnStatus,
+    Blob, EncodedKind, Refused, SessionRecord, Stamp, Store, StoreError, TurnRecord, TurnStatus,
 };
 use cortex_protocol::{Event, Rule, SessionId, TurnId, now_rfc3339};
 use std::sync::Arc;
@@ -455,6 +455,14 @@ impl Store for PgStore {
 
     async fn delete_rule(&self, principal: &str, id: &str) -> Result<bool, StoreError> {
         self.delete_rule_pg(principal, id).await
+    }
+
+    async fn put_blob(&self, blob: &Blob) -> Result<(), StoreError> {
+        self.put_blob_pg(blob).await
+    }
+
+    async fn blob(&self, sha256: &str) -> Result<Option<Blob>, StoreError> {
+        self.blob_pg(sha256).await
     }
 }
 

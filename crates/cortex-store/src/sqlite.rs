@@ -12,7 +12,7 @@ use crate::private_file;
 use crate::rows::{self, RawEvent, RawSession, RawTurn};
 use crate::turn_rules::{self, RowChange};
 use crate::{
-    EncodedKind, Refused, SessionRecord, Stamp, Store, StoreError, TurnRecord, TurnStatus,
+    Blob, EncodedKind, Refused, SessionRecord, Stamp, Store, StoreError, TurnRecord, TurnStatus,
 };
 use cortex_protocol::{Event, EventKind, Rule, SessionId, TurnId, now_rfc3339};
 use rusqlite::config::DbConfig;
@@ -130,8 +130,16 @@ impl SqliteStore {
 
     /// Refuse an append past the quota unless `kind` ends a turn.
     fn check_quota(&self, tx: &Transaction<'_>, kind: &EventKind) -> Result<(), StoreError> {
+        if TurnStatus::after(kind).is_some() {
+            return Ok(());
+        }
+        self.check_room(tx)
+    }
+
+    /// Refuse a write once the database is at its quota.
+    pub(crate) fn check_room(&self, tx: &Transaction<'_>) -> Result<(), StoreError> {
         let quota = self.quota.load(std::sync::atomic::Ordering::Relaxed);
-        if quota == u64::MAX || TurnStatus::after(kind).is_some() {
+        if quota == u64::MAX {
             return Ok(());
         }
         let size: i64 = tx.query_row(
@@ -447,5 +455,13 @@ impl Store for SqliteStore {
 
     async fn delete_rule(&self, principal: &str, id: &str) -> Result<bool, StoreError> {
         self.delete_rule_sync(principal, id)
+    }
+
+    async fn put_blob(&self, blob: &Blob) -> Result<(), StoreError> {
+        self.put_blob_sync(blob)
+    }
+
+    async fn blob(&self, sha256: &str) -> Result<Option<Blob>, StoreError> {
+        self.blob_sync(sha256)
     }
 }

@@ -16,7 +16,7 @@ use std::collections::BTreeSet;
 use support::*;
 
 /// The schema version this build writes.
-const LATEST: i64 = 4;
+const LATEST: i64 = 5;
 const TS: &str = "2026-11-01T10:00:00.000Z";
 
 fn quote(text: &str) -> String {
@@ -354,7 +354,7 @@ async fn every_database_ends_with_the_same_tables_columns_and_indexes() {
     let tables: BTreeSet<&str> = shape.0.iter().map(|(t, _, _)| t.as_str()).collect();
     assert_eq!(
         tables,
-        BTreeSet::from(["events", "rules", "sessions", "turns"])
+        BTreeSet::from(["blobs", "events", "rules", "sessions", "turns"])
     );
 
     let Some(fresh) = pg::database().await else {

@@ -24,6 +24,7 @@ async fn run_in(
     let args = BashArgs {
         command: command.to_owned(),
         timeout_ms,
+        background: None,
     };
     run_bash(cwd, &args, &env(), on_output, cancel)
         .await

@@ -22,6 +22,7 @@ fn subject(command: &str) -> Subject {
     let args = ToolArgs::Bash(BashArgs {
         command: command.to_owned(),
         timeout_ms: None,
+        background: None,
     });
     Subject::of("bash", Some(&args)).expect("bash needs approval")
 }

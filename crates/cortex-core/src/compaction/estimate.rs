@@ -26,8 +26,31 @@ pub(crate) fn tokens_of_bytes(bytes: usize) -> u64 {
     u64::try_from(bytes.div_ceil(BYTES_PER_TOKEN)).unwrap_or(u64::MAX)
 }
 
+/// What one image counts for, in tokens: about what providers charge for a
+/// large one, not the length of its base64 text (a 1 MB screenshot is not
+/// 350,000 tokens).
+pub(crate) const IMAGE_TOKENS: usize = 1_600;
+
+/// The history's size as JSON (an array of messages), each image counted as
+/// [`IMAGE_TOKENS`] instead of its bytes.
 fn messages_bytes(messages: &[Message]) -> usize {
-    serde_json::to_vec(messages).map_or(0, |v| v.len())
+    let json = |m: &Message| serde_json::to_vec(m).map_or(0, |v| v.len());
+    let each: usize = messages
+        .iter()
+        .map(|m| {
+            if m.attachments.is_empty() {
+                json(m)
+            } else {
+                let text = Message {
+                    attachments: Vec::new(),
+                    ..m.clone()
+                };
+                json(&text) + m.attachments.len() * IMAGE_TOKENS * BYTES_PER_TOKEN
+            }
+        })
+        .sum();
+    // The brackets and the commas between messages.
+    each + 2 + messages.len().saturating_sub(1)
 }
 
 /// Size of what is sent: system prompt, history and tool schemas.
@@ -86,5 +109,25 @@ mod tests {
             messages: 5,
         };
         assert_eq!(estimate(&r, Some(stale)), bytes);
+    }
+
+    #[test]
+    fn an_image_counts_as_a_fixed_number_of_tokens_not_its_bytes() {
+        let plain = vec![Message::user("look at this")];
+        let mut with_image = plain.clone();
+        with_image[0]
+            .attachments
+            .push(cortex_protocol::Attachment::Image {
+                mime_type: "image/png".into(),
+                data: "A".repeat(1_000_000),
+            });
+        assert_eq!(
+            messages_bytes(&plain),
+            serde_json::to_vec(&plain).expect("json").len()
+        );
+        assert_eq!(
+            messages_bytes(&with_image) - messages_bytes(&plain),
+            IMAGE_TOKENS * BYTES_PER_TOKEN
+        );
     }
 }

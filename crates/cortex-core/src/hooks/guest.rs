@@ -112,6 +112,7 @@ async fn run_in(
     let args = ToolArgs::Bash(BashArgs {
         command,
         timeout_ms: Some((timeout + BACKSTOP).as_millis() as u64),
+        background: None,
     });
     let mut call = guest
         .call(args)

@@ -91,7 +91,11 @@ fn turns(history: &[Message], thinking: bool) -> Vec<Value> {
     let mut turns: Vec<(&'static str, Vec<Value>)> = Vec::new();
     for message in history {
         let (role, blocks) = match message.role {
-            Role::User | Role::System => ("user", text_block(&message.content)),
+            Role::User | Role::System => {
+                let mut blocks = text_block(&message.content);
+                blocks.extend(message.attachments.iter().filter_map(image_block));
+                ("user", blocks)
+            }
             Role::Tool => ("user", vec![tool_result(message)]),
             Role::Assistant => ("assistant", assistant_blocks(message, thinking)),
         };
@@ -123,7 +127,7 @@ fn tool_result(message: &Message) -> Value {
     let mut block = json!({"type": "tool_result", "tool_use_id": id});
     if !message.attachments.is_empty() {
         let mut content = text_block(&message.content);
-        content.extend(message.attachments.iter().map(image_block));
+        content.extend(message.attachments.iter().filter_map(image_block));
         block["content"] = Value::Array(content);
     } else if !message.content.is_empty() {
         block["content"] = message.content.clone().into();
@@ -131,14 +135,14 @@ fn tool_result(message: &Message) -> Value {
     block
 }
 
-/// An image block of a tool result.
-fn image_block(attachment: &Attachment) -> Value {
-    match attachment {
-        Attachment::Image { mime_type, data } => json!({
-            "type": "image",
-            "source": {"type": "base64", "media_type": mime_type, "data": data},
-        }),
-    }
+/// An image block (of a tool result or a user message); `None` for one
+/// whose bytes are not here.
+fn image_block(attachment: &Attachment) -> Option<Value> {
+    let (mime_type, data) = attachment.inline()?;
+    Some(json!({
+        "type": "image",
+        "source": {"type": "base64", "media_type": mime_type, "data": data},
+    }))
 }
 
 /// Thinking blocks (replayed only while thinking is on: the API requires

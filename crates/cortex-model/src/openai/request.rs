@@ -184,6 +184,12 @@ fn forced_call(
 
 fn wire_message(message: &Message) -> WireMessage<'_> {
     match message.role {
+        Role::User if !message.attachments.is_empty() => WireMessage {
+            role: "user",
+            content: Some(WireContent::Parts(user_parts(message))),
+            tool_calls: Vec::new(),
+            tool_call_id: None,
+        },
         Role::System | Role::User => WireMessage {
             role: if message.role == Role::System {
                 "system"
@@ -245,9 +251,7 @@ fn tool_images(history: &[Message]) -> Option<WireMessage<'static>> {
         }
         let id = message.tool_call_id.as_ref().map_or("", |id| id.as_str());
         parts.push(json!({"type": "text", "text": format!("The images of tool call {id}:")}));
-        for attachment in &message.attachments {
-            parts.push(json!({"type": "image_url", "image_url": {"url": attachment.data_url()}}));
-        }
+        parts.extend(message.attachments.iter().filter_map(image_part));
     }
     (!parts.is_empty()).then(|| WireMessage {
         role: "user",
@@ -255,6 +259,19 @@ fn tool_images(history: &[Message]) -> Option<WireMessage<'static>> {
         tool_calls: Vec::new(),
         tool_call_id: None,
     })
+}
+
+/// A user message's text and images as content parts.
+fn user_parts(message: &Message) -> Vec<serde_json::Value> {
+    let mut parts = vec![json!({"type": "text", "text": message.content})];
+    parts.extend(message.attachments.iter().filter_map(image_part));
+    parts
+}
+
+/// An image as a content part; `None` for one whose bytes are not here.
+fn image_part(attachment: &cortex_protocol::Attachment) -> Option<serde_json::Value> {
+    let url = attachment.data_url()?;
+    Some(json!({"type": "image_url", "image_url": {"url": url}}))
 }
 
 fn wire_tool(tool: &ToolSpec) -> WireTool<'_> {

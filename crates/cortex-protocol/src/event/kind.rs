@@ -66,6 +66,9 @@ impl EventKind {
             EventKind::HookRan { .. } => "hook.ran",
             EventKind::HookFailed { .. } => "hook.failed",
             EventKind::HooksUntrusted { .. } => "hooks.untrusted",
+            EventKind::ProcessStarted { .. } => "process.started",
+            EventKind::ProcessEnded { .. } => "process.ended",
+            EventKind::TurnImages { .. } => "turn.images",
             EventKind::Error { .. } => "error",
         }
     }
@@ -113,5 +116,26 @@ impl EventKind {
              this content (trust it with `cortex hooks trust` or /hooks; trusted hooks run in \
              the guest)"
         ))
+    }
+
+    /// What a client says of a `process.started` or `process.ended` event
+    /// (every client says the same; the caller sanitises it, since the
+    /// model wrote the command); `None` for any other event.
+    pub fn process_line(&self) -> Option<String> {
+        match self {
+            EventKind::ProcessStarted { id, command } => {
+                let first = command.lines().next().unwrap_or_default();
+                Some(format!("background {id} started: {first}"))
+            }
+            EventKind::ProcessEnded {
+                id,
+                exit_code,
+                reason,
+            } => Some(match exit_code {
+                Some(code) => format!("background {id} ended: {reason} (exit code {code})"),
+                None => format!("background {id} ended: {reason}"),
+            }),
+            _ => None,
+        }
     }
 }

@@ -174,6 +174,14 @@ pub enum EventKind {
         /// The mode the turn runs in; it holds for the whole turn.
         mode: Mode,
     },
+    /// The images the user attached to the turn's message, right after
+    /// `turn.started`: named, their bytes kept once in the store (a resumed
+    /// session reads them back from there).
+    #[serde(rename = "turn.images")]
+    TurnImages {
+        /// In the order the user gave them.
+        images: Vec<crate::ImageRef>,
+    },
     /// What the harness told the model about the workspace with this turn's
     /// message (the files in it, read in the guest once attached), so the
     /// model works from real paths instead of guessed ones. The history puts
@@ -721,6 +729,29 @@ pub enum EventKind {
         /// How many hooks it holds.
         #[serde(default)]
         hooks: u32,
+    },
+    /// A background command (`bash` with `background`) started in the
+    /// guest; it runs until it exits, `bash_kill`, the user's kill or the
+    /// session's end.
+    #[serde(rename = "process.started")]
+    ProcessStarted {
+        /// Its handle in the session, e.g. `bg1`.
+        id: String,
+        /// The command as the model wrote it.
+        command: String,
+    },
+    /// A background command ended.
+    #[serde(rename = "process.ended")]
+    ProcessEnded {
+        /// Its handle in the session, e.g. `bg1`.
+        id: String,
+        /// Its exit code; `None` when a signal ended it or the guest went.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        exit_code: Option<i32>,
+        /// How it ended: `exited`, `killed by bash_kill`, `killed by the
+        /// user`, `killed: the session closed`, `the guest ended`.
+        #[serde(default)]
+        reason: String,
     },
     /// An error that belongs to no other event.
     #[serde(rename = "error")]

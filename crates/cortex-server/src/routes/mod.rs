@@ -10,6 +10,7 @@ pub(crate) mod hooks;
 pub(crate) mod mcp;
 pub(crate) mod meta;
 pub(crate) mod plan;
+pub(crate) mod processes;
 pub(crate) mod rewind;
 pub(crate) mod rules;
 pub(crate) mod sessions;
@@ -21,13 +22,15 @@ use axum::Router;
 use std::sync::Arc;
 
 /// Everything under `/v1` (authenticated per handler by the `Principal`
-/// extractor).
-pub(crate) fn v1() -> Router<Arc<AppState>> {
+/// extractor); `body_limit` is the server's, which a turn's images may
+/// pass.
+pub(crate) fn v1(body_limit: usize) -> Router<Arc<AppState>> {
     Router::new()
         .merge(sessions::routes())
-        .merge(turns::routes())
+        .merge(turns::routes(body_limit))
         .merge(commands::routes())
         .merge(hooks::routes())
+        .merge(processes::routes())
         .merge(control::routes())
         .merge(rewind::routes())
         .merge(mcp::routes())

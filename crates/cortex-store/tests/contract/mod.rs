@@ -276,5 +276,23 @@ macro_rules! sessions_suite {
             let session = store.get_session(&sid("s")).await.expect("get");
             assert_eq!(session.map(|s| s.last_seq), Some(after.seq));
         }
+
+        /// A blob is kept under its key once, however often it is put, and
+        /// read back whole; an unknown key is `None`.
+        #[tokio::test]
+        async fn blobs_are_stored_once_by_content() {
+            let Some(store) = store_with(&[]).await else {
+                return;
+            };
+            let blob = cortex_store::Blob {
+                sha256: "ab".repeat(32),
+                mime_type: "image/png".into(),
+                data: "iVBORw0KGgo=".into(),
+            };
+            store.put_blob(&blob).await.expect("put");
+            store.put_blob(&blob).await.expect("put again");
+            assert_eq!(store.blob(&blob.sha256).await.expect("get"), Some(blob));
+            assert_eq!(store.blob(&"cd".repeat(32)).await.expect("get"), None);
+        }
     };
 }

@@ -103,9 +103,12 @@ pub fn variant_index(kind: &EventKind) -> usize {
         EventKind::HookRan { .. } => 57,
         EventKind::HookFailed { .. } => 58,
         EventKind::HooksUntrusted { .. } => 59,
+        EventKind::ProcessStarted { .. } => 60,
+        EventKind::ProcessEnded { .. } => 61,
+        EventKind::TurnImages { .. } => 62,
     }
 }
-pub const VARIANTS: usize = 60;
+pub const VARIANTS: usize = 63;
 
 /// Every variant, in an order the store accepts, with the turn each belongs to.
 pub fn every_kind() -> Vec<(Option<&'static str>, EventKind)> {
@@ -509,10 +512,35 @@ pub fn every_kind() -> Vec<(Option<&'static str>, EventKind)> {
         ),
         (
             Some("t1"),
+            EventKind::TurnImages {
+                images: vec![cortex_protocol::ImageRef {
+                    mime_type: "image/png".into(),
+                    sha256: "cd".repeat(32),
+                    bytes: 68,
+                }],
+            },
+        ),
+        (
+            Some("t1"),
             EventKind::HooksUntrusted {
                 file: ".cortex/hooks.json".into(),
                 sha256: "ab".repeat(32),
                 hooks: 2,
+            },
+        ),
+        (
+            Some("t1"),
+            EventKind::ProcessStarted {
+                id: "bg1".into(),
+                command: "python3 -m http.server 8000".into(),
+            },
+        ),
+        (
+            None,
+            EventKind::ProcessEnded {
+                id: "bg1".into(),
+                exit_code: Some(0),
+                reason: "exited".into(),
             },
         ),
         (

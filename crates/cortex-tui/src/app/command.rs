@@ -15,6 +15,16 @@ pub enum Command {
         /// The mode to switch to first.
         mode: Option<Mode>,
     },
+    /// [`Command::StartTurn`] once the runtime read the image files its
+    /// message names (`@shot.png`, a pasted path); the app never emits it.
+    StartTurnWithImages {
+        /// The user's message.
+        message: String,
+        /// The mode to switch to first.
+        mode: Option<Mode>,
+        /// Each named image's bytes.
+        images: Vec<Vec<u8>>,
+    },
     /// Stop the running turn.
     Stop,
     /// Switch the session's mode.
@@ -74,6 +84,9 @@ pub enum Command {
     /// `/hooks trust`: trust these (file, sha256) as they were shown,
     /// answered with [`Outcome::Hooks`].
     TrustHooks(Vec<(String, String)>),
+    /// `/ps kill ID`: kill the session's background command `ID`, answered
+    /// with an [`Outcome::Note`] or [`Outcome::Failed`].
+    KillProcess(String),
     /// `/doctor`: run the checks of `cortex doctor` (the embedding program's
     /// [`crate::Doctor`]) and show them in the transcript.
     Doctor,

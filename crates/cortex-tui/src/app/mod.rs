@@ -16,6 +16,7 @@ pub mod hooks;
 pub mod init;
 mod keys;
 pub mod overlay;
+pub mod ps;
 mod rewind;
 pub mod slash;
 

@@ -71,6 +71,12 @@ pub const COMMANDS: &[SlashCommand] = &[
         run: crate::app::hooks::run,
     },
     SlashCommand {
+        name: "ps",
+        args: "[kill ID]",
+        help: "the session's background commands; `kill ID` ends one",
+        run: crate::app::ps::run,
+    },
+    SlashCommand {
         name: "sessions",
         args: "",
         help: "pick a session to resume",

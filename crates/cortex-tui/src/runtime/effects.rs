@@ -112,7 +112,14 @@ impl Worker {
     async fn run(&self, command: Command) {
         let id = self.id();
         let outcome = match command {
-            Command::StartTurn { message, mode } => self.start_turn(&id, message, mode).await,
+            Command::StartTurn { message, mode } => {
+                self.start_turn(&id, message, mode, Vec::new()).await
+            }
+            Command::StartTurnWithImages {
+                message,
+                mode,
+                images,
+            } => self.start_turn(&id, message, mode, images).await,
             Command::SetMode(mode) => match self.client.set_mode(&id, mode).await {
                 Ok(_) => None,
                 // A turn began meanwhile: the choice applies to the next.
@@ -146,6 +153,17 @@ impl Worker {
                 Err(e) => Outcome::Failed(format!("hooks: {}", message(&e))),
             }),
             Command::TrustHooks(files) => Some(self.trust_hooks(&id, files).await),
+            Command::KillProcess(process) => {
+                Some(match self.client.kill_process(&id, &process).await {
+                    // The model chose the id: cleaned before the flash shows it.
+                    Ok(info) => Outcome::Note(format!(
+                        "{}: {}",
+                        crate::text::clean_line(&info.id),
+                        crate::text::clean_line(info.ended.as_deref().unwrap_or("still running"))
+                    )),
+                    Err(e) => Outcome::Failed(format!("/ps kill: {}", message(&e))),
+                })
+            }
             Command::ListCommands => match self.client.commands(&id).await {
                 Ok(list) => Some(Outcome::Commands(list.commands)),
                 Err(e) => Some(Outcome::Failed(format!("commands: {}", message(&e)))),
@@ -211,6 +229,7 @@ impl Worker {
         id: &SessionId,
         message: String,
         mode: Option<Mode>,
+        images: Vec<Vec<u8>>,
     ) -> Option<Outcome> {
         if let Some(mode) = mode
             && let Err(e) = self.client.set_mode(id, mode).await
@@ -220,7 +239,14 @@ impl Worker {
                 error: format!("mode: {}", self::message(&e)),
             });
         }
-        match self.client.start_turn(id, &message).await {
+        let body = cortex_client::CreateTurn {
+            message: message.clone(),
+            attachments: images
+                .iter()
+                .map(|b| cortex_client::TurnAttachment::of_bytes(b))
+                .collect(),
+        };
+        match self.client.start_turn_with(id, &body).await {
             Ok(_) => None,
             Err(e) => Some(Outcome::TurnRejected {
                 message,

@@ -7,6 +7,7 @@
 mod effects;
 mod goal;
 mod hangup;
+mod images;
 mod stream;
 pub mod terminal;
 
@@ -219,6 +220,35 @@ impl Loop {
                         let files = crate::app::complete::list_files(&root);
                         let _ = tx.blocking_send(Input::Outcome(Outcome::Files(files)));
                     });
+                }
+                Command::StartTurn { message, mode } => {
+                    let root = std::path::Path::new(&self.app.state.repository);
+                    let named = images::named_images(&message, root);
+                    if named.is_empty() {
+                        self.effects.send(Command::StartTurn { message, mode });
+                        continue;
+                    }
+                    // Read here, in order with the commands around it (a
+                    // few local files; the server checks them).
+                    let read: Result<Vec<Vec<u8>>, String> = named
+                        .iter()
+                        .map(|p| std::fs::read(p).map_err(|e| format!("{}: {e}", p.display())))
+                        .collect();
+                    match read {
+                        Ok(images) => self.effects.send(Command::StartTurnWithImages {
+                            message,
+                            mode,
+                            images,
+                        }),
+                        Err(error) => {
+                            let outcome = Outcome::TurnRejected {
+                                message,
+                                error: format!("image: {error}"),
+                            };
+                            let more = self.app.on_outcome(outcome);
+                            self.run(more);
+                        }
+                    }
                 }
                 other => self.effects.send(other),
             }

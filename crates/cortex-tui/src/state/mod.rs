@@ -9,6 +9,7 @@
 
 mod cell;
 mod goal;
+mod processes;
 mod review;
 mod session;
 mod summary;
@@ -17,6 +18,7 @@ mod turns;
 pub use cell::{Cell, CellKind, Level, ToolCell, ToolState, TurnEnd};
 pub use cortex_protocol::TurnOutcome;
 pub use goal::GoalState;
+pub use processes::ProcessRow;
 pub use review::{Review, Subject};
 pub use summary::summarize;
 pub use turns::{TurnEntry, Turns};
@@ -74,6 +76,8 @@ pub struct SessionState {
     pub messages: Vec<String>,
     /// The conversation's turns, for `/rewind`.
     pub turns: Turns,
+    /// The session's background commands, for `/ps`.
+    pub processes: Vec<ProcessRow>,
     /// Cell of each tool call id.
     tools: HashMap<String, usize>,
     /// The assistant text or thinking cell that deltas extend.

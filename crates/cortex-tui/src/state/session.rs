@@ -16,7 +16,8 @@ impl SessionState {
             || self.apply_model(kind, at)
             || self.apply_review(kind)
             || self.apply_control(kind)
-            || self.apply_compaction(kind, at);
+            || self.apply_compaction(kind, at)
+            || self.apply_process(kind);
     }
 
     /// The guest's attach and the environment's setup.
@@ -179,6 +180,10 @@ impl SessionState {
                     clean_line(hook),
                     clean_line(error)
                 ),
+            ),
+            EventKind::TurnImages { images } => self.notice(
+                Level::Info,
+                clean_line(&cortex_protocol::ImageRef::line(images)),
             ),
             untrusted @ EventKind::HooksUntrusted { .. } => {
                 if let Some(notice) = untrusted.untrusted_hooks_notice() {

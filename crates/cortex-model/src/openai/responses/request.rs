@@ -66,7 +66,10 @@ fn is_reasoning_model(model: &str) -> bool {
 /// One history message as input items.
 fn items(message: &Message, input: &mut Vec<Value>) {
     match message.role {
-        Role::User => input.push(json!({"role": "user", "content": message.content})),
+        Role::User if message.attachments.is_empty() => {
+            input.push(json!({"role": "user", "content": message.content}))
+        }
+        Role::User => input.push(json!({"role": "user", "content": input_parts(message)})),
         Role::System => input.push(json!({"role": "developer", "content": message.content})),
         Role::Tool => input.push(json!({
             "type": "function_call_output",
@@ -102,12 +105,18 @@ fn tool_output(message: &Message) -> Value {
     if message.attachments.is_empty() {
         return message.content.clone().into();
     }
+    input_parts(message)
+}
+
+/// A message's text and images as input parts.
+fn input_parts(message: &Message) -> Value {
     let mut parts = vec![json!({"type": "input_text", "text": message.content})];
     parts.extend(
         message
             .attachments
             .iter()
-            .map(|a| json!({"type": "input_image", "image_url": a.data_url()})),
+            .filter_map(|a| a.data_url())
+            .map(|url| json!({"type": "input_image", "image_url": url})),
     );
     Value::Array(parts)
 }
