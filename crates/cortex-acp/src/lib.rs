@@ -38,7 +38,8 @@
 //!   (advertised with the custom ones): the API's rewind, its diff answered
 //!   as agent text; without a turn, the conversation's turns ([`rewind`]).
 //!
-//! Not yet: images and binary resources in prompts.
+//! Not yet: binary resources and audio in prompts. Images are attached to
+//! the turn (a model that takes none refuses them).
 //!
 //! Each request that waits on the API runs in a task of its own, so the
 //! connection keeps reading (a `session/cancel` arrives while a prompt runs).
@@ -204,11 +205,11 @@ fn initialize_response() -> InitializeResponse {
         .agent_capabilities(
             AgentCapabilities::new()
                 .load_session(true)
-                // A turn's message is text: embedded text resources are
-                // inlined, images and audio are not taken.
+                // A turn's message is text with images attached: embedded
+                // text resources are inlined, audio is not taken.
                 .prompt_capabilities(
                     PromptCapabilities::new()
-                        .image(false)
+                        .image(true)
                         .audio(false)
                         .embedded_context(true),
                 )

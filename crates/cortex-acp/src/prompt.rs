@@ -28,12 +28,15 @@ impl AcpAgent {
     ) -> Result<PromptResponse, agent_client_protocol::Error> {
         let id = acp_id(&request.session_id);
         let live = self.sessions.get(&id)?;
-        let message = prompt_text(&request.prompt)?;
+        let (message, images) = prompt_parts(&request.prompt)?;
         let mut tracked = live.tracked.lock().await;
         // `/rewind` is answered by the API's rewind, not a turn.
         if let Some((name, arguments)) = slash_command(&message)
             && name == rewind::NAME
         {
+            if !images.is_empty() {
+                return Err(invalid_params("/rewind takes no images"));
+            }
             let text = self.rewind(&id, arguments).await?;
             cx.send_notification(SessionNotification::new(
                 request.session_id.clone(),
@@ -49,8 +52,17 @@ impl AcpAgent {
             .await
             .map_err(api_error)?;
         let started = match self.command_of(&id, &message).await {
+            Some(_) if !images.is_empty() => {
+                return Err(invalid_params("a custom command takes no images"));
+            }
             Some((name, arguments)) => self.api.run_command(&id, &name, &arguments).await,
-            None => self.api.start_turn(&id, &message).await,
+            None => {
+                let body = cortex_client::CreateTurn {
+                    message,
+                    attachments: images,
+                };
+                self.api.start_turn_with(&id, &body).await
+            }
         };
         let turn = started.map_err(api_error)?.turn_id;
         // A cancel that arrived while the turn was being started found
@@ -151,11 +163,16 @@ async fn stream_turn(
     }
 }
 
-/// The prompt as one message: text as it is, a resource link as its URI,
-/// an embedded text resource as its URI followed by its text. Anything
-/// else was not advertised and is refused.
-fn prompt_text(blocks: &[ContentBlock]) -> Result<String, agent_client_protocol::Error> {
+/// The prompt as one message and its images: text as it is, a resource
+/// link as its URI, an embedded text resource as its URI followed by its
+/// text, an image as an attachment (the server checks what it is and
+/// whether the model takes images). Anything else was not advertised and
+/// is refused; so is a prompt without text.
+fn prompt_parts(
+    blocks: &[ContentBlock],
+) -> Result<(String, Vec<cortex_client::TurnAttachment>), agent_client_protocol::Error> {
     let mut parts = Vec::new();
+    let mut images = Vec::new();
     for block in blocks {
         match block {
             ContentBlock::Text(text) => parts.push(text.text.clone()),
@@ -170,21 +187,22 @@ fn prompt_text(blocks: &[ContentBlock]) -> Result<String, agent_client_protocol:
                     ));
                 }
             },
-            ContentBlock::Image(_) => {
-                return Err(invalid_params("images are not supported in prompts"));
-            }
+            ContentBlock::Image(image) => images.push(cortex_client::TurnAttachment {
+                mime_type: Some(image.mime_type.clone()),
+                data: image.data.clone(),
+            }),
             _ => {
                 return Err(invalid_params(
-                    "only text and resources are supported in prompts",
+                    "only text, resources and images are supported in prompts",
                 ));
             }
         }
     }
     let message = parts.join("\n");
     if message.trim().is_empty() {
-        return Err(invalid_params("the prompt is empty"));
+        return Err(invalid_params("the prompt has no text"));
     }
-    Ok(message)
+    Ok((message, images))
 }
 
 #[cfg(test)]
@@ -206,7 +224,8 @@ mod tests {
                 )),
             )),
         ];
-        let message = prompt_text(&blocks).expect("valid");
+        let (message, images) = prompt_parts(&blocks).expect("valid");
+        assert!(images.is_empty());
         assert_eq!(
             message,
             "fix the bug in\nfile:///r/calc.py\nfile:///r/calc.py:\n```\ndef add(a, b): return a - b\n```"
@@ -214,11 +233,24 @@ mod tests {
     }
 
     #[test]
-    fn images_and_empty_prompts_are_invalid_params() {
-        let image = vec![ContentBlock::Image(ImageContent::new("AAAA", "image/png"))];
-        let error = prompt_text(&image).expect_err("images are not advertised");
-        assert!(error.message.contains("images"), "{error:?}");
-        let error = prompt_text(&[ContentBlock::from("  ")]).expect_err("empty");
-        assert!(error.message.contains("empty"), "{error:?}");
+    fn images_are_attachments_and_a_prompt_needs_text() {
+        let blocks = vec![
+            ContentBlock::from("what is this?"),
+            ContentBlock::Image(ImageContent::new("iVBORw0KGgo=", "image/png")),
+        ];
+        let (message, images) = prompt_parts(&blocks).expect("valid");
+        assert_eq!(message, "what is this?");
+        assert_eq!(
+            images,
+            vec![cortex_client::TurnAttachment {
+                mime_type: Some("image/png".into()),
+                data: "iVBORw0KGgo=".into(),
+            }]
+        );
+        let only_image = vec![ContentBlock::Image(ImageContent::new("AAAA", "image/png"))];
+        let error = prompt_parts(&only_image).expect_err("no text");
+        assert!(error.message.contains("no text"), "{error:?}");
+        let error = prompt_parts(&[ContentBlock::from("  ")]).expect_err("empty");
+        assert!(error.message.contains("no text"), "{error:?}");
     }
 }

@@ -693,7 +693,7 @@ async fn raw_frames_negotiate_v1_and_bad_requests_are_json_rpc_errors() {
     assert_eq!(result["agentCapabilities"]["loadSession"], true);
     let prompts = &result["agentCapabilities"]["promptCapabilities"];
     assert_eq!(prompts["embeddedContext"], true, "{init}");
-    assert_eq!(prompts["image"], false, "{init}");
+    assert_eq!(prompts["image"], true, "{init}");
     let mcp = &result["agentCapabilities"]["mcpCapabilities"];
     assert_eq!((&mcp["http"], &mcp["sse"]), (&json!(true), &json!(false)));
     assert_eq!(result["agentInfo"]["name"], "cortex");
