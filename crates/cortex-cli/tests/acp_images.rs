@@ -3,72 +3,20 @@
 //! an image with no text is invalid params. The real `cortex acp` on stdio,
 //! driven by the protocol crate's client side.
 
+mod acp_support;
 mod common;
 
-use agent_client_protocol::schema::ProtocolVersion;
-use agent_client_protocol::v1::ConnectionTo;
+use acp_support::with_agent;
 use agent_client_protocol::v1::schema::{
-    ContentBlock, ImageContent, InitializeRequest, NewSessionRequest, PromptRequest,
-    SessionNotification, StopReason,
+    ContentBlock, ImageContent, NewSessionRequest, PromptRequest, StopReason,
 };
-use agent_client_protocol::{Agent, ByteStreams, Client, on_receive_notification};
 use common::{Env, json_lines, run_ok};
 use serde_json::{Value, json};
-use std::process::Stdio;
 use tokio::sync::mpsc;
-use tokio_util::compat::{TokioAsyncReadCompatExt, TokioAsyncWriteCompatExt};
 
 /// A 1×1 PNG, base64.
 const PNG: &str =
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGMAAQAABQABDQottAAAAABJRU5ErkJggg==";
-
-type Updates = mpsc::UnboundedReceiver<Value>;
-
-/// Drive a fresh `cortex acp --approval auto` with `body`; then close its
-/// stdin and check that it exits cleanly.
-async fn with_agent<F>(env: &Env, script: Value, body: F)
-where
-    F: AsyncFnOnce(ConnectionTo<Agent>, Updates) -> agent_client_protocol::Result<()>
-        + Send
-        + 'static,
-{
-    let script = env.script(script);
-    let mut cmd = env.command();
-    cmd.arg("acp")
-        .arg("--model")
-        .arg(format!("scripted:{}", script.display()))
-        .args(["--approval", "auto"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit());
-    let mut cmd = tokio::process::Command::from(cmd);
-    cmd.kill_on_drop(true);
-    let mut child = cmd.spawn().expect("spawn cortex acp");
-    let stdin = child.stdin.take().expect("stdin").compat_write();
-    let stdout = child.stdout.take().expect("stdout").compat();
-    let (tx, rx) = mpsc::unbounded_channel();
-    Client
-        .v1()
-        .name("test-editor")
-        .on_receive_notification(
-            async move |note: SessionNotification, _cx| {
-                let update = serde_json::to_value(&note.update).expect("update json");
-                let _ = tx.send(update);
-                Ok(())
-            },
-            on_receive_notification!(),
-        )
-        .connect_with(ByteStreams::new(stdin, stdout), async move |cx| {
-            cx.send_request(InitializeRequest::new(ProtocolVersion::V1))
-                .block_task()
-                .await?;
-            body(cx, rx).await
-        })
-        .await
-        .expect("the ACP conversation");
-    let status = child.wait().await.expect("wait");
-    assert!(status.success(), "{status:?}");
-}
 
 #[tokio::test]
 async fn an_image_block_is_attached_to_the_turn() {

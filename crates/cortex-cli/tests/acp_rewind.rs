@@ -4,84 +4,17 @@
 //! as a prompt: advertised, listing the turns, a dry run, refused over a
 //! file the user changed, forced, and undone.
 
+mod acp_support;
 mod common;
 
-use agent_client_protocol::schema::ProtocolVersion;
+use acp_support::{Updates, next_of, with_agent};
+use agent_client_protocol::Agent;
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
-    ContentBlock, InitializeRequest, NewSessionRequest, PromptRequest, SessionId,
-    SessionNotification, StopReason,
+    ContentBlock, NewSessionRequest, PromptRequest, SessionId, StopReason,
 };
-use agent_client_protocol::{Agent, ByteStreams, Client, on_receive_notification};
 use common::Env;
-use serde_json::{Value, json};
-use std::process::Stdio;
-use tokio::sync::mpsc;
-use tokio_util::compat::{TokioAsyncReadCompatExt, TokioAsyncWriteCompatExt};
-
-type Updates = mpsc::UnboundedReceiver<Value>;
-
-/// Drive a fresh `cortex acp --approval auto` with `body`; then close its
-/// stdin and check that it exits cleanly.
-async fn with_agent<F>(env: &Env, script: Value, body: F)
-where
-    F: AsyncFnOnce(ConnectionTo<Agent>, Updates) -> agent_client_protocol::Result<()>
-        + Send
-        + 'static,
-{
-    let script = env.script(script);
-    let mut cmd = env.command();
-    cmd.arg("acp")
-        .arg("--model")
-        .arg(format!("scripted:{}", script.display()))
-        .args(["--approval", "auto"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit());
-    let mut cmd = tokio::process::Command::from(cmd);
-    cmd.kill_on_drop(true);
-    let mut child = cmd.spawn().expect("spawn cortex acp");
-    let stdin = child.stdin.take().expect("stdin").compat_write();
-    let stdout = child.stdout.take().expect("stdout").compat();
-    let (tx, rx) = mpsc::unbounded_channel();
-    Client
-        .v1()
-        .name("test-editor")
-        .on_receive_notification(
-            async move |note: SessionNotification, _cx| {
-                let update = serde_json::to_value(&note.update).expect("update json");
-                let _ = tx.send(update);
-                Ok(())
-            },
-            on_receive_notification!(),
-        )
-        .connect_with(ByteStreams::new(stdin, stdout), async move |cx| {
-            cx.send_request(InitializeRequest::new(ProtocolVersion::V1))
-                .block_task()
-                .await?;
-            body(cx, rx).await
-        })
-        .await
-        .expect("the ACP conversation");
-    let status = child.wait().await.expect("wait");
-    assert!(status.success(), "{status:?}");
-}
-
-/// The next update of kind `kind`, waiting for it (at most ten seconds);
-/// the updates before it are dropped.
-async fn next_of(updates: &mut Updates, kind: &str) -> Value {
-    let wait = async {
-        while let Some(update) = updates.recv().await {
-            if update["sessionUpdate"] == kind {
-                return update;
-            }
-        }
-        panic!("the agent closed before a {kind}");
-    };
-    tokio::time::timeout(std::time::Duration::from_secs(10), wait)
-        .await
-        .unwrap_or_else(|_| panic!("no {kind} within ten seconds"))
-}
+use serde_json::json;
 
 /// Send `prompt`; the agent's text in answer (every chunk received by the
 /// time it answered `end_turn`).

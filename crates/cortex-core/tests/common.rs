@@ -277,3 +277,66 @@ pub fn pid_alive(pid: i32) -> bool {
     // Signal 0 checks existence; a zombie reaped by init disappears.
     unsafe { libc::kill(pid, 0) == 0 }
 }
+
+/// A session on a repository of `files` in `mode`, the scripted model of
+/// `script`, approvals `auto`, with the user's `hooks` and the repository
+/// hooks' trust file `trust` (the hook tests).
+pub async fn hooked_harness(
+    files: &[(&str, &str)],
+    mode: Mode,
+    script: serde_json::Value,
+    hooks: Vec<cortex_core::HookSpec>,
+    trust: Option<PathBuf>,
+) -> Harness {
+    let (repo, store, model) = parts(files, &script);
+    let mut config = config(
+        repo.path(),
+        store.clone(),
+        model.clone(),
+        mode,
+        StopRule::Code,
+    );
+    config.hooks = hooks;
+    config.hook_trust = trust;
+    let session = Session::create(config).await.expect("session");
+    session
+        .approvals()
+        .set_policy(cortex_protocol::ApprovalPolicy::Auto)
+        .await
+        .expect("policy");
+    Harness {
+        repo,
+        store,
+        model,
+        session,
+    }
+}
+
+/// An executable `#!/bin/sh` script named `name` in `dir`: its path.
+pub fn shell_script(dir: &Path, name: &str, body: &str) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let path = dir.join(name);
+    std::fs::write(&path, format!("#!/bin/sh\n{body}")).expect("write script");
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    path
+}
+
+/// Whether process `pid` has ended (gone, or a zombie nobody reaped yet),
+/// within two seconds.
+pub async fn ended(pid: &str) -> bool {
+    for _ in 0..40 {
+        match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+            Err(_) => return true,
+            Ok(stat)
+                if stat
+                    .rsplit(')')
+                    .next()
+                    .is_some_and(|s| s.trim_start().starts_with('Z')) =>
+            {
+                return true;
+            }
+            Ok(_) => tokio::time::sleep(std::time::Duration::from_millis(50)).await,
+        }
+    }
+    false
+}

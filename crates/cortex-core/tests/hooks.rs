@@ -7,20 +7,16 @@
 
 mod common;
 
-use common::{Harness, config, parts};
-use cortex_core::{HookEvent, HookSpec, Session, TurnOutcome};
-use cortex_protocol::{ApprovalPolicy, EventKind, Mode, ReminderKind, StopRule, ToolStatus};
+use common::Harness;
+use cortex_core::{HookEvent, HookSpec, TurnOutcome};
+use cortex_protocol::{EventKind, Mode, ReminderKind, ToolStatus};
 use serde_json::json;
-use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use tokio_util::sync::CancellationToken;
 
 /// An executable `#!/bin/sh` script named `name` in `dir`, its path.
 fn hook_script(dir: &Path, name: &str, body: &str) -> String {
-    let path = dir.join(name);
-    std::fs::write(&path, format!("#!/bin/sh\n{body}")).expect("write hook");
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
-    path.display().to_string()
+    common::shell_script(dir, name, body).display().to_string()
 }
 
 fn hook(event: HookEvent, matcher: Option<&str>, command: String) -> HookSpec {
@@ -43,27 +39,7 @@ async fn session(
     script: serde_json::Value,
     hooks: Vec<HookSpec>,
 ) -> Harness {
-    let (repo, store, model) = parts(files, &script);
-    let mut config = config(
-        repo.path(),
-        store.clone(),
-        model.clone(),
-        mode,
-        StopRule::Code,
-    );
-    config.hooks = hooks;
-    let session = Session::create(config).await.expect("session");
-    session
-        .approvals()
-        .set_policy(ApprovalPolicy::Auto)
-        .await
-        .expect("policy");
-    Harness {
-        repo,
-        store,
-        model,
-        session,
-    }
+    common::hooked_harness(files, mode, script, hooks, None).await
 }
 
 async fn turn(h: &mut Harness, message: &str) -> TurnOutcome {
@@ -270,27 +246,10 @@ async fn a_hook_that_hangs_is_killed_and_its_call_refused() {
     assert_eq!(failed.len(), 1, "{failed:?}");
     assert_eq!(failed[0].0, "PreToolUse");
     let pid = std::fs::read_to_string(&pid_file).expect("pid");
-    assert!(gone(pid.trim()).await, "the hook's child {pid} still runs");
-}
-
-/// Whether process `pid` has ended (gone, or a zombie nobody reaped yet),
-/// within two seconds.
-async fn gone(pid: &str) -> bool {
-    for _ in 0..40 {
-        match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-            Err(_) => return true,
-            Ok(stat)
-                if stat
-                    .rsplit(')')
-                    .next()
-                    .is_some_and(|s| s.trim_start().starts_with('Z')) =>
-            {
-                return true;
-            }
-            Ok(_) => tokio::time::sleep(std::time::Duration::from_millis(50)).await,
-        }
-    }
-    false
+    assert!(
+        common::ended(pid.trim()).await,
+        "the hook's child {pid} still runs"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

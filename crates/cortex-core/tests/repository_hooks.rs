@@ -9,10 +9,10 @@
 
 mod common;
 
-use common::{Harness, config, parts};
+use common::Harness;
 use cortex_core::hooks::trust::TrustedHooks;
-use cortex_core::{HookEvent, HookOrigin, HookSpec, Session, TurnOutcome};
-use cortex_protocol::{ApprovalPolicy, EventKind, Mode, StopRule, ToolStatus};
+use cortex_core::{HookEvent, HookOrigin, HookSpec, TurnOutcome};
+use cortex_protocol::{EventKind, Mode, ToolStatus};
 use serde_json::json;
 use std::path::{Path, PathBuf};
 use tokio_util::sync::CancellationToken;
@@ -28,28 +28,14 @@ async fn session(
     user_hooks: Vec<HookSpec>,
     trust: &Path,
 ) -> Harness {
-    let (repo, store, model) = parts(files, &script);
-    let mut config = config(
-        repo.path(),
-        store.clone(),
-        model.clone(),
+    common::hooked_harness(
+        files,
         Mode::Agent,
-        StopRule::Code,
-    );
-    config.hooks = user_hooks;
-    config.hook_trust = Some(trust.to_path_buf());
-    let session = Session::create(config).await.expect("session");
-    session
-        .approvals()
-        .set_policy(ApprovalPolicy::Auto)
-        .await
-        .expect("policy");
-    Harness {
-        repo,
-        store,
-        model,
-        session,
-    }
+        script,
+        user_hooks,
+        Some(trust.to_path_buf()),
+    )
+    .await
 }
 
 async fn turn(h: &mut Harness, message: &str) -> TurnOutcome {
@@ -163,27 +149,7 @@ async fn a_repository_hook_runs_only_while_trusted_at_its_content() {
 async fn without_a_trust_file_no_repository_hook_runs() {
     let script = json!({"responses": [bash("echo one"), {"text": "done"}]});
     let files = [("a.txt", "a\n"), (".claude/settings.json", REFUSING)];
-    let (repo, store, model) = parts(&files, &script);
-    let mut config = config(
-        repo.path(),
-        store.clone(),
-        model.clone(),
-        Mode::Agent,
-        StopRule::Code,
-    );
-    config.hook_trust = None;
-    let session = Session::create(config).await.expect("session");
-    session
-        .approvals()
-        .set_policy(ApprovalPolicy::Auto)
-        .await
-        .expect("policy");
-    let mut h = Harness {
-        repo,
-        store,
-        model,
-        session,
-    };
+    let mut h = common::hooked_harness(&files, Mode::Agent, script, Vec::new(), None).await;
     turn(&mut h, "one").await;
     assert_eq!(h.results().await[0].1, ToolStatus::Ok);
     assert_eq!(untrusted(&h).await.len(), 1);
@@ -191,11 +157,7 @@ async fn without_a_trust_file_no_repository_hook_runs() {
 }
 
 fn script_file(dir: &Path, name: &str, body: &str) -> PathBuf {
-    use std::os::unix::fs::PermissionsExt;
-    let path = dir.join(name);
-    std::fs::write(&path, format!("#!/bin/sh\n{body}")).expect("write");
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
-    path
+    common::shell_script(dir, name, body)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -297,22 +259,6 @@ async fn stop_kills_a_running_hook() {
         .collect();
     assert_eq!(failed, vec!["stopped by the user".to_owned()]);
     let pid = std::fs::read_to_string(&pid_file).expect("pid");
-    let stat = format!("/proc/{}/stat", pid.trim());
-    let mut gone = false;
-    for _ in 0..40 {
-        match std::fs::read_to_string(&stat) {
-            Err(_) => gone = true,
-            Ok(s) => {
-                gone = s
-                    .rsplit(')')
-                    .next()
-                    .is_some_and(|s| s.trim_start().starts_with('Z'))
-            }
-        }
-        if gone {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
+    let gone = common::ended(pid.trim()).await;
     assert!(gone, "the hook's child {pid} still runs");
 }
