@@ -3,7 +3,7 @@
 
 use crate::{ClientError, Endpoint};
 use bytes::Bytes;
-use http::Request;
+use http::{Method, Request};
 use http_body_util::Full;
 use hyper::body::Incoming;
 use hyper::client::conn::http1::SendRequest;
@@ -46,34 +46,59 @@ impl Pool {
         }
     }
 
-    /// Send `request` on an idle connection, or a new one. A request an idle
-    /// connection could not take (the server closed it meanwhile) was never
-    /// written, so it goes again on a new connection; anything else is the
-    /// caller's error.
+    /// Send `request` on an idle connection, or a new one.
+    ///
+    /// A server may close an idle connection at any moment (a restart, its
+    /// idle timeout), and the close can cross our next request on the wire.
+    /// So a request that failed on a reused connection goes again on a new
+    /// one when the server cannot have acted on it: it was never written,
+    /// or writing it failed (the server never saw the whole request), or it
+    /// is idempotent and no answer came. Any failure on a new connection is
+    /// the caller's error.
     pub(crate) async fn send(
         &self,
         endpoint: &Endpoint,
-        mut request: Request<Full<Bytes>>,
+        request: Request<Full<Bytes>>,
     ) -> Result<(hyper::Response<Incoming>, Sender), ClientError> {
         while let Some(mut sender) = self.take() {
             if sender.ready().await.is_err() {
                 continue;
             }
+            let again = request.clone();
             match sender.try_send_request(request).await {
                 Ok(response) => return Ok((response, sender)),
-                Err(mut e) => match e.take_message() {
-                    Some(unsent) => request = unsent,
-                    None => return Err(ClientError::Http(e.into_error().to_string())),
-                },
+                Err(mut e) => {
+                    if e.take_message().is_none() && !unseen(e.error(), again.method()) {
+                        return Err(ClientError::Http(e.into_error().to_string()));
+                    }
+                    return send_new(endpoint, again).await;
+                }
             }
         }
-        let mut sender = connect(endpoint).await?;
-        let response = sender
-            .send_request(request)
-            .await
-            .map_err(|e| ClientError::Http(e.to_string()))?;
-        Ok((response, sender))
+        send_new(endpoint, request).await
     }
+}
+
+/// Whether a request that failed on a reused connection cannot have been
+/// acted on, so that sending it again does not repeat it.
+fn unseen(error: &hyper::Error, method: &Method) -> bool {
+    let write_failed = std::error::Error::source(error)
+        .and_then(|source| source.downcast_ref::<std::io::Error>())
+        .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe);
+    let no_answer = error.is_incomplete_message() || error.is_closed() || error.is_canceled();
+    write_failed || (no_answer && method.is_idempotent())
+}
+
+async fn send_new(
+    endpoint: &Endpoint,
+    request: Request<Full<Bytes>>,
+) -> Result<(hyper::Response<Incoming>, Sender), ClientError> {
+    let mut sender = connect(endpoint).await?;
+    let response = sender
+        .send_request(request)
+        .await
+        .map_err(|e| ClientError::Http(e.to_string()))?;
+    Ok((response, sender))
 }
 
 /// A new connection to `endpoint`.
@@ -109,3 +134,6 @@ where
     });
     Ok(sender)
 }
+
+#[cfg(test)]
+mod tests;
