@@ -256,7 +256,7 @@ fn kind(tool: &str) -> ToolKind {
         Ok(ToolName::Plan | ToolName::Spec | ToolName::TodoWrite | ToolName::Goal) => {
             ToolKind::Think
         }
-        Err(_) => ToolKind::Other,
+        Ok(ToolName::Task) | Err(_) => ToolKind::Other,
     }
 }
 

@@ -151,6 +151,11 @@ pub struct SessionView {
     /// in `GET /v1/sessions/{id}`, and only where checkpoints are on).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub checkpoint_bytes: Option<u64>,
+    /// A subagent's session: the session and `task` call it answers (its
+    /// `subagent.started` event names this session). Such sessions are not
+    /// in `GET /v1/sessions`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent: Option<cortex_protocol::ParentLink>,
 }
 
 /// `GET /v1/sessions`: one page of the caller's sessions, newest first.

@@ -175,6 +175,7 @@ fn bench_turn(c: &mut Criterion) {
             checkpoint_total_quota: None,
             hooks,
             hook_trust: Some(trust.clone()),
+            subagents: Default::default(),
         };
         group.bench_function(label, |b| {
             b.to_async(&runtime).iter_custom(|iters| {

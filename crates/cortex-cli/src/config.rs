@@ -48,6 +48,9 @@
 //! quota_mb = 1024    # the most one session's workspace checkpoints may use (default 1024)
 //! total_quota_mb = 10240  # the most all sessions' checkpoints may use together (default 10240)
 //!
+//! [subagents]
+//! parallel = 3    # task calls of one round running at once (default 3; 0: no task tool)
+//!
 //! [sandbox]
 //! git_write = false   # true: the model may commit (the git folder is writable in the guest)
 //!
@@ -97,6 +100,8 @@ pub struct Config {
     pub store: StoreSection,
     #[serde(default)]
     pub checkpoints: CheckpointsSection,
+    #[serde(default)]
+    pub subagents: SubagentsSection,
     /// Read without the `local` feature too (unused there), so a config
     /// written for the embedded model stays valid in a build without it.
     #[serde(default)]
@@ -304,7 +309,26 @@ impl TimeoutsSection {
     }
 }
 
-/// `[store]`: the session store (SQLite).
+/// `[subagents]`: the `task` tool's children.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SubagentsSection {
+    /// Children of one round running at once; 0 turns `task` off.
+    pub parallel: Option<usize>,
+}
+
+impl SubagentsSection {
+    /// What sessions are given.
+    pub fn config(&self) -> cortex_core::subagents::SubagentConfig {
+        let mut config = cortex_core::subagents::SubagentConfig::default();
+        if let Some(parallel) = self.parallel {
+            config.parallel = parallel;
+        }
+        config
+    }
+}
+
+/// `[checkpoints]`: whole-workspace checkpoints.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CheckpointsSection {
@@ -537,6 +561,9 @@ mod tests {
         assert_eq!(config.checkpoints.quotas(), (Some(2 << 20), Some(5 << 20)));
         let none: Config = toml::from_str("").expect("valid");
         assert_eq!(none.checkpoints.quotas(), (None, None));
+        assert_eq!(none.subagents.config().parallel, 3);
+        let one: Config = toml::from_str("[subagents]\nparallel = 1\n").expect("valid");
+        assert_eq!(one.subagents.config().parallel, 1);
     }
 
     #[test]

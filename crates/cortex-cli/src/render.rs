@@ -196,6 +196,21 @@ impl Human {
                     eprintln!("{}", sanitize_line(&line));
                 }
             }
+            EventKind::SubagentStarted {
+                kind, description, ..
+            } => {
+                self.end_text(out);
+                eprintln!(
+                    "  ↳ subagent ({}): {}",
+                    sanitize_line(kind),
+                    sanitize_line(description)
+                );
+            }
+            // The child's work, one line a call; its answer is the result.
+            EventKind::SubagentStep { name, summary, .. } => {
+                self.end_text(out);
+                eprintln!("  ↳   {} {}", sanitize_line(name), sanitize_line(summary));
+            }
             EventKind::InstructionsLoaded {
                 files, bytes, cut, ..
             } => {

@@ -284,6 +284,11 @@ impl Session {
                     .await?;
                 continue;
             }
+            if let ToolArgs::Task(first) = args {
+                let group = take_tasks(index, first, &mut pending);
+                stopped = self.run_tasks(turn, calls, group, cancel, answers).await?;
+                continue;
+            }
             match self.run_session_tool(turn, args).await? {
                 Ok(answer) => {
                     self.answer(turn, call, answer, ms(started), &mut answers[index])
@@ -538,7 +543,7 @@ impl Session {
 
     /// The user's `PostToolUse` hooks for a call that succeeded: what they
     /// add is appended to the result the model reads.
-    async fn post_tool_hooks(
+    pub(crate) async fn post_tool_hooks(
         &self,
         turn: &TurnId,
         call: &ToolCallRequest,
@@ -717,6 +722,17 @@ impl Session {
         )))
     }
 
+    pub(crate) async fn answer_call(
+        &mut self,
+        turn: &TurnId,
+        call: &ToolCallRequest,
+        answer: Answer,
+        ms: f64,
+        slot: &mut Option<Answer>,
+    ) -> Result<(), CoreError> {
+        self.answer(turn, call, answer, ms, slot).await
+    }
+
     async fn answer(
         &mut self,
         turn: &TurnId,
@@ -733,7 +749,7 @@ impl Session {
         Ok(())
     }
 
-    async fn emit_result(
+    pub(crate) async fn emit_result(
         &self,
         turn: &TurnId,
         call: &ToolCallRequest,
@@ -773,6 +789,21 @@ fn take_group(
         let next = *next;
         if let Some((_, Job::Tool(next_args))) = pending.next() {
             group.push((next, next_args));
+        }
+    }
+    group
+}
+
+/// The `task` calls to run together: this one and those right after it.
+fn take_tasks(
+    index: usize,
+    first: cortex_protocol::TaskArgs,
+    pending: &mut std::iter::Peekable<std::vec::IntoIter<(usize, Job)>>,
+) -> Vec<(usize, cortex_protocol::TaskArgs)> {
+    let mut group = vec![(index, first)];
+    while let Some((_, Job::Tool(ToolArgs::Task(_)))) = pending.peek() {
+        if let Some((next, Job::Tool(ToolArgs::Task(args)))) = pending.next() {
+            group.push((next, args));
         }
     }
     group

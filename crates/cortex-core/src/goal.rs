@@ -83,6 +83,10 @@ impl GoalFold {
                 output_tokens,
                 ..
             } if self.turn_started.is_some() => goal.spent.tokens += input_tokens + output_tokens,
+            // A subagent's tokens are the turn's that started it.
+            EventKind::SubagentEnded { used, .. } if self.turn_started.is_some() => {
+                goal.spent.tokens += used.tokens();
+            }
             kind if kind.ends_turn() => {
                 if let (Some(start), Some(end)) =
                     (self.turn_started.take(), parse_rfc3339_ms(&event.ts))
@@ -407,6 +411,21 @@ mod tests {
                     cost_usd: None,
                 },
             ),
+            // A subagent's tokens count for the turn that started it.
+            ev(
+                5,
+                "2026-12-02T10:00:05.000Z",
+                EventKind::SubagentEnded {
+                    call_id: "t1".into(),
+                    child: "c".into(),
+                    status: cortex_protocol::ToolStatus::Ok,
+                    used: cortex_protocol::SubagentUse {
+                        ms: 900.0,
+                        input_tokens: 100,
+                        output_tokens: 20,
+                    },
+                },
+            ),
             ev(
                 6,
                 "2026-12-02T10:00:05.500Z",
@@ -432,7 +451,7 @@ mod tests {
         assert_eq!(goal.paused, Some(PauseReason::User));
         assert_eq!(
             (goal.spent.turns, goal.spent.tokens, goal.spent.ms),
-            (1, 15, 2500)
+            (1, 135, 2500)
         );
     }
 }

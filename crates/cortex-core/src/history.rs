@@ -172,6 +172,7 @@ mod tests {
                 model: "scripted".into(),
                 stop_rule: StopRule::Code,
                 sandbox: Default::default(),
+                parent: None,
             },
             EventKind::TurnStarted {
                 message: "hi".into(),

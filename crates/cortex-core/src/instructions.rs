@@ -383,6 +383,17 @@ impl Session {
                 .map(|s| format!("{}/{}", s.info.path, crate::skills::SKILL_FILE));
             loaded.files.extend(shown);
         }
+        // Agent kinds from files, where this session may start subagents.
+        if self.subagents.may_delegate() {
+            let kinds = crate::subagents::discover_kinds_async(self.extension_roots()).await;
+            if let Some(catalogue) = kinds.catalogue() {
+                if !loaded.text.is_empty() {
+                    loaded.text.push_str("\n\n");
+                }
+                loaded.text.push_str(&catalogue);
+                loaded.bytes += catalogue.len() as u64;
+            }
+        }
         if self.instructions().unwrap_or_default() == loaded.text {
             return Ok(());
         }

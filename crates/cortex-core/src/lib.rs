@@ -58,6 +58,7 @@ mod specs;
 mod state;
 mod steer;
 mod stop_rule;
+pub mod subagents;
 #[cfg(test)]
 mod test_support;
 mod timeline;

@@ -5,7 +5,7 @@ use crate::state::SessionState;
 use crate::{CoreError, HarnessDirs, Published, Timeline, new_id};
 use cortex_model::ModelProvider;
 use cortex_protocol::{
-    Event, EventKind, Goal, Message, Mode, Sandbox, SessionId, StopRule, Todo, TurnId,
+    Event, EventKind, Goal, Message, Mode, ParentLink, Sandbox, SessionId, StopRule, Todo, TurnId,
     WorkspaceMode,
 };
 use cortex_runtime::{Guest, GuestProvider};
@@ -59,6 +59,8 @@ pub struct SessionConfig {
     /// The file of the user's trusted repository hook files
     /// (`hooks::trust`); `None`: no repository hook runs.
     pub hook_trust: Option<PathBuf>,
+    /// Subagents of one round at once (`subagents/`); 0 turns `task` off.
+    pub subagents: crate::subagents::SubagentConfig,
 }
 
 /// A live session: its configuration, its guest, its timeline and the state
@@ -108,6 +110,9 @@ pub struct Session {
     pub(crate) background: crate::background::Background,
     /// The bytes of the images users attached, by sha256.
     pub(crate) images: crate::images::Images,
+    /// What its children are made from, or, in a child, its parent's call
+    /// and tools (`subagents/`).
+    pub(crate) subagents: crate::subagents::Subagents,
 }
 
 /// The guest's folder for a session: the repository itself, or its copy.
@@ -147,6 +152,26 @@ impl Session {
     /// Create and persist a new session. Fails before anything else if the
     /// repository does not exist.
     pub async fn create(config: SessionConfig) -> Result<Session, CoreError> {
+        Session::create_linked(config, None).await
+    }
+
+    /// A subagent's session, answering the parent's call `link` with
+    /// `tools` at most (`subagents/`).
+    pub(crate) async fn create_child(
+        config: SessionConfig,
+        link: ParentLink,
+        tools: Vec<cortex_protocol::ToolName>,
+    ) -> Result<Session, CoreError> {
+        let mut child = Session::create_linked(config, Some(link.clone())).await?;
+        child.subagents = crate::subagents::Subagents::child(link, tools);
+        Ok(child)
+    }
+
+    async fn create_linked(
+        config: SessionConfig,
+        parent: Option<ParentLink>,
+    ) -> Result<Session, CoreError> {
+        let subagents = crate::subagents::Subagents::parent(&config);
         let repository = canonical_repository(&config.repository, &config)?;
         let (checkpoints_root, checkpoint_quota, checkpoint_total) = (
             config.checkpoints.clone(),
@@ -164,6 +189,7 @@ impl Session {
             created_at: cortex_protocol::now_rfc3339(),
             last_seq: 0,
             title: None,
+            parent: parent.clone(),
         };
         config.store.create_session(&record).await?;
         let timeline = Timeline::new(config.store.clone(), id.clone());
@@ -176,6 +202,7 @@ impl Session {
                     model: record.model.clone(),
                     stop_rule: config.stop_rule,
                     sandbox: config.sandbox,
+                    parent,
                 },
             )
             .await?;
@@ -185,6 +212,7 @@ impl Session {
             crate::instructions::LiveInstructions::new(config.harness_dirs.folder("config"));
         Ok(Session {
             background: crate::background::Background::new(timeline.clone()),
+            subagents,
             id,
             repository,
             stop_rule: config.stop_rule,
@@ -259,8 +287,14 @@ impl Session {
         );
         let live_instructions =
             crate::instructions::LiveInstructions::new(config.harness_dirs.folder("config"));
+        // A subagent's session, resumed, stays one: no `task` of its own.
+        let subagents = match &record.parent {
+            None => crate::subagents::Subagents::parent(&config),
+            Some(link) => crate::subagents::Subagents::resumed_child(link.clone()),
+        };
         let mut session = Session {
             background: crate::background::Background::new(timeline.clone()),
+            subagents,
             id: id.clone(),
             repository,
             stop_rule: record.stop_rule,

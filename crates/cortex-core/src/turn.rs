@@ -610,6 +610,13 @@ impl Session {
         {
             tools.push(ToolName::Goal);
         }
+        // A small model whose answers need checking does not hand work to
+        // another of itself; a child delegates nothing (`subagents/`).
+        let checked = self.model.info().is_some_and(|i| i.verify_answers);
+        if !self.subagents.may_delegate() || checked {
+            tools.retain(|t| *t != ToolName::Task);
+        }
+        tools.retain(|t| self.subagents.allows(*t));
         tools
     }
 

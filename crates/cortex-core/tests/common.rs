@@ -116,6 +116,7 @@ pub fn config(
         checkpoint_total_quota: None,
         hooks: Vec::new(),
         hook_trust: None,
+        subagents: Default::default(),
     }
 }
 

@@ -81,6 +81,7 @@ async fn reasoning_items_are_replayed_with_their_message() {
         checkpoint_total_quota: None,
         hooks: Vec::new(),
         hook_trust: None,
+        subagents: Default::default(),
     };
     let mut session = Session::create(config).await.expect("session");
     session

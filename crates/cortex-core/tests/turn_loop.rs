@@ -120,10 +120,11 @@ async fn ask_mode_refuses_every_mutation_and_leaves_the_repo_byte_identical() {
         .filter(|t| *t == "tool.refused")
         .count();
     assert_eq!(refused, 4);
-    // The withheld tools were never offered (nor `skill`: no skill here).
+    // The withheld tools were never offered (nor `skill`: no skill here);
+    // `task` is, and its children are read-only in Ask mode.
     for request in h.model.requests() {
         let names: Vec<_> = request.tools.iter().map(|t| t.name.as_str()).collect();
-        assert_eq!(names, ["read_file", "glob", "grep"]);
+        assert_eq!(names, ["read_file", "glob", "grep", "task"]);
     }
 }
 

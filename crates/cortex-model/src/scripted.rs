@@ -10,7 +10,11 @@
 //!   {"text": "Done."}
 //! ]}
 //! ```
-//! Each `stream` call plays the next response. `arguments` may be an object
+//! Each `stream` call plays the next response; with `when: "TEXT"` a
+//! response is played only by a request whose first user message contains
+//! TEXT (the first unplayed response that matches is played), so that
+//! several conversations at once (a session and its subagents) each get
+//! their own. `arguments` may be an object
 //! (serialised) or a string (sent raw, to script malformed calls). Optional
 //! per response: `id` per call, `delay_ms` before the first event,
 //! `chunk_delay_ms` between events, `hang: true` (never finishes; for Stop
@@ -76,6 +80,9 @@ struct ScriptResponse {
     /// `length`: the response ends as if cut at the output token limit.
     #[serde(default)]
     finish: Option<ScriptFinish>,
+    /// Played only for a request whose first user message contains it.
+    #[serde(default)]
+    when: Option<String>,
     /// The provider refuses: `ModelError::ContentFiltered` with this text.
     #[serde(default)]
     refusal: Option<String>,
@@ -107,8 +114,8 @@ struct ScriptError {
 
 #[derive(Debug, Default)]
 struct State {
-    /// How many responses have been played.
-    played: usize,
+    /// Which responses have been played.
+    played: Vec<bool>,
     requests: Vec<ModelRequest>,
 }
 
@@ -176,14 +183,29 @@ impl ModelProvider for ScriptedProvider {
 
     fn stream(&self, request: ModelRequest) -> ModelStream {
         let input_bytes = request_bytes(&request);
+        let first_user = request
+            .messages
+            .iter()
+            .find(|m| m.role == cortex_protocol::Role::User)
+            .map(|m| m.content.clone())
+            .unwrap_or_default();
         let played = {
             let mut state = self.state();
             state.requests.push(request);
-            let played = state.played;
-            state.played += 1;
-            played
+            state.played.resize(self.responses.len(), false);
+            let next = self.responses.iter().enumerate().position(|(i, r)| {
+                !state.played[i]
+                    && r.when
+                        .as_ref()
+                        .is_none_or(|w| first_user.contains(w.as_str()))
+            });
+            if let Some(i) = next {
+                state.played[i] = true;
+            }
+            next
         };
-        let Some(response) = self.responses.get(played) else {
+        let Some((played, response)) = played.and_then(|i| Some((i, self.responses.get(i)?)))
+        else {
             let error = ModelError::Script(format!(
                 "script exhausted after {} responses",
                 self.responses.len()

@@ -46,6 +46,10 @@ impl CallSummary {
             }),
             Ok(ToolName::Plan) => field("title"),
             Ok(ToolName::Skill) => field("name"),
+            Ok(ToolName::Task) => field("description").map(|d| match field("kind") {
+                Some(kind) => format!("{kind}: {d}"),
+                None => d,
+            }),
             Ok(ToolName::BashOutput | ToolName::BashKill) => field("id"),
             Ok(ToolName::TodoWrite) => value
                 .get("todos")

@@ -28,6 +28,7 @@ mod rewind;
 mod sandbox;
 mod spec;
 mod steer;
+mod subagent;
 mod tools;
 
 pub use approval::{ApprovalDecision, ApprovalPolicy, ApprovalResolution, Rule, RuleMatch};
@@ -51,8 +52,9 @@ pub use rewind::{RewindDiff, RewindScope};
 pub use sandbox::{NetworkPolicy, Sandbox, SandboxPolicy, UnknownSetting, WorkspaceMode};
 pub use spec::{SpecArgs, SpecPhase};
 pub use steer::{CallSteer, Doubt, NextReply, ReminderKind, unverified_line};
+pub use subagent::{ParentLink, SubagentUse};
 pub use tools::{
     ArgError, BackgroundIdArgs, BashArgs, EditFileArgs, EditFormat, EditLinesArgs, GlobArgs,
-    GrepArgs, GrepMode, MAX_ARGUMENT_BYTES, PlanArgs, ReadFileArgs, SkillArgs, Todo, TodoReadArgs,
-    TodoStatus, TodoWriteArgs, ToolArgs, ToolSpec, UnknownEditFormat, WriteFileArgs,
+    GrepArgs, GrepMode, MAX_ARGUMENT_BYTES, PlanArgs, ReadFileArgs, SkillArgs, TaskArgs, Todo,
+    TodoReadArgs, TodoStatus, TodoWriteArgs, ToolArgs, ToolSpec, UnknownEditFormat, WriteFileArgs,
 };

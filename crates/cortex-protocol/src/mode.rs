@@ -43,12 +43,12 @@ impl Mode {
     pub fn tools(self) -> &'static [ToolName] {
         use ToolName::*;
         match self {
-            Mode::Ask => &[ReadFile, Glob, Grep, Skill],
-            Mode::Plan => &[ReadFile, Glob, Grep, Plan, Skill],
-            Mode::Spec => &[ReadFile, Glob, Grep, Spec, Skill],
+            Mode::Ask => &[ReadFile, Glob, Grep, Skill, Task],
+            Mode::Plan => &[ReadFile, Glob, Grep, Plan, Skill, Task],
+            Mode::Spec => &[ReadFile, Glob, Grep, Spec, Skill, Task],
             Mode::Agent => &[
                 ReadFile, WriteFile, EditFile, Glob, Grep, Bash, BashOutput, BashKill, TodoRead,
-                TodoWrite, Skill,
+                TodoWrite, Skill, Task,
             ],
         }
     }
@@ -145,11 +145,15 @@ pub enum ToolName {
     BashOutput,
     /// `bash_kill`: end a background command with its process group.
     BashKill,
+    /// `task`: hand a task to a subagent, a child session with its own
+    /// history, never more tools than the session's mode offers (every mode
+    /// offers it; the child of a read-only mode is read-only).
+    Task,
 }
 
 impl ToolName {
     /// Every tool, in declaration order (the spec cache is indexed by it).
-    pub const ALL: [ToolName; 14] = [
+    pub const ALL: [ToolName; 15] = [
         ToolName::ReadFile,
         ToolName::WriteFile,
         ToolName::EditFile,
@@ -164,6 +168,7 @@ impl ToolName {
         ToolName::Skill,
         ToolName::BashOutput,
         ToolName::BashKill,
+        ToolName::Task,
     ];
 
     /// The wire name the model calls it by, e.g. `read_file`.
@@ -183,6 +188,7 @@ impl ToolName {
             ToolName::Skill => "skill",
             ToolName::BashOutput => "bash_output",
             ToolName::BashKill => "bash_kill",
+            ToolName::Task => "task",
         }
     }
 

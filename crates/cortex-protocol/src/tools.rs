@@ -281,6 +281,19 @@ pub struct BackgroundIdArgs {
     pub id: String,
 }
 
+/// Hand a task to a subagent (`task`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TaskArgs {
+    /// 3-8 words.
+    pub description: String,
+    /// All it needs: it sees nothing else.
+    pub prompt: String,
+    /// explore (read-only), general (default) or a listed kind.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+}
+
 /// Typed arguments of one call.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "tool", content = "args", rename_all = "snake_case")]
@@ -315,6 +328,8 @@ pub enum ToolArgs {
     BashOutput(BackgroundIdArgs),
     /// `bash_kill`.
     BashKill(BackgroundIdArgs),
+    /// `task`.
+    Task(TaskArgs),
 }
 
 /// Why a call's arguments were refused; the message is for the model.
@@ -392,6 +407,7 @@ impl ToolArgs {
             ToolName::Skill => ToolArgs::Skill(de(raw).map_err(invalid)?),
             ToolName::BashOutput => ToolArgs::BashOutput(de(raw).map_err(invalid)?),
             ToolName::BashKill => ToolArgs::BashKill(de(raw).map_err(invalid)?),
+            ToolName::Task => ToolArgs::Task(de(raw).map_err(invalid)?),
         })
     }
 
@@ -424,6 +440,7 @@ impl ToolArgs {
             ToolArgs::Skill(_) => ToolName::Skill,
             ToolArgs::BashOutput(_) => ToolName::BashOutput,
             ToolArgs::BashKill(_) => ToolName::BashKill,
+            ToolArgs::Task(_) => ToolName::Task,
         }
     }
 }
@@ -573,6 +590,10 @@ impl ToolName {
                 "End a background command and what it started.",
                 schema_of::<BackgroundIdArgs>(),
             ),
+            ToolName::Task => (
+                "Hand a whole task to a subagent with its own context; only its answer returns. Calls in one reply run in parallel.",
+                schema_of::<TaskArgs>(),
+            ),
         };
         ToolSpec {
             name: self.as_str().to_owned(),
@@ -711,7 +732,8 @@ mod tests {
         // added its ~200 bytes; 6,250 until background commands: bash's
         // `background` (~100 bytes, every Agent request) and `bash_output`
         // and `bash_kill` (~500, offered once a command runs in the
-        // background).)
-        assert!(bytes < 6900, "catalog is {bytes} bytes");
+        // background); 6,900 until `task`, ~500 bytes, offered to hosted
+        // models in every mode.)
+        assert!(bytes < 7400, "catalog is {bytes} bytes");
     }
 }

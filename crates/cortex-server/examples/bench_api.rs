@@ -122,6 +122,7 @@ async fn direct(n: usize, repo: &std::path::Path) -> (Duration, Duration) {
                 checkpoint_total_quota: None,
                 hooks: Vec::new(),
                 hook_trust: None,
+                subagents: Default::default(),
             })
             .await
             .expect("session");

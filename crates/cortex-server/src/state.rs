@@ -56,6 +56,8 @@ pub struct ServerConfig {
     /// The user's trusted repository hook files (`hooks::trust`); `None`:
     /// no repository hook runs and none can be trusted over the API.
     pub hook_trust: Option<std::path::PathBuf>,
+    /// Subagents of one round at once (`[subagents] parallel`); 0: no `task`.
+    pub subagents: cortex_core::subagents::SubagentConfig,
 }
 
 impl Default for ServerConfig {
@@ -74,6 +76,7 @@ impl Default for ServerConfig {
             checkpoint_total_quota: None,
             hooks: Vec::new(),
             hook_trust: None,
+            subagents: Default::default(),
         }
     }
 }
@@ -230,6 +233,7 @@ impl AppState {
             running_turn,
             goal: goal.as_ref().map(GoalSummary::from),
             checkpoint_bytes: None,
+            parent: record.parent,
         }
     }
 
@@ -356,6 +360,7 @@ impl AppState {
             checkpoint_total_quota: self.config.checkpoint_total_quota,
             hooks: self.config.hooks.clone(),
             hook_trust: self.config.hook_trust.clone(),
+            subagents: self.config.subagents,
         })
         .await?;
         session.add_mcp_servers(self.config.mcp_servers.iter().cloned());
@@ -414,6 +419,7 @@ impl AppState {
                 checkpoint_total_quota: self.config.checkpoint_total_quota,
                 hooks: self.config.hooks.clone(),
                 hook_trust: self.config.hook_trust.clone(),
+                subagents: self.config.subagents,
             },
         )
         .await?;

@@ -352,6 +352,10 @@ async fn each_schema_describes_what_serde_writes() {
             status: GoalStatus::Active,
         }),
         checkpoint_bytes: Some(4096),
+        parent: Some(cortex_protocol::ParentLink {
+            session: SessionId::from("s0"),
+            call_id: "call_1_0".into(),
+        }),
     };
     let mut goal = Goal::new(
         "ship".into(),

@@ -30,7 +30,7 @@ pub use error::{Corruption, OpenError, Refused, StoreError};
 pub use postgres::PgStore;
 pub use sqlite::SqliteStore;
 
-use cortex_protocol::{Event, EventKind, Mode, Rule, SessionId, StopRule, TurnId};
+use cortex_protocol::{Event, EventKind, Mode, ParentLink, Rule, SessionId, StopRule, TurnId};
 
 /// A session as stored and listed.
 #[derive(Debug, Clone, PartialEq)]
@@ -53,6 +53,9 @@ pub struct SessionRecord {
     pub last_seq: u64,
     /// First user message, for listings.
     pub title: Option<String>,
+    /// The `task` call a subagent's session answers; `None` for a session
+    /// of its own. Listings ([`Store::list_owned`]) leave children out.
+    pub parent: Option<ParentLink>,
 }
 
 /// Where a turn is, as its events left it.
@@ -147,7 +150,8 @@ pub trait Store: Send + Sync {
 
     /// One page of `owner`'s sessions, at most `limit`, newest first
     /// (`created_at`, then id, both descending), starting after the session
-    /// `after` in that order (`None`: from the newest).
+    /// `after` in that order (`None`: from the newest); subagents' sessions
+    /// (with a [`SessionRecord::parent`]) are not listed.
     ///
     /// `after` must be one of `owner`'s sessions: otherwise
     /// [`StoreError::NoSession`], exactly as for a session that does not

@@ -152,8 +152,15 @@ CREATE TABLE blobs (
 ){strict};
 ";
 
+/// Subagents: a child session names the session and `task` call it
+/// answers; listings leave children out.
+const V6: &str = "
+ALTER TABLE sessions ADD COLUMN parent TEXT;
+ALTER TABLE sessions ADD COLUMN parent_call TEXT;
+";
+
 /// Every step, oldest first.
-const STEPS: &[&str] = &[V1, V2, V3, V4, V5];
+const STEPS: &[&str] = &[V1, V2, V3, V4, V5, V6];
 
 /// The schema version this build writes.
 pub(crate) fn latest_version() -> i64 {
@@ -288,7 +295,7 @@ mod tests {
     #[test]
     fn pending_steps_start_after_the_found_version() {
         let targets: Vec<i64> = pending(2, Dialect::Sqlite).map(|(t, _)| t).collect();
-        assert_eq!(targets, [3, 4, 5]);
+        assert_eq!(targets, [3, 4, 5, 6]);
         assert_eq!(pending(latest_version(), Dialect::Postgres).count(), 0);
     }
 }

@@ -278,8 +278,9 @@ impl Store for PgStore {
         let inserted = writer
             .execute(
                 "INSERT INTO sessions
-                 (id, repository, mode, model, stop_rule, created_at, title, last_seq)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, 0)",
+                 (id, repository, mode, model, stop_rule, created_at, title, last_seq,
+                  parent, parent_call)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, 0, $8, $9)",
                 &[
                     &session.id.as_str(),
                     &session.repository,
@@ -288,6 +289,8 @@ impl Store for PgStore {
                     &session.stop_rule.as_str(),
                     &session.created_at,
                     &session.title,
+                    &session.parent.as_ref().map(|p| p.session.as_str()),
+                    &session.parent.as_ref().map(|p| p.call_id.as_str()),
                 ],
             )
             .await;
@@ -347,7 +350,7 @@ impl Store for PgStore {
         let rows = match after {
             None => {
                 let sql = format!(
-                    "SELECT {} FROM sessions WHERE owner = $1
+                    "SELECT {} FROM sessions WHERE owner = $1 AND parent IS NULL
                      ORDER BY created_at DESC, id DESC LIMIT $2",
                     RawSession::COLUMNS
                 );
@@ -367,7 +370,7 @@ impl Store for PgStore {
                 let (created_at, id): (String, String) = (position.get(0), position.get(1));
                 let sql = format!(
                     "SELECT {} FROM sessions
-                     WHERE owner = $1 AND (created_at, id) < ($2, $3)
+                     WHERE owner = $1 AND parent IS NULL AND (created_at, id) < ($2, $3)
                      ORDER BY created_at DESC, id DESC LIMIT $4",
                     RawSession::COLUMNS
                 );

@@ -6,7 +6,7 @@
 //! generic SQLite error.
 
 use crate::{Corruption, SessionRecord, StoreError, TurnRecord, TurnStatus};
-use cortex_protocol::{Event, EventKind, SessionId, TurnId};
+use cortex_protocol::{Event, EventKind, ParentLink, SessionId, TurnId};
 use rusqlite::Row;
 use serde_json::Value;
 
@@ -105,11 +105,13 @@ pub(crate) struct RawSession {
     pub(crate) created_at: String,
     pub(crate) title: Option<String>,
     pub(crate) last_seq: i64,
+    pub(crate) parent: Option<String>,
+    pub(crate) parent_call: Option<String>,
 }
 
 impl RawSession {
     pub(crate) const COLUMNS: &'static str =
-        "id, repository, mode, model, stop_rule, created_at, title, last_seq";
+        "id, repository, mode, model, stop_rule, created_at, title, last_seq, parent, parent_call";
 
     pub(crate) fn from_row(row: &Row<'_>) -> rusqlite::Result<Self> {
         Ok(Self {
@@ -121,6 +123,8 @@ impl RawSession {
             created_at: row.get(5)?,
             title: row.get(6)?,
             last_seq: row.get(7)?,
+            parent: row.get(8)?,
+            parent_call: row.get(9)?,
         })
     }
 
@@ -135,6 +139,8 @@ impl RawSession {
             created_at: row.get(5),
             title: row.get(6),
             last_seq: row.get(7),
+            parent: row.get(8),
+            parent_call: row.get(9),
         }
     }
 
@@ -159,6 +165,13 @@ impl RawSession {
             created_at: self.created_at,
             last_seq,
             title: self.title,
+            parent: match (self.parent, self.parent_call) {
+                (Some(session), Some(call_id)) => Some(ParentLink {
+                    session: SessionId(session),
+                    call_id: call_id.as_str().into(),
+                }),
+                _ => None,
+            },
         })
     }
 }

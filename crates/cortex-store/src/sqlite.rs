@@ -286,8 +286,9 @@ impl Store for SqliteStore {
             let inserted = tx
                 .prepare_cached(
                     "INSERT INTO sessions
-                     (id, repository, mode, model, stop_rule, created_at, title, last_seq)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 0)",
+                     (id, repository, mode, model, stop_rule, created_at, title, last_seq,
+                      parent, parent_call)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 0, ?8, ?9)",
                 )?
                 .execute(params![
                     session.id.as_str(),
@@ -297,6 +298,8 @@ impl Store for SqliteStore {
                     session.stop_rule.as_str(),
                     session.created_at,
                     session.title,
+                    session.parent.as_ref().map(|p| p.session.as_str()),
+                    session.parent.as_ref().map(|p| p.call_id.as_str()),
                 ]);
             match inserted {
                 Ok(_) => Ok(()),
@@ -349,7 +352,7 @@ impl Store for SqliteStore {
         let raws = match after {
             None => {
                 let sql = format!(
-                    "SELECT {} FROM sessions WHERE owner = ?1
+                    "SELECT {} FROM sessions WHERE owner = ?1 AND parent IS NULL
                      ORDER BY created_at DESC, id DESC LIMIT ?2",
                     RawSession::COLUMNS
                 );
@@ -369,7 +372,8 @@ impl Store for SqliteStore {
                 let (created_at, id) =
                     position.ok_or_else(|| StoreError::NoSession(cursor.to_string()))?;
                 let sql = format!(
-                    "SELECT {} FROM sessions WHERE owner = ?1 AND (created_at, id) < (?2, ?3)
+                    "SELECT {} FROM sessions WHERE owner = ?1 AND parent IS NULL
+                     AND (created_at, id) < (?2, ?3)
                      ORDER BY created_at DESC, id DESC LIMIT ?4",
                     RawSession::COLUMNS
                 );

@@ -84,6 +84,7 @@ fn appended_events_survive_kill_9() {
                 created_at: cortex_protocol::now_rfc3339(),
                 last_seq: 0,
                 title: None,
+                parent: None,
             })
             .await
             .expect("create");

@@ -16,7 +16,7 @@ use std::collections::BTreeSet;
 use support::*;
 
 /// The schema version this build writes.
-const LATEST: i64 = 5;
+const LATEST: i64 = 6;
 const TS: &str = "2026-11-01T10:00:00.000Z";
 
 fn quote(text: &str) -> String {

@@ -35,6 +35,7 @@ impl Script {
             model: model.into(),
             stop_rule: StopRule::Code,
             sandbox: Sandbox::default(),
+            parent: None,
         });
         script
     }

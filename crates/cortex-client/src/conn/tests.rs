@@ -16,11 +16,18 @@ async fn read_head(stream: &mut TcpStream) -> String {
             _ => break,
         }
     }
-    String::from_utf8_lossy(&head).lines().next().unwrap_or("").to_owned()
+    String::from_utf8_lossy(&head)
+        .lines()
+        .next()
+        .unwrap_or("")
+        .to_owned()
 }
 
 async fn answer(stream: &mut TcpStream, body: &str) {
-    let reply = format!("HTTP/1.1 200 OK\r\ncontent-length: {}\r\n\r\n{body}", body.len());
+    let reply = format!(
+        "HTTP/1.1 200 OK\r\ncontent-length: {}\r\n\r\n{body}",
+        body.len()
+    );
     stream.write_all(reply.as_bytes()).await.expect("write");
 }
 
@@ -59,7 +66,12 @@ fn request(method: Method) -> Request<Full<Bytes>> {
 
 async fn body(response: hyper::Response<Incoming>) -> String {
     use http_body_util::BodyExt;
-    let bytes = response.into_body().collect().await.expect("body").to_bytes();
+    let bytes = response
+        .into_body()
+        .collect()
+        .await
+        .expect("body")
+        .to_bytes();
     String::from_utf8_lossy(&bytes).into_owned()
 }
 
@@ -67,11 +79,17 @@ async fn body(response: hyper::Response<Incoming>) -> String {
 async fn an_idempotent_request_dropped_unanswered_goes_again_on_a_new_connection() {
     let (endpoint, mut requests) = closing_server().await;
     let pool = Pool::default();
-    let (response, sender) = pool.send(&endpoint, request(Method::GET)).await.expect("first");
+    let (response, sender) = pool
+        .send(&endpoint, request(Method::GET))
+        .await
+        .expect("first");
     assert_eq!(body(response).await, "one");
     pool.give_back(sender);
 
-    let (response, _) = pool.send(&endpoint, request(Method::GET)).await.expect("second");
+    let (response, _) = pool
+        .send(&endpoint, request(Method::GET))
+        .await
+        .expect("second");
     assert_eq!(body(response).await, "one");
     let mut lines = Vec::new();
     while let Ok(line) = requests.try_recv() {
@@ -85,7 +103,10 @@ async fn an_idempotent_request_dropped_unanswered_goes_again_on_a_new_connection
 async fn a_post_the_server_read_and_dropped_is_not_sent_again() {
     let (endpoint, mut requests) = closing_server().await;
     let pool = Pool::default();
-    let (response, sender) = pool.send(&endpoint, request(Method::GET)).await.expect("first");
+    let (response, sender) = pool
+        .send(&endpoint, request(Method::GET))
+        .await
+        .expect("first");
     assert_eq!(body(response).await, "one");
     pool.give_back(sender);
 

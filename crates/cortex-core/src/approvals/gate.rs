@@ -69,6 +69,14 @@ impl Session {
                  what you would run."
             )));
         }
+        if self.subagents.is_child() {
+            // Nobody watches a subagent's timeline for its questions.
+            return Ok(Approval::Refuse(format!(
+                "refused: this call needs the user's approval ({reason}), and a subagent \
+                 cannot ask the user. Do not retry it; say in your answer what you would run, \
+                 so the agent that started you can do it."
+            )));
+        }
         let decision = self
             .ask(turn, call, subject.summary(), reason, cancel)
             .await?;

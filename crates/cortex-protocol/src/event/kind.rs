@@ -69,6 +69,9 @@ impl EventKind {
             EventKind::ProcessStarted { .. } => "process.started",
             EventKind::ProcessEnded { .. } => "process.ended",
             EventKind::TurnImages { .. } => "turn.images",
+            EventKind::SubagentStarted { .. } => "subagent.started",
+            EventKind::SubagentStep { .. } => "subagent.step",
+            EventKind::SubagentEnded { .. } => "subagent.ended",
             EventKind::Error { .. } => "error",
         }
     }

@@ -13,6 +13,7 @@ use crate::rewind::{RewindDiff, RewindScope};
 use crate::sandbox::Sandbox;
 use crate::spec::SpecPhase;
 use crate::steer::{CallSteer, Doubt, NextReply, ReminderKind};
+use crate::subagent::{ParentLink, SubagentUse};
 use crate::tools::Todo;
 use serde::{Deserialize, Serialize};
 
@@ -35,16 +36,7 @@ pub struct Event {
     pub kind: EventKind,
 }
 
-/// Now, as the timeline writes timestamps.
-pub fn now_rfc3339() -> String {
-    rfc3339::format(std::time::SystemTime::now())
-}
-
-/// A timestamp as the timeline writes them (`2026-11-30T12:00:00.123Z`), in
-/// milliseconds since the Unix epoch; `None` for any other shape.
-pub fn parse_rfc3339_ms(ts: &str) -> Option<i64> {
-    rfc3339::parse_ms(ts)
-}
+pub use rfc3339::{now_rfc3339, parse_rfc3339_ms};
 
 mod kind;
 mod rfc3339;
@@ -52,6 +44,7 @@ mod status;
 #[cfg(test)]
 mod tests;
 
+use status::is_zero;
 pub use status::{
     OutputStream, PruneScope, STOPPED_BY_USER, StopRule, ToolStatus, TurnFinish, TurnOutcome,
     retry_status,
@@ -75,6 +68,9 @@ pub enum EventKind {
         /// Absent in sessions recorded before sandbox settings existed.
         #[serde(default)]
         sandbox: Sandbox,
+        /// The `task` call this session is the subagent of, if it is one.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        parent: Option<ParentLink>,
     },
     /// The guest runtime is being started for this session.
     #[serde(rename = "runtime.starting")]
@@ -753,14 +749,44 @@ pub enum EventKind {
         #[serde(default)]
         reason: String,
     },
+    /// A `task` call's subagent started: the child session `child`, its own timeline.
+    #[serde(rename = "subagent.started")]
+    SubagentStarted {
+        /// The `task` call.
+        call_id: CallId,
+        /// The child session.
+        child: SessionId,
+        /// Its agent kind (`explore`, `general` or a custom one).
+        kind: String,
+        /// What the call said it is for.
+        description: String,
+    },
+    /// A subagent made a tool call (clients fold these under the parent's call).
+    #[serde(rename = "subagent.step")]
+    SubagentStep {
+        /// The parent's `task` call.
+        call_id: CallId,
+        /// The tool the child called.
+        name: String,
+        /// Its identifying argument ([`crate::CallSummary`]).
+        summary: String,
+    },
+    /// A subagent ended; its answer is the `task` call's result.
+    #[serde(rename = "subagent.ended")]
+    SubagentEnded {
+        /// The `task` call.
+        call_id: CallId,
+        /// The child session.
+        child: SessionId,
+        /// `ok` (it answered), `error` or `stopped`.
+        status: ToolStatus,
+        /// Its time and tokens (counted toward the parent's goal).
+        used: SubagentUse,
+    },
     /// An error that belongs to no other event.
     #[serde(rename = "error")]
     Error {
         /// What went wrong, for the user.
         message: String,
     },
-}
-
-fn is_zero(value: &u64) -> bool {
-    *value == 0
 }

@@ -21,6 +21,17 @@ pub fn parse_ms(ts: &str) -> Option<i64> {
     Some((((days * 24 + h) * 60 + mi) * 60 + s) * 1000 + ms)
 }
 
+/// Now, as the timeline writes timestamps.
+pub fn now_rfc3339() -> String {
+    format(SystemTime::now())
+}
+
+/// A timestamp as the timeline writes them (`2026-11-30T12:00:00.123Z`), in
+/// milliseconds since the Unix epoch; `None` for any other shape.
+pub fn parse_rfc3339_ms(ts: &str) -> Option<i64> {
+    parse_ms(ts)
+}
+
 #[cfg(test)]
 mod tests {
     use std::time::{Duration, UNIX_EPOCH};

@@ -167,3 +167,8 @@ impl PruneScope {
         *self == PruneScope::Session
     }
 }
+
+/// For `skip_serializing_if` on counts that are usually 0.
+pub(super) fn is_zero(value: &u64) -> bool {
+    *value == 0
+}

@@ -32,6 +32,21 @@ macro_rules! sessions_suite {
                 .collect();
             assert_eq!(ids, vec!["d", "a", "b", "c"]);
 
+            // A subagent's session keeps its link and is not listed.
+            let mut child = record("k", "2026-01-05T00:00:00.000Z");
+            child.parent = Some(cortex_protocol::ParentLink {
+                session: sid("d"),
+                call_id: "call_1_0".into(),
+            });
+            store.create_session(&child).await.expect("create child");
+            store.set_owner(&sid("k"), "o").await.expect("owner");
+            let got = store.get_session(&sid("k")).await.expect("get");
+            assert_eq!(got.and_then(|r| r.parent), child.parent);
+            let listed = store.list_owned("o", None, 10).await.expect("list");
+            assert!(listed.iter().all(|s| s.id.0 != "k"), "{listed:?}");
+            let after = store.list_owned("o", Some(&sid("a")), 10).await;
+            assert!(after.expect("page").iter().all(|s| s.id.0 != "k"));
+
             let mut with_seq = record("e", "2026-01-04T00:00:00.000Z");
             with_seq.stop_rule = StopRule::Chat;
             with_seq.mode = Mode::Ask;

@@ -17,6 +17,7 @@ pub fn record(id: &str, created_at: &str) -> SessionRecord {
         created_at: created_at.into(),
         last_seq: 0,
         title: None,
+        parent: None,
     }
 }
 
@@ -106,9 +107,12 @@ pub fn variant_index(kind: &EventKind) -> usize {
         EventKind::ProcessStarted { .. } => 60,
         EventKind::ProcessEnded { .. } => 61,
         EventKind::TurnImages { .. } => 62,
+        EventKind::SubagentStarted { .. } => 63,
+        EventKind::SubagentStep { .. } => 64,
+        EventKind::SubagentEnded { .. } => 65,
     }
 }
-pub const VARIANTS: usize = 63;
+pub const VARIANTS: usize = 66;
 
 /// Every variant, in an order the store accepts, with the turn each belongs to.
 pub fn every_kind() -> Vec<(Option<&'static str>, EventKind)> {
@@ -122,6 +126,10 @@ pub fn every_kind() -> Vec<(Option<&'static str>, EventKind)> {
                 model: "scripted:test".into(),
                 stop_rule: StopRule::Bot,
                 sandbox: Default::default(),
+                parent: Some(cortex_protocol::ParentLink {
+                    session: SessionId::from("parent"),
+                    call_id: call(),
+                }),
             },
         ),
         (
@@ -526,6 +534,36 @@ pub fn every_kind() -> Vec<(Option<&'static str>, EventKind)> {
                 file: ".cortex/hooks.json".into(),
                 sha256: "ab".repeat(32),
                 hooks: 2,
+            },
+        ),
+        (
+            Some("t1"),
+            EventKind::SubagentStarted {
+                call_id: call(),
+                child: SessionId::from("child"),
+                kind: "explore".into(),
+                description: "find the parser".into(),
+            },
+        ),
+        (
+            Some("t1"),
+            EventKind::SubagentStep {
+                call_id: call(),
+                name: "grep".into(),
+                summary: "fn parse in src".into(),
+            },
+        ),
+        (
+            Some("t1"),
+            EventKind::SubagentEnded {
+                call_id: call(),
+                child: SessionId::from("child"),
+                status: ToolStatus::Ok,
+                used: cortex_protocol::SubagentUse {
+                    ms: 12.5,
+                    input_tokens: 300,
+                    output_tokens: 40,
+                },
             },
         ),
         (

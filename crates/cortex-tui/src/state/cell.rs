@@ -113,7 +113,13 @@ pub struct ToolCell {
     pub diff: Option<String>,
     /// Why a gate refused it.
     pub reason: Option<String>,
+    /// A `task` call's subagent: each tool call it made (`name summary`),
+    /// the newest [`MAX_STEPS`] of them.
+    pub steps: Vec<String>,
 }
+
+/// A subagent's steps a row keeps.
+pub const MAX_STEPS: usize = 200;
 
 /// A tool call's state.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

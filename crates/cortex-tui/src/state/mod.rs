@@ -229,6 +229,7 @@ impl SessionState {
                 model,
                 stop_rule,
                 sandbox,
+                ..
             } => self.session_created(repository, *mode, model, *stop_rule, *sandbox),
             EventKind::TurnStarted { message, mode } => {
                 self.turn_started(message, *mode, turn_id, at)
@@ -259,6 +260,18 @@ impl SessionState {
             } => {
                 if let Some(tool) = self.tool_mut(call_id.as_str()) {
                     tool.reason = Some(clean(reason));
+                }
+            }
+            EventKind::SubagentStep {
+                call_id,
+                name,
+                summary,
+            } => {
+                if let Some(tool) = self.tool_mut(call_id.as_str()) {
+                    if tool.steps.len() >= cell::MAX_STEPS {
+                        tool.steps.remove(0);
+                    }
+                    tool.steps.push(clean_line(&format!("{name} {summary}")));
                 }
             }
             EventKind::ToolOutputDelta { call_id, text, .. } => {
@@ -448,6 +461,7 @@ impl SessionState {
             output: String::new(),
             diff: None,
             reason: None,
+            steps: Vec::new(),
         }));
         self.tools.insert(call_id.to_owned(), index);
     }
@@ -498,6 +512,7 @@ impl SessionState {
                     output: String::new(),
                     diff: None,
                     reason: None,
+                    steps: Vec::new(),
                 }));
                 self.setup = Some(index);
                 index

@@ -99,6 +99,7 @@ fn body(tool: &ToolCell, ctx: &Ctx, out: &mut Vec<Para>) {
         }
         return;
     }
+    steps(tool, ctx, out);
     let failed = matches!(tool.state, ToolState::Done(s) if s != ToolStatus::Ok);
     let style = if failed { theme.error() } else { theme.dim() };
     match (tool.name.as_str(), tool.state) {
@@ -109,6 +110,30 @@ fn body(tool: &ToolCell, ctx: &Ctx, out: &mut Vec<Para>) {
         }
         ("todo_write" | "todo_read" | "plan", ToolState::Done(ToolStatus::Ok)) => {}
         _ => output(tool, ctx, style, folded, out),
+    }
+}
+
+/// A subagent's calls, folded to their count and the newest (Ctrl+O shows
+/// each), above its answer.
+fn steps(tool: &ToolCell, ctx: &Ctx, out: &mut Vec<Para>) {
+    let Some(last) = tool.steps.last() else {
+        return;
+    };
+    let dim = ctx.theme.dim();
+    if !ctx.expanded {
+        let count = match tool.steps.len() {
+            1 => "1 step".to_owned(),
+            n => format!("{n} steps"),
+        };
+        out.push(indented(&format!("↳ {count} · {last}"), dim));
+        return;
+    }
+    let hidden = tool.steps.len().saturating_sub(EXPANDED_OUTPUT);
+    if hidden > 0 {
+        out.push(indented(&format!("↳ … {hidden} earlier steps"), dim));
+    }
+    for step in &tool.steps[hidden..] {
+        out.push(indented(&format!("↳ {step}"), dim));
     }
 }
 
