@@ -65,6 +65,7 @@ mod turn;
 mod unrun_call;
 mod unwanted_write;
 mod verify;
+mod web;
 mod workspace;
 
 pub use approvals::{ApprovalError, Approvals, LOCAL_PRINCIPAL, resolve_interrupted_approvals};
@@ -91,6 +92,7 @@ pub use state::{Rebuilt, SessionState};
 pub use steer::wording;
 pub use stop_rule::{Ran, StopRuleState};
 pub use timeline::{Published, Timeline};
+pub use web::WebAccess;
 pub use workspace::{
     CopyFailure, WorkspaceError, clone_into, clone_url, is_git_url, materialise_copy,
 };

@@ -108,6 +108,8 @@ pub struct Session {
     pub(crate) background: crate::background::Background,
     /// The bytes of the images users attached, by sha256.
     pub(crate) images: crate::images::Images,
+    /// What `web_fetch` may reach besides the network policy (`web.rs`).
+    pub(crate) web: crate::web::WebAccess,
 }
 
 /// The guest's folder for a session: the repository itself, or its copy.
@@ -190,6 +192,7 @@ impl Session {
             stop_rule: config.stop_rule,
             hooks: crate::hooks::Hooks::new(config.hooks, config.hook_trust),
             images: crate::images::Images::default(),
+            web: Default::default(),
             model: config.model,
             guests: config.guests,
             guest_env: config.guest_env,
@@ -266,6 +269,7 @@ impl Session {
             stop_rule: record.stop_rule,
             hooks: crate::hooks::Hooks::new(config.hooks, config.hook_trust),
             images: crate::images::Images::default(),
+            web: Default::default(),
             model: config.model,
             guests: config.guests,
             guest_env: config.guest_env,

@@ -47,6 +47,7 @@ impl CallSummary {
             Ok(ToolName::Plan) => field("title"),
             Ok(ToolName::Skill) => field("name"),
             Ok(ToolName::BashOutput | ToolName::BashKill) => field("id"),
+            Ok(ToolName::WebFetch) => field("url"),
             Ok(ToolName::TodoWrite) => value
                 .get("todos")
                 .and_then(|t| t.as_array())
@@ -92,6 +93,10 @@ mod tests {
         assert_eq!(
             CallSummary::of("todo_write", r#"{"todos":[{},{}]}"#),
             summary("2 items", 0)
+        );
+        assert_eq!(
+            CallSummary::of("web_fetch", r#"{"url":"https://docs.rs/serde"}"#),
+            summary("https://docs.rs/serde", 0)
         );
     }
 

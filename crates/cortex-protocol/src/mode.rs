@@ -13,7 +13,7 @@ use std::str::FromStr;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum Mode {
-    /// Read-only: read_file, glob, grep.
+    /// Read-only: read_file, glob, grep, web_fetch.
     Ask,
     /// Ask plus the plan tool; the plan lives in the session, not the repo.
     Plan,
@@ -43,12 +43,12 @@ impl Mode {
     pub fn tools(self) -> &'static [ToolName] {
         use ToolName::*;
         match self {
-            Mode::Ask => &[ReadFile, Glob, Grep, Skill],
-            Mode::Plan => &[ReadFile, Glob, Grep, Plan, Skill],
-            Mode::Spec => &[ReadFile, Glob, Grep, Spec, Skill],
+            Mode::Ask => &[ReadFile, Glob, Grep, Skill, WebFetch],
+            Mode::Plan => &[ReadFile, Glob, Grep, Plan, Skill, WebFetch],
+            Mode::Spec => &[ReadFile, Glob, Grep, Spec, Skill, WebFetch],
             Mode::Agent => &[
                 ReadFile, WriteFile, EditFile, Glob, Grep, Bash, BashOutput, BashKill, TodoRead,
-                TodoWrite, Skill,
+                TodoWrite, Skill, WebFetch,
             ],
         }
     }
@@ -145,11 +145,15 @@ pub enum ToolName {
     BashOutput,
     /// `bash_kill`: end a background command with its process group.
     BashKill,
+    /// `web_fetch`: a web page as text, under the session's network
+    /// policy (read-only: every mode offers it where the policy lets it
+    /// reach something).
+    WebFetch,
 }
 
 impl ToolName {
     /// Every tool, in declaration order (the spec cache is indexed by it).
-    pub const ALL: [ToolName; 14] = [
+    pub const ALL: [ToolName; 15] = [
         ToolName::ReadFile,
         ToolName::WriteFile,
         ToolName::EditFile,
@@ -164,6 +168,7 @@ impl ToolName {
         ToolName::Skill,
         ToolName::BashOutput,
         ToolName::BashKill,
+        ToolName::WebFetch,
     ];
 
     /// The wire name the model calls it by, e.g. `read_file`.
@@ -183,6 +188,7 @@ impl ToolName {
             ToolName::Skill => "skill",
             ToolName::BashOutput => "bash_output",
             ToolName::BashKill => "bash_kill",
+            ToolName::WebFetch => "web_fetch",
         }
     }
 
@@ -199,7 +205,11 @@ impl ToolName {
     pub fn is_read_only(self) -> bool {
         matches!(
             self,
-            ToolName::ReadFile | ToolName::Glob | ToolName::Grep | ToolName::TodoRead
+            ToolName::ReadFile
+                | ToolName::Glob
+                | ToolName::Grep
+                | ToolName::TodoRead
+                | ToolName::WebFetch
         )
     }
 
@@ -214,6 +224,7 @@ impl ToolName {
                 | ToolName::Glob
                 | ToolName::Grep
                 | ToolName::Bash
+                | ToolName::WebFetch
         )
     }
 }
@@ -258,6 +269,10 @@ mod tests {
         // Loading a skill only reads: every mode offers it.
         assert!(Mode::ALL.iter().all(|m| m.offers(ToolName::Skill)));
         assert!(!ToolName::Skill.mutates_workspace() && !ToolName::Skill.runs_in_guest());
+        // A fetch changes nothing of the workspace: every mode may offer it
+        // (the network policy decides whether it reaches anything).
+        assert!(Mode::ALL.iter().all(|m| m.offers(ToolName::WebFetch)));
+        assert!(!ToolName::WebFetch.mutates_workspace() && ToolName::WebFetch.is_read_only());
     }
 
     #[test]

@@ -202,7 +202,24 @@ fn cap_outcome(outcome: &mut ToolOutcome) {
     {
         *diff = cap_middle(diff, MAX_DIFF_BYTES);
     }
+    // One image of a `read_file`: more, or a bigger one, is dropped (the
+    // guest sends at most one within the cap).
+    let image_bytes: usize = outcome
+        .attachments
+        .iter()
+        .map(|a| a.inline().map_or(0, |(mime, data)| mime.len() + data.len()))
+        .sum();
+    if outcome.attachments.len() > 1 || image_bytes > MAX_ATTACHMENT_BYTES {
+        outcome.attachments.clear();
+        outcome
+            .output
+            .push_str("\n[cortex: the guest's image was over the cap and was not kept]");
+    }
 }
+
+/// Base64 bytes of the image one call may carry (what
+/// [`cortex_tools::MAX_IMAGE_BYTES`] encodes to, and its type).
+const MAX_ATTACHMENT_BYTES: usize = (cortex_tools::MAX_IMAGE_BYTES as usize).div_ceil(3) * 4 + 64;
 
 /// The largest char boundary `<= index` (clamped to the text).
 fn floor_char_boundary(text: &str, index: usize) -> usize {
