@@ -41,6 +41,7 @@ impl LocalServer {
         let mcp_servers = cortex_mcp::specs_from_config(&config.mcp_servers)?;
         let (checkpoint_quota, checkpoint_total_quota) = config.checkpoints.quotas();
         let hooks = config.user_hooks()?.hooks;
+        let web = config.web_access()?;
         let providers = CliProviders::new(config, model, guest)?;
         let token = new_token().context("cannot make a token")?;
         let state = AppState::new(
@@ -60,6 +61,7 @@ impl LocalServer {
                 checkpoint_total_quota,
                 hooks,
                 hook_trust: Some(config::data_dir()?.join(cortex_core::hooks::trust::TRUST_FILE)),
+                web,
                 ..ServerConfig::default()
             },
         );

@@ -122,6 +122,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let mcp_servers = cortex_mcp::specs_from_config(&config.mcp_servers)?;
     let (checkpoint_quota, checkpoint_total_quota) = config.checkpoints.quotas();
     let hooks = config.user_hooks()?.hooks;
+    let web = config.web_access()?;
     let providers = CliProviders::new(config, args.model, &args.guest)?;
     let state = AppState::new(
         store,
@@ -142,6 +143,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
             checkpoint_total_quota,
             hooks,
             hook_trust: Some(config::data_dir()?.join(cortex_core::hooks::trust::TRUST_FILE)),
+            web,
             ..ServerConfig::default()
         },
     );

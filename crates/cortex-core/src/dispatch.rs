@@ -379,7 +379,11 @@ impl Session {
                     ))
                 }
                 // Refused below with the network policy's reason.
-                Ok(ToolName::WebFetch) if self.mode().offers(ToolName::WebFetch) => None,
+                Ok(tool @ (ToolName::WebFetch | ToolName::WebSearch))
+                    if self.mode().offers(*tool) =>
+                {
+                    None
+                }
                 Ok(tool) if !tools.contains(tool) => Some(format!(
                     "tool `{tool}` is not available in {} mode; the tools available are: {}",
                     self.mode(),

@@ -76,6 +76,7 @@ pub use continuation::STALL_TURNS;
 pub use cortex_mcp::ServerSpec as McpServerSpec;
 pub use cortex_mcp::config::sanitize_server_name as mcp_server_name;
 pub use cortex_protocol::TurnOutcome;
+pub use cortex_tools::web::SearchApi;
 pub use error::CoreError;
 pub use goal::{GoalError, pause_interrupted_goal, stored_goal};
 pub use harness_dirs::{HarnessDirs, HarnessFolderError};

@@ -610,6 +610,9 @@ impl Session {
         if !self.web_offered() {
             tools.retain(|t| *t != ToolName::WebFetch);
         }
+        if !self.search_offered() {
+            tools.retain(|t| *t != ToolName::WebSearch);
+        }
         if self.mode() == cortex_protocol::Mode::Agent && self.goal().is_some_and(|g| g.is_active())
         {
             tools.push(ToolName::Goal);

@@ -14,7 +14,7 @@ use crate::Session;
 use crate::answer::Answer;
 use cortex_protocol::{Attachment, NetworkPolicy, ToolArgs, ToolOutcome, WebFetchArgs};
 use cortex_runtime::CallHandle;
-use cortex_tools::web::{AllowList, BadAllowEntry, FetchPolicy, Target};
+use cortex_tools::web::{AllowList, BadAllowEntry, FetchPolicy, SearchApi, Target};
 use tokio_util::sync::CancellationToken;
 
 /// What the user's configuration lets `web_fetch` reach besides what the
@@ -22,6 +22,7 @@ use tokio_util::sync::CancellationToken;
 #[derive(Debug, Clone, Default)]
 pub struct WebAccess {
     allow: AllowList,
+    search: Option<SearchApi>,
 }
 
 impl WebAccess {
@@ -30,7 +31,14 @@ impl WebAccess {
     pub fn new<S: AsRef<str>>(allow: &[S]) -> Result<WebAccess, BadAllowEntry> {
         Ok(WebAccess {
             allow: AllowList::parse(allow)?,
+            search: None,
         })
+    }
+
+    /// The same, with `web_search` through `api`.
+    pub fn with_search(mut self, api: SearchApi) -> WebAccess {
+        self.search = Some(api);
+        self
     }
 }
 
@@ -47,11 +55,24 @@ impl Session {
         self.sandbox.network == NetworkPolicy::On || !self.web.allow.is_empty()
     }
 
+    /// Whether `web_search` is offered: a search API is configured.
+    pub(crate) fn search_offered(&self) -> bool {
+        self.web.search.is_some()
+    }
+
     /// Why a `web_fetch` call is refused before it runs: a URL that is no
     /// http(s) URL, or a host off the allow-list while the network is off.
     pub(crate) fn web_refusal(&self, args: &ToolArgs) -> Option<String> {
-        let ToolArgs::WebFetch(args) = args else {
-            return None;
+        let args = match args {
+            ToolArgs::WebFetch(args) => args,
+            ToolArgs::WebSearch(_) if !self.search_offered() => {
+                return Some(
+                    "web_search is not available: no search API is configured ([web_search] \
+                     url in config.toml); do not retry it"
+                        .to_owned(),
+                );
+            }
+            _ => return None,
         };
         let target = match Target::parse(&args.url) {
             Ok(target) => target,
@@ -89,10 +110,12 @@ impl Session {
         args: ToolArgs,
         cancel: &CancellationToken,
     ) -> Result<CallHandle, Answer> {
-        if let ToolArgs::WebFetch(a) = &args
-            && self.fetches_here()
-        {
-            return Err(self.fetch_here(a.clone(), cancel).await);
+        match &args {
+            ToolArgs::WebFetch(a) if self.fetches_here() => {
+                return Err(self.fetch_here(a.clone(), cancel).await);
+            }
+            ToolArgs::WebSearch(a) => return Err(self.search_here(&a.query, cancel).await),
+            _ => {}
         }
         let Some(guest) = &self.guest else {
             return Err(Answer::error("the guest is not attached"));
@@ -123,6 +146,20 @@ impl Session {
             Ok(page) if page.is_success() => Answer::ok(page.render(args.max_bytes)),
             Ok(page) => Answer::error(page.render(args.max_bytes)),
             Err(e) => Answer::error(e.to_string()),
+        }
+    }
+
+    /// A `web_search` through the configured API. Stop cancels it.
+    async fn search_here(&self, query: &str, cancel: &CancellationToken) -> Answer {
+        let Some(api) = &self.web.search else {
+            return Answer::error("no search API is configured");
+        };
+        tokio::select! {
+            found = api.search(query) => match found {
+                Ok(results) => Answer::ok(results),
+                Err(e) => Answer::error(e.to_string()),
+            },
+            () = cancel.cancelled() => Answer::stopped(),
         }
     }
 

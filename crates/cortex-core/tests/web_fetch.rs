@@ -239,3 +239,119 @@ async fn stop_cancels_a_fetch_in_flight_in_the_harness_and_in_the_guest() {
     }
     assert_eq!(site.requests(), 2, "each fetch reached the server");
 }
+
+/// A loopback search API answering any query with one result, and the
+/// request head it got.
+async fn search_api() -> (String, tokio::task::JoinHandle<String>) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    let served = tokio::spawn(async move {
+        let (mut stream, _) = listener.accept().await.expect("accept");
+        let mut head = Vec::new();
+        let mut buf = [0u8; 1024];
+        while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+            let n = stream.read(&mut buf).await.expect("read");
+            assert!(n > 0, "the request ended early");
+            head.extend_from_slice(&buf[..n]);
+        }
+        let body = r#"{"web":{"results":[{"title":"serde","url":"https://docs.rs/serde","description":"A framework"}]}}"#;
+        let reply = format!(
+            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        );
+        stream.write_all(reply.as_bytes()).await.expect("write");
+        String::from_utf8_lossy(&head).into_owned()
+    });
+    (
+        format!("http://127.0.0.1:{port}/search?q={{query}}"),
+        served,
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn web_search_is_offered_only_with_a_search_api_and_its_key_stays_in_the_harness() {
+    let script = json!({"responses": [
+        {"tool_calls": [{"name": "web_search", "arguments": {"query": "serde json"}}]},
+        {"text": "found"}
+    ]});
+    // Without a search API: not offered, refused with the reason.
+    let (repo, store, model) = parts(&[], &script);
+    let session_config = config(
+        repo.path(),
+        store.clone(),
+        model.clone(),
+        Mode::Ask,
+        StopRule::Code,
+    );
+    let mut session = Session::create(session_config).await.expect("session");
+    session
+        .run_turn("look it up", CancellationToken::new())
+        .await
+        .expect("turn");
+    let offered: Vec<String> = model.requests()[0]
+        .tools
+        .iter()
+        .map(|t| t.name.clone())
+        .collect();
+    assert!(
+        !offered.iter().any(|t| t.starts_with("web_")),
+        "{offered:?}"
+    );
+    let results = common::tool_results(&store, &session).await;
+    assert_eq!(results[0].0, ToolStatus::Refused);
+    assert!(
+        results[0].1.contains("[web_search] url"),
+        "{}",
+        results[0].1
+    );
+    session.close().await;
+
+    // With one (network off, no allow-list): searched by the harness with
+    // the key in its header; web_fetch is still not offered.
+    let (url, served) = search_api().await;
+    let api =
+        cortex_core::SearchApi::new(&url, Some(("X-Key".into(), "sk-search".into()))).expect("api");
+    let (repo, store, model) = parts(&[], &script);
+    let session_config = config(
+        repo.path(),
+        store.clone(),
+        model.clone(),
+        Mode::Ask,
+        StopRule::Code,
+    );
+    let mut session = Session::create(session_config).await.expect("session");
+    session.set_web_access(WebAccess::new::<&str>(&[]).expect("empty").with_search(api));
+    session
+        .run_turn("look it up", CancellationToken::new())
+        .await
+        .expect("turn");
+    let offered: Vec<String> = model.requests()[0]
+        .tools
+        .iter()
+        .map(|t| t.name.clone())
+        .collect();
+    assert!(offered.contains(&"web_search".to_owned()), "{offered:?}");
+    assert!(!offered.contains(&"web_fetch".to_owned()), "{offered:?}");
+    let results = common::tool_results(&store, &session).await;
+    assert_eq!(results[0].0, ToolStatus::Ok, "{}", results[0].1);
+    assert!(
+        results[0]
+            .1
+            .contains("1. serde\n   https://docs.rs/serde\n   A framework"),
+        "{}",
+        results[0].1
+    );
+    let head = served.await.expect("served");
+    assert!(head.starts_with("GET /search?q=serde%20json "), "{head}");
+    assert!(
+        head.to_ascii_lowercase().contains("x-key: sk-search"),
+        "{head}"
+    );
+    let events = store.events(session.id(), 0).await.expect("events");
+    let timeline = serde_json::to_string(&events).expect("json");
+    assert!(
+        !timeline.contains("sk-search"),
+        "the key is on the timeline"
+    );
+    session.close().await;
+}

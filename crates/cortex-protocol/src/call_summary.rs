@@ -48,6 +48,7 @@ impl CallSummary {
             Ok(ToolName::Skill) => field("name"),
             Ok(ToolName::BashOutput | ToolName::BashKill) => field("id"),
             Ok(ToolName::WebFetch) => field("url"),
+            Ok(ToolName::WebSearch) => field("query"),
             Ok(ToolName::TodoWrite) => value
                 .get("todos")
                 .and_then(|t| t.as_array())

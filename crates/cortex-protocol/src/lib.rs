@@ -54,5 +54,6 @@ pub use steer::{CallSteer, Doubt, NextReply, ReminderKind, unverified_line};
 pub use tools::{
     ArgError, BackgroundIdArgs, BashArgs, EditFileArgs, EditFormat, EditLinesArgs, GlobArgs,
     GrepArgs, GrepMode, MAX_ARGUMENT_BYTES, PlanArgs, ReadFileArgs, SkillArgs, Todo, TodoReadArgs,
-    TodoStatus, TodoWriteArgs, ToolArgs, ToolSpec, UnknownEditFormat, WebFetchArgs, WriteFileArgs,
+    TodoStatus, TodoWriteArgs, ToolArgs, ToolSpec, UnknownEditFormat, WebFetchArgs, WebSearchArgs,
+    WriteFileArgs,
 };

@@ -13,7 +13,7 @@ use std::str::FromStr;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum Mode {
-    /// Read-only: read_file, glob, grep, web_fetch.
+    /// Read-only: read_file, glob, grep, web_fetch, web_search.
     Ask,
     /// Ask plus the plan tool; the plan lives in the session, not the repo.
     Plan,
@@ -43,12 +43,12 @@ impl Mode {
     pub fn tools(self) -> &'static [ToolName] {
         use ToolName::*;
         match self {
-            Mode::Ask => &[ReadFile, Glob, Grep, Skill, WebFetch],
-            Mode::Plan => &[ReadFile, Glob, Grep, Plan, Skill, WebFetch],
-            Mode::Spec => &[ReadFile, Glob, Grep, Spec, Skill, WebFetch],
+            Mode::Ask => &[ReadFile, Glob, Grep, Skill, WebFetch, WebSearch],
+            Mode::Plan => &[ReadFile, Glob, Grep, Plan, Skill, WebFetch, WebSearch],
+            Mode::Spec => &[ReadFile, Glob, Grep, Spec, Skill, WebFetch, WebSearch],
             Mode::Agent => &[
                 ReadFile, WriteFile, EditFile, Glob, Grep, Bash, BashOutput, BashKill, TodoRead,
-                TodoWrite, Skill, WebFetch,
+                TodoWrite, Skill, WebFetch, WebSearch,
             ],
         }
     }
@@ -149,11 +149,14 @@ pub enum ToolName {
     /// policy (read-only: every mode offers it where the policy lets it
     /// reach something).
     WebFetch,
+    /// `web_search`: results of the search API the user configured, run
+    /// by the harness (it holds the API's key); offered only then.
+    WebSearch,
 }
 
 impl ToolName {
     /// Every tool, in declaration order (the spec cache is indexed by it).
-    pub const ALL: [ToolName; 15] = [
+    pub const ALL: [ToolName; 16] = [
         ToolName::ReadFile,
         ToolName::WriteFile,
         ToolName::EditFile,
@@ -169,6 +172,7 @@ impl ToolName {
         ToolName::BashOutput,
         ToolName::BashKill,
         ToolName::WebFetch,
+        ToolName::WebSearch,
     ];
 
     /// The wire name the model calls it by, e.g. `read_file`.
@@ -189,6 +193,7 @@ impl ToolName {
             ToolName::BashOutput => "bash_output",
             ToolName::BashKill => "bash_kill",
             ToolName::WebFetch => "web_fetch",
+            ToolName::WebSearch => "web_search",
         }
     }
 
@@ -210,6 +215,7 @@ impl ToolName {
                 | ToolName::Grep
                 | ToolName::TodoRead
                 | ToolName::WebFetch
+                | ToolName::WebSearch
         )
     }
 
@@ -273,6 +279,8 @@ mod tests {
         // (the network policy decides whether it reaches anything).
         assert!(Mode::ALL.iter().all(|m| m.offers(ToolName::WebFetch)));
         assert!(!ToolName::WebFetch.mutates_workspace() && ToolName::WebFetch.is_read_only());
+        assert!(Mode::ALL.iter().all(|m| m.offers(ToolName::WebSearch)));
+        assert!(!ToolName::WebSearch.runs_in_guest() && ToolName::WebSearch.is_read_only());
     }
 
     #[test]

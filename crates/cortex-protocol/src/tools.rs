@@ -294,6 +294,15 @@ pub struct WebFetchArgs {
     pub max_bytes: Option<u64>,
 }
 
+/// Search the web through the search API the user configured
+/// (`[web_search]`); offered only when there is one.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WebSearchArgs {
+    /// What to search for.
+    pub query: String,
+}
+
 /// Typed arguments of one call.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "tool", content = "args", rename_all = "snake_case")]
@@ -330,6 +339,8 @@ pub enum ToolArgs {
     BashKill(BackgroundIdArgs),
     /// `web_fetch`.
     WebFetch(WebFetchArgs),
+    /// `web_search`.
+    WebSearch(WebSearchArgs),
 }
 
 /// Why a call's arguments were refused; the message is for the model.
@@ -408,6 +419,7 @@ impl ToolArgs {
             ToolName::BashOutput => ToolArgs::BashOutput(de(raw).map_err(invalid)?),
             ToolName::BashKill => ToolArgs::BashKill(de(raw).map_err(invalid)?),
             ToolName::WebFetch => ToolArgs::WebFetch(de(raw).map_err(invalid)?),
+            ToolName::WebSearch => ToolArgs::WebSearch(de(raw).map_err(invalid)?),
         })
     }
 
@@ -441,6 +453,7 @@ impl ToolArgs {
             ToolArgs::BashOutput(_) => ToolName::BashOutput,
             ToolArgs::BashKill(_) => ToolName::BashKill,
             ToolArgs::WebFetch(_) => ToolName::WebFetch,
+            ToolArgs::WebSearch(_) => ToolName::WebSearch,
         }
     }
 }
@@ -594,6 +607,10 @@ impl ToolName {
                 "Fetch a web page (documentation, an issue) as Markdown or text.",
                 schema_of::<WebFetchArgs>(),
             ),
+            ToolName::WebSearch => (
+                "Search the web; returns titles, URLs and snippets.",
+                schema_of::<WebSearchArgs>(),
+            ),
         };
         ToolSpec {
             name: self.as_str().to_owned(),
@@ -733,7 +750,8 @@ mod tests {
         // `background` (~100 bytes, every Agent request) and `bash_output`
         // and `bash_kill` (~500, offered once a command runs in the
         // background); 6,900 until `web_fetch` (~400, offered where the
-        // network policy lets it reach something).)
-        assert!(bytes < 7300, "catalog is {bytes} bytes");
+        // network policy lets it reach something) and `web_search` (~250,
+        // offered when a search API is configured).)
+        assert!(bytes < 7550, "catalog is {bytes} bytes");
     }
 }

@@ -56,6 +56,9 @@ pub struct ServerConfig {
     /// The user's trusted repository hook files (`hooks::trust`); `None`:
     /// no repository hook runs and none can be trusted over the API.
     pub hook_trust: Option<std::path::PathBuf>,
+    /// What `web_fetch` may reach besides each session's network policy
+    /// (the config's `[network] allow`).
+    pub web: cortex_core::WebAccess,
 }
 
 impl Default for ServerConfig {
@@ -74,6 +77,7 @@ impl Default for ServerConfig {
             checkpoint_total_quota: None,
             hooks: Vec::new(),
             hook_trust: None,
+            web: Default::default(),
         }
     }
 }
@@ -359,6 +363,7 @@ impl AppState {
         })
         .await?;
         session.add_mcp_servers(self.config.mcp_servers.iter().cloned());
+        session.set_web_access(self.config.web.clone());
         // The configured servers keep their names.
         session.add_mcp_servers(client_mcp.into_iter().filter(|client| {
             !self
@@ -418,6 +423,7 @@ impl AppState {
         )
         .await?;
         session.add_mcp_servers(self.config.mcp_servers.iter().cloned());
+        session.set_web_access(self.config.web.clone());
         Ok(self.insert(session, owner))
     }
 

@@ -14,8 +14,10 @@
 
 mod allow;
 mod html;
+mod search;
 
 pub use allow::{AllowList, BadAllowEntry, is_public};
+pub use search::{BadSearchUrl, MAX_RESULTS, SearchApi};
 
 use cortex_protocol::WebFetchArgs;
 use reqwest::Url;
@@ -297,7 +299,7 @@ async fn follow(mut target: Target, policy: &FetchPolicy) -> Result<Fetched, Web
     Err(WebError::TooManyRedirects(target.url.to_string()))
 }
 
-fn http(url: &str, e: &reqwest::Error) -> WebError {
+pub(crate) fn http(url: &str, e: &reqwest::Error) -> WebError {
     // reqwest's own message hides the cause ("error sending request").
     let mut reason = e.to_string();
     let mut source = std::error::Error::source(e);
