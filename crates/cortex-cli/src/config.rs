@@ -600,6 +600,38 @@ mod tests {
     }
 
     #[test]
+    fn network_allow_and_web_search_become_the_web_access() {
+        let config: Config =
+            toml::from_str("[network]\nallow = [\"docs.rs\", \"127.0.0.1:8080\"]\n")
+                .expect("valid");
+        assert!(!config.web_access().expect("valid").has_search());
+        let bad: Config =
+            toml::from_str("[network]\nallow = [\"https://docs.rs\"]").expect("parses");
+        let error = format!("{:#}", bad.web_access().expect_err("not a host"));
+        assert!(error.contains("https://docs.rs"), "{error}");
+        // No key, no tool: the variable is not set.
+        let unset: Config = toml::from_str(
+            "[web_search]\nurl = \"https://s.example/?q={query}\"\nkey_env = \"CORTEX_TEST_NO_SUCH_KEY_VAR\"",
+        )
+        .expect("valid");
+        assert!(!unset.web_access().expect("valid").has_search());
+        // A keyless API (a local SearXNG), and one whose key is set.
+        let keyless: Config = toml::from_str(
+            "[web_search]\nurl = \"http://127.0.0.1:8888/search?q={query}&format=json\"",
+        )
+        .expect("valid");
+        assert!(keyless.web_access().expect("valid").has_search());
+        let keyed: Config = toml::from_str(
+            "[web_search]\nurl = \"https://s.example/?q={query}\"\nkey_env = \"PATH\"\nheader = \"X-Key\"",
+        )
+        .expect("valid");
+        assert!(keyed.web_access().expect("valid").has_search());
+        let no_query: Config =
+            toml::from_str("[web_search]\nurl = \"https://s.example/\"").expect("parses");
+        assert!(no_query.web_access().is_err());
+    }
+
+    #[test]
     fn checkpoint_quotas_are_read_in_mib() {
         let config: Config =
             toml::from_str("[checkpoints]\nquota_mb = 2\ntotal_quota_mb = 5\n").expect("valid");

@@ -35,6 +35,11 @@ impl WebAccess {
         })
     }
 
+    /// Whether `web_search` has an API.
+    pub fn has_search(&self) -> bool {
+        self.search.is_some()
+    }
+
     /// The same, with `web_search` through `api`.
     pub fn with_search(mut self, api: SearchApi) -> WebAccess {
         self.search = Some(api);
