@@ -36,8 +36,10 @@ const BLOCKS: &[&str] = &[
     "center",
 ];
 
-/// The page's `<title>` and its body as Markdown.
-pub(crate) fn to_markdown(html: &str, base: &Url) -> (Option<String>, String) {
+/// The page's `<title>` and its body as Markdown, and whether the
+/// conversion stopped once the Markdown passed `max` bytes (the model is
+/// shown less than that; converting the rest would only cost time).
+pub(crate) fn to_markdown(html: &str, base: &Url, max: usize) -> (Option<String>, String, bool) {
     let mut md = Markdown::new(base);
     // Lower-cased once: the same byte offsets as `html`, searched for end
     // tags without allocating per element.
@@ -45,7 +47,12 @@ pub(crate) fn to_markdown(html: &str, base: &Url) -> (Option<String>, String) {
     let title = title_of(html, &lower);
     let bytes = html.as_bytes();
     let mut i = 0;
+    let mut stopped = false;
     while i < bytes.len() {
+        if md.out.len() > max {
+            stopped = true;
+            break;
+        }
         let Some(lt) = memchr::memchr(b'<', &bytes[i..]).map(|at| i + at) else {
             md.text(&html[i..]);
             break;
@@ -75,7 +82,7 @@ pub(crate) fn to_markdown(html: &str, base: &Url) -> (Option<String>, String) {
         }
         md.tag(&tag);
     }
-    (title, md.finish())
+    (title, md.finish(), stopped)
 }
 
 /// One tag: its lower-case name, whether it is an end tag, its `href`, its
@@ -247,19 +254,31 @@ impl<'a> Markdown<'a> {
     fn at_line_start(&self) -> bool {
         self.out.is_empty()
             || self.out.ends_with('\n')
-            || self.out.ends_with("- ") && {
-                // A list item's marker: no space after it.
-                let line = self.out.rsplit('\n').next().unwrap_or_default();
-                line.trim_start() == "- "
-            }
             || self.out.ends_with("# ")
-            || self.out.ends_with(". ") && {
-                let line = self.out.rsplit('\n').next().unwrap_or_default();
-                line.trim_start()
-                    .trim_end_matches(". ")
-                    .chars()
-                    .all(|c| c.is_ascii_digit())
-            }
+            // A list item's marker (`- `, `12. `): no space after it.
+            || self.last_line().is_some_and(|line| {
+                let marker = line.trim_start();
+                marker == "- "
+                    || marker.strip_suffix(". ").is_some_and(|n| {
+                        !n.is_empty() && n.chars().all(|c| c.is_ascii_digit())
+                    })
+            })
+    }
+
+    /// The last line written, when it is short: a marker's line always is,
+    /// and looking no further than 64 bytes back keeps a page written as
+    /// one long line linear.
+    fn last_line(&self) -> Option<&str> {
+        let mut start = self.out.len().saturating_sub(64);
+        while !self.out.is_char_boundary(start) {
+            start += 1;
+        }
+        let tail = &self.out[start..];
+        match tail.rfind('\n') {
+            Some(at) => Some(&tail[at + 1..]),
+            None if start == 0 => Some(tail),
+            None => None,
+        }
     }
 
     fn newlines(&mut self, count: usize) {
@@ -499,7 +518,9 @@ mod tests {
 
     fn convert(html: &str) -> (Option<String>, String) {
         let base = Url::parse("https://docs.example/guide/intro.html").expect("url");
-        to_markdown(html, &base)
+        let (title, md, stopped) = to_markdown(html, &base, usize::MAX);
+        assert!(!stopped);
+        (title, md)
     }
 
     #[test]
@@ -536,6 +557,26 @@ mod tests {
         assert_eq!(md, "a < b and click\n\nunclosed");
         let (_, md) = convert("<div><div><p>deep &#x41;&#66;&bogus; &amp</p></div></div>");
         assert_eq!(md, "deep AB&bogus; &amp");
+    }
+
+    #[test]
+    fn a_long_one_line_page_converts_and_a_long_one_stops_past_the_limit() {
+        let base = Url::parse("https://docs.example/").expect("url");
+        // One line of sentences with links whose text starts with a space:
+        // each once made the converter look back over the whole line.
+        let html = format!(
+            "<p>{}</p><ol><li>x</li></ol>",
+            "Word. <a href=\"/x\"> y</a> ".repeat(100_000)
+        );
+        let (_, md, stopped) = to_markdown(&html, &base, usize::MAX);
+        assert!(
+            !stopped && md.ends_with("Word. [y](https://docs.example/x)\n\n1. x"),
+            "{}",
+            &md[md.len() - 20..]
+        );
+        let pieces = "<p>one more paragraph</p>".repeat(10_000);
+        let (_, md, stopped) = to_markdown(&pieces, &base, 1000);
+        assert!(stopped && md.len() < 1100, "{}", md.len());
     }
 
     #[test]

@@ -181,7 +181,8 @@ pub struct Fetched {
     pub title: Option<String>,
     /// The text: Markdown for HTML, as sent for the rest.
     pub text: String,
-    /// The body was longer than [`MAX_BODY_BYTES`] and was cut there.
+    /// Not all of the page is in `text`: the body was longer than
+    /// [`MAX_BODY_BYTES`], or its Markdown longer than can be shown.
     pub body_cut: bool,
 }
 
@@ -212,16 +213,18 @@ impl Fetched {
             end -= 1;
         }
         out.push_str(&self.text[..end]);
-        if end < self.text.len() {
+        if end < self.text.len() && !self.body_cut {
             out.push_str(&format!(
                 "\n\n[cut: {} of the text's {} bytes are shown]",
                 end,
                 self.text.len()
             ));
-        } else if self.body_cut {
+        } else if end < self.text.len() {
             out.push_str(&format!(
-                "\n\n[cut: the page is over {MAX_BODY_BYTES} bytes; only that much was read]"
+                "\n\n[cut: the first {end} bytes of the text are shown; the page has more]"
             ));
+        } else if self.body_cut {
+            out.push_str("\n\n[cut: the page has more than is shown]");
         }
         out
     }
@@ -434,7 +437,11 @@ async fn read(mut response: reqwest::Response, url: &str) -> Result<Fetched, Web
         reason: e.to_string(),
     })?;
     let (title, text) = match kind {
-        Kind::Html => html::to_markdown(&raw, &base),
+        Kind::Html => {
+            let (title, text, stopped) = html::to_markdown(&raw, &base, 2 * MAX_TEXT_BYTES);
+            body_cut |= stopped;
+            (title, text)
+        }
         Kind::Text | Kind::Unknown => (None, raw.into_owned()),
     };
     Ok(Fetched {

@@ -126,7 +126,7 @@ fn render(query: &str, json: &Value) -> String {
         if let Some(snippet) = field(&["description", "snippet", "content", "body"]) {
             // Snippets carry the API's highlighting as HTML.
             let snippet = match Url::parse(&url) {
-                Ok(base) => super::html::to_markdown(&snippet, &base).1,
+                Ok(base) => super::html::to_markdown(&snippet, &base, MAX_TEXT_BYTES).1,
                 Err(_) => snippet,
             };
             out.push_str(&format!("   {snippet}\n"));
