@@ -252,6 +252,7 @@ fn kind(tool: &str) -> ToolKind {
         Ok(ToolName::ReadFile | ToolName::TodoRead | ToolName::Skill) => ToolKind::Read,
         Ok(ToolName::WriteFile | ToolName::EditFile) => ToolKind::Edit,
         Ok(ToolName::Glob | ToolName::Grep) => ToolKind::Search,
+        Ok(ToolName::WebFetch | ToolName::WebSearch) => ToolKind::Fetch,
         Ok(ToolName::Bash | ToolName::BashOutput | ToolName::BashKill) => ToolKind::Execute,
         Ok(ToolName::Plan | ToolName::Spec | ToolName::TodoWrite | ToolName::Goal) => {
             ToolKind::Think

@@ -97,6 +97,10 @@ pub struct Config {
     #[serde(default)]
     pub sandbox: SandboxSection,
     #[serde(default)]
+    pub network: NetworkSection,
+    /// `[web_search]`: the search API behind `web_search`, if any.
+    pub web_search: Option<WebSearchSection>,
+    #[serde(default)]
     pub store: StoreSection,
     #[serde(default)]
     pub checkpoints: CheckpointsSection,
@@ -186,6 +190,71 @@ impl Config {
             Err(e) => return Err(e).with_context(|| format!("cannot read {}", json.display())),
         }
         Ok(found)
+    }
+}
+
+/// `[network]`: what `web_fetch` may reach besides the session's network
+/// policy.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NetworkSection {
+    /// Hosts (`docs.rs`, `*.rust-lang.org`, `127.0.0.1:8080`) fetched even
+    /// with the network off (by the harness, with a plain client), and
+    /// allowed to resolve to loopback or private addresses.
+    #[serde(default)]
+    pub allow: Vec<String>,
+}
+
+/// `[web_search]`: a search API answering JSON (Brave, SearXNG, Tavily,
+/// Bing, …), called by the harness.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WebSearchSection {
+    /// The URL, `{query}` where the query goes.
+    pub url: String,
+    /// The variable holding the API's key; when it is set in the config
+    /// but not in the environment, there is no `web_search`.
+    pub key_env: Option<String>,
+    /// The header the key goes in (default `Authorization`, as `Bearer
+    /// KEY`; any other header gets the key as it is).
+    pub header: Option<String>,
+}
+
+impl Config {
+    /// What `web_fetch` and `web_search` may reach: the allow-list,
+    /// checked, and the search API when one is configured (and its key
+    /// set).
+    pub fn web_access(&self) -> anyhow::Result<cortex_core::WebAccess> {
+        let access =
+            cortex_core::WebAccess::new(&self.network.allow).context("invalid [network] allow")?;
+        let Some(search) = &self.web_search else {
+            return Ok(access);
+        };
+        let header = match &search.key_env {
+            None => None,
+            Some(var) => match std::env::var(var) {
+                Ok(key) if !key.trim().is_empty() => {
+                    let name = search
+                        .header
+                        .clone()
+                        .unwrap_or_else(|| "Authorization".into());
+                    let value = if name.eq_ignore_ascii_case("authorization") {
+                        format!("Bearer {}", key.trim())
+                    } else {
+                        key.trim().to_owned()
+                    };
+                    Some((name, value))
+                }
+                // No key, no tool.
+                _ => {
+                    tracing::warn!("[web_search] key_env {var} is not set: no web_search");
+                    return Ok(access);
+                }
+            },
+        };
+        let api =
+            cortex_core::SearchApi::new(&search.url, header).context("invalid [web_search]")?;
+        Ok(access.with_search(api))
     }
 }
 
@@ -552,6 +621,38 @@ mod tests {
                 .hooks_beside(&dir.path().join("config.toml"))
                 .is_err()
         );
+    }
+
+    #[test]
+    fn network_allow_and_web_search_become_the_web_access() {
+        let config: Config =
+            toml::from_str("[network]\nallow = [\"docs.rs\", \"127.0.0.1:8080\"]\n")
+                .expect("valid");
+        assert!(!config.web_access().expect("valid").has_search());
+        let bad: Config =
+            toml::from_str("[network]\nallow = [\"https://docs.rs\"]").expect("parses");
+        let error = format!("{:#}", bad.web_access().expect_err("not a host"));
+        assert!(error.contains("https://docs.rs"), "{error}");
+        // No key, no tool: the variable is not set.
+        let unset: Config = toml::from_str(
+            "[web_search]\nurl = \"https://s.example/?q={query}\"\nkey_env = \"CORTEX_TEST_NO_SUCH_KEY_VAR\"",
+        )
+        .expect("valid");
+        assert!(!unset.web_access().expect("valid").has_search());
+        // A keyless API (a local SearXNG), and one whose key is set.
+        let keyless: Config = toml::from_str(
+            "[web_search]\nurl = \"http://127.0.0.1:8888/search?q={query}&format=json\"",
+        )
+        .expect("valid");
+        assert!(keyless.web_access().expect("valid").has_search());
+        let keyed: Config = toml::from_str(
+            "[web_search]\nurl = \"https://s.example/?q={query}\"\nkey_env = \"PATH\"\nheader = \"X-Key\"",
+        )
+        .expect("valid");
+        assert!(keyed.web_access().expect("valid").has_search());
+        let no_query: Config =
+            toml::from_str("[web_search]\nurl = \"https://s.example/\"").expect("parses");
+        assert!(no_query.web_access().is_err());
     }
 
     #[test]

@@ -42,6 +42,7 @@ impl LocalServer {
         let (checkpoint_quota, checkpoint_total_quota) = config.checkpoints.quotas();
         let hooks = config.user_hooks()?.hooks;
         let subagents = config.subagents.config();
+        let web = config.web_access()?;
         let providers = CliProviders::new(config, model, guest)?;
         let token = new_token().context("cannot make a token")?;
         let state = AppState::new(
@@ -62,6 +63,7 @@ impl LocalServer {
                 hooks,
                 hook_trust: Some(config::data_dir()?.join(cortex_core::hooks::trust::TRUST_FILE)),
                 subagents,
+                web,
                 ..ServerConfig::default()
             },
         );

@@ -123,6 +123,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let (checkpoint_quota, checkpoint_total_quota) = config.checkpoints.quotas();
     let hooks = config.user_hooks()?.hooks;
     let subagents = config.subagents.config();
+    let web = config.web_access()?;
     let providers = CliProviders::new(config, args.model, &args.guest)?;
     let state = AppState::new(
         store,
@@ -144,6 +145,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
             hooks,
             hook_trust: Some(config::data_dir()?.join(cortex_core::hooks::trust::TRUST_FILE)),
             subagents,
+            web,
             ..ServerConfig::default()
         },
     );

@@ -383,6 +383,12 @@ impl Session {
                          this session: call bash with background: true first"
                     ))
                 }
+                // Refused below with the network policy's reason.
+                Ok(tool @ (ToolName::WebFetch | ToolName::WebSearch))
+                    if self.mode().offers(*tool) =>
+                {
+                    None
+                }
                 Ok(tool) if !tools.contains(tool) => Some(format!(
                     "tool `{tool}` is not available in {} mode; the tools available are: {}",
                     self.mode(),
@@ -407,6 +413,10 @@ impl Session {
                 return Ok(Gated::Answered);
             }
         };
+        if let Some(reason) = self.web_refusal(&args) {
+            self.refuse(turn, call, reason, slot).await?;
+            return Ok(Gated::Answered);
+        }
         // Writing the same content (or todo list) again gives the same
         // result, as an edit does: a third identical one in a row is refused
         // (a small model's loop).
@@ -626,7 +636,7 @@ impl Session {
                 let call_id = calls[index].id.clone();
                 async move {
                     let started = Instant::now();
-                    let answer = self.run_shared(turn, &call_id, args).await;
+                    let answer = self.run_shared(turn, &call_id, args, cancel).await;
                     (index, answer, ms(started))
                 }
             })
@@ -672,22 +682,21 @@ impl Session {
         Ok(stopping)
     }
 
-    /// Run one call that needs only shared access: guest tools and todo_read.
+    /// Run one call that needs only shared access: guest tools, todo_read
+    /// and web_fetch (`web.rs`).
     async fn run_shared(
         &self,
         turn: &TurnId,
         call_id: &CallId,
         args: ToolArgs,
+        cancel: &CancellationToken,
     ) -> Result<Answer, CoreError> {
         if let ToolArgs::TodoRead(_) = args {
             return Ok(Answer::ok(cortex_tools::render_todos(&self.state.todos)));
         }
-        let Some(guest) = &self.guest else {
-            return Ok(Answer::error("the guest is not attached"));
-        };
-        let mut handle = match guest.call(args).await {
+        let mut handle = match self.start_call(args, cancel).await {
             Ok(handle) => handle,
-            Err(e) => return Ok(Answer::error(format!("the guest failed: {e}"))),
+            Err(answer) => return Ok(answer),
         };
         while let Some(reply) = handle.next().await {
             match reply {
@@ -703,15 +712,7 @@ impl Session {
                         )
                         .await?;
                 }
-                GuestReply::Result(outcome) => {
-                    return Ok(Answer {
-                        status: outcome.status.into(),
-                        output: outcome.output,
-                        diff: outcome.diff,
-                        attachments: Vec::new(),
-                        steer: None,
-                    });
-                }
+                GuestReply::Result(outcome) => return Ok(self.answer_of(outcome)),
             }
         }
         let why = handle

@@ -66,6 +66,7 @@ mod turn;
 mod unrun_call;
 mod unwanted_write;
 mod verify;
+mod web;
 mod workspace;
 
 pub use approvals::{ApprovalError, Approvals, LOCAL_PRINCIPAL, resolve_interrupted_approvals};
@@ -76,6 +77,7 @@ pub use continuation::STALL_TURNS;
 pub use cortex_mcp::ServerSpec as McpServerSpec;
 pub use cortex_mcp::config::sanitize_server_name as mcp_server_name;
 pub use cortex_protocol::TurnOutcome;
+pub use cortex_tools::web::SearchApi;
 pub use error::CoreError;
 pub use goal::{GoalError, pause_interrupted_goal, stored_goal};
 pub use harness_dirs::{HarnessDirs, HarnessFolderError};
@@ -92,6 +94,7 @@ pub use state::{Rebuilt, SessionState};
 pub use steer::wording;
 pub use stop_rule::{Ran, StopRuleState};
 pub use timeline::{Published, Timeline};
+pub use web::WebAccess;
 pub use workspace::{
     CopyFailure, WorkspaceError, clone_into, clone_url, is_git_url, materialise_copy,
 };

@@ -113,6 +113,8 @@ pub struct Session {
     /// What its children are made from, or, in a child, its parent's call
     /// and tools (`subagents/`).
     pub(crate) subagents: crate::subagents::Subagents,
+    /// What `web_fetch` may reach besides the network policy (`web.rs`).
+    pub(crate) web: crate::web::WebAccess,
 }
 
 /// The guest's folder for a session: the repository itself, or its copy.
@@ -218,6 +220,7 @@ impl Session {
             stop_rule: config.stop_rule,
             hooks: crate::hooks::Hooks::new(config.hooks, config.hook_trust),
             images: crate::images::Images::default(),
+            web: Default::default(),
             model: config.model,
             guests: config.guests,
             guest_env: config.guest_env,
@@ -300,6 +303,7 @@ impl Session {
             stop_rule: record.stop_rule,
             hooks: crate::hooks::Hooks::new(config.hooks, config.hook_trust),
             images: crate::images::Images::default(),
+            web: Default::default(),
             model: config.model,
             guests: config.guests,
             guest_env: config.guest_env,

@@ -606,6 +606,13 @@ impl Session {
         if !self.background.any() {
             tools.retain(|t| !matches!(t, ToolName::BashOutput | ToolName::BashKill));
         }
+        // A fetch is offered where it can reach something (`web.rs`).
+        if !self.web_offered() {
+            tools.retain(|t| *t != ToolName::WebFetch);
+        }
+        if !self.search_offered() {
+            tools.retain(|t| *t != ToolName::WebSearch);
+        }
         if self.mode() == cortex_protocol::Mode::Agent && self.goal().is_some_and(|g| g.is_active())
         {
             tools.push(ToolName::Goal);

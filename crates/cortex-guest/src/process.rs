@@ -159,6 +159,7 @@ async fn run_child(
             },
             diff: None,
             exit_code: status.code(),
+            attachments: Vec::new(),
         },
     }
 }

@@ -215,6 +215,16 @@ fn dispatch(state: &Arc<State>, tx: &Responses, tasks: &mut JoinSet<()>, line: &
             spawn_process(state, tx, tasks, id, spawn)
         }
         GuestOp::Input { target, line } => respond(tx, id, state.inputs.send(target, line)),
+        GuestOp::WebFetch { args, allow } => {
+            let (seq, token) = state.running().register(id);
+            let state = Arc::clone(state);
+            let tx = tx.clone();
+            tasks.spawn(async move {
+                let outcome = tool::web_fetch(&args, &allow, token).await;
+                state.finished(seq);
+                respond(&tx, id, outcome);
+            });
+        }
         GuestOp::Tool(args) => {
             if let Err(refusal) = tool::admit(state.caps(), &args) {
                 respond(tx, id, ToolOutcome::error(refusal.to_string()));

@@ -2,11 +2,11 @@
 
 use crate::state::{Capabilities, Responses, State};
 use cortex_protocol::{
-    BashArgs, GuestReply, GuestResponse, OutcomeStatus, OutputStream, ToolArgs, ToolName,
-    ToolOutcome,
+    Attachment, BashArgs, GuestReply, GuestResponse, OutcomeStatus, OutputStream, ReadFileArgs,
+    ToolArgs, ToolName, ToolOutcome, WebFetchArgs,
 };
 use cortex_tools::{
-    BashEnding, MAX_OUTPUT_BYTES, ToolError, Workspace, Written, cap_middle, run_bash,
+    BashEnding, MAX_OUTPUT_BYTES, ToolError, Workspace, Written, cap_middle, run_bash, web,
 };
 use std::sync::Arc;
 use std::time::Duration;
@@ -40,9 +40,64 @@ pub(crate) fn admit(caps: Capabilities, args: &ToolArgs) -> Result<(), Refusal> 
     }
 }
 
-/// Whether the tool runs a command that `stop` must be able to reach.
+/// Whether the tool runs a command (or a fetch) that `stop` must be able
+/// to reach.
 pub(crate) fn needs_token(args: &ToolArgs) -> bool {
-    matches!(args, ToolArgs::Bash(_))
+    matches!(args, ToolArgs::Bash(_) | ToolArgs::WebFetch(_))
+}
+
+/// `web_fetch` from this guest's network namespace: any public host, and
+/// the hosts of `allow` whatever they resolve to (`cortex_tools::web`
+/// checks every hop). `stop` cancels it.
+pub(crate) async fn web_fetch(
+    args: &WebFetchArgs,
+    allow: &[String],
+    token: CancellationToken,
+) -> ToolOutcome {
+    let allow = match web::AllowList::parse(allow) {
+        Ok(allow) => allow,
+        Err(e) => return ToolOutcome::error(e.to_string()),
+    };
+    let policy = web::FetchPolicy {
+        allow,
+        only_allowed: false,
+    };
+    let fetched = tokio::select! {
+        fetched = web::fetch(args, &policy) => fetched,
+        () = token.cancelled() => {
+            return ToolOutcome {
+                status: OutcomeStatus::Stopped,
+                ..ToolOutcome::error("stopped")
+            };
+        }
+    };
+    let mut outcome = match fetched {
+        Ok(page) if page.is_success() => ToolOutcome::ok(page.render(args.max_bytes)),
+        Ok(page) => ToolOutcome::error(page.render(args.max_bytes)),
+        Err(e) => ToolOutcome::error(e.to_string()),
+    };
+    outcome.output = cap_middle(&outcome.output, MAX_OUTPUT_BYTES);
+    outcome
+}
+
+/// `read_file`: an image file (known by its bytes) as an image the
+/// harness gives to a model that takes images; any other file as lines.
+fn read_file(ws: &Workspace, args: &ReadFileArgs) -> Result<ToolOutcome, ToolError> {
+    if let Ok(Some(image)) = ws.read_image(&args.path) {
+        let attachments = image
+            .data
+            .map(|data| Attachment::Image {
+                mime_type: image.mime_type.to_owned(),
+                data,
+            })
+            .into_iter()
+            .collect();
+        return Ok(ToolOutcome {
+            attachments,
+            ..ToolOutcome::ok(image.description)
+        });
+    }
+    ws.read_file(args).map(ToolOutcome::ok)
 }
 
 /// Aborts the task when dropped, so abandoning a request abandons its work.
@@ -89,9 +144,7 @@ async fn run(
 ) -> ToolOutcome {
     let root = state.config.root.clone();
     let mut outcome = match args {
-        ToolArgs::ReadFile(a) => {
-            blocking(root, move |ws| ws.read_file(&a).map(ToolOutcome::ok)).await
-        }
+        ToolArgs::ReadFile(a) => blocking(root, move |ws| read_file(ws, &a)).await,
         ToolArgs::WriteFile(a) => {
             let size = a.content.len() as u64;
             write(&state, size, move |ws| ws.write_file(&a).map(written)).await
@@ -110,6 +163,9 @@ async fn run(
             let token = token.unwrap_or_default();
             bash(&state, id, &a, token, &tx).await
         }
+        // Asked as a tool, not as `web_fetch` with the harness's allow-list:
+        // public hosts only.
+        ToolArgs::WebFetch(a) => web_fetch(&a, &[], token.unwrap_or_default()).await,
         other => ToolOutcome::error(format!(
             "{} does not run in the guest; the harness handles it",
             other.tool()
@@ -269,6 +325,7 @@ async fn bash(
             output: done.output,
             diff: None,
             exit_code: done.exit_code,
+            attachments: Vec::new(),
         },
     };
     settle(state, outcome, true).await

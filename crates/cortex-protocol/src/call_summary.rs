@@ -51,6 +51,8 @@ impl CallSummary {
                 None => d,
             }),
             Ok(ToolName::BashOutput | ToolName::BashKill) => field("id"),
+            Ok(ToolName::WebFetch) => field("url"),
+            Ok(ToolName::WebSearch) => field("query"),
             Ok(ToolName::TodoWrite) => value
                 .get("todos")
                 .and_then(|t| t.as_array())
@@ -96,6 +98,10 @@ mod tests {
         assert_eq!(
             CallSummary::of("todo_write", r#"{"todos":[{},{}]}"#),
             summary("2 items", 0)
+        );
+        assert_eq!(
+            CallSummary::of("web_fetch", r#"{"url":"https://docs.rs/serde"}"#),
+            summary("https://docs.rs/serde", 0)
         );
     }
 

@@ -7,7 +7,8 @@
 //! carry the id they answer.
 
 use crate::event::{OutputStream, ToolStatus};
-use crate::tools::ToolArgs;
+use crate::message::Attachment;
+use crate::tools::{ToolArgs, WebFetchArgs};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -74,6 +75,19 @@ pub enum GuestOp {
         target: u64,
         /// The line, without its newline.
         line: String,
+    },
+    /// Fetch a web page (`web_fetch`) from the guest's network namespace.
+    /// The guest checks the URL and every redirect itself: http(s) only,
+    /// and no loopback, private or link-local address unless the host is
+    /// on `allow` (the user's `[network] allow`, which only the harness
+    /// sends). Output as [`ToolOutcome::output`]; `stop` cancels it.
+    WebFetch {
+        /// The model's arguments, parsed by the harness.
+        args: WebFetchArgs,
+        /// Hosts (`docs.rs`, `*.rust-lang.org`, `127.0.0.1:8080`) whose
+        /// addresses may be private or loopback.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        allow: Vec<String>,
     },
     /// Liveness check; answered with an ok result.
     Ping,
@@ -147,6 +161,10 @@ pub struct ToolOutcome {
     /// Exit code of a command.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exit_code: Option<i32>,
+    /// What a tool returned besides text: the image a `read_file` of an
+    /// image file read ([`Attachment::Image`]), which `output` describes.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub attachments: Vec<Attachment>,
 }
 
 impl ToolOutcome {

@@ -56,5 +56,6 @@ pub use subagent::{ParentLink, SubagentUse};
 pub use tools::{
     ArgError, BackgroundIdArgs, BashArgs, EditFileArgs, EditFormat, EditLinesArgs, GlobArgs,
     GrepArgs, GrepMode, MAX_ARGUMENT_BYTES, PlanArgs, ReadFileArgs, SkillArgs, TaskArgs, Todo,
-    TodoReadArgs, TodoStatus, TodoWriteArgs, ToolArgs, ToolSpec, UnknownEditFormat, WriteFileArgs,
+    TodoReadArgs, TodoStatus, TodoWriteArgs, ToolArgs, ToolSpec, UnknownEditFormat, WebFetchArgs,
+    WebSearchArgs, WriteFileArgs,
 };

@@ -13,7 +13,7 @@ use std::str::FromStr;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum Mode {
-    /// Read-only: read_file, glob, grep.
+    /// Read-only: read_file, glob, grep, web_fetch, web_search.
     Ask,
     /// Ask plus the plan tool; the plan lives in the session, not the repo.
     Plan,
@@ -43,12 +43,12 @@ impl Mode {
     pub fn tools(self) -> &'static [ToolName] {
         use ToolName::*;
         match self {
-            Mode::Ask => &[ReadFile, Glob, Grep, Skill, Task],
-            Mode::Plan => &[ReadFile, Glob, Grep, Plan, Skill, Task],
-            Mode::Spec => &[ReadFile, Glob, Grep, Spec, Skill, Task],
+            Mode::Ask => &[ReadFile, Glob, Grep, Skill, WebFetch, WebSearch, Task],
+            Mode::Plan => &[ReadFile, Glob, Grep, Plan, Skill, WebFetch, WebSearch, Task],
+            Mode::Spec => &[ReadFile, Glob, Grep, Spec, Skill, WebFetch, WebSearch, Task],
             Mode::Agent => &[
                 ReadFile, WriteFile, EditFile, Glob, Grep, Bash, BashOutput, BashKill, TodoRead,
-                TodoWrite, Skill, Task,
+                TodoWrite, Skill, WebFetch, WebSearch, Task,
             ],
         }
     }
@@ -149,11 +149,18 @@ pub enum ToolName {
     /// history, never more tools than the session's mode offers (every mode
     /// offers it; the child of a read-only mode is read-only).
     Task,
+    /// `web_fetch`: a web page as text, under the session's network
+    /// policy (read-only: every mode offers it where the policy lets it
+    /// reach something).
+    WebFetch,
+    /// `web_search`: results of the search API the user configured, run
+    /// by the harness (it holds the API's key); offered only then.
+    WebSearch,
 }
 
 impl ToolName {
     /// Every tool, in declaration order (the spec cache is indexed by it).
-    pub const ALL: [ToolName; 15] = [
+    pub const ALL: [ToolName; 17] = [
         ToolName::ReadFile,
         ToolName::WriteFile,
         ToolName::EditFile,
@@ -169,6 +176,8 @@ impl ToolName {
         ToolName::BashOutput,
         ToolName::BashKill,
         ToolName::Task,
+        ToolName::WebFetch,
+        ToolName::WebSearch,
     ];
 
     /// The wire name the model calls it by, e.g. `read_file`.
@@ -189,6 +198,8 @@ impl ToolName {
             ToolName::BashOutput => "bash_output",
             ToolName::BashKill => "bash_kill",
             ToolName::Task => "task",
+            ToolName::WebFetch => "web_fetch",
+            ToolName::WebSearch => "web_search",
         }
     }
 
@@ -205,7 +216,12 @@ impl ToolName {
     pub fn is_read_only(self) -> bool {
         matches!(
             self,
-            ToolName::ReadFile | ToolName::Glob | ToolName::Grep | ToolName::TodoRead
+            ToolName::ReadFile
+                | ToolName::Glob
+                | ToolName::Grep
+                | ToolName::TodoRead
+                | ToolName::WebFetch
+                | ToolName::WebSearch
         )
     }
 
@@ -220,6 +236,7 @@ impl ToolName {
                 | ToolName::Glob
                 | ToolName::Grep
                 | ToolName::Bash
+                | ToolName::WebFetch
         )
     }
 }
@@ -264,6 +281,12 @@ mod tests {
         // Loading a skill only reads: every mode offers it.
         assert!(Mode::ALL.iter().all(|m| m.offers(ToolName::Skill)));
         assert!(!ToolName::Skill.mutates_workspace() && !ToolName::Skill.runs_in_guest());
+        // A fetch changes nothing of the workspace: every mode may offer it
+        // (the network policy decides whether it reaches anything).
+        assert!(Mode::ALL.iter().all(|m| m.offers(ToolName::WebFetch)));
+        assert!(!ToolName::WebFetch.mutates_workspace() && ToolName::WebFetch.is_read_only());
+        assert!(Mode::ALL.iter().all(|m| m.offers(ToolName::WebSearch)));
+        assert!(!ToolName::WebSearch.runs_in_guest() && ToolName::WebSearch.is_read_only());
     }
 
     #[test]

@@ -294,6 +294,28 @@ pub struct TaskArgs {
     pub kind: Option<String>,
 }
 
+/// Fetch a web page (http or https) as readable text or Markdown. The
+/// session's network policy decides whether it may: with the network off,
+/// only hosts on the config's allow-list (`[network] allow`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WebFetchArgs {
+    /// An http(s) URL.
+    pub url: String,
+    /// Most bytes of text returned (default and most 30000).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_bytes: Option<u64>,
+}
+
+/// Search the web through the search API the user configured
+/// (`[web_search]`); offered only when there is one.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WebSearchArgs {
+    /// What to search for.
+    pub query: String,
+}
+
 /// Typed arguments of one call.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "tool", content = "args", rename_all = "snake_case")]
@@ -330,6 +352,10 @@ pub enum ToolArgs {
     BashKill(BackgroundIdArgs),
     /// `task`.
     Task(TaskArgs),
+    /// `web_fetch`.
+    WebFetch(WebFetchArgs),
+    /// `web_search`.
+    WebSearch(WebSearchArgs),
 }
 
 /// Why a call's arguments were refused; the message is for the model.
@@ -408,6 +434,8 @@ impl ToolArgs {
             ToolName::BashOutput => ToolArgs::BashOutput(de(raw).map_err(invalid)?),
             ToolName::BashKill => ToolArgs::BashKill(de(raw).map_err(invalid)?),
             ToolName::Task => ToolArgs::Task(de(raw).map_err(invalid)?),
+            ToolName::WebFetch => ToolArgs::WebFetch(de(raw).map_err(invalid)?),
+            ToolName::WebSearch => ToolArgs::WebSearch(de(raw).map_err(invalid)?),
         })
     }
 
@@ -441,6 +469,8 @@ impl ToolArgs {
             ToolArgs::BashOutput(_) => ToolName::BashOutput,
             ToolArgs::BashKill(_) => ToolName::BashKill,
             ToolArgs::Task(_) => ToolName::Task,
+            ToolArgs::WebFetch(_) => ToolName::WebFetch,
+            ToolArgs::WebSearch(_) => ToolName::WebSearch,
         }
     }
 }
@@ -594,6 +624,14 @@ impl ToolName {
                 "Hand a whole task to a subagent with its own context; only its answer returns. Calls in one reply run in parallel.",
                 schema_of::<TaskArgs>(),
             ),
+            ToolName::WebFetch => (
+                "Fetch a web page (documentation, an issue) as Markdown or text.",
+                schema_of::<WebFetchArgs>(),
+            ),
+            ToolName::WebSearch => (
+                "Search the web; returns titles, URLs and snippets.",
+                schema_of::<WebSearchArgs>(),
+            ),
         };
         ToolSpec {
             name: self.as_str().to_owned(),
@@ -732,8 +770,10 @@ mod tests {
         // added its ~200 bytes; 6,250 until background commands: bash's
         // `background` (~100 bytes, every Agent request) and `bash_output`
         // and `bash_kill` (~500, offered once a command runs in the
-        // background); 6,900 until `task`, ~500 bytes, offered to hosted
-        // models in every mode.)
-        assert!(bytes < 7400, "catalog is {bytes} bytes");
+        // background); 6,900 until `web_fetch` (~400, offered where the
+        // network policy lets it reach something), `web_search` (~250,
+        // offered when a search API is configured) and `task` (~500,
+        // offered to hosted models in every mode).)
+        assert!(bytes < 8050, "catalog is {bytes} bytes");
     }
 }

@@ -194,6 +194,19 @@ impl Waiter {
 /// A tool result as the harness keeps it: output and diff within the caps
 /// the guest is meant to apply, whether or not it did.
 fn cap_outcome(outcome: &mut ToolOutcome) {
+    // One image of a `read_file`: more, or a bigger one, is dropped (the
+    // guest sends at most one within the cap).
+    let image_bytes: usize = outcome
+        .attachments
+        .iter()
+        .map(|a| a.inline().map_or(0, |(mime, data)| mime.len() + data.len()))
+        .sum();
+    if outcome.attachments.len() > 1 || image_bytes > MAX_ATTACHMENT_BYTES {
+        outcome.attachments.clear();
+        outcome
+            .output
+            .push_str("\n[cortex: the guest's image was over the cap and was not kept]");
+    }
     if outcome.output.len() > MAX_OUTPUT_BYTES {
         outcome.output = cap_middle(&outcome.output, MAX_OUTPUT_BYTES);
     }
@@ -203,6 +216,10 @@ fn cap_outcome(outcome: &mut ToolOutcome) {
         *diff = cap_middle(diff, MAX_DIFF_BYTES);
     }
 }
+
+/// Base64 bytes of the image one call may carry (what
+/// [`cortex_tools::MAX_IMAGE_BYTES`] encodes to, and its type).
+const MAX_ATTACHMENT_BYTES: usize = (cortex_tools::MAX_IMAGE_BYTES as usize).div_ceil(3) * 4 + 64;
 
 /// The largest char boundary `<= index` (clamped to the text).
 fn floor_char_boundary(text: &str, index: usize) -> usize {
@@ -292,6 +309,35 @@ mod tests {
                 assert!(outcome.diff.expect("diff").len() <= MAX_DIFF_BYTES);
             }
             other => panic!("expected a result, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn more_than_one_image_or_an_oversized_one_is_dropped_by_the_harness() {
+        let image = |bytes: usize| cortex_protocol::Attachment::Image {
+            mime_type: "image/png".into(),
+            data: "A".repeat(bytes),
+        };
+        for (attachments, kept) in [
+            (vec![image(1000)], true),
+            (vec![image(1000), image(1000)], false),
+            (vec![image(MAX_ATTACHMENT_BYTES + 1)], false),
+        ] {
+            let shared = Shared::new();
+            let mut rx = shared.register(7, Budget::Tool).expect("open");
+            let outcome = ToolOutcome {
+                attachments,
+                ..ToolOutcome::ok("x".repeat(2 * MAX_OUTPUT_BYTES))
+            };
+            shared.route(result(7, outcome));
+            match drain(&mut rx).pop() {
+                Some(GuestReply::Result(outcome)) => {
+                    assert_eq!(outcome.attachments.len() == 1, kept);
+                    assert!(outcome.output.len() <= MAX_OUTPUT_BYTES);
+                    assert_eq!(outcome.output.contains("was not kept"), !kept);
+                }
+                other => panic!("expected a result, got {other:?}"),
+            }
         }
     }
 

@@ -6,7 +6,9 @@
 use crate::RuntimeError;
 use crate::channel::{Budget, MAX_FRAME_BYTES, Shared};
 use cortex_guest::lines::{Line, read_bounded_line};
-use cortex_protocol::{GuestOp, GuestReply, GuestRequest, GuestResponse, ToolArgs, ToolOutcome};
+use cortex_protocol::{
+    GuestOp, GuestReply, GuestRequest, GuestResponse, ToolArgs, ToolOutcome, WebFetchArgs,
+};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -196,6 +198,19 @@ impl Guest {
     /// [`RuntimeError::Io`] when the write fails on a live connection.
     pub async fn call(&self, args: ToolArgs) -> Result<CallHandle, RuntimeError> {
         self.link.open(GuestOp::Tool(args), Budget::Tool).await
+    }
+
+    /// Fetch a web page from the guest's network namespace (see
+    /// [`GuestOp::WebFetch`]): `allow` is the user's allow-list, whose hosts
+    /// may resolve to private addresses. Capped and answered as
+    /// [`Guest::call`]; [`Guest::stop`] cancels it.
+    pub async fn web_fetch(
+        &self,
+        args: WebFetchArgs,
+        allow: Vec<String>,
+    ) -> Result<CallHandle, RuntimeError> {
+        let op = GuestOp::WebFetch { args, allow };
+        self.link.open(op, Budget::Tool).await
     }
 
     /// Start a long-lived process in the guest (see [`GuestOp::Spawn`]):
@@ -482,6 +497,7 @@ fn op_name(op: &GuestOp) -> &'static str {
     match op {
         GuestOp::Capabilities { .. } => "capabilities",
         GuestOp::Tool(_) => "tool",
+        GuestOp::WebFetch { .. } => "web_fetch",
         GuestOp::Spawn { .. } => "spawn",
         GuestOp::Input { .. } => "input",
         GuestOp::Stop { .. } => "stop",

@@ -58,6 +58,9 @@ pub struct ServerConfig {
     pub hook_trust: Option<std::path::PathBuf>,
     /// Subagents of one round at once (`[subagents] parallel`); 0: no `task`.
     pub subagents: cortex_core::subagents::SubagentConfig,
+    /// What `web_fetch` may reach besides each session's network policy
+    /// (the config's `[network] allow`).
+    pub web: cortex_core::WebAccess,
 }
 
 impl Default for ServerConfig {
@@ -77,6 +80,7 @@ impl Default for ServerConfig {
             hooks: Vec::new(),
             hook_trust: None,
             subagents: Default::default(),
+            web: Default::default(),
         }
     }
 }
@@ -364,6 +368,7 @@ impl AppState {
         })
         .await?;
         session.add_mcp_servers(self.config.mcp_servers.iter().cloned());
+        session.set_web_access(self.config.web.clone());
         // The configured servers keep their names.
         session.add_mcp_servers(client_mcp.into_iter().filter(|client| {
             !self
@@ -424,6 +429,7 @@ impl AppState {
         )
         .await?;
         session.add_mcp_servers(self.config.mcp_servers.iter().cloned());
+        session.set_web_access(self.config.web.clone());
         Ok(self.insert(session, owner))
     }
 

@@ -441,6 +441,7 @@ mod tests {
             output: "exited: signal: 9 (SIGKILL)".into(),
             diff: None,
             exit_code,
+            attachments: Vec::new(),
         }
     }
 

@@ -167,13 +167,14 @@ impl HookSpec {
 }
 
 /// Claude Code's tool names and Cortex's for the same tools.
-const CLAUDE_NAMES: [(&str, &str); 6] = [
+const CLAUDE_NAMES: [(&str, &str); 7] = [
     ("Bash", "bash"),
     ("Edit", "edit_file"),
     ("Write", "write_file"),
     ("Read", "read_file"),
     ("Glob", "glob"),
     ("Grep", "grep"),
+    ("WebFetch", "web_fetch"),
 ];
 
 /// Claude Code's name for one of Cortex's tools, when it has one.

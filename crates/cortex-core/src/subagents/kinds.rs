@@ -242,6 +242,8 @@ fn tool_named(word: &str) -> Option<ToolName> {
         "KillBash" | "KillShell" => ToolName::BashKill,
         "TodoWrite" => ToolName::TodoWrite,
         "Skill" => ToolName::Skill,
+        "WebFetch" => ToolName::WebFetch,
+        "WebSearch" => ToolName::WebSearch,
         other => other.parse().ok()?,
     };
     (!matches!(
@@ -285,7 +287,7 @@ mod tests {
         let config = tempfile::tempdir().expect("config");
         write(
             repo.path().join(".claude/agents/reviewer.md"),
-            "---\nname: reviewer\ndescription: reviews a diff\ntools: Read, Grep, Glob, WebSearch, Task\n---\nReview it.\n",
+            "---\nname: reviewer\ndescription: reviews a diff\ntools: Read, Grep, Glob, NotebookRead, Task\n---\nReview it.\n",
         );
         write(
             repo.path().join(".cortex/agents/fixer.md"),
@@ -301,7 +303,7 @@ mod tests {
         );
         write(
             repo.path().join(".cortex/agents/web.md"),
-            "---\ndescription: d\ntools: WebFetch\n---\nx\n",
+            "---\ndescription: d\ntools: NotebookEdit\n---\nx\n",
         );
         write(
             config.path().join("agents/fixer.md"),

@@ -144,6 +144,7 @@ impl Session {
             self.timeline.store().set_owner(child.id(), owner).await?;
         }
         child.env_prepared = true;
+        child.web = self.web.clone();
         child.approvals.set_policy(self.approvals.policy()).await?;
         let mut events = vec![
             self.timeline
