@@ -10,7 +10,9 @@
 //! file this process has not parsed ("first edit": the whole file is
 //! parsed), and a change of a file it checked before ("next edit": the
 //! kept tree is reparsed around the change, as for the second and later
-//! edits of a file in a turn).
+//! edits of a file in a turn). Every run's change is one no run made
+//! before, and a "first edit" renames every definition, so nothing kept
+//! from an earlier run (trees, each statement's findings) answers for it.
 
 use cortex_protocol::EditFileArgs;
 use cortex_tools::Workspace;
@@ -23,53 +25,44 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
     let dir = tempfile::tempdir()?;
     let ws = Workspace::new(dir.path())?;
-    for (name, text, old_line, new_line, comment) in [
-        (
-            "service.py",
-            python_file(),
-            "    return total + 30\n",
-            "    return total - 30\n",
-            "#",
-        ),
-        (
-            "service.rs",
-            rust_file(),
-            "    total + 30\n",
-            "    total - 30\n",
-            "//",
-        ),
+    for (name, text, old_line, comment) in [
+        ("service.py", python_file(), "    return total + 30\n", "#"),
+        ("service.rs", rust_file(), "    total + 30\n", "//"),
     ] {
         let lines = text.lines().count();
         let path = dir.path().join(name);
-        let edited = text.replacen(old_line, new_line, 1);
+        // The changed line of run `run`: a change no run made before, so
+        // that nothing kept from an earlier run answers for it.
+        let line_of = |run: usize| old_line.replace("+ 30", &format!("- {run}"));
+        let edited = text.replacen(old_line, &line_of(0), 1);
         assert!(edited != text, "the edit must change {name}");
         let notes = ws.notes_after_write(&path, name, Some(&text), &edited);
         assert!(
             notes.is_empty(),
             "a clean file has nothing to say: {notes:?}"
         );
-        // A text no run has seen: a comment line with the run's number.
+        // A file no run has seen, every definition renamed: nothing of it
+        // is kept (trees, findings), as for a file first edited unread.
         let mut run = 0;
         let first = time(runs, || {
             run += 1;
-            let old = format!("{text}{comment} run {run}\n");
-            let new = format!("{edited}{comment} run {run}\n");
+            let fresh = |t: &str| t.replace("step_", &format!("s{run}_"));
+            let (old, new) = (fresh(&text), fresh(&edited));
             std::hint::black_box(ws.notes_after_write(&path, name, Some(&old), &new));
         });
         report(
             &format!("checks, first edit of {name} ({lines} lines)"),
             first,
         );
-        // Back and forth between two texts, both checked before.
-        let mut forth = true;
+        // Each run changes the text the run before left: what is kept of
+        // the rest of the file is used, the changed line is new.
+        let mut run = 0;
+        let mut current = edited.clone();
         let next = time(runs, || {
-            let (old, new) = if forth {
-                (&text, &edited)
-            } else {
-                (&edited, &text)
-            };
-            forth = !forth;
-            std::hint::black_box(ws.notes_after_write(&path, name, Some(old), new));
+            run += 1;
+            let new = text.replacen(old_line, &line_of(run), 1);
+            std::hint::black_box(ws.notes_after_write(&path, name, Some(&current), &new));
+            current = new;
         });
         report(
             &format!("checks, next edit of {name} ({lines} lines)"),
@@ -77,12 +70,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         );
         // The usual turn: the file read (its tree then parsed on a thread
         // of its own while the model writes the edit), then edited once.
-        let mut run = 0;
         let mut after_read = Vec::with_capacity(runs);
         let mut cpu = Duration::ZERO;
-        for _ in 0..runs.clamp(1, 100) {
-            run += 1;
-            std::fs::write(&path, format!("{text}{comment} read {run}\n"))?;
+        for run in 1..=runs.clamp(1, 100) {
+            let fresh = text.replace("step_", &format!("r{run}_"));
+            std::fs::write(&path, format!("{fresh}{comment} read {run}\n"))?;
             ws.read_file(&cortex_protocol::ReadFileArgs {
                 path: name.into(),
                 offset: None,
@@ -92,7 +84,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             let args = EditFileArgs {
                 path: name.into(),
                 old_string: old_line.into(),
-                new_string: new_line.into(),
+                new_string: line_of(run),
                 replace_all: None,
             };
             let (took, used) = time(1, || {
@@ -107,21 +99,18 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             (after_read, cpu),
         );
         std::fs::write(&path, &text)?;
-        let mut forth = true;
+        let mut run = 0;
+        let mut current = old_line.to_owned();
         let whole = time(runs, || {
-            let (old_string, new_string) = if forth {
-                (old_line, new_line)
-            } else {
-                (new_line, old_line)
-            };
-            forth = !forth;
+            run += 1;
             let args = EditFileArgs {
                 path: name.into(),
-                old_string: old_string.into(),
-                new_string: new_string.into(),
+                old_string: current.clone(),
+                new_string: line_of(run),
                 replace_all: None,
             };
             std::hint::black_box(ws.edit_file(&args).expect("the edit"));
+            current = line_of(run);
         });
         report(
             &format!("edit_file, next edit of {name} ({lines} lines)"),

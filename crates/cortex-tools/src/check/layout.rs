@@ -55,18 +55,37 @@ const BRACKETED: &[&str] = &[
 ];
 
 /// The layout errors of a Python tree that parsed.
+#[cfg(test)]
 pub(super) fn layout_errors(root: Node, text: &[u8]) -> Vec<Found> {
     let mut found = Vec::new();
-    let mut stack = vec![root];
+    let mut previous: Option<Node> = None;
+    for statement in named_children(root) {
+        let after_compound = previous.is_some_and(is_compound);
+        found.extend(statement_layout_errors(statement, after_compound, text));
+        previous = Some(statement);
+    }
+    found
+}
+
+/// The layout errors of one statement of a module, which follows a
+/// compound statement or not: they depend on its own lines only
+/// (`statements.rs` keeps them by the statement's text).
+pub(super) fn statement_layout_errors(
+    statement: Node,
+    after_compound: bool,
+    text: &[u8],
+) -> Vec<Found> {
+    let mut found = Vec::new();
+    one_statement(statement, Some(0), after_compound, text, &mut found);
+    let mut stack = vec![statement];
     while let Some(node) = stack.pop() {
         match node.kind() {
-            "module" => statements(node, Some(0), text, &mut found),
             "block" => block(node, text, &mut found),
             kind if CLAUSES.contains(&kind) => clause(node, text, &mut found),
             _ => {}
         }
         // Blocks are only under statements: expressions are not entered.
-        if matches!(node.kind(), "module" | "block") || is_compound(node) || is_clause(node) {
+        if node.kind() == "block" || is_compound(node) || is_clause(node) {
             let mut cursor = node.walk();
             stack.extend(node.named_children(&mut cursor));
         }
@@ -74,7 +93,7 @@ pub(super) fn layout_errors(root: Node, text: &[u8]) -> Vec<Found> {
     found
 }
 
-fn is_compound(node: Node) -> bool {
+pub(super) fn is_compound(node: Node) -> bool {
     COMPOUND.contains(&node.kind())
 }
 
@@ -113,22 +132,34 @@ fn block(node: Node, text: &[u8], found: &mut Vec<Found>) {
 fn statements(container: Node, expected: Option<usize>, text: &[u8], found: &mut Vec<Found>) {
     let mut previous: Option<Node> = None;
     for statement in named_children(container) {
-        if let (Some(expected), Some(indent)) = (expected, indent_of(statement, text))
-            && indent != expected
-        {
-            // Deeper after a simple statement: an indent nothing opened;
-            // otherwise a dedent to no level a block had.
-            let what = if indent > expected && !previous.is_some_and(is_compound) {
-                "unexpected indent"
-            } else {
-                "unindent does not match any outer indentation level"
-            };
-            found.push(Found::at(statement, text, what.to_owned()));
-        }
-        if !is_compound(statement) && !is_clause(statement) {
-            continuation(statement, text, found);
-        }
+        let after_compound = previous.is_some_and(is_compound);
+        one_statement(statement, expected, after_compound, text, found);
         previous = Some(statement);
+    }
+}
+
+/// [`statements`]' rules for one statement.
+fn one_statement(
+    statement: Node,
+    expected: Option<usize>,
+    after_compound: bool,
+    text: &[u8],
+    found: &mut Vec<Found>,
+) {
+    if let (Some(expected), Some(indent)) = (expected, indent_of(statement, text))
+        && indent != expected
+    {
+        // Deeper after a simple statement: an indent nothing opened;
+        // otherwise a dedent to no level a block had.
+        let what = if indent > expected && !after_compound {
+            "unexpected indent"
+        } else {
+            "unindent does not match any outer indentation level"
+        };
+        found.push(Found::at(statement, text, what.to_owned()));
+    }
+    if !is_compound(statement) && !is_clause(statement) {
+        continuation(statement, text, found);
     }
 }
 

@@ -19,6 +19,7 @@ mod layout;
 pub(crate) mod names;
 mod python;
 pub(crate) mod recent;
+pub(crate) mod statements;
 
 use std::ops::ControlFlow;
 use std::path::Path;
@@ -146,10 +147,7 @@ pub(crate) fn problem(lang: Lang, text: &[u8], tree: &Tree) -> Option<String> {
         // before what the compiler would make of the tree around it (a
         // `return` dedented out of its function is "unindent does not
         // match", not "'return' outside function").
-        found = layout::layout_errors(tree.root_node(), text);
-        if found.is_empty() {
-            found = python::compile_errors(tree.root_node(), text);
-        }
+        found = statements::python_rules(tree.root_node(), text);
     }
     describe(&found)
 }

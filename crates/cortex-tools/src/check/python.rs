@@ -36,13 +36,31 @@ struct Context<'t> {
 }
 
 /// The compiler's errors in the tree of a file that parses.
+#[cfg(test)]
 pub(super) fn compile_errors(root: Node, text: &[u8]) -> Vec<Found> {
-    let mut found = Vec::new();
     let top = Context {
         within: Within::default(),
         kind: "",
         is_async: false,
     };
+    compile_errors_from(root, top, text)
+}
+
+/// The compiler's errors in one statement of a module: what encloses it is
+/// the module, so they depend on its subtree only
+/// (`statements.rs` keeps them by the statement's text).
+pub(super) fn statement_compile_errors(statement: Node, text: &[u8]) -> Vec<Found> {
+    let module = Context {
+        within: Within::default(),
+        kind: "module",
+        is_async: false,
+    };
+    compile_errors_from(statement, module, text)
+}
+
+/// The compiler's errors in the tree under `root`, whose parent is `top`.
+fn compile_errors_from<'t>(root: Node<'t>, top: Context<'t>, text: &[u8]) -> Vec<Found> {
+    let mut found = Vec::new();
     walk(root, top, |node, field, parent| {
         if !node.is_named() || node.is_extra() {
             return None;

@@ -58,8 +58,13 @@ fn warm_now(path: &std::path::Path) {
         return;
     };
     let small = std::fs::metadata(path).is_ok_and(|m| m.len() <= MAX_KEPT_BYTES as u64);
-    if let Some(text) = small.then(|| std::fs::read_to_string(path).ok()).flatten() {
-        let _ = tree_of(lang, &text);
+    if let Some(text) = small.then(|| std::fs::read_to_string(path).ok()).flatten()
+        && let Some(tree) = tree_of(lang, &text)
+        && lang == Lang::Python
+        && !tree.root_node().has_error()
+    {
+        // Each statement's findings kept: an edit re-checks what it changed.
+        let _ = super::statements::python_rules(tree.root_node(), text.as_bytes());
     }
 }
 
