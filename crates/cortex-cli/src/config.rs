@@ -51,6 +51,13 @@
 //! [subagents]
 //! parallel = 3    # task calls of one round running at once (default 3; 0: no task tool)
 //!
+//! [lsp.pyright]            # a language server; its diagnostics follow each write or edit
+//! command = "pyright-langserver"   # started in a guest like the session's, on first use
+//! args = ["--stdio"]
+//! languages = ["python"]    # python, rust, typescript, javascript, go
+//! extensions = [".pyw"]     # more files it checks (optional)
+//! timeout_ms = 3000         # how long a write waits for its diagnostics (default 3000)
+//!
 //! [sandbox]
 //! git_write = false   # true: the model may commit (the git folder is writable in the guest)
 //!
@@ -117,6 +124,23 @@ pub struct Config {
     /// `[[hooks.EVENT]]`: the user's own hooks, by event name.
     #[serde(default)]
     pub hooks: BTreeMap<String, Vec<HookEntry>>,
+    /// `[lsp.NAME]`: language servers that check written files.
+    #[serde(default)]
+    pub lsp: BTreeMap<String, LspEntry>,
+}
+
+/// One `[lsp.NAME]` table (see `cortex_core::LspSpec`).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LspEntry {
+    pub command: String,
+    #[serde(default)]
+    pub args: Vec<String>,
+    #[serde(default)]
+    pub languages: Vec<String>,
+    #[serde(default)]
+    pub extensions: Vec<String>,
+    pub timeout_ms: Option<u64>,
 }
 
 /// One `[[hooks.EVENT]]` entry.
@@ -140,6 +164,25 @@ pub struct UserHooks {
 }
 
 impl Config {
+    /// The language servers of `[lsp.NAME]`; an invalid table is an error
+    /// (a server the user asked for must not be dropped without a word).
+    pub fn lsp_specs(&self) -> anyhow::Result<Vec<cortex_core::LspSpec>> {
+        self.lsp
+            .iter()
+            .map(|(name, entry)| {
+                cortex_core::LspSpec::new(
+                    name,
+                    &entry.command,
+                    entry.args.clone(),
+                    &entry.languages,
+                    &entry.extensions,
+                    entry.timeout_ms,
+                )
+                .map_err(anyhow::Error::from)
+            })
+            .collect()
+    }
+
     /// The user's hooks from this config and `hooks.json` beside it. An
     /// unknown event or a malformed `hooks.json` is an error: a guard the
     /// user wrote must not be skipped without a word.
@@ -621,6 +664,26 @@ mod tests {
                 .hooks_beside(&dir.path().join("config.toml"))
                 .is_err()
         );
+    }
+
+    #[test]
+    fn lsp_tables_become_language_servers() {
+        let config: Config = toml::from_str(
+            "[lsp.pyright]\ncommand = \"pyright-langserver\"\nargs = [\"--stdio\"]\n\
+             languages = [\"python\"]\nextensions = [\".pyw\"]\ntimeout_ms = 500\n",
+        )
+        .expect("valid");
+        let specs = config.lsp_specs().expect("valid");
+        assert_eq!(specs.len(), 1);
+        assert_eq!(specs[0].name, "pyright");
+        assert_eq!(specs[0].args, ["--stdio"]);
+        assert_eq!(specs[0].extensions, ["py", "pyi", "pyw"]);
+        assert_eq!(specs[0].timeout, std::time::Duration::from_millis(500));
+        let bad: Config =
+            toml::from_str("[lsp.x]\ncommand = \"x\"\nlanguages = [\"cobol\"]\n").expect("parses");
+        let error = bad.lsp_specs().expect_err("unknown language").to_string();
+        assert!(error.contains("cobol"), "{error}");
+        assert!(toml::from_str::<Config>("[lsp.x]\ncommand = \"x\"\nport = 1\n").is_err());
     }
 
     #[test]

@@ -43,6 +43,7 @@ impl LocalServer {
         let hooks = config.user_hooks()?.hooks;
         let subagents = config.subagents.config();
         let web = config.web_access()?;
+        let lsp = config.lsp_specs()?;
         let providers = CliProviders::new(config, model, guest)?;
         let token = new_token().context("cannot make a token")?;
         let state = AppState::new(
@@ -64,6 +65,7 @@ impl LocalServer {
                 hook_trust: Some(config::data_dir()?.join(cortex_core::hooks::trust::TRUST_FILE)),
                 subagents,
                 web,
+                lsp,
                 ..ServerConfig::default()
             },
         );

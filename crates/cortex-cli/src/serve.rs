@@ -124,6 +124,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let hooks = config.user_hooks()?.hooks;
     let subagents = config.subagents.config();
     let web = config.web_access()?;
+    let lsp = config.lsp_specs()?;
     let providers = CliProviders::new(config, args.model, &args.guest)?;
     let state = AppState::new(
         store,
@@ -146,6 +147,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
             hook_trust: Some(config::data_dir()?.join(cortex_core::hooks::trust::TRUST_FILE)),
             subagents,
             web,
+            lsp,
             ..ServerConfig::default()
         },
     );

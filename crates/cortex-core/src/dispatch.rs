@@ -3,8 +3,8 @@
 //! arguments → stop rule. Each either passes the call on or answers it with a
 //! result the model can read; refusals are `tool.refused` events. The user's
 //! `PreToolUse` hooks (`hooks.rs`) come next, then the approval gate
-//! (`approvals/`: deny list, policy, rules, the user's answer) last; a call
-//! that succeeded meets the `PostToolUse` hooks before its result is recorded.
+//! (`approvals/`: deny list, policy, rules, the user's answer) last; a call that
+//! succeeded meets language servers (`lsp/`), then `PostToolUse` hooks, before it is recorded.
 //!
 //! Execution: consecutive read-only calls run concurrently; anything else runs
 //! alone, in the order the model asked. Stop kills what runs in the guest and
@@ -652,6 +652,7 @@ impl Session {
                         if stopping && answer.status != ToolStatus::Ok {
                             answer = Answer::with_status(ToolStatus::Stopped, STOPPED_BY_USER);
                         }
+                        self.lsp_findings(&calls[index], &mut answer, cancel).await;
                         self.post_tool_hooks(turn, &calls[index], &mut answer).await?;
                         results.push(self.emit_result(turn, &calls[index], &answer, ms).await?);
                         answers[index] = Some(answer);

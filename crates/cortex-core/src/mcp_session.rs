@@ -140,8 +140,8 @@ impl Session {
     /// environment, and the writability of the session's own guest: the
     /// mode's lock, which a server's claim to be read-only does not lift.
     /// Which of its tools are offered in a mode is the dispatcher's
-    /// decision.
-    fn mcp_guest_spec(&self) -> GuestSpec {
+    /// decision. Language servers' guests are built the same way (`lsp/`).
+    pub(crate) fn mcp_guest_spec(&self) -> GuestSpec {
         GuestSpec {
             workspace: self.workspace.clone(),
             writable: self.guest_may_write(),

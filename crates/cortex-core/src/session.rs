@@ -115,6 +115,8 @@ pub struct Session {
     pub(crate) subagents: crate::subagents::Subagents,
     /// What `web_fetch` may reach besides the network policy (`web.rs`).
     pub(crate) web: crate::web::WebAccess,
+    /// The user's language servers, started on first use (`lsp/`).
+    pub(crate) lsp: crate::lsp::SessionLsp,
 }
 
 /// The guest's folder for a session: the repository itself, or its copy.
@@ -221,6 +223,7 @@ impl Session {
             hooks: crate::hooks::Hooks::new(config.hooks, config.hook_trust),
             images: crate::images::Images::default(),
             web: Default::default(),
+            lsp: Default::default(),
             model: config.model,
             guests: config.guests,
             guest_env: config.guest_env,
@@ -304,6 +307,7 @@ impl Session {
             hooks: crate::hooks::Hooks::new(config.hooks, config.hook_trust),
             images: crate::images::Images::default(),
             web: Default::default(),
+            lsp: Default::default(),
             model: config.model,
             guests: config.guests,
             guest_env: config.guest_env,
@@ -423,6 +427,9 @@ impl Session {
                 guest.close().await;
             }
             self.restart_mcp().await;
+            // Language servers start again on the next write that needs
+            // one, in a guest of the new mode.
+            self.close_lsp().await;
         } else if let Some(guest) = &self.guest
             && let Err(e) = guest
                 .set_capabilities(
@@ -440,10 +447,11 @@ impl Session {
 
     /// Close the guest (kills whatever still runs in it, background
     /// commands first, each recorded `process.ended`) and end the MCP
-    /// servers.
+    /// and language servers.
     pub async fn close(&mut self) {
         self.background.end_all("killed: the session closed").await;
         self.close_mcp().await;
+        self.close_lsp().await;
         if let Some(guest) = self.guest.take() {
             guest.close().await;
         }

@@ -5,6 +5,9 @@
 //! that request, and its result once it has exited; `input` writes a line
 //! to its stdin; `stop` (every command, or this request's) kills the group.
 //!
+//! A raw process (a language server, with a framing of its own) gets its
+//! output back in chunks as written and its input written exactly as sent.
+//!
 //! A background process (the session's `bash` with `background`) differs in
 //! four ways: its input is empty (`/dev/null`: nothing writes to it), its
 //! output goes back in chunks as written rather than lines (a server's
@@ -33,6 +36,9 @@ pub(crate) struct Spawn {
     pub(crate) args: Vec<String>,
     pub(crate) env: BTreeMap<String, String>,
     pub(crate) background: bool,
+    /// Output in chunks and input written as given (a language server's
+    /// own framing): see `GuestOp::Spawn`.
+    pub(crate) raw: bool,
 }
 
 /// The most a background process's output chunk holds: the harness keeps
@@ -103,10 +109,13 @@ async fn run_child(
     };
     let _group = GroupGuard(pgid);
     state.running().set_group(seq, pgid);
+    let raw = spawn.raw;
     if let (Some(mut stdin), Some(mut input)) = (child.stdin.take(), input) {
         tokio::spawn(async move {
             while let Some(mut line) = input.recv().await {
-                line.push('\n');
+                if !raw {
+                    line.push('\n');
+                }
                 if stdin.write_all(line.as_bytes()).await.is_err() || stdin.flush().await.is_err() {
                     break;
                 }
@@ -114,14 +123,15 @@ async fn run_child(
         });
     }
     let background = spawn.background;
+    let chunks = background || raw;
     let readers = [
         child.stdout.take().map(|out| {
             let tx = tx.clone();
-            tokio::spawn(forward_any(out, OutputStream::Stdout, id, tx, background))
+            tokio::spawn(forward_any(out, OutputStream::Stdout, id, tx, chunks))
         }),
         child.stderr.take().map(|err| {
             let tx = tx.clone();
-            tokio::spawn(forward_any(err, OutputStream::Stderr, id, tx, background))
+            tokio::spawn(forward_any(err, OutputStream::Stderr, id, tx, chunks))
         }),
     ];
     let (status, stopped) = tokio::select! {
@@ -164,15 +174,16 @@ async fn run_child(
     }
 }
 
-/// [`forward`] (lines), or [`forward_chunks`] for a background process.
+/// [`forward`] (lines), or [`forward_chunks`] for a background or raw
+/// process.
 async fn forward_any(
     output: impl AsyncRead + Unpin,
     stream: OutputStream,
     id: u64,
     tx: Responses,
-    background: bool,
+    chunks: bool,
 ) {
-    if background {
+    if chunks {
         forward_chunks(output, stream, id, tx).await;
     } else {
         forward(output, stream, id, tx).await;

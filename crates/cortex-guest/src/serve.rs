@@ -205,12 +205,14 @@ fn dispatch(state: &Arc<State>, tx: &Responses, tasks: &mut JoinSet<()>, line: &
             args,
             env,
             background,
+            raw,
         } => {
             let spawn = process::Spawn {
                 command,
                 args,
                 env,
                 background,
+                raw,
             };
             spawn_process(state, tx, tasks, id, spawn)
         }

@@ -67,9 +67,16 @@ pub enum GuestOp {
         /// killed once its first process exits.
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         background: bool,
+        /// A process with a framing of its own (a language server's
+        /// `Content-Length` messages): its output comes back in chunks as
+        /// written (a message need not end in a newline), and `input`
+        /// writes its text exactly, adding no newline.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        raw: bool,
     },
-    /// Write `line` and a newline to the standard input of the process that
-    /// request `target` spawned; answered once written.
+    /// Write `line` and a newline (nothing added for a `raw` process) to
+    /// the standard input of the process that request `target` spawned;
+    /// answered once written.
     Input {
         /// The `spawn` request whose process reads it.
         target: u64,

@@ -229,6 +229,26 @@ impl Guest {
             args,
             env,
             background: false,
+            raw: false,
+        };
+        self.link.open(op, Budget::Unbounded).await
+    }
+
+    /// [`Guest::spawn`] for a process with a framing of its own (a language
+    /// server): its output arrives in chunks as written, and
+    /// [`Guest::input`] writes exactly the text given, no newline added.
+    pub async fn spawn_raw(
+        &self,
+        command: String,
+        args: Vec<String>,
+        env: std::collections::BTreeMap<String, String>,
+    ) -> Result<CallHandle, RuntimeError> {
+        let op = GuestOp::Spawn {
+            command,
+            args,
+            env,
+            background: false,
+            raw: true,
         };
         self.link.open(op, Budget::Unbounded).await
     }
@@ -246,6 +266,7 @@ impl Guest {
             args: vec!["-c".to_owned(), command],
             env: Default::default(),
             background: true,
+            raw: false,
         };
         self.link.open(op, Budget::Unbounded).await
     }

@@ -102,6 +102,10 @@ impl GuestProvider for DockerProvider {
         "docker"
     }
 
+    fn workspace_in_guest(&self, _spec: &GuestSpec) -> Option<std::path::PathBuf> {
+        Some(WORKSPACE.into())
+    }
+
     async fn start(&self, spec: &GuestSpec) -> Result<Guest, RuntimeError> {
         crate::process::check_workspace(&self.image, spec)?;
         let docker = Docker::connect_with_local_defaults()

@@ -111,4 +111,13 @@ pub trait GuestProvider: Send + Sync {
     fn for_principal(&self, _principal: &str) -> Option<std::sync::Arc<dyn GuestProvider>> {
         None
     }
+
+    /// Where a guest started for `spec` sees its workspace: what a path
+    /// handed to a program in the guest (a language server's document
+    /// URIs) must name. The default, the same path as the harness's, holds
+    /// for every provider that mounts or uses the workspace where it is;
+    /// `None` when the provider cannot know (a remote agent's own root).
+    fn workspace_in_guest(&self, spec: &GuestSpec) -> Option<std::path::PathBuf> {
+        Some(spec.workspace.clone())
+    }
 }

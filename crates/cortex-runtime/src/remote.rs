@@ -126,6 +126,11 @@ impl GuestProvider for RemoteProvider {
         "remote"
     }
 
+    /// The agent's own `--root`, which the harness is not told.
+    fn workspace_in_guest(&self, _spec: &GuestSpec) -> Option<std::path::PathBuf> {
+        None
+    }
+
     async fn start(&self, spec: &GuestSpec) -> Result<Guest, RuntimeError> {
         let start_error = |reason: String| RuntimeError::Start {
             program: format!("remote guest at {}", self.address),

@@ -61,6 +61,9 @@ pub struct ServerConfig {
     /// What `web_fetch` may reach besides each session's network policy
     /// (the config's `[network] allow`).
     pub web: cortex_core::WebAccess,
+    /// Language servers every session may start (the `[lsp.NAME]` of the
+    /// config file), in Agent mode, on the first write they check.
+    pub lsp: Vec<cortex_core::LspSpec>,
 }
 
 impl Default for ServerConfig {
@@ -81,6 +84,7 @@ impl Default for ServerConfig {
             hook_trust: None,
             subagents: Default::default(),
             web: Default::default(),
+            lsp: Vec::new(),
         }
     }
 }
@@ -369,6 +373,7 @@ impl AppState {
         .await?;
         session.add_mcp_servers(self.config.mcp_servers.iter().cloned());
         session.set_web_access(self.config.web.clone());
+        session.set_language_servers(self.config.lsp.clone());
         // The configured servers keep their names.
         session.add_mcp_servers(client_mcp.into_iter().filter(|client| {
             !self
@@ -430,6 +435,7 @@ impl AppState {
         .await?;
         session.add_mcp_servers(self.config.mcp_servers.iter().cloned());
         session.set_web_access(self.config.web.clone());
+        session.set_language_servers(self.config.lsp.clone());
         Ok(self.insert(session, owner))
     }
 
