@@ -16,9 +16,7 @@ use crate::hooks::HookEvent;
 use crate::mcp_session::McpGate;
 use crate::stop_rule::{CallCheck, Ran};
 use crate::{CoreError, Session, StopRuleState};
-use cortex_protocol::{
-    CallId, EventKind, GuestReply, ToolArgs, ToolCallRequest, ToolName, ToolStatus, TurnId,
-};
+use cortex_protocol::{EventKind, ToolArgs, ToolCallRequest, ToolName, ToolStatus, TurnId};
 use futures::StreamExt;
 use futures::stream::FuturesUnordered;
 use std::time::{Duration, Instant};
@@ -683,59 +681,7 @@ impl Session {
         Ok(stopping)
     }
 
-    /// Run one call that needs only shared access: guest tools, todo_read
-    /// and web_fetch (`web.rs`).
-    async fn run_shared(
-        &self,
-        turn: &TurnId,
-        call_id: &CallId,
-        args: ToolArgs,
-        cancel: &CancellationToken,
-    ) -> Result<Answer, CoreError> {
-        if let ToolArgs::TodoRead(_) = args {
-            return Ok(Answer::ok(cortex_tools::render_todos(&self.state.todos)));
-        }
-        let mut handle = match self.start_call(args, cancel).await {
-            Ok(handle) => handle,
-            Err(answer) => return Ok(answer),
-        };
-        while let Some(reply) = handle.next().await {
-            match reply {
-                GuestReply::Delta { stream, text } => {
-                    self.timeline
-                        .emit(
-                            Some(turn),
-                            EventKind::ToolOutputDelta {
-                                call_id: call_id.clone(),
-                                stream,
-                                text,
-                            },
-                        )
-                        .await?;
-                }
-                GuestReply::Result(outcome) => return Ok(self.answer_of(outcome)),
-            }
-        }
-        let why = handle
-            .ended_because()
-            .unwrap_or_else(|| "the guest exited".to_owned());
-        Ok(Answer::error(format!(
-            "the guest ended while running this call ({why}); a fresh guest is attached for the next call"
-        )))
-    }
-
-    pub(crate) async fn answer_call(
-        &mut self,
-        turn: &TurnId,
-        call: &ToolCallRequest,
-        answer: Answer,
-        ms: f64,
-        slot: &mut Option<Answer>,
-    ) -> Result<(), CoreError> {
-        self.answer(turn, call, answer, ms, slot).await
-    }
-
-    async fn answer(
+    pub(crate) async fn answer(
         &mut self,
         turn: &TurnId,
         call: &ToolCallRequest,

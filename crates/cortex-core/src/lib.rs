@@ -36,6 +36,7 @@ pub mod extensions;
 pub mod git;
 mod git_watch;
 mod goal;
+mod guest_call;
 mod harness_dirs;
 mod history;
 pub mod hooks;

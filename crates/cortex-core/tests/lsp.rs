@@ -144,21 +144,27 @@ async fn a_rust_type_error_is_reported_after_a_write() {
     if !have_python(test) {
         return;
     }
-    let rustc = std::process::Command::new("rustc")
-        .arg("--version")
-        .output();
-    if !rustc.is_ok_and(|out| out.status.success()) {
+    // The toolchain's own rustc, not rustup's proxy: the guest's HOME is
+    // the repository, where rustup finds no toolchain.
+    let sysroot = std::process::Command::new("rustc")
+        .args(["--print", "sysroot"])
+        .output()
+        .ok()
+        .filter(|out| out.status.success())
+        .map(|out| String::from_utf8_lossy(&out.stdout).trim().to_owned());
+    let rustc = sysroot.map(|root| format!("{root}/bin/rustc"));
+    let Some(rustc) = rustc.filter(|path| Path::new(path).exists()) else {
         cortex_testkit::skip(
             test,
             "rustc",
             "rustc is not on PATH; the fixture server runs it",
         );
         return;
-    }
+    };
     let source = "pub fn f() -> i32 { \"a\" }\n";
     let mut h = harness(&[], Mode::Agent, script(&[write("src/f.rs", source)])).await;
     h.session
-        .set_language_servers(vec![fake("rust", &[], &["rs"], 60_000)]);
+        .set_language_servers(vec![fake("rust", &["--rustc", &rustc], &["rs"], 60_000)]);
     run(&mut h).await;
     let results = h.results().await;
     let (_, status, output) = &results[0];

@@ -521,7 +521,7 @@ mod tests {
         let mut buffer = format!("{one}{}", &two[..10]).into_bytes();
         let messages = take_messages(&mut buffer).expect("framed");
         assert_eq!(messages, vec![json!({"id": 1, "result": "a\r\n\r\nb"})]);
-        buffer.extend_from_slice(two[10..].as_bytes());
+        buffer.extend_from_slice(&two.as_bytes()[10..]);
         let messages = take_messages(&mut buffer).expect("framed");
         assert_eq!(messages, vec![json!({"method": "x"})]);
         assert!(buffer.is_empty());

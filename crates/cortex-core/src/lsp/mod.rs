@@ -149,7 +149,7 @@ impl LspSpec {
 
     /// Whether it checks the file at `path` (by its extension).
     pub(crate) fn covers(&self, path: &str) -> bool {
-        extension(path).is_some_and(|ext| self.extensions.iter().any(|e| *e == ext))
+        extension(path).is_some_and(|ext| self.extensions.contains(&ext))
     }
 }
 

@@ -311,7 +311,7 @@ async fn sync_and_wait(server: &mut Server, spec: &LspSpec, path: &Path, shown: 
 /// `3 s`, `0.5 s`.
 fn seconds(d: Duration) -> String {
     let ms = d.as_millis();
-    if ms % 1000 == 0 {
+    if ms.is_multiple_of(1000) {
         format!("{} s", ms / 1000)
     } else {
         format!("{:.1} s", d.as_secs_f64())

@@ -58,7 +58,7 @@ impl Session {
         if let Readiness::NotReady(error) = self.ensure_attached(turn, cancel).await? {
             for (index, _) in group {
                 let answer = Answer::error(format!("the guest is unavailable: {error}"));
-                self.answer_call(turn, &calls[index], answer, 0.0, &mut answers[index])
+                self.answer(turn, &calls[index], answer, 0.0, &mut answers[index])
                     .await?;
             }
             return Ok(false);
