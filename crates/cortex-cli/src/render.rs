@@ -496,6 +496,16 @@ impl Human {
                     _ => None,
                 };
             }
+            // A subagent's requests are the turn's too.
+            EventKind::SubagentEnded { used, .. } => {
+                let totals = &mut self.totals;
+                totals.tokens.input += used.input_tokens;
+                totals.tokens.output += used.output_tokens;
+                totals.cost_usd = match (totals.cost_usd, used.cost_usd) {
+                    (Some(sum), Some(cost)) => Some(sum + cost),
+                    _ => None,
+                };
+            }
             _ => return false,
         }
         true

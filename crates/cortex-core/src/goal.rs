@@ -423,6 +423,7 @@ mod tests {
                         ms: 900.0,
                         input_tokens: 100,
                         output_tokens: 20,
+                        cost_usd: None,
                     },
                 },
             ),

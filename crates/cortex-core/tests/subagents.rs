@@ -195,6 +195,63 @@ async fn with_a_limit_of_one_children_run_one_after_another() {
 }
 
 #[tokio::test]
+async fn children_that_may_write_take_turns_beside_a_reader() {
+    let script = json!({"responses": [
+        {"when": "PARENT", "tool_calls": [
+            task("general", "one", "CHILD-A: write a"),
+            task("general", "two", "CHILD-B: write b"),
+            task("explore", "three", "CHILD-C: read")
+        ]},
+        {"when": "CHILD-A", "delay_ms": 200, "tool_calls": [
+            {"name": "write_file", "arguments": {"path": "a.txt", "content": "a\n"}}]},
+        {"when": "CHILD-A", "text": "A wrote"},
+        {"when": "CHILD-B", "tool_calls": [
+            {"name": "write_file", "arguments": {"path": "b.txt", "content": "b\n"}}]},
+        {"when": "CHILD-B", "text": "B wrote"},
+        {"when": "CHILD-C", "text": "C read"},
+        {"when": "PARENT", "text": "done"}
+    ]});
+    let mut h = harness(&[], Mode::Agent, script).await;
+    h.session
+        .run_turn("PARENT", CancellationToken::new())
+        .await
+        .expect("turn");
+    let events = h.events().await;
+    let mut writers = Vec::new();
+    let mut first_writer_end = None;
+    for (at, event) in events.iter().enumerate() {
+        match &event.kind {
+            EventKind::SubagentStarted { description, .. } if description != "three" => {
+                writers.push("started");
+            }
+            EventKind::SubagentEnded { child, .. } => {
+                let record = h
+                    .store
+                    .get_session(child)
+                    .await
+                    .expect("get")
+                    .expect("child");
+                if record.mode == Mode::Agent {
+                    writers.push("ended");
+                    first_writer_end.get_or_insert(at);
+                }
+            }
+            _ => {}
+        }
+    }
+    // One writer at a time: each ends before the next starts.
+    assert_eq!(writers, ["started", "ended", "started", "ended"]);
+    assert!(h.repo.path().join("a.txt").exists() && h.repo.path().join("b.txt").exists());
+    // The reader did not wait for the writers: it started before the
+    // first of them (held up by its model) ended.
+    let reader_started = events
+        .iter()
+        .position(|e| matches!(&e.kind, EventKind::SubagentStarted { description, .. } if description == "three"))
+        .expect("reader started");
+    assert!(reader_started < first_writer_end.expect("a writer ended"));
+}
+
+#[tokio::test]
 async fn a_child_never_writes_where_its_kind_or_its_parent_cannot() {
     // An explore child of an Agent session, and a general child of an Ask
     // session: both try to write and run a command.

@@ -25,6 +25,9 @@ pub struct SubagentUse {
     pub input_tokens: u64,
     /// Answer tokens of all its model requests.
     pub output_tokens: u64,
+    /// What they cost, when every one of them was priced.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
 }
 
 impl SubagentUse {

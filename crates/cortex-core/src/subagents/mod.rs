@@ -16,7 +16,9 @@
 //! It cannot delegate in turn (no `task` in a child).
 //!
 //! Consecutive `task` calls of a round run in parallel, at most
-//! [`SubagentConfig::parallel`] at once; Stop stops them all (each child's
+//! [`SubagentConfig::parallel`] at once, except that children that may
+//! write take turns (two writers in one tree would undo each other's
+//! edits; read-only children run beside them); Stop stops them all (each child's
 //! turn gets a child of the parent's cancellation). A child that fails is
 //! a tool error for the parent; only a timeline the parent cannot write is
 //! an error of the parent's turn.

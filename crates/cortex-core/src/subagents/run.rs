@@ -65,14 +65,17 @@ impl Session {
         }
         let kinds = discover_kinds_async(self.extension_roots()).await;
         let owner = self.timeline.store().owner(&self.id).await?;
+        // Children that may write take turns: two writers in one tree
+        // would undo each other's edits.
+        let writers = tokio::sync::Semaphore::new(1);
         let mut results = Vec::new();
         let this: &Session = self;
         let mut running = futures::stream::iter(group.into_iter().map(|(index, args)| {
-            let (kinds, owner) = (&kinds, owner.as_deref());
+            let (kinds, owner, writers) = (&kinds, owner.as_deref(), &writers);
             async move {
                 let started = Instant::now();
                 let ran = this
-                    .run_child(turn, &calls[index], args, kinds, owner, cancel)
+                    .run_child(turn, &calls[index], args, kinds, owner, writers, cancel)
                     .await;
                 (index, ran, started.elapsed().as_secs_f64() * 1000.0)
             }
@@ -96,8 +99,10 @@ impl Session {
         Ok(stopped || cancel.is_cancelled())
     }
 
-    /// One `task` call: its child created, run and closed. The answer is
-    /// the call's; the events are the parent's `subagent.*` to fold.
+    /// One `task` call: its child created, run and closed (a child that may
+    /// write waits for `writers` first). The answer is the call's; the
+    /// events are the parent's `subagent.*` to fold.
+    #[allow(clippy::too_many_arguments)]
     async fn run_child(
         &self,
         turn: &TurnId,
@@ -105,6 +110,7 @@ impl Session {
         args: TaskArgs,
         kinds: &KindCatalog,
         owner: Option<&str>,
+        writers: &tokio::sync::Semaphore,
         cancel: &CancellationToken,
     ) -> Result<(Answer, Vec<Event>), CoreError> {
         let name = args.kind.as_deref().unwrap_or("general");
@@ -119,6 +125,16 @@ impl Session {
             return Ok((Answer::error("subagents are off here"), Vec::new()));
         };
         let (mode, tools) = child_tools(self.mode(), kind);
+        let _turn_to_write = match mode {
+            Mode::Agent => tokio::select! {
+                permit = writers.acquire() => permit.ok(),
+                _ = cancel.cancelled() => {
+                    let answer = Answer::with_status(ToolStatus::Stopped, STOPPED_BY_USER);
+                    return Ok((answer, Vec::new()));
+                }
+            },
+            _ => None,
+        };
         let mut config = template.clone();
         config.repository = self.workspace.clone();
         config.mode = mode;
@@ -238,8 +254,16 @@ impl Session {
             EventKind::Usage {
                 input_tokens,
                 output_tokens,
+                cost_usd,
                 ..
             } => {
+                // A cost only when every request of the child was priced.
+                let first = used.input_tokens == 0 && used.output_tokens == 0;
+                used.cost_usd = match (first, used.cost_usd, cost_usd) {
+                    (true, _, cost) => *cost,
+                    (false, Some(sum), Some(cost)) => Some(sum + cost),
+                    _ => None,
+                };
                 used.input_tokens += input_tokens;
                 used.output_tokens += output_tokens;
             }

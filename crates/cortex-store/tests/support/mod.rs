@@ -563,6 +563,7 @@ pub fn every_kind() -> Vec<(Option<&'static str>, EventKind)> {
                     ms: 12.5,
                     input_tokens: 300,
                     output_tokens: 40,
+                    cost_usd: Some(0.002),
                 },
             },
         ),

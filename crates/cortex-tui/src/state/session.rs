@@ -121,6 +121,16 @@ impl SessionState {
                 };
                 usage.requests += 1;
             }
+            // A subagent's tokens are the session's too (not its context).
+            EventKind::SubagentEnded { used, .. } => {
+                let usage = &mut self.usage;
+                usage.input += used.input_tokens;
+                usage.output += used.output_tokens;
+                usage.cost_usd = match (usage.cost_usd, used.cost_usd) {
+                    (Some(sum), Some(cost)) => Some(sum + cost),
+                    _ => None,
+                };
+            }
             _ => return false,
         }
         true

@@ -64,6 +64,37 @@ fn the_fold_builds_the_transcript() {
 }
 
 #[test]
+fn a_subagents_tokens_count_for_the_turn_but_not_the_context() {
+    let mut s = Script::new("openai:gpt-4o");
+    s.turn("explore").request(1).usage(1000, 10);
+    s.call("t1", "task", json!({"description": "look", "prompt": "p"}));
+    s.push(EventKind::SubagentEnded {
+        call_id: "t1".into(),
+        child: "child".into(),
+        status: ToolStatus::Ok,
+        used: cortex_protocol::SubagentUse {
+            ms: 50.0,
+            input_tokens: 300,
+            output_tokens: 7,
+            cost_usd: None,
+        },
+    });
+    s.result("t1", "task", ToolStatus::Ok, "found", None);
+    s.request(2).usage(1100, 5).completed(2);
+    let state = fold(&s.events);
+    let end = state
+        .cells
+        .iter()
+        .find_map(|c| match &c.kind {
+            CellKind::TurnEnd(end) => Some(end.clone()),
+            _ => None,
+        })
+        .expect("end");
+    assert_eq!((end.tokens_in, end.tokens_out), (2400, 22));
+    assert_eq!(state.usage.context, 1105);
+}
+
+#[test]
 fn replay_in_pieces_equals_one_pass_and_duplicates_are_ignored() {
     let events = turn_with_tools().events;
     let whole = fold(&events);
