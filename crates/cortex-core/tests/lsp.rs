@@ -343,3 +343,55 @@ async fn servers_start_only_in_agent_mode_and_end_with_the_mode_or_the_session()
     h.session.close().await;
     assert!(ended(&second).await, "the session's close ends the server");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_subagent_that_writes_gets_the_sessions_language_servers() {
+    if !have_python("a_subagent_that_writes_gets_the_sessions_language_servers") {
+        return;
+    }
+    let task = json!({"name": "task", "arguments":
+        {"kind": "general", "description": "write it", "prompt": "CHILD: write a.fake"}});
+    let script = json!({"responses": [
+        {"when": "PARENT", "tool_calls": [task]},
+        {"when": "CHILD", "tool_calls": [write("a.fake", "ok\nERROR here\n")]},
+        {"when": "CHILD", "text": "written"},
+        {"when": "PARENT", "text": "done"}
+    ]});
+    let mut h = harness(&[], Mode::Agent, script).await;
+    h.session
+        .set_language_servers(vec![fake("child", &[], &["fake"], 30_000)]);
+    let outcome = h
+        .session
+        .run_turn("PARENT", CancellationToken::new())
+        .await
+        .expect("turn");
+    assert!(
+        matches!(outcome, cortex_core::TurnOutcome::Completed { .. }),
+        "{outcome:?}"
+    );
+    let child = h
+        .events()
+        .await
+        .into_iter()
+        .find_map(|e| match e.kind {
+            cortex_protocol::EventKind::SubagentStarted { child, .. } => Some(child),
+            _ => None,
+        })
+        .expect("a child");
+    let written = h
+        .store
+        .events(&child, 0)
+        .await
+        .expect("child events")
+        .into_iter()
+        .find_map(|e| match e.kind {
+            cortex_protocol::EventKind::ToolResult { output, .. } => Some(output),
+            _ => None,
+        })
+        .expect("the child's write");
+    assert!(
+        written.contains("a.fake:2:1: error: ERROR here [fake]"),
+        "{written}"
+    );
+    h.session.close().await;
+}

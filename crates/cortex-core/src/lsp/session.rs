@@ -28,7 +28,7 @@ const MAX_STARTS: u32 = 2;
 /// The language servers of a session.
 #[derive(Default)]
 pub(crate) struct SessionLsp {
-    specs: Vec<LspSpec>,
+    pub(crate) specs: Vec<LspSpec>,
     /// By server name. Behind a lock because calls run on a shared borrow
     /// of the session.
     servers: tokio::sync::Mutex<BTreeMap<String, Slot>>,

@@ -161,6 +161,9 @@ impl Session {
         }
         child.env_prepared = true;
         child.web = self.web.clone();
+        // The same language servers (started anew by the child, when it
+        // writes a file of their language).
+        child.set_language_servers(self.lsp.specs.clone());
         child.approvals.set_policy(self.approvals.policy()).await?;
         let mut events = vec![
             self.timeline
