@@ -8,6 +8,7 @@
 //! the `tool_result`. Skips where the Python server is not installed.
 
 mod common;
+mod http_models;
 #[path = "../../cortex-mcp/tests/support/mod.rs"]
 mod mcp_support;
 #[path = "../../cortex-model/tests/support/mod.rs"]
@@ -15,82 +16,19 @@ mod model_support;
 
 use cortex_core::{McpServerSpec, Session, TurnOutcome};
 use cortex_mcp::ServerConfig;
-use cortex_model::anthropic::{AnthropicConfig, AnthropicProvider};
-use cortex_model::openai::{OpenAiConfig, OpenAiProvider, OpenAiWire};
-use cortex_model::{ModelProvider, RetryPolicy, Timeouts};
+use cortex_model::ModelProvider;
+use cortex_model::openai::OpenAiWire;
 use cortex_protocol::{EventKind, Mode, StopRule};
 use cortex_store::{SqliteStore, Store};
+use http_models::{anthropic, fixture, openai, sse};
 use model_support::{Reply, Server};
 use serde_json::{Value, json};
 use std::path::Path;
 use std::sync::Arc;
-use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 /// The fixture's `PIXEL`, as the server sends it.
 const PIXEL: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";
-
-fn policy() -> RetryPolicy {
-    RetryPolicy {
-        max_retries: 0,
-        base_delay: Duration::from_millis(5),
-        max_delay: Duration::from_secs(1),
-    }
-}
-
-fn timeouts() -> Timeouts {
-    Timeouts {
-        connect: Duration::from_secs(2),
-        ..Timeouts::default()
-    }
-}
-
-fn openai(server: &Server, wire: OpenAiWire) -> Arc<dyn ModelProvider> {
-    let config = OpenAiConfig {
-        base_url: server.base_url(),
-        api_key: Some("sk-test".into()),
-        key_env: "OPENAI_API_KEY".into(),
-        wire,
-        parallel_tool_calls: true,
-        forced_call: Default::default(),
-        retry: policy(),
-        timeouts: timeouts(),
-    };
-    Arc::new(OpenAiProvider::new(config, "gpt-4.1").expect("provider"))
-}
-
-fn anthropic(server: &Server) -> Arc<dyn ModelProvider> {
-    let config = AnthropicConfig {
-        base_url: server.root_url(),
-        api_key: Some("sk-ant-test".into()),
-        key_env: "ANTHROPIC_API_KEY".into(),
-        max_tokens: 1024,
-        thinking_budget: None,
-        prompt_caching: false,
-        parallel_tool_calls: true,
-        retry: policy(),
-        timeouts: timeouts(),
-    };
-    Arc::new(AnthropicProvider::new(config, "claude-sonnet-4-20250514").expect("provider"))
-}
-
-fn sse(events: &[(&str, Value)]) -> Reply {
-    let mut body = String::new();
-    for (name, data) in events {
-        if !name.is_empty() {
-            body.push_str(&format!("event: {name}\n"));
-        }
-        body.push_str(&format!("data: {data}\n\n"));
-    }
-    Reply::Sse(vec![body.into_bytes()])
-}
-
-fn fixture(path: &str) -> Reply {
-    let full = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../cortex-model/tests/fixtures")
-        .join(path);
-    Reply::Sse(vec![std::fs::read(full).expect("fixture")])
-}
 
 fn chat_replies() -> Vec<Reply> {
     let call = json!({"choices": [{"index": 0, "delta": {"role": "assistant", "tool_calls": [
