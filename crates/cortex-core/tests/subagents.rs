@@ -460,3 +460,50 @@ async fn a_kind_from_a_file_narrows_the_child_and_reaches_the_parent_prompt() {
             || format!("{:?}", parent_request.messages).contains("- reader: reads one file")
     );
 }
+
+#[tokio::test]
+async fn a_child_of_a_session_on_a_copy_works_in_that_copy() {
+    let script = json!({"responses": [
+        {"when": "PARENT", "tool_calls": [
+            {"name": "write_file", "arguments": {"path": "a.txt", "content": "in the copy\n"}},
+            task("explore", "read", "CHILD: read a.txt")
+        ]},
+        {"when": "CHILD", "tool_calls": [{"name": "read_file", "arguments": {"path": "a.txt"}}]},
+        {"when": "CHILD", "text": "it says: in the copy"},
+        {"when": "PARENT", "text": "done"}
+    ]});
+    let (repo, store, scripted) = common::parts(&[("a.txt", "original\n")], &script);
+    let copies = tempfile::tempdir().expect("copies");
+    let mut config = common::config(
+        repo.path(),
+        store.clone(),
+        scripted,
+        Mode::Agent,
+        Default::default(),
+    );
+    config.sandbox.workspace = cortex_protocol::WorkspaceMode::Copy;
+    config.workspaces = Some(copies.path().to_path_buf());
+    let mut session = cortex_core::Session::create(config).await.expect("session");
+    session
+        .run_turn("PARENT", CancellationToken::new())
+        .await
+        .expect("turn");
+    let events = store.events(session.id(), 0).await.expect("events");
+    let parent = results(&events);
+    assert_eq!(parent.len(), 2, "{parent:?}");
+    assert_eq!(
+        parent[1],
+        (
+            "task".to_owned(),
+            ToolStatus::Ok,
+            "it says: in the copy".to_owned()
+        )
+    );
+    // The repository itself was never written.
+    let original = std::fs::read_to_string(repo.path().join("a.txt")).expect("read");
+    assert_eq!(original, "original\n");
+    let child = children(&events).pop().expect("child");
+    let read = results(&store.events(&child, 0).await.expect("child events"));
+    assert!(read[0].2.contains("in the copy"), "{read:?}");
+    session.close().await;
+}
