@@ -58,19 +58,129 @@ enum Use {
 }
 
 /// What `tree` (of `text`) says; empty for a file that does not parse or
-/// star-imports.
+/// star-imports. The names are read one top-level statement at a time,
+/// each statement's kept by its text (`statements.rs`): an edit walks only
+/// the statements it changed.
 pub(crate) fn scan(tree: &Tree, text: &[u8]) -> Scan {
     let root = tree.root_node();
     if root.has_error() {
         return Scan::default();
     }
-    let Some(mut names) = Names::of(root, text) else {
+    let mut each = Vec::new();
+    for statement in named_children(root) {
+        let names =
+            STATEMENT_NAMES.get(statement, text, (), || StatementNames::of(statement, text));
+        if names.star {
+            return Scan::default();
+        }
+        each.push((statement.start_byte(), names));
+    }
+    let bound: HashSet<&str> = each
+        .iter()
+        .flat_map(|(_, names)| names.bound.iter().map(String::as_str))
+        .collect();
+    let loads: Vec<(usize, &str)> = each
+        .iter()
+        .flat_map(|(at, names)| names.loads.iter().map(move |(o, n)| (at + o, n.as_str())))
+        .collect();
+    // The first in the file, as `ast.walk` mostly finds it.
+    let mut classes: Vec<(usize, &Misordered)> = each
+        .iter()
+        .flat_map(|(at, names)| names.classes.iter().map(move |(o, m)| (at + o, m)))
+        .collect();
+    classes.sort_by_key(|(at, _)| *at);
+    Scan {
+        unbound: unbound(&bound, loads),
+        uncalled_tests: uncalled_tests(root, text),
+        misordered: classes.into_iter().find_map(|(_, m)| m.clone()),
+        method_outside: method_outside(root, text),
+    }
+}
+
+/// A dataclass's first field without a default after one with a default.
+type Misordered = Option<(String, String, String)>;
+
+/// What one top-level statement binds and loads (offsets from its start),
+/// whether it star-imports, and what [`misordered`] says of each decorated
+/// class in it (by its offset).
+#[derive(Debug, Default)]
+struct StatementNames {
+    bound: Vec<String>,
+    loads: Vec<(usize, String)>,
+    star: bool,
+    classes: Vec<(usize, Misordered)>,
+}
+
+static STATEMENT_NAMES: std::sync::LazyLock<super::statements::StatementCache<StatementNames>> =
+    std::sync::LazyLock::new(super::statements::StatementCache::new);
+
+impl StatementNames {
+    /// The walk of [`Names`] over one statement of a module.
+    fn of(statement: Node, text: &[u8]) -> StatementNames {
+        let module = Context {
+            how: Use::Load,
+            kind: "module",
+        };
+        let start = statement.start_byte();
+        let Some(names) = Names::of_from(statement, module, text) else {
+            return StatementNames {
+                star: true,
+                ..StatementNames::default()
+            };
+        };
+        StatementNames {
+            bound: names.bound.iter().map(|n| (*n).to_owned()).collect(),
+            loads: names
+                .loads
+                .iter()
+                .map(|(at, n)| (at - start, (*n).to_owned()))
+                .collect(),
+            star: false,
+            classes: names
+                .classes
+                .iter()
+                .map(|&(class, decorators)| {
+                    (
+                        class.start_byte() - start,
+                        misordered(class, decorators, text),
+                    )
+                })
+                .collect(),
+        }
+    }
+}
+
+/// Each name loaded and bound nowhere, in order of first use, with
+/// whether it is a standard module.
+fn unbound(bound: &HashSet<&str>, mut loads: Vec<(usize, &str)>) -> Vec<(String, bool)> {
+    loads.sort_unstable();
+    let mut seen = HashSet::new();
+    loads
+        .into_iter()
+        .filter(|(_, name)| !bound.contains(name) && !is_builtin(name))
+        .filter(|(_, name)| seen.insert(*name))
+        .map(|(_, name)| (name.to_owned(), is_stdlib_module(name)))
+        .collect()
+}
+
+/// [`scan`] with one walk over the whole module, as it was before the
+/// statements' names were kept: what the tests compare with.
+#[cfg(test)]
+pub(crate) fn scan_whole(tree: &Tree, text: &[u8]) -> Scan {
+    let root = tree.root_node();
+    if root.has_error() {
+        return Scan::default();
+    }
+    let top = Context {
+        how: Use::Load,
+        kind: "",
+    };
+    let Some(mut names) = Names::of_from(root, top, text) else {
         return Scan::default();
     };
-    // The first in the file, as `ast.walk` mostly finds it.
     names.classes.sort_by_key(|(class, _)| class.start_byte());
     Scan {
-        unbound: names.unbound(),
+        unbound: unbound(&names.bound, names.loads.clone()),
         uncalled_tests: uncalled_tests(root, text),
         misordered: names
             .classes
@@ -96,8 +206,9 @@ struct Context<'t> {
 }
 
 impl<'t> Names<'t> {
-    /// `None` for a module that star-imports.
-    fn of(root: Node<'t>, text: &'t [u8]) -> Option<Names<'t>> {
+    /// The names under `root`, whose parent is `top`; `None` when it
+    /// star-imports.
+    fn of_from(root: Node<'t>, top: Context<'t>, text: &'t [u8]) -> Option<Names<'t>> {
         let mut names = Names {
             bound: HashSet::new(),
             loads: Vec::new(),
@@ -108,10 +219,6 @@ impl<'t> Names<'t> {
         // E as e`, `case [a] as b`: a leaf, so the next node entered is
         // the one after it.
         let mut after_as = false;
-        let top = Context {
-            how: Use::Load,
-            kind: "",
-        };
         walk(root, top, |node, field, parent| {
             let is_as = !node.is_named() && node.kind() == "as";
             let after = std::mem::replace(&mut after_as, is_as);
@@ -220,20 +327,6 @@ impl<'t> Names<'t> {
             let mut cursor = node.walk();
             stack.extend(node.named_children(&mut cursor));
         }
-    }
-
-    /// Each name loaded and bound nowhere, in order of first use, with
-    /// whether it is a standard module.
-    fn unbound(&self) -> Vec<(String, bool)> {
-        let mut loads = self.loads.clone();
-        loads.sort_unstable();
-        let mut seen = HashSet::new();
-        loads
-            .into_iter()
-            .filter(|(_, name)| !self.bound.contains(name) && !is_builtin(name))
-            .filter(|(_, name)| seen.insert(*name))
-            .map(|(_, name)| (name.to_owned(), is_stdlib_module(name)))
-            .collect()
     }
 }
 

@@ -9,7 +9,8 @@
 //! statements it changed; an unchanged statement's findings are reused
 //! with their lines moved to where it now starts. `read_file` fills the
 //! store in advance (`recent::warm`), so the first edit after a read
-//! checks only what it changed too.
+//! checks only what it changed too. The names a statement binds and loads
+//! are kept the same way (`names.rs`, with [`StatementCache`]).
 
 use super::{Found, layout, named_children, python};
 use std::collections::HashMap;
@@ -29,17 +30,57 @@ struct Findings {
     compile: Vec<Found>,
 }
 
-/// Findings by statement key. The key's hash is keyed per process, so no
+/// What was found in each statement, by the statement's text and what
+/// else its findings depend on. The key's hash is keyed per process, so no
 /// text can be written to collide with another's.
-struct Store {
+pub(crate) struct StatementCache<T> {
     hasher: RandomState,
-    kept: Mutex<HashMap<u64, Arc<Findings>>>,
+    kept: Mutex<HashMap<u64, Arc<T>>>,
 }
 
-static STORE: LazyLock<Store> = LazyLock::new(|| Store {
-    hasher: RandomState::new(),
-    kept: Mutex::new(HashMap::new()),
-});
+impl<T> StatementCache<T> {
+    pub(crate) fn new() -> Self {
+        StatementCache {
+            hasher: RandomState::new(),
+            kept: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// What `find` finds in `statement` (of `text`), given `also`: kept, or
+    /// found now and kept.
+    pub(crate) fn get(
+        &self,
+        statement: Node,
+        text: &[u8],
+        also: impl std::hash::Hash,
+        find: impl FnOnce() -> T,
+    ) -> Arc<T> {
+        let line_start = text[..statement.start_byte().min(text.len())]
+            .iter()
+            .rposition(|b| *b == b'\n')
+            .map_or(0, |at| at + 1);
+        let lines = text
+            .get(line_start..statement.end_byte())
+            .unwrap_or_default();
+        let key = self.hasher.hash_one((lines, also));
+        if let Some(kept) = self.lock().get(&key) {
+            return Arc::clone(kept);
+        }
+        let found = Arc::new(find());
+        let mut kept = self.lock();
+        if kept.len() >= MAX_KEPT {
+            kept.clear();
+        }
+        kept.insert(key, Arc::clone(&found));
+        found
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Arc<T>>> {
+        self.kept.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+static FINDINGS: LazyLock<StatementCache<Findings>> = LazyLock::new(StatementCache::new);
 
 /// The layout errors of the module `root` (of `text`, which parsed), or
 /// when it has none its compiler errors: what `python3` says first.
@@ -63,45 +104,26 @@ pub(super) fn python_rules(root: Node, text: &[u8]) -> Vec<Found> {
 
 /// One statement's findings: kept ones, or found now and kept.
 fn findings(statement: Node, after_compound: bool, text: &[u8]) -> Arc<Findings> {
-    let line_start = text[..statement.start_byte().min(text.len())]
-        .iter()
-        .rposition(|b| *b == b'\n')
-        .map_or(0, |at| at + 1);
-    let lines = text
-        .get(line_start..statement.end_byte())
-        .unwrap_or_default();
-    let key = STORE.hasher.hash_one((lines, after_compound));
-    if let Some(kept) = lock().get(&key) {
-        return Arc::clone(kept);
-    }
-    let row = statement.start_position().row;
-    let relative = |found: Vec<Found>| {
-        found
-            .into_iter()
-            .map(|f| Found {
-                line: f.line - row,
-                ..f
-            })
-            .collect()
-    };
-    let findings = Arc::new(Findings {
-        layout: relative(layout::statement_layout_errors(
-            statement,
-            after_compound,
-            text,
-        )),
-        compile: relative(python::statement_compile_errors(statement, text)),
-    });
-    let mut kept = lock();
-    if kept.len() >= MAX_KEPT {
-        kept.clear();
-    }
-    kept.insert(key, Arc::clone(&findings));
-    findings
-}
-
-fn lock() -> std::sync::MutexGuard<'static, HashMap<u64, Arc<Findings>>> {
-    STORE.kept.lock().unwrap_or_else(PoisonError::into_inner)
+    FINDINGS.get(statement, text, after_compound, || {
+        let row = statement.start_position().row;
+        let relative = |found: Vec<Found>| {
+            found
+                .into_iter()
+                .map(|f| Found {
+                    line: f.line - row,
+                    ..f
+                })
+                .collect()
+        };
+        Findings {
+            layout: relative(layout::statement_layout_errors(
+                statement,
+                after_compound,
+                text,
+            )),
+            compile: relative(python::statement_compile_errors(statement, text)),
+        }
+    })
 }
 
 #[cfg(test)]

@@ -383,3 +383,37 @@ fn hostile_input_neither_crashes_nor_hangs() {
         let _ = parse(lang, invalid).map(|tree| problem(lang, invalid, &tree));
     }
 }
+
+#[test]
+fn names_kept_per_statement_say_what_one_walk_of_the_module_says() {
+    let texts = [
+        "import os\nprint(os, missing)\n",
+        "def f():\n    return b + a + b\nx = f()\n",
+        "from m import *\nprint(anything)\n",
+        "def test_one(self):\n    assert helper()\n",
+        "class TestA:\n    def test_b(self):\n        pass\n",
+        "from dataclasses import dataclass\n\n@dataclass\nclass C:\n    a: int = 1\n    b: str\n\n\
+         @dataclass\nclass D:\n    x: int = 0\n    y: int\n",
+        "with open('f') as fh:\n    data = fh.read()\nprint(data, later)\nlater = 1\n",
+        "match cmd:\n    case Point(x=0, y=y):\n        print(y)\n",
+        "def outer():\n    nonlocal_name = 1\n    def inner():\n        return nonlocal_name + other\n",
+    ];
+    for text in texts {
+        for prefix in ["", "a = 1\nb = 2\n\n\n"] {
+            let text = format!("{prefix}{text}");
+            let tree = parse(Lang::Python, text.as_bytes()).expect("parsed");
+            let whole = super::names::scan_whole(&tree, text.as_bytes());
+            assert_eq!(scan(&tree, text.as_bytes()), whole, "{text:?}");
+            // Again, from what was kept.
+            assert_eq!(scan(&tree, text.as_bytes()), whole, "{text:?}");
+        }
+    }
+    // The cases above say something: the comparison is not of nothing.
+    let tree = parse(Lang::Python, texts[5].as_bytes()).expect("parsed");
+    let found = scan(&tree, texts[5].as_bytes());
+    assert_eq!(
+        found.misordered,
+        Some(("C".into(), "b".into(), "a".into())),
+        "{found:?}"
+    );
+}
