@@ -20,7 +20,9 @@ use cortex_model::ModelProvider;
 use cortex_model::openai::OpenAiWire;
 use cortex_protocol::{EventKind, Mode, StopRule};
 use cortex_store::{SqliteStore, Store};
-use http_models::{anthropic, fixture, openai, sse};
+use http_models::{
+    anthropic, anthropic_call_replies, chat_call_replies, openai, responses_call_replies,
+};
 use model_support::{Reply, Server};
 use serde_json::{Value, json};
 use std::path::Path;
@@ -31,83 +33,15 @@ use tokio_util::sync::CancellationToken;
 const PIXEL: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";
 
 fn chat_replies() -> Vec<Reply> {
-    let call = json!({"choices": [{"index": 0, "delta": {"role": "assistant", "tool_calls": [
-        {"index": 0, "id": "call_1", "type": "function",
-         "function": {"name": "mcp__py__pixel", "arguments": "{}"}}]}}]});
-    let end = json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]});
-    let text = json!({"choices": [{"index": 0, "delta": {"content": "One clear pixel."}}]});
-    let stop = json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]});
-    let mut first = String::new();
-    let mut second = String::new();
-    for value in [call, end] {
-        first.push_str(&format!("data: {value}\n\n"));
-    }
-    for value in [text, stop] {
-        second.push_str(&format!("data: {value}\n\n"));
-    }
-    first.push_str("data: [DONE]\n\n");
-    second.push_str("data: [DONE]\n\n");
-    vec![
-        Reply::Sse(vec![first.into_bytes()]),
-        Reply::Sse(vec![second.into_bytes()]),
-    ]
+    chat_call_replies("mcp__py__pixel", "{}", "One clear pixel.")
 }
 
 fn responses_replies() -> Vec<Reply> {
-    let item = json!({"id": "fc_1", "type": "function_call", "status": "completed",
-        "arguments": "{}", "call_id": "call_1", "name": "mcp__py__pixel"});
-    vec![
-        sse(&[
-            (
-                "response.output_item.added",
-                json!({"type": "response.output_item.added", "output_index": 0, "item": item}),
-            ),
-            (
-                "response.output_item.done",
-                json!({"type": "response.output_item.done", "output_index": 0, "item": item}),
-            ),
-            (
-                "response.completed",
-                json!({"type": "response.completed",
-                       "response": {"status": "completed", "usage": null}}),
-            ),
-        ]),
-        fixture("responses/text.sse"),
-    ]
+    responses_call_replies("mcp__py__pixel", "{}")
 }
 
 fn anthropic_replies() -> Vec<Reply> {
-    vec![
-        sse(&[
-            (
-                "message_start",
-                json!({"type": "message_start", "message": {"id": "msg_1", "type": "message",
-                    "role": "assistant", "content": [], "model": "claude", "stop_reason": null,
-                    "usage": {"input_tokens": 10, "output_tokens": 1}}}),
-            ),
-            (
-                "content_block_start",
-                json!({"type": "content_block_start", "index": 0, "content_block":
-                    {"type": "tool_use", "id": "toolu_1", "name": "mcp__py__pixel", "input": {}}}),
-            ),
-            (
-                "content_block_delta",
-                json!({"type": "content_block_delta", "index": 0,
-                    "delta": {"type": "input_json_delta", "partial_json": "{}"}}),
-            ),
-            (
-                "content_block_stop",
-                json!({"type": "content_block_stop", "index": 0}),
-            ),
-            (
-                "message_delta",
-                json!({"type": "message_delta", "delta": {"stop_reason": "tool_use"},
-                    "usage": {"output_tokens": 5}}),
-            ),
-            ("message_stop", json!({"type": "message_stop"})),
-        ]),
-        fixture("anthropic/text.sse"),
-    ]
+    anthropic_call_replies("mcp__py__pixel", "{}")
 }
 
 fn pixel_server(python: &Path) -> McpServerSpec {

@@ -14,7 +14,9 @@ use cortex_model::ModelProvider;
 use cortex_model::openai::OpenAiWire;
 use cortex_protocol::{EventKind, Mode, Role, StopRule};
 use cortex_store::{SqliteStore, Store};
-use http_models::{anthropic, fixture, openai, sse};
+use http_models::{
+    anthropic, anthropic_call_replies, chat_call_replies, openai, responses_call_replies,
+};
 use model_support::{Reply, Server};
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -35,75 +37,15 @@ fn pixel_bytes() -> Vec<u8> {
 const ARGS: &str = r#"{"path":"shots/screen.txt"}"#;
 
 fn chat_replies() -> Vec<Reply> {
-    let call = json!({"choices": [{"index": 0, "delta": {"role": "assistant", "tool_calls": [
-        {"index": 0, "id": "call_1", "type": "function",
-         "function": {"name": "read_file", "arguments": ARGS}}]}}]});
-    let end = json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]});
-    let text = json!({"choices": [{"index": 0, "delta": {"content": "One pixel."}}]});
-    let stop = json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]});
-    let round = |values: [Value; 2]| {
-        let mut body: String = values.iter().map(|v| format!("data: {v}\n\n")).collect();
-        body.push_str("data: [DONE]\n\n");
-        Reply::Sse(vec![body.into_bytes()])
-    };
-    vec![round([call, end]), round([text, stop])]
+    chat_call_replies("read_file", ARGS, "One pixel.")
 }
 
 fn responses_replies() -> Vec<Reply> {
-    let item = json!({"id": "fc_1", "type": "function_call", "status": "completed",
-        "arguments": ARGS, "call_id": "call_1", "name": "read_file"});
-    vec![
-        sse(&[
-            (
-                "response.output_item.added",
-                json!({"type": "response.output_item.added", "output_index": 0, "item": item}),
-            ),
-            (
-                "response.output_item.done",
-                json!({"type": "response.output_item.done", "output_index": 0, "item": item}),
-            ),
-            (
-                "response.completed",
-                json!({"type": "response.completed",
-                       "response": {"status": "completed", "usage": null}}),
-            ),
-        ]),
-        fixture("responses/text.sse"),
-    ]
+    responses_call_replies("read_file", ARGS)
 }
 
 fn anthropic_replies() -> Vec<Reply> {
-    vec![
-        sse(&[
-            (
-                "message_start",
-                json!({"type": "message_start", "message": {"id": "msg_1", "type": "message",
-                    "role": "assistant", "content": [], "model": "claude", "stop_reason": null,
-                    "usage": {"input_tokens": 10, "output_tokens": 1}}}),
-            ),
-            (
-                "content_block_start",
-                json!({"type": "content_block_start", "index": 0, "content_block":
-                    {"type": "tool_use", "id": "toolu_1", "name": "read_file", "input": {}}}),
-            ),
-            (
-                "content_block_delta",
-                json!({"type": "content_block_delta", "index": 0,
-                    "delta": {"type": "input_json_delta", "partial_json": ARGS}}),
-            ),
-            (
-                "content_block_stop",
-                json!({"type": "content_block_stop", "index": 0}),
-            ),
-            (
-                "message_delta",
-                json!({"type": "message_delta", "delta": {"stop_reason": "tool_use"},
-                    "usage": {"output_tokens": 5}}),
-            ),
-            ("message_stop", json!({"type": "message_stop"})),
-        ]),
-        fixture("anthropic/text.sse"),
-    ]
+    anthropic_call_replies("read_file", ARGS)
 }
 
 /// A repository holding the pixel, and an Agent session on it with `model`.

@@ -18,9 +18,11 @@ use std::hash::{BuildHasher, RandomState};
 use std::sync::{Arc, LazyLock, Mutex, PoisonError};
 use tree_sitter::Node;
 
-/// Statements whose findings are kept, at most; past it the store starts
-/// over (a session touches far fewer).
-const MAX_KEPT: usize = 50_000;
+/// Statements whose findings are kept, at most, in each store; past it the
+/// store starts over. A session touches far fewer, and the bound keeps a
+/// model that writes file after file from growing the guest without end
+/// (an entry is a statement's names or findings: bytes to a few KiB).
+const MAX_KEPT: usize = 20_000;
 
 /// What one statement breaks: layout errors and compiler errors, each line
 /// counted from the statement's first line (0).
