@@ -602,9 +602,7 @@ impl Checkpoints {
         };
         let seq = newest + 1;
         self.seq = Some(seq);
-        let at = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
+        let at = total::taken_at();
         let record_bytes = self.store.write_record(&Record {
             id: id.to_owned(),
             seq,

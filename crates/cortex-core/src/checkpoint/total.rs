@@ -22,6 +22,24 @@ use std::path::{Path, PathBuf};
 /// The default quota of all sessions' checkpoints together: 10 GiB.
 pub const DEFAULT_TOTAL_QUOTA: u64 = 10 << 30;
 
+/// When a checkpoint is taken, in milliseconds since the epoch, and always
+/// later than the one this process took before: checkpoints of several
+/// sessions taken within one millisecond still order by when they were
+/// taken, and the total quota prunes the oldest by this.
+pub(super) fn taken_at() -> u64 {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static LAST: AtomicU64 = AtomicU64::new(0);
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
+    let mut taken = now;
+    let _ = LAST.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |last| {
+        taken = now.max(last.saturating_add(1));
+        Some(taken)
+    });
+    taken
+}
+
 /// Take `dir`'s lock without waiting; `None` when another holds it.
 pub(super) fn try_lock(dir: &Path) -> Option<File> {
     // Private like everything else in the checkpoint store.
