@@ -134,17 +134,7 @@ fn walk(
             reason: reason.to_owned(),
         });
     };
-    let (entries, more) = extensions::entries(dir);
-    if more {
-        reject(
-            catalog,
-            shown.to_owned(),
-            &format!(
-                "more than {} entries: the rest not read",
-                extensions::MAX_ENTRIES
-            ),
-        );
-    }
+    let entries = extensions::entries_noting_cut(dir, scope, shown, &mut catalog.rejected);
     for entry in entries {
         let name = match entry.name {
             Ok(name) => name,

@@ -125,6 +125,25 @@ pub(crate) fn open_child(dir: BorrowedFd<'_>, name: &str) -> Option<OwnedFd> {
     open_dir(dir, OsStr::new(name)).ok()
 }
 
+/// [`entries`] of the folder shown as `shown`, with a rejection pushed to
+/// `rejected` when more than [`MAX_ENTRIES`] were left unread.
+pub(crate) fn entries_noting_cut(
+    dir: BorrowedFd<'_>,
+    scope: cortex_protocol::ExtensionScope,
+    shown: &str,
+    rejected: &mut Vec<cortex_protocol::RejectedFile>,
+) -> Vec<Entry> {
+    let (entries, more) = entries(dir);
+    if more {
+        rejected.push(cortex_protocol::RejectedFile {
+            scope,
+            path: shown.to_owned(),
+            reason: format!("more than {MAX_ENTRIES} entries: the rest not read"),
+        });
+    }
+    entries
+}
+
 /// The entries of `dir` sorted by name, at most [`MAX_ENTRIES`]; the flag
 /// says whether more were left out.
 pub(crate) fn entries(dir: BorrowedFd<'_>) -> (Vec<Entry>, bool) {

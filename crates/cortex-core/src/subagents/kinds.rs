@@ -138,14 +138,7 @@ fn scan(dir: BorrowedFd<'_>, scope: ExtensionScope, shown: &str, catalog: &mut K
             reason,
         });
     };
-    let (entries, more) = extensions::entries(dir);
-    if more {
-        let reason = format!(
-            "more than {} entries: the rest not read",
-            extensions::MAX_ENTRIES
-        );
-        reject(catalog, shown.to_owned(), reason);
-    }
+    let entries = extensions::entries_noting_cut(dir, scope, shown, &mut catalog.rejected);
     let mut found = 0;
     for entry in entries {
         let Ok(name) = entry.name else { continue };
