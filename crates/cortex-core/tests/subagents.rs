@@ -195,7 +195,7 @@ async fn with_a_limit_of_one_children_run_one_after_another() {
 }
 
 #[tokio::test]
-async fn children_that_may_write_take_turns_beside_a_reader() {
+async fn without_a_folder_for_copies_writers_take_turns_beside_a_reader() {
     let script = json!({"responses": [
         {"when": "PARENT", "tool_calls": [
             task("general", "one", "CHILD-A: write a"),
@@ -506,4 +506,124 @@ async fn a_child_of_a_session_on_a_copy_works_in_that_copy() {
     let read = results(&store.events(&child, 0).await.expect("child events"));
     assert!(read[0].2.contains("in the copy"), "{read:?}");
     session.close().await;
+}
+
+/// A session on `files` whose children that write can work in copies (a
+/// folder for them, as `cortex exec` and `cortex serve` have).
+async fn harness_with_copies(
+    files: &[(&str, &str)],
+    script: Value,
+) -> (Harness, tempfile::TempDir) {
+    let (repo, store, model) = common::parts(files, &script);
+    let copies = tempfile::tempdir().expect("copies");
+    let mut config = common::config(
+        repo.path(),
+        store.clone(),
+        model.clone(),
+        Mode::Agent,
+        Default::default(),
+    );
+    config.workspaces = Some(copies.path().to_path_buf());
+    let session = cortex_core::Session::create(config).await.expect("session");
+    let h = Harness {
+        repo,
+        store,
+        model,
+        session,
+    };
+    (h, copies)
+}
+
+#[tokio::test]
+async fn writers_run_at_once_in_copies_and_their_changes_are_merged_back() {
+    let script = json!({"responses": [
+        {"when": "PARENT", "tool_calls": [
+            task("general", "one", "CHILD-A: write a"),
+            task("general", "two", "CHILD-B: write b")
+        ]},
+        {"when": "CHILD-A", "delay_ms": 200, "tool_calls": [
+            {"name": "write_file", "arguments": {"path": "a.txt", "content": "a\n"}}]},
+        {"when": "CHILD-A", "text": "A wrote"},
+        {"when": "CHILD-B", "tool_calls": [
+            {"name": "write_file", "arguments": {"path": "sub/b.txt", "content": "b\n"}},
+            {"name": "bash", "arguments": {"command": "rm gone.txt"}}]},
+        {"when": "CHILD-B", "text": "B wrote"},
+        {"when": "PARENT", "text": "done"}
+    ]});
+    let (mut h, copies) = harness_with_copies(&[("gone.txt", "x\n")], script).await;
+    h.session
+        .run_turn("PARENT", CancellationToken::new())
+        .await
+        .expect("turn");
+    let events = h.events().await;
+    // Both writers started before either ended.
+    let order: Vec<&str> = events
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::SubagentStarted { .. } => Some("started"),
+            EventKind::SubagentEnded { .. } => Some("ended"),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(order, ["started", "started", "ended", "ended"]);
+    let repo = h.repo.path();
+    assert_eq!(
+        std::fs::read_to_string(repo.join("a.txt")).expect("a"),
+        "a\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(repo.join("sub/b.txt")).expect("b"),
+        "b\n"
+    );
+    assert!(
+        !repo.join("gone.txt").exists(),
+        "bash's removal came back too"
+    );
+    let answers = results(&events);
+    let b = answers
+        .iter()
+        .find(|r| r.2.starts_with("B wrote"))
+        .expect("B's answer");
+    assert!(
+        b.2.contains("applied: ") && b.2.contains("sub/b.txt"),
+        "{b:?}"
+    );
+    // The copies are gone.
+    assert_eq!(std::fs::read_dir(copies.path()).expect("copies").count(), 0);
+}
+
+#[tokio::test]
+async fn a_file_two_writers_changed_keeps_the_first_merge_and_the_other_is_told() {
+    let script = json!({"responses": [
+        {"when": "PARENT", "tool_calls": [
+            task("general", "one", "CHILD-A: write"),
+            task("general", "two", "CHILD-B: write")
+        ]},
+        {"when": "CHILD-A", "delay_ms": 100, "tool_calls": [
+            {"name": "write_file", "arguments": {"path": "shared.txt", "content": "from A\n"}}]},
+        {"when": "CHILD-A", "text": "A wrote"},
+        {"when": "CHILD-B", "tool_calls": [
+            {"name": "write_file", "arguments": {"path": "shared.txt", "content": "from B\n"}}]},
+        {"when": "CHILD-B", "text": "B wrote"},
+        {"when": "PARENT", "text": "done"}
+    ]});
+    let (mut h, _copies) = harness_with_copies(&[("shared.txt", "original\n")], script).await;
+    h.session
+        .run_turn("PARENT", CancellationToken::new())
+        .await
+        .expect("turn");
+    let answers = results(&h.events().await);
+    let told: Vec<&(String, ToolStatus, String)> = answers
+        .iter()
+        .filter(|r| r.2.contains("Not applied") && r.2.contains("shared.txt"))
+        .collect();
+    assert_eq!(told.len(), 1, "{answers:?}");
+    // Whichever merged first won; the other's answer says so.
+    let content = std::fs::read_to_string(h.repo.path().join("shared.txt")).expect("read");
+    let winner = if told[0].2.starts_with("A wrote") {
+        "from B\n"
+    } else {
+        "from A\n"
+    };
+    assert_eq!(content, winner);
 }

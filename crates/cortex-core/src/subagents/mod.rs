@@ -16,13 +16,16 @@
 //! It cannot delegate in turn (no `task` in a child).
 //!
 //! Consecutive `task` calls of a round run in parallel, at most
-//! [`SubagentConfig::parallel`] at once, except that children that may
-//! write take turns (two writers in one tree would undo each other's
-//! edits; read-only children run beside them); Stop stops them all (each child's
+//! [`SubagentConfig::parallel`] at once. Two writers in one tree would
+//! undo each other's edits, so when two or more children may write, each
+//! works in a copy of the workspace, merged back when it ends
+//! (`copies.rs`); where no copy can be made (no folder for copies, a
+//! workspace not on this machine) they take turns; Stop stops them all (each child's
 //! turn gets a child of the parent's cancellation). A child that fails is
 //! a tool error for the parent; only a timeline the parent cannot write is
 //! an error of the parent's turn.
 
+mod copies;
 pub(crate) mod kinds;
 mod run;
 

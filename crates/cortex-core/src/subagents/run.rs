@@ -2,6 +2,7 @@
 //! at once, their steps and use on the parent's timeline as they happen.
 
 use super::Subagents;
+use super::copies::WriterCopy;
 use super::kinds::{AgentKind, KindCatalog, discover_kinds_async};
 use crate::answer::Answer;
 use crate::attach::Readiness;
@@ -18,6 +19,18 @@ use tokio_util::sync::CancellationToken;
 
 /// A child's answer as the parent reads it, at most (the cut stated).
 const MAX_ANSWER_BYTES: usize = 32 * 1024;
+
+/// Where the children of one round that may write work.
+struct Writers {
+    /// Each in a copy of its own, merged back when it ends (two or more
+    /// writers, and copies can be made here); else in the workspace itself,
+    /// one at a time.
+    in_copies: bool,
+    /// Held by the writer working in the workspace itself.
+    turn: tokio::sync::Semaphore,
+    /// Held while a copy is merged back: one merge at a time.
+    merging: tokio::sync::Mutex<()>,
+}
 
 /// The mode a child of `kind` runs in under a parent in `parent`, and the
 /// tools it is offered: the kind's tools within the parent's mode, never
@@ -65,9 +78,18 @@ impl Session {
         }
         let kinds = discover_kinds_async(self.extension_roots()).await;
         let owner = self.timeline.store().owner(&self.id).await?;
-        // Children that may write take turns: two writers in one tree
-        // would undo each other's edits.
-        let writers = tokio::sync::Semaphore::new(1);
+        // Two writers in one tree would undo each other's edits: they work
+        // in copies of their own when they can, else take turns.
+        let writing = group
+            .iter()
+            .filter_map(|(_, args)| kinds.find(args.kind.as_deref().unwrap_or("general")))
+            .filter(|kind| child_tools(self.mode(), kind).0 == Mode::Agent)
+            .count();
+        let writers = Writers {
+            in_copies: writing >= 2 && self.subagents.parallel() > 1 && self.copies_possible(),
+            turn: tokio::sync::Semaphore::new(1),
+            merging: tokio::sync::Mutex::new(()),
+        };
         let mut results = Vec::new();
         let this: &Session = self;
         let mut running = futures::stream::iter(group.into_iter().map(|(index, args)| {
@@ -99,9 +121,20 @@ impl Session {
         Ok(stopped || cancel.is_cancelled())
     }
 
+    /// Whether a writing child can work in a copy: the workspace is a
+    /// folder of this machine, and there is a folder for copies.
+    fn copies_possible(&self) -> bool {
+        let folder = self
+            .subagents
+            .template
+            .as_ref()
+            .and_then(|t| t.workspaces.as_ref());
+        folder.is_some() && self.workspace.is_dir()
+    }
+
     /// One `task` call: its child created, run and closed (a child that may
-    /// write waits for `writers` first). The answer is the call's; the
-    /// events are the parent's `subagent.*` to fold.
+    /// write works in a copy, or waits for its turn first). The answer is
+    /// the call's; the events are the parent's `subagent.*` to fold.
     #[allow(clippy::too_many_arguments)]
     async fn run_child(
         &self,
@@ -110,7 +143,7 @@ impl Session {
         args: TaskArgs,
         kinds: &KindCatalog,
         owner: Option<&str>,
-        writers: &tokio::sync::Semaphore,
+        writers: &Writers,
         cancel: &CancellationToken,
     ) -> Result<(Answer, Vec<Event>), CoreError> {
         let name = args.kind.as_deref().unwrap_or("general");
@@ -125,9 +158,10 @@ impl Session {
             return Ok((Answer::error("subagents are off here"), Vec::new()));
         };
         let (mode, tools) = child_tools(self.mode(), kind);
+        let in_copy = mode == Mode::Agent && writers.in_copies;
         let _turn_to_write = match mode {
-            Mode::Agent => tokio::select! {
-                permit = writers.acquire() => permit.ok(),
+            Mode::Agent if !in_copy => tokio::select! {
+                permit = writers.turn.acquire() => permit.ok(),
                 _ = cancel.cancelled() => {
                     let answer = Answer::with_status(ToolStatus::Stopped, STOPPED_BY_USER);
                     return Ok((answer, Vec::new()));
@@ -140,7 +174,11 @@ impl Session {
         config.mode = mode;
         config.stop_rule = self.stop_rule;
         config.sandbox = Sandbox {
-            workspace: WorkspaceMode::InPlace,
+            workspace: if in_copy {
+                WorkspaceMode::Copy
+            } else {
+                WorkspaceMode::InPlace
+            },
             ..self.sandbox
         };
         config.checkpoints = None;
@@ -159,6 +197,25 @@ impl Session {
         if let Some(owner) = owner {
             self.timeline.store().set_owner(child.id(), owner).await?;
         }
+        let copy = if in_copy {
+            let (from, to) = (self.workspace.clone(), child.workspace.clone());
+            let made = tokio::task::spawn_blocking(move || {
+                WriterCopy::make(&from, &to).map_err(|e| e.to_string())
+            })
+            .await
+            .map_err(|e| e.to_string())
+            .and_then(|made| made);
+            match made {
+                Ok(copy) => Some(copy),
+                Err(e) => {
+                    child.close().await;
+                    let error = format!("the subagent's copy of the workspace failed: {e}");
+                    return Ok((Answer::error(error), Vec::new()));
+                }
+            }
+        } else {
+            None
+        };
         child.env_prepared = true;
         child.web = self.web.clone();
         // The same language servers (started anew by the child, when it
@@ -214,6 +271,9 @@ impl Session {
         let (mut child, outcome) = match ran {
             Ok(ran) => ran,
             Err(e) => {
+                if let Some(copy) = copy {
+                    let _ = tokio::task::spawn_blocking(move || copy.discard()).await;
+                }
                 let error = format!("the subagent's task ended: {e}");
                 return Ok((Answer::error(error), events));
             }
@@ -233,6 +293,22 @@ impl Session {
         };
         let child_id = child.id().clone();
         child.close().await;
+        let mut answer = answer;
+        if let Some(copy) = copy {
+            let _one_merge = writers.merging.lock().await;
+            let parent = self.workspace.clone();
+            let merged = tokio::task::spawn_blocking(move || {
+                copy.merge_into(&parent).map_err(|e| e.to_string())
+            })
+            .await
+            .map_err(|e| e.to_string())
+            .and_then(|merged| merged);
+            let note = match merged {
+                Ok(merged) => merged.note(),
+                Err(e) => format!("[The subagent's changes could not be applied: {e}]"),
+            };
+            answer.output = format!("{}\n\n{note}", answer.output);
+        }
         used.ms = started.elapsed().as_secs_f64() * 1000.0;
         let ended = EventKind::SubagentEnded {
             call_id: call.id.clone(),
