@@ -208,6 +208,9 @@ fn main() -> ExitCode {
         let args: Vec<String> = argv.map(|a| a.to_string_lossy().into_owned()).collect();
         return cortex_guest::main_entry(args);
     }
+    // Arguments first: `--version` and `--help` end here, before the
+    // config file is read.
+    let cli = Cli::parse();
     // The names a config file gives provider keys; a broken file is
     // reported later, where it is read for real.
     let configured: Vec<String> = config::Config::load()
@@ -220,7 +223,6 @@ fn main() -> ExitCode {
         .unwrap_or_default();
     // SAFETY: nothing has started a thread yet (the runtime is built later).
     unsafe { secrets::take(&configured) };
-    let cli = Cli::parse();
     match cli.command {
         Some(Command::Completions { shell }) => finish(completions::completions::<Cli>(shell)),
         Some(Command::Man) => finish(completions::man::<Cli>()),
