@@ -466,3 +466,54 @@ async fn a_hook_that_asks_under_the_deny_policy_refuses_the_call() {
         "nobody to ask"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hooks_allow_neither_passes_the_deny_list_nor_answers_for_the_user() {
+    let hooks_dir = tempfile::tempdir().expect("tempdir");
+    let allow = hook_script(
+        hooks_dir.path(),
+        "allow.sh",
+        "cat >/dev/null\necho '{\"hookSpecificOutput\":{\"permissionDecision\":\"allow\"}}'\n",
+    );
+    // Under `auto`: the built-in deny list still refuses.
+    let script = json!({"responses": [bash("mkfs.ext4 disk.img"), {"text": "done"}]});
+    let hooks = vec![hook(HookEvent::PreToolUse, None, allow.clone())];
+    let mut h = session(&[("a.txt", "a\n")], Mode::Agent, script, hooks).await;
+    turn(&mut h, "format it").await;
+    let results = h.results().await;
+    assert_eq!(results[0].1, ToolStatus::Refused, "{results:?}");
+    assert!(results[0].2.contains("deny list"), "{}", results[0].2);
+    assert_eq!(hook_events(&h).await.0[0].1, "allow");
+
+    // Under `ask`: the user is still asked, and the user's "deny" stands.
+    let script = json!({"responses": [bash("echo x > made.txt"), {"text": "done"}]});
+    let hooks = vec![hook(HookEvent::PreToolUse, None, allow)];
+    let mut h = session(&[("a.txt", "a\n")], Mode::Agent, script, hooks).await;
+    h.session
+        .approvals()
+        .set_policy(cortex_protocol::ApprovalPolicy::Ask)
+        .await
+        .expect("policy");
+    let approvals = h.session.approvals().clone();
+    let mut events = h.session.subscribe();
+    let answerer = tokio::spawn(async move {
+        let mut asked = 0;
+        while let Ok(published) = events.recv().await {
+            match &published.event.kind {
+                EventKind::ApprovalRequested { call_id, .. } => {
+                    asked += 1;
+                    approvals
+                        .answer(&call_id.0, cortex_protocol::ApprovalDecision::Deny)
+                        .expect("answer");
+                }
+                EventKind::TurnCompleted { .. } => break,
+                _ => {}
+            }
+        }
+        asked
+    });
+    turn(&mut h, "make a file").await;
+    assert_eq!(answerer.await.expect("answerer"), 1);
+    assert_eq!(h.results().await[0].1, ToolStatus::Refused);
+    assert!(!h.repo.path().join("made.txt").exists());
+}
