@@ -436,3 +436,101 @@ fn ctrl_r_rejects_with_feedback_and_ctrl_y_accepts_the_plan() {
         "the feedback is the next message"
     );
 }
+
+/// A custom command typed in the UI (issue 40, item 1): `/review a.txt the
+/// style` runs the repository's `.cortex/commands/review.md` with its
+/// arguments substituted and `@$1` replaced by the file's text, in the
+/// session's mode whatever the front matter says.
+#[test]
+fn a_custom_command_runs_with_its_arguments_and_an_included_file() {
+    let env = Env::new(&[("a.txt", "alpha line\n")]);
+    let commands = env.repo.path().join(".cortex/commands");
+    std::fs::create_dir_all(&commands).expect("mkdir");
+    std::fs::write(
+        commands.join("review.md"),
+        "---\ndescription: Review a file\nmode: agent\n---\nReview @$1 for $2.\n",
+    )
+    .expect("write");
+    let server = Server::start(vec![text("Reviewed it.")]);
+    let Some(pane) = start(&env, &server, "--mode ask") else {
+        return;
+    };
+    pane.type_text("/review a.txt 'the style'");
+    pane.press(&["Enter"]);
+    let screen = pane.wait_text("─ done");
+    assert!(screen.contains("Reviewed it."), "{screen}");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 1);
+    let messages = requests[0]["messages"].as_array().expect("messages");
+    let user = messages
+        .iter()
+        .rev()
+        .find(|m| m["role"] == "user")
+        .expect("a user message");
+    // The turn's context (the repository's files) comes first.
+    assert!(
+        user["content"]
+            .as_str()
+            .unwrap_or_default()
+            .ends_with("\n\nReview `a.txt`:\n```\nalpha line\n``` for the style."),
+        "{user}"
+    );
+    // The front matter's `mode: agent` was not applied.
+    let tools: Vec<&str> = requests[0]["tools"]
+        .as_array()
+        .map(|t| {
+            t.iter()
+                .filter_map(|t| t["function"]["name"].as_str())
+                .collect()
+        })
+        .unwrap_or_default();
+    assert!(!tools.contains(&"write_file"), "{tools:?}");
+    assert!(pane.screen().contains("Ask"), "{}", pane.screen());
+}
+
+/// A repository's hook file trusted from the UI (issue 40, item 4): before
+/// the trust its hook does not run; `/hooks` lists it, `/hooks trust`
+/// trusts it as listed, and from the next turn it runs (in the guest), its
+/// context reaching the model.
+#[test]
+fn hooks_trust_in_the_ui_runs_the_repositorys_hook_from_the_next_turn() {
+    let env = Env::new(&[("a.txt", "alpha\n")]);
+    let hooks = json!({"hooks": {"UserPromptSubmit": [{"hooks": [
+        {"type": "command", "command": "cat >/dev/null; echo 'hook says: tabs only'"}
+    ]}]}});
+    std::fs::create_dir_all(env.repo.path().join(".cortex")).expect("mkdir");
+    std::fs::write(
+        env.repo.path().join(".cortex/hooks.json"),
+        hooks.to_string(),
+    )
+    .expect("write");
+    let server = Server::start(vec![text("First."), text("Second.")]);
+    let Some(pane) = start(&env, &server, "") else {
+        return;
+    };
+    pane.type_text("one");
+    pane.press(&["Enter"]);
+    pane.wait_text("First.");
+    pane.type_text("/hooks");
+    pane.press(&["Enter"]);
+    // The listing names the hook (the notice of the untrusted file does not).
+    pane.wait_text("UserPromptSubmit");
+    pane.type_text("/hooks trust");
+    pane.press(&["Enter"]);
+    let trust = env.home.path().join("data/cortex/trusted-hooks.json");
+    pane.wait_for("the trust recorded", |_| trust.exists());
+    pane.type_text("two");
+    pane.press(&["Enter"]);
+    pane.wait_text("Second.");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    assert!(
+        !requests[0].to_string().contains("hook says: tabs only"),
+        "an untrusted hook ran"
+    );
+    assert!(
+        requests[1].to_string().contains("hook says: tabs only"),
+        "{}",
+        requests[1]
+    );
+}

@@ -12,7 +12,7 @@
 
 use crate::answer::Answer;
 use crate::approvals::Approval;
-use crate::hooks::HookEvent;
+use crate::hooks::PreTool;
 use crate::mcp_session::McpGate;
 use crate::stop_rule::{CallCheck, Ran};
 use crate::{CoreError, Session, StopRuleState};
@@ -497,18 +497,22 @@ impl Session {
                 return Ok(Gated::StopRule(reason));
             }
         }
-        // The user's PreToolUse hooks: after the gates that forbid, before
-        // approvals, so a hook can refuse what approvals would allow but
-        // never allow what a gate refused.
-        if let Some(reason) = self.pre_tool_hooks(turn, call).await? {
-            self.refuse(turn, call, reason, slot).await?;
-            return Ok(Gated::Answered);
-        }
+        // The PreToolUse hooks: after the gates that forbid, before
+        // approvals, so a hook can refuse what approvals would allow (or
+        // make the user decide it) but never allow what a gate refused.
+        let hook_asks = match self.pre_tool_hooks(turn, call).await? {
+            PreTool::Go => None,
+            PreTool::Ask(why) => Some(why),
+            PreTool::Refuse(reason) => {
+                self.refuse(turn, call, reason, slot).await?;
+                return Ok(Gated::Answered);
+            }
+        };
         let args = match &job {
             Job::Tool(args) => Some(args),
             Job::Mcp { .. } => None,
         };
-        match self.approve(turn, call, args, cancel).await? {
+        match self.approve(turn, call, args, hook_asks, cancel).await? {
             Approval::Run => Ok(Gated::Run(job)),
             Approval::Refuse(reason) => {
                 self.refuse(turn, call, reason, slot).await?;
@@ -520,65 +524,6 @@ impl Session {
                 Ok(Gated::Answered)
             }
         }
-    }
-
-    /// Why the user's `PreToolUse` hooks refuse `call`, if they do: one
-    /// denied it, or one failed (a failed guard refuses, stated).
-    async fn pre_tool_hooks(
-        &self,
-        turn: &TurnId,
-        call: &ToolCallRequest,
-    ) -> Result<Option<String>, CoreError> {
-        if !self.hooks.any(HookEvent::PreToolUse) {
-            return Ok(None);
-        }
-        let fields = serde_json::json!({
-            "tool_input": crate::hooks::tool_input(&call.arguments),
-        });
-        let outcome = self
-            .run_hooks(Some(turn), HookEvent::PreToolUse, Some(&call.name), fields)
-            .await?;
-        Ok(if let Some((hook, error)) = outcome.failed {
-            Some(format!(
-                "the PreToolUse hook `{hook}` failed: {error}; the call was refused"
-            ))
-        } else {
-            outcome.refused.map(|(hook, reason)| {
-                format!("the PreToolUse hook `{hook}` refused the call: {reason}")
-            })
-        })
-    }
-
-    /// The user's `PostToolUse` hooks for a call that succeeded: what they
-    /// add is appended to the result the model reads.
-    pub(crate) async fn post_tool_hooks(
-        &self,
-        turn: &TurnId,
-        call: &ToolCallRequest,
-        answer: &mut Answer,
-    ) -> Result<(), CoreError> {
-        // Without a hook, the result is not copied for one.
-        if answer.status != ToolStatus::Ok || !self.hooks.any(HookEvent::PostToolUse) {
-            return Ok(());
-        }
-        let fields = serde_json::json!({
-            "tool_input": crate::hooks::tool_input(&call.arguments),
-            "tool_response": answer.output,
-        });
-        let outcome = self
-            .run_hooks(Some(turn), HookEvent::PostToolUse, Some(&call.name), fields)
-            .await?;
-        for context in outcome.context {
-            answer
-                .output
-                .push_str(&format!("\n\n[PostToolUse hook] {context}"));
-        }
-        if let Some((hook, reason)) = outcome.refused {
-            answer
-                .output
-                .push_str(&format!("\n\n[PostToolUse hook `{hook}`] {reason}"));
-        }
-        Ok(())
     }
 
     /// A gate's refusal: `tool.refused`, then the result the model reads.

@@ -18,7 +18,10 @@
 //! and lists its files; the model then reads or runs them with the mode's
 //! own tools, in the guest, under the same gates as any call. A skill's
 //! files in the user's folder are outside the workspace: listed, and the
-//! answer says the workspace tools cannot reach them.
+//! answer says the workspace tools cannot reach them; the tool's `file`
+//! reads one (of any skill) as text, below the skill's folder, no link
+//! followed, capped. Nothing of a skill runs but through the model's own
+//! calls.
 
 use crate::answer::Answer;
 use crate::extensions::{self, Kind, Roots, front_matter, one_line};
@@ -271,8 +274,8 @@ fn files(dir: BorrowedFd<'_>, prefix: &str, depth: usize, out: &mut Vec<String>,
     }
 }
 
-/// The `skill` tool's answer for `name` (blocking).
-fn answer(roots: &Roots, name: &str) -> Answer {
+/// The `skill` tool's answer for `name`, or for one of its files (blocking).
+fn answer(roots: &Roots, name: &str, file: Option<&str>) -> Answer {
     let catalog = discover_skills(roots);
     let Some(skill) = catalog.find(name) else {
         if let Some(rejected) = catalog
@@ -308,6 +311,12 @@ fn answer(roots: &Roots, name: &str) -> Answer {
             .as_deref()
             .and_then(|c| extensions::open_folder(c, true, &["skills", skill.info.name.as_str()])),
     };
+    if let Some(file) = file {
+        return match &folder {
+            Some(folder) => file_answer(skill, folder.as_fd(), file),
+            None => Answer::error(format!("the folder of the skill `{name}` cannot be opened")),
+        };
+    }
     let mut listed = Vec::new();
     let mut more = false;
     if let Some(folder) = &folder {
@@ -326,8 +335,8 @@ fn answer(roots: &Roots, name: &str) -> Answer {
             "\nIts files (paths relative to the workspace; read or run them with your tools):\n",
         ),
         ExtensionScope::User => text.push_str(&format!(
-            "\nIts files are in the user's folder {}, outside the workspace: your tools cannot \
-             read or run them.\n",
+            "\nIts files are in the user's folder {}, outside the workspace: read one with this \
+             tool's `file`; your other tools cannot reach them, so none can be run.\n",
             skill.info.path
         )),
     }
@@ -346,6 +355,62 @@ fn answer(roots: &Roots, name: &str) -> Answer {
     Answer::ok(text)
 }
 
+/// The text of `file`, a path relative to the skill's `folder`, read
+/// without following a link and cut at [`MAX_SKILL_BYTES`].
+fn file_answer(skill: &Skill, folder: BorrowedFd<'_>, file: &str) -> Answer {
+    let refused = |why: &str| {
+        Answer::error(format!(
+            "`{file}` of the skill `{}` cannot be read: {why}",
+            skill.info.name
+        ))
+    };
+    let Some(parts) = crate::copy::plain_components(std::path::Path::new(file)) else {
+        return refused("name a file its answer listed, relative to its folder, without `..`");
+    };
+    let Some(parts) = parts.iter().map(|p| p.to_str()).collect::<Option<Vec<_>>>() else {
+        return refused("the path is not UTF-8");
+    };
+    let Some((leaf, folders)) = parts.split_last() else {
+        return refused("an empty path");
+    };
+    let mut opened: Option<rustix::fd::OwnedFd> = None;
+    for part in folders {
+        let dir = opened.as_ref().map_or(folder, |d| d.as_fd());
+        match extensions::open_child(dir, part) {
+            Some(sub) => opened = Some(sub),
+            None => return refused("no such folder (or a link on the way: not followed)"),
+        }
+    }
+    let dir = opened.as_ref().map_or(folder, |d| d.as_fd());
+    let (bytes, size) = match extensions::read_prefix(dir, leaf, MAX_SKILL_BYTES) {
+        Ok(read) => read,
+        Err(why) => return refused(&why),
+    };
+    if bytes.contains(&0) {
+        return refused("a binary file");
+    }
+    let text = match String::from_utf8(bytes) {
+        Ok(text) => text,
+        // Cut inside a character, or not text at all.
+        Err(e) => {
+            let valid = e.utf8_error().valid_up_to();
+            let bytes = e.into_bytes();
+            if bytes.len() - valid > 3 {
+                return refused("not UTF-8 text");
+            }
+            String::from_utf8_lossy(&bytes[..valid]).into_owned()
+        }
+    };
+    let mut out = format!("`{file}` of the skill `{}`:\n{text}", skill.info.name);
+    if size > text.len() as u64 {
+        out.push_str(&format!(
+            "\n[cut: {} of its {size} bytes shown]",
+            text.len()
+        ));
+    }
+    Answer::ok(out)
+}
+
 impl Session {
     /// Where this session's commands and skills are looked for.
     pub fn extension_roots(&self) -> Roots {
@@ -359,9 +424,10 @@ impl Session {
     /// The `skill` tool: a skill's instructions and its files.
     pub(crate) async fn skill_tool(&self, args: SkillArgs) -> Result<Answer, CoreError> {
         let roots = self.extension_roots();
-        let answer = tokio::task::spawn_blocking(move || answer(&roots, &args.name))
-            .await
-            .unwrap_or_else(|_| Answer::error("the skills could not be read"));
+        let answer =
+            tokio::task::spawn_blocking(move || answer(&roots, &args.name, args.file.as_deref()))
+                .await
+                .unwrap_or_else(|_| Answer::error("the skills could not be read"));
         Ok(answer)
     }
 }
@@ -443,7 +509,7 @@ mod tests {
             "only names and descriptions: {text}"
         );
 
-        let loaded = answer(&roots, "pdf-forms");
+        let loaded = answer(&roots, "pdf-forms", None);
         assert_eq!(loaded.status, cortex_protocol::ToolStatus::Ok);
         assert!(
             loaded.output.contains("# Steps\nRun fill.py"),
@@ -457,10 +523,28 @@ mod tests {
             "{}",
             loaded.output
         );
-        let refused = answer(&roots, "big");
+        let file = answer(&roots, "pdf-forms", Some("scripts/fill.py"));
+        assert_eq!(file.status, cortex_protocol::ToolStatus::Ok);
+        assert_eq!(
+            file.output,
+            "`scripts/fill.py` of the skill `pdf-forms`:\nprint()"
+        );
+        std::os::unix::fs::symlink("/etc", root.join(".cortex/skills/pdf-forms/etc"))
+            .expect("link");
+        for (path, why) in [
+            ("../../../a", "without `..`"),
+            ("/etc/passwd", "without `..`"),
+            ("etc/passwd", "a link on the way: not followed"),
+            ("scripts/none.py", "no such file"),
+        ] {
+            let refused = answer(&roots, "pdf-forms", Some(path));
+            assert_eq!(refused.status, cortex_protocol::ToolStatus::Error);
+            assert!(refused.output.contains(why), "{path}: {}", refused.output);
+        }
+        let refused = answer(&roots, "big", None);
         assert_eq!(refused.status, cortex_protocol::ToolStatus::Error);
         assert!(refused.output.contains("64 KiB"), "{}", refused.output);
-        let unknown = answer(&roots, "nope");
+        let unknown = answer(&roots, "nope", None);
         assert_eq!(
             unknown.output,
             "there is no skill named `nope`; the skills are: pdf-forms"

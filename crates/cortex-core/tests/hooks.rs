@@ -1,9 +1,11 @@
 //! The user's hooks (issue 40, items 3-5): a `PreToolUse` hook refuses a
-//! call approvals (`auto`) would run, by exit code 2 or by JSON; a
-//! `PostToolUse` hook's context reaches the next request; a `Stop` hook
-//! sends the model back once; a hook that hangs is killed at its timeout and
-//! its call refused; what a hook says is stripped of escape sequences; a hook
-//! never sees the provider's key. The scripts are written by each test.
+//! call approvals (`auto`) would run, by exit code 2 or by JSON, and one
+//! that answers `ask` makes the user decide the call even under `auto`
+//! (refused where nobody can answer); a `PostToolUse` hook's context
+//! reaches the next request; a `Stop` hook sends the model back once; a
+//! hook that hangs is killed at its timeout and its call refused; what a
+//! hook says is stripped of escape sequences; a hook never sees the
+//! provider's key. The scripts are written by each test.
 
 mod common;
 
@@ -222,13 +224,11 @@ async fn a_hook_that_hangs_is_killed_and_its_call_refused() {
     let mut spec = hook(HookEvent::PreToolUse, None, hang);
     spec.timeout_ms = Some(300);
     let mut h = session(&[("a.txt", "a\n")], Mode::Agent, script, vec![spec]).await;
-    let started = std::time::Instant::now();
     let outcome = turn(&mut h, "make a file").await;
     assert!(
         matches!(outcome, TurnOutcome::Completed { .. }),
         "{outcome:?}"
     );
-    assert!(started.elapsed() < std::time::Duration::from_secs(20));
     assert!(!h.repo.path().join("made.txt").exists());
     let results = h.results().await;
     assert_eq!(results[0].1, ToolStatus::Refused);
@@ -350,4 +350,170 @@ async fn a_user_prompt_submit_hook_adds_context_or_fails_the_turn() {
         other => panic!("{other:?}"),
     }
     assert!(h.model.requests().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pre_tool_use_hook_that_asks_makes_the_user_decide_even_under_auto() {
+    let hooks_dir = tempfile::tempdir().expect("tempdir");
+    // Claude Code's form for `rm`, the plain one for `read_file` (a tool
+    // approvals never ask about).
+    let asks = hook_script(
+        hooks_dir.path(),
+        "asks.sh",
+        "input=$(cat)\ncase \"$input\" in\n\
+         *'rm '*) echo '{\"hookSpecificOutput\":{\"hookEventName\":\"PreToolUse\",\"permissionDecision\":\"ask\",\"permissionDecisionReason\":\"rm deletes files\"}}';;\n\
+         *read_file*) echo '{\"decision\":\"ask\"}';;\n\
+         esac\n",
+    );
+    let script = json!({"responses": [
+        bash("rm victim.txt"),
+        {"tool_calls": [{"name": "read_file", "arguments": {"path": "victim.txt"}}]},
+        bash("rm victim.txt"),
+        bash("echo unasked > other.txt"),
+        {"text": "done"}
+    ]});
+    let hooks = vec![hook(HookEvent::PreToolUse, None, asks)];
+    let mut h = session(&[("victim.txt", "keep me\n")], Mode::Agent, script, hooks).await;
+    // The user denies the first request and allows the others.
+    let approvals = h.session.approvals().clone();
+    let mut events = h.session.subscribe();
+    let answerer = tokio::spawn(async move {
+        let mut asked = Vec::new();
+        while let Ok(published) = events.recv().await {
+            match &published.event.kind {
+                EventKind::ApprovalRequested {
+                    call_id,
+                    summary,
+                    reason,
+                    ..
+                } => {
+                    let decision = if asked.is_empty() {
+                        cortex_protocol::ApprovalDecision::Deny
+                    } else {
+                        cortex_protocol::ApprovalDecision::Allow
+                    };
+                    asked.push((summary.clone(), reason.clone()));
+                    approvals.answer(&call_id.0, decision).expect("answer");
+                }
+                EventKind::TurnCompleted { .. } => break,
+                _ => {}
+            }
+        }
+        asked
+    });
+    let outcome = turn(&mut h, "clean up").await;
+    assert!(
+        matches!(outcome, TurnOutcome::Completed { .. }),
+        "{outcome:?}"
+    );
+    let asked = answerer.await.expect("answerer");
+    assert_eq!(asked.len(), 3, "{asked:?}");
+    assert_eq!(asked[0].0, "rm victim.txt");
+    assert!(
+        asked[0].1.contains("PreToolUse hook") && asked[0].1.ends_with("asks: rm deletes files"),
+        "{asked:?}"
+    );
+    assert!(asked[1].0.starts_with("read_file "), "{asked:?}");
+    assert!(asked[1].1.ends_with("asks for your approval"), "{asked:?}");
+    let results = h.results().await;
+    let statuses: Vec<ToolStatus> = results.iter().map(|r| r.1).collect();
+    // Denied, then allowed twice; a call the hook does not ask about runs
+    // unasked, as `auto` runs it.
+    assert_eq!(
+        statuses,
+        [
+            ToolStatus::Refused,
+            ToolStatus::Ok,
+            ToolStatus::Ok,
+            ToolStatus::Ok
+        ],
+        "{results:?}"
+    );
+    assert!(results[0].2.contains("the user denied this call"));
+    assert!(!h.repo.path().join("victim.txt").exists(), "allowed rm ran");
+    assert!(h.repo.path().join("other.txt").exists());
+    let decisions: Vec<String> = hook_events(&h).await.0.into_iter().map(|r| r.1).collect();
+    assert_eq!(decisions, ["ask", "ask", "ask", "continue"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hook_that_asks_under_the_deny_policy_refuses_the_call() {
+    let hooks_dir = tempfile::tempdir().expect("tempdir");
+    let asks = hook_script(
+        hooks_dir.path(),
+        "asks.sh",
+        "cat >/dev/null\necho '{\"decision\":\"ask\",\"reason\":\"a person must look\"}'\n",
+    );
+    let script = json!({"responses": [bash("echo x > made.txt"), {"text": "done"}]});
+    let hooks = vec![hook(HookEvent::PreToolUse, Some("Bash"), asks)];
+    let mut h = session(&[("a.txt", "a\n")], Mode::Agent, script, hooks).await;
+    h.session
+        .approvals()
+        .set_policy(cortex_protocol::ApprovalPolicy::Deny)
+        .await
+        .expect("policy");
+    turn(&mut h, "make a file").await;
+    let results = h.results().await;
+    assert_eq!(results[0].1, ToolStatus::Refused, "{results:?}");
+    assert!(
+        results[0].2.contains("a person must look") && results[0].2.contains("`deny`"),
+        "{}",
+        results[0].2
+    );
+    assert!(!h.repo.path().join("made.txt").exists());
+    assert!(
+        !h.types().await.contains(&"approval.requested"),
+        "nobody to ask"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hooks_allow_neither_passes_the_deny_list_nor_answers_for_the_user() {
+    let hooks_dir = tempfile::tempdir().expect("tempdir");
+    let allow = hook_script(
+        hooks_dir.path(),
+        "allow.sh",
+        "cat >/dev/null\necho '{\"hookSpecificOutput\":{\"permissionDecision\":\"allow\"}}'\n",
+    );
+    // Under `auto`: the built-in deny list still refuses.
+    let script = json!({"responses": [bash("mkfs.ext4 disk.img"), {"text": "done"}]});
+    let hooks = vec![hook(HookEvent::PreToolUse, None, allow.clone())];
+    let mut h = session(&[("a.txt", "a\n")], Mode::Agent, script, hooks).await;
+    turn(&mut h, "format it").await;
+    let results = h.results().await;
+    assert_eq!(results[0].1, ToolStatus::Refused, "{results:?}");
+    assert!(results[0].2.contains("deny list"), "{}", results[0].2);
+    assert_eq!(hook_events(&h).await.0[0].1, "allow");
+
+    // Under `ask`: the user is still asked, and the user's "deny" stands.
+    let script = json!({"responses": [bash("echo x > made.txt"), {"text": "done"}]});
+    let hooks = vec![hook(HookEvent::PreToolUse, None, allow)];
+    let mut h = session(&[("a.txt", "a\n")], Mode::Agent, script, hooks).await;
+    h.session
+        .approvals()
+        .set_policy(cortex_protocol::ApprovalPolicy::Ask)
+        .await
+        .expect("policy");
+    let approvals = h.session.approvals().clone();
+    let mut events = h.session.subscribe();
+    let answerer = tokio::spawn(async move {
+        let mut asked = 0;
+        while let Ok(published) = events.recv().await {
+            match &published.event.kind {
+                EventKind::ApprovalRequested { call_id, .. } => {
+                    asked += 1;
+                    approvals
+                        .answer(&call_id.0, cortex_protocol::ApprovalDecision::Deny)
+                        .expect("answer");
+                }
+                EventKind::TurnCompleted { .. } => break,
+                _ => {}
+            }
+        }
+        asked
+    });
+    turn(&mut h, "make a file").await;
+    assert_eq!(answerer.await.expect("answerer"), 1);
+    assert_eq!(h.results().await[0].1, ToolStatus::Refused);
+    assert!(!h.repo.path().join("made.txt").exists());
 }

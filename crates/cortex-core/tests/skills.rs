@@ -160,3 +160,58 @@ async fn the_users_skill_wins_and_a_resume_sends_the_same_catalogue() {
         "{system}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_users_skill_file_outside_the_workspace_is_read_through_the_tool() {
+    let config_dir = tempfile::tempdir().expect("tempdir");
+    write(
+        config_dir.path(),
+        "skills/house-style/SKILL.md",
+        "---\nname: house-style\ndescription: Our style\n---\nRead reference/rules.md.\n",
+    );
+    write(
+        config_dir.path(),
+        "skills/house-style/reference/rules.md",
+        "Tabs, never spaces.\n",
+    );
+    let (repo, store, model) = common::parts(
+        &[("a.txt", "alpha\n")],
+        &json!({"responses": [
+            {"tool_calls": [{"name": "skill", "arguments": {"name": "house-style"}}]},
+            {"tool_calls": [{"name": "skill", "arguments":
+                {"name": "house-style", "file": "reference/rules.md"}}]},
+            {"tool_calls": [{"name": "skill", "arguments":
+                {"name": "house-style", "file": "../../config.toml"}}]},
+            {"text": "ok"}
+        ]}),
+    );
+    let mut cfg = config(
+        repo.path(),
+        store.clone(),
+        model.clone(),
+        Mode::Ask,
+        StopRule::Code,
+    );
+    cfg.harness_dirs = HarnessDirs::new().with("config", config_dir.path());
+    let mut session = Session::create(cfg).await.expect("session");
+    session
+        .run_turn("style", CancellationToken::new())
+        .await
+        .expect("turn");
+    let outputs = common::tool_results(&store, &session).await;
+    assert_eq!(outputs.len(), 3, "{outputs:#?}");
+    assert_eq!(outputs[0].0, ToolStatus::Ok);
+    assert!(
+        outputs[0].1.contains("read one with this tool's `file`")
+            && outputs[0].1.contains("\n- reference/rules.md\n"),
+        "{}",
+        outputs[0].1
+    );
+    assert_eq!(outputs[1].0, ToolStatus::Ok);
+    assert_eq!(
+        outputs[1].1,
+        "`reference/rules.md` of the skill `house-style`:\nTabs, never spaces.\n"
+    );
+    assert_eq!(outputs[2].0, ToolStatus::Error, "{}", outputs[2].1);
+    assert!(outputs[2].1.contains("without `..`"), "{}", outputs[2].1);
+}

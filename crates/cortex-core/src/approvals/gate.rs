@@ -21,6 +21,31 @@ pub(crate) enum Approval {
     Stopped,
 }
 
+/// What the model reads when the user denied its call.
+const USER_DENIED: &str = "the user denied this call. Do not retry it; continue without it or \
+    ask the user what to do instead.";
+
+/// The longest summary of a call that approvals have no subject for.
+const SUMMARY_CHARS: usize = 200;
+
+/// One line for the user about a call approvals have no subject for (a
+/// read-only tool a hook asked about): its name and arguments, cut.
+fn call_summary(call: &ToolCallRequest) -> String {
+    let line = format!(
+        "{} {}",
+        call.name,
+        call.arguments
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+    );
+    if line.chars().count() <= SUMMARY_CHARS {
+        return line;
+    }
+    let kept: String = line.chars().take(SUMMARY_CHARS).collect();
+    format!("{kept}…")
+}
+
 impl Session {
     /// The session's approval state (policy, waiting requests), for tasks
     /// that do not hold the session.
@@ -30,28 +55,39 @@ impl Session {
 
     /// The approval gate for one call whose arguments parsed (`args`;
     /// `None` for an MCP call, named `mcp__SERVER__TOOL`). Waits for the
-    /// user's answer in `ask`; returns `Stopped` when `cancel` fires first.
+    /// user's answer in `ask`, or whatever the policy when a `PreToolUse`
+    /// hook asked (`hook_asks`, why); returns `Stopped` when `cancel` fires
+    /// first.
     pub(crate) async fn approve(
         &mut self,
         turn: &TurnId,
         call: &ToolCallRequest,
         args: Option<&ToolArgs>,
+        hook_asks: Option<String>,
         cancel: &CancellationToken,
     ) -> Result<Approval, CoreError> {
-        let Some(subject) = Subject::of(&call.name, args) else {
+        let subject = Subject::of(&call.name, args);
+        if let Some(subject) = &subject {
+            let ctx = DenyContext::for_workspace(&self.workspace);
+            let denied = match subject {
+                Subject::Bash { analysis, .. } => deny::check_bash(analysis, &ctx),
+                Subject::Write { path } => deny::check_write(path, &ctx),
+                Subject::Mcp { .. } => None,
+            };
+            if let Some(reason) = denied {
+                return Ok(Approval::Refuse(format!(
+                    "refused: {reason}. No rule or approval can allow this; do not retry it."
+                )));
+            }
+        }
+        if let Some(why) = hook_asks {
+            return self
+                .ask_for_hook(turn, call, subject.as_ref(), why, cancel)
+                .await;
+        }
+        let Some(subject) = subject else {
             return Ok(Approval::Run);
         };
-        let ctx = DenyContext::for_workspace(&self.workspace);
-        let denied = match &subject {
-            Subject::Bash { analysis, .. } => deny::check_bash(analysis, &ctx),
-            Subject::Write { path } => deny::check_write(path, &ctx),
-            Subject::Mcp { .. } => None,
-        };
-        if let Some(reason) = denied {
-            return Ok(Approval::Refuse(format!(
-                "refused: {reason}. No rule or approval can allow this; do not retry it."
-            )));
-        }
         let policy = self.approvals.policy();
         if policy == ApprovalPolicy::Auto {
             return Ok(Approval::Run);
@@ -82,11 +118,7 @@ impl Session {
             .await?;
         Ok(match decision {
             None => Approval::Stopped,
-            Some(ApprovalDecision::Deny) => Approval::Refuse(
-                "the user denied this call. Do not retry it; continue without it or ask the \
-                 user what to do instead."
-                    .to_owned(),
-            ),
+            Some(ApprovalDecision::Deny) => Approval::Refuse(USER_DENIED.to_owned()),
             Some(ApprovalDecision::Allow) => Approval::Run,
             Some(ApprovalDecision::Always) => {
                 let added = subject.rules_for_always(&rules, &self.workspace);
@@ -101,6 +133,43 @@ impl Session {
                 self.persist_rules(added).await?;
                 Approval::Run
             }
+        })
+    }
+
+    /// A `PreToolUse` hook answered `ask`: the user decides this call,
+    /// whatever the policy and the rules would have done (a hook can make a
+    /// call stricter, never looser). Where nobody can answer (policy
+    /// `deny`, a subagent), the call is refused. "Always" allows it this
+    /// once and stores no rule: the hook asks again next time anyway.
+    async fn ask_for_hook(
+        &mut self,
+        turn: &TurnId,
+        call: &ToolCallRequest,
+        subject: Option<&Subject>,
+        why: String,
+        cancel: &CancellationToken,
+    ) -> Result<Approval, CoreError> {
+        if self.approvals.policy() == ApprovalPolicy::Deny {
+            return Ok(Approval::Refuse(format!(
+                "refused: {why}, and the session's approval policy is `deny`. Do not retry \
+                 it; do the task another way or say what you would run."
+            )));
+        }
+        if self.subagents.is_child() {
+            return Ok(Approval::Refuse(format!(
+                "refused: {why}, and a subagent cannot ask the user. Do not retry it; say in \
+                 your answer what you would run, so the agent that started you can do it."
+            )));
+        }
+        let summary = match subject {
+            Some(subject) => subject.summary(),
+            None => call_summary(call),
+        };
+        let decision = self.ask(turn, call, summary, why, cancel).await?;
+        Ok(match decision {
+            None => Approval::Stopped,
+            Some(ApprovalDecision::Deny) => Approval::Refuse(USER_DENIED.to_owned()),
+            Some(ApprovalDecision::Allow | ApprovalDecision::Always) => Approval::Run,
         })
     }
 

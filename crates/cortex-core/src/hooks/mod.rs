@@ -12,8 +12,8 @@
 //! Events: `SessionStart` (a session's first turn in this process: context
 //! for it), `UserPromptSubmit` (context for the turn, or a block that fails
 //! it), `PreToolUse` (after the mode gate and the stop rule, before
-//! approvals: it can refuse a call approvals would allow, never allow one a
-//! gate refused), `PostToolUse` (its context is added to the result the
+//! approvals: it can refuse a call approvals would allow, or make the user
+//! decide it, never allow one a gate refused; `tool.rs`), `PostToolUse` (its context is added to the result the
 //! model reads), `PreCompact` (before a compaction; what it answers is only
 //! recorded) and `Stop` (an answer a hook blocks goes back to the model once
 //! per turn).
@@ -27,11 +27,13 @@ mod claude;
 mod guest;
 mod host;
 pub mod repository;
+mod tool;
 pub mod trust;
 
 pub use claude::{ParsedHooks, parse_claude_hooks};
 pub use host::OUTPUT_CAP;
 pub(crate) use host::clean;
+pub(crate) use tool::PreTool;
 
 use crate::{CoreError, Session};
 use cortex_protocol::{EventKind, TurnId};
@@ -311,7 +313,9 @@ pub(crate) enum Decision {
     Allow,
     /// `deny`.
     Deny,
-    /// `ask`: approvals decide.
+    /// `ask`: the user decides, asked whatever the approval policy and
+    /// rules would have done (a hook can make a call stricter, never
+    /// looser).
     Ask,
     /// `block`, or exit code 2.
     Block,
@@ -361,6 +365,8 @@ pub(crate) struct HooksOutcome {
     pub refused: Option<(String, String)>,
     /// A hook that failed, for `PreToolUse` (which then refuses).
     pub failed: Option<(String, String)>,
+    /// The first hook that answered `ask`: its name and its reason.
+    pub asked: Option<(String, Option<String>)>,
     /// Every hook's context, in order.
     pub context: Vec<String>,
 }
@@ -402,6 +408,9 @@ impl Session {
                     };
                     self.timeline.emit(turn, ran).await?;
                     outcome.context.extend(answer.context);
+                    if answer.decision == Decision::Ask && outcome.asked.is_none() {
+                        outcome.asked = Some((name.clone(), answer.reason.clone()));
+                    }
                     if answer.decision.refuses() {
                         let reason = answer
                             .reason

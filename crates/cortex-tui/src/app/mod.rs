@@ -337,6 +337,11 @@ impl App {
         commands
     }
 
+    /// Whether the session's custom commands have been listed.
+    pub fn custom_listed(&self) -> bool {
+        self.custom.is_some()
+    }
+
     /// Whether the session has a custom command `name` (as last listed).
     pub fn has_custom_command(&self, name: &str) -> bool {
         self.custom

@@ -177,8 +177,10 @@ pub fn run(app: &mut App, line: &str) -> Vec<Command> {
     match find(name) {
         Some(command) => (command.run)(app, args.trim()),
         // The server reads the command's file: a prompt, run in the
-        // session's mode like any message.
-        None if app.has_custom_command(name) => app.command_between_turns(
+        // session's mode like any message. Before the session's commands
+        // are listed (a line typed or pasted faster than the list
+        // arrives), the server says whether it knows the name.
+        None if app.has_custom_command(name) || !app.custom_listed() => app.command_between_turns(
             &format!("/{name}"),
             Command::RunCommand {
                 name: name.to_owned(),

@@ -109,6 +109,16 @@ fn slash_commands_run_and_unknown_ones_say_so() {
         app.on_key(key(KeyCode::Enter)),
         [Command::SetMode(Mode::Plan)]
     );
+    // Before the session's commands are listed, the server decides.
+    typed(&mut app, "/frobnicate now");
+    assert_eq!(
+        app.on_key(key(KeyCode::Enter)),
+        [Command::RunCommand {
+            name: "frobnicate".into(),
+            arguments: "now".into(),
+        }]
+    );
+    app.on_outcome(Outcome::Commands(Vec::new()));
     typed(&mut app, "/frobnicate");
     assert!(app.on_key(key(KeyCode::Enter)).is_empty());
     assert!(
