@@ -113,6 +113,12 @@ async fn show(
         new_sessions,
         context_window: Box::new(move |model: &str| context_window(&config, model)),
         doctor: Box::new(|repository| Box::pin(crate::doctor::tui_lines(repository))),
+        // The in-process server reads this very file; a remote one its own.
+        user_instructions: local
+            .is_some()
+            .then(crate::config::config_path)
+            .and_then(Result::ok)
+            .and_then(|p| p.parent().map(|dir| dir.join("AGENTS.md"))),
     };
     let stderr = StderrToLog::start()?;
     let result = cortex_tui::run(launch).await;

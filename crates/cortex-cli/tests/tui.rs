@@ -534,3 +534,66 @@ fn hooks_trust_in_the_ui_runs_the_repositorys_hook_from_the_next_turn() {
         requests[1]
     );
 }
+
+/// The first screen names the project instructions, `/status` lists them,
+/// and Esc Esc rewinds what the turn's `bash` did, asking first about the
+/// file the user changed since.
+#[test]
+fn instructions_are_named_and_esc_esc_rewinds_after_asking_about_the_users_file() {
+    let env = Env::new(&[
+        ("AGENTS.md", "Run the tests with make.\n"),
+        ("notes.txt", "alpha\n"),
+        ("old.txt", "old\n"),
+    ]);
+    let server = Server::start(vec![
+        call(
+            "bash",
+            json!({"command": "echo beta > notes.txt && rm old.txt && mkdir sub && echo x > sub/new.txt"}),
+        ),
+        text("Changed."),
+    ]);
+    let Some(pane) = start(&env, &server, "") else {
+        return;
+    };
+    pane.wait_text("instructions: AGENTS.md · given");
+    pane.type_text("change things");
+    pane.press(&["Enter"]);
+    pane.wait_text("─ done");
+    let repo = env.repo.path();
+    assert!(!repo.join("old.txt").exists());
+    pane.type_text("/status");
+    pane.press(&["Enter"]);
+    let screen = pane.wait_text("status: session");
+    assert!(screen.contains("instructions: AGENTS.md ("), "{screen}");
+
+    // The user edits the file the turn changed.
+    std::fs::write(repo.join("notes.txt"), "mine\n").expect("user edit");
+    pane.press(&["Escape"]);
+    std::thread::sleep(Duration::from_millis(300));
+    pane.press(&["Escape"]);
+    pane.wait_text("1. change things");
+    pane.press(&["Enter"]);
+    let screen = pane.wait_text("[both]");
+    assert!(screen.contains("notes.txt"), "{screen}");
+    pane.press(&["Enter"]);
+    pane.wait_text("y overwrites 1");
+    assert_eq!(
+        std::fs::read_to_string(repo.join("notes.txt")).expect("notes"),
+        "mine\n",
+        "nothing is overwritten before the answer"
+    );
+    pane.press(&["y"]);
+    pane.wait_text("rewound to before");
+    assert_eq!(
+        std::fs::read_to_string(repo.join("notes.txt")).expect("notes"),
+        "alpha\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(repo.join("old.txt")).expect("old.txt back"),
+        "old\n"
+    );
+    assert!(
+        !repo.join("sub").exists(),
+        "the folder the turn made is gone"
+    );
+}

@@ -2,8 +2,8 @@
 //! `CLAUDE.md` where a folder has none) reach the model with every request,
 //! apart from the user's message; a nested folder's when the turn first
 //! touches it; the user's own first; capped with the cut stated; kept
-//! through a compaction and a resume; and never more than text for the
-//! model.
+//! through a compaction and a resume; read in the guest, so never through
+//! a link out of the workspace; and never more than text for the model.
 
 mod common;
 
@@ -46,12 +46,14 @@ async fn turn(h: &mut Harness, message: &str) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_root_file_reaches_the_first_request_apart_from_the_message() {
-    for mode in [Mode::Ask, Mode::Agent] {
+    for mode in [Mode::Ask, Mode::Plan, Mode::Spec, Mode::Agent] {
         let files = [
             ("AGENTS.md", "Run the tests with `make check`.\n"),
             ("a.py", "x = 1\n"),
         ];
-        let mut h = harness(&files, mode, json!({"responses": [{"text": "ok"}]})).await;
+        // Plan and Spec may be reminded of their tool: answers to spare.
+        let script = json!({"responses": [{"text": "ok"}, {"text": "ok"}, {"text": "ok"}]});
+        let mut h = harness(&files, mode, script).await;
         turn(&mut h, "what is x?").await;
         let request = &h.model.requests()[0];
         assert!(
@@ -280,4 +282,42 @@ async fn a_hostile_file_changes_nothing_but_the_models_text() {
     // What a client shows of the event is the file's name, not its text.
     let loaded = loaded(&h.events().await);
     assert_eq!(loaded[0].0, ["AGENTS.md"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_link_out_of_the_workspace_is_never_read() {
+    // Instructions files outside the workspace, reached only by links.
+    let outside = tempfile::tempdir().expect("outside");
+    write(outside.path(), "AGENTS.md", "SECRET ROOT\n");
+    write(outside.path(), "sub/AGENTS.md", "SECRET SUB\n");
+    write(outside.path(), "sub/x.py", "x = 1\n");
+    let files = [("real/AGENTS.md", "REAL RULE\n"), ("real/y.py", "y = 2\n")];
+    let script = json!({"responses": [
+        {"tool_calls": [
+            {"name": "read_file", "arguments": {"path": "linked/x.py"}},
+            {"name": "read_file", "arguments": {"path": "real/y.py"}}
+        ]},
+        {"text": "done"},
+    ]});
+    let mut h = harness(&files, Mode::Ask, script).await;
+    // The root's AGENTS.md is a link to a file outside; `linked` is a link
+    // to a folder outside holding its own AGENTS.md.
+    std::os::unix::fs::symlink(
+        outside.path().join("AGENTS.md"),
+        h.repo.path().join("AGENTS.md"),
+    )
+    .expect("symlink");
+    std::os::unix::fs::symlink(outside.path().join("sub"), h.repo.path().join("linked"))
+        .expect("symlink");
+    turn(&mut h, "what are x and y?").await;
+    for request in h.model.requests() {
+        assert!(!request.system.contains("SECRET"), "{}", request.system);
+    }
+    assert!(
+        h.model.requests()[1]
+            .system
+            .contains("--- real/AGENTS.md\nREAL RULE")
+    );
+    let listed: Vec<Vec<String>> = loaded(&h.events().await).into_iter().map(|l| l.0).collect();
+    assert_eq!(listed, [vec!["real/AGENTS.md"]]);
 }

@@ -60,6 +60,11 @@ struct Rig {
 }
 
 async fn rig(script: Value, quota: Option<u64>) -> Rig {
+    rig_with(script, quota, None).await
+}
+
+/// [`rig`] with the quota of all sessions' checkpoints together too.
+async fn rig_with(script: Value, quota: Option<u64>, total: Option<u64>) -> Rig {
     let repo = tempfile::tempdir().expect("repo");
     common::write(repo.path(), "calc.py", "def add(a, b):\n    return a - b\n");
     common::write(repo.path(), "old.txt", "old\n");
@@ -81,6 +86,7 @@ async fn rig(script: Value, quota: Option<u64>) -> Rig {
     );
     config.checkpoints = Some(data.path().join("checkpoints"));
     config.checkpoint_quota = quota;
+    config.checkpoint_total_quota = total;
     let session = Session::create(config).await.expect("session");
     Rig {
         repo,
@@ -381,6 +387,54 @@ async fn old_checkpoints_are_pruned_past_the_quota_and_the_pruning_is_recorded()
     let used = r.session.checkpoint_usage().await.expect("usage");
     assert!(used <= 20 * 1024, "{used}");
     // The oldest turn can no longer be rewound to; the last one can.
+    assert!(matches!(
+        r.session
+            .rewind(Some(&pruned[0]), RewindScope::Files, false)
+            .await,
+        Err(RewindError::Checkpoint(_))
+    ));
+    r.session
+        .rewind(None, RewindScope::Files, false)
+        .await
+        .expect("rewind the last");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn past_the_total_quota_the_pruning_is_recorded_with_its_scope() {
+    let big = |c: &str| c.repeat(8 * 1024);
+    let script = json!({"responses": [
+        {"tool_calls": [{"name": "write_file", "arguments": {"path": "big.txt", "content": big("a")}}]},
+        {"text": "One."},
+        {"tool_calls": [{"name": "write_file", "arguments": {"path": "big.txt", "content": big("b")}}]},
+        {"text": "Two."},
+        {"tool_calls": [{"name": "write_file", "arguments": {"path": "big.txt", "content": big("c")}}]},
+        {"text": "Three."},
+        {"text": "Four."}
+    ]});
+    // The session's own quota has room for all; the total, for about two
+    // versions of the big file.
+    let mut r = rig_with(script, None, Some(20 * 1024)).await;
+    for message in ["one", "two", "three", "four"] {
+        r.turn(message).await;
+    }
+    let kinds = r.kinds().await;
+    let mut pruned = Vec::new();
+    for kind in &kinds {
+        if let EventKind::CheckpointPruned {
+            checkpoints,
+            used,
+            quota,
+            scope,
+            ..
+        } = kind
+        {
+            assert_eq!(*scope, cortex_protocol::PruneScope::Total, "{kinds:?}");
+            assert_eq!(*quota, 20 * 1024);
+            assert!(used <= quota, "{used} > {quota}");
+            pruned.extend(checkpoints.iter().cloned());
+        }
+    }
+    assert!(!pruned.is_empty(), "{kinds:?}");
     assert!(matches!(
         r.session
             .rewind(Some(&pruned[0]), RewindScope::Files, false)

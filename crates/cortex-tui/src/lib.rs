@@ -60,6 +60,9 @@ pub struct Launch {
     pub context_window: ContextWindow,
     /// What `/doctor` runs.
     pub doctor: Doctor,
+    /// The user's own project instructions (`AGENTS.md` in Cortex's config
+    /// folder), which the first screen names before any turn read them.
+    pub user_instructions: Option<std::path::PathBuf>,
 }
 
 /// Whether stdin and stdout are terminals; the UI needs both.

@@ -19,6 +19,7 @@ pub mod overlay;
 pub mod ps;
 mod rewind;
 pub mod slash;
+pub mod status;
 
 use crate::state::SessionState;
 use crate::time::Millis;
@@ -65,6 +66,9 @@ pub struct App {
     pub quit: bool,
     /// Ctrl+L: the next frame repaints every cell.
     pub repaint: bool,
+    /// The instructions files found at the repository's root and the
+    /// user's own, before any was read (the runtime looks them up).
+    pub found_instructions: Option<status::FoundInstructions>,
     /// The user's mode choice that the timeline has not confirmed yet.
     mode_choice: Option<Mode>,
     /// The last key was a Ctrl+C.
@@ -108,6 +112,7 @@ impl App {
             now: 0,
             quit: false,
             repaint: false,
+            found_instructions: None,
             mode_choice: None,
             ctrl_c: false,
             esc: false,

@@ -53,6 +53,12 @@ pub const COMMANDS: &[SlashCommand] = &[
         run: |app, feedback| app.decide(Some(feedback), true),
     },
     SlashCommand {
+        name: "status",
+        args: "",
+        help: "the session, the project instructions the model is given, what checkpoints leave out",
+        run: crate::app::status::run,
+    },
+    SlashCommand {
         name: "init",
         args: "",
         help: "write or update AGENTS.md for this repository (an Agent turn, as `cortex init`)",

@@ -156,6 +156,16 @@ impl Loop {
             self.model_seen = self.app.state.model.clone();
             self.app.context_hint = (self.launch.context_window)(&self.model_seen);
         }
+        let looked_at = self.app.found_instructions.as_ref().map(|f| &f.repository);
+        if !self.app.state.repository.is_empty() && looked_at != Some(&self.app.state.repository) {
+            // A few lstat calls, once per repository shown.
+            let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+            self.app.found_instructions = Some(crate::app::status::found_instructions(
+                &self.app.state.repository,
+                self.launch.user_instructions.as_deref(),
+                home.as_deref(),
+            ));
+        }
         self.app.now = crate::time::now_ms();
         terminal
             .draw(|frame| screen::draw(&mut self.app, frame))

@@ -78,6 +78,12 @@ pub struct SessionState {
     pub turns: Turns,
     /// The session's background commands, for `/ps`.
     pub processes: Vec<ProcessRow>,
+    /// The project instructions the model was last given
+    /// (`instructions.loaded`), for `/status`; `None` before any.
+    pub instructions: Option<InstructionsSeen>,
+    /// The folders the last checkpoint left out by rule (cleaned), said
+    /// once and again only when they change.
+    pub checkpoint_excluded: Vec<String>,
     /// Cell of each tool call id.
     tools: HashMap<String, usize>,
     /// The assistant text or thinking cell that deltas extend.
@@ -85,6 +91,34 @@ pub struct SessionState {
     open_thinking: Option<usize>,
     /// The `.cortex/setup` row while it runs.
     setup: Option<usize>,
+}
+
+/// What the last `instructions.loaded` said (its file names cleaned; the
+/// text is the model's and is not kept).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct InstructionsSeen {
+    /// The files, in the order the model reads them.
+    pub files: Vec<String>,
+    /// Their bytes together.
+    pub bytes: u64,
+    /// Whether the cap cut them.
+    pub cut: bool,
+}
+
+impl InstructionsSeen {
+    /// `AGENTS.md, src/AGENTS.md (1.2 KB, cut at the cap)`, or `none`.
+    pub fn line(&self) -> String {
+        if self.files.is_empty() {
+            return "none".to_owned();
+        }
+        let size = if self.bytes < 1024 {
+            format!("{} B", self.bytes)
+        } else {
+            format!("{:.1} KB", self.bytes as f64 / 1024.0)
+        };
+        let cut = if self.cut { ", cut at the cap" } else { "" };
+        format!("{} ({size}{cut})", self.files.join(", "))
+    }
 }
 
 /// An `approval.requested` not yet resolved (its texts sanitised).

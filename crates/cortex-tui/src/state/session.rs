@@ -202,16 +202,33 @@ impl SessionState {
             }
             // The workspace listing the model was given: not the user's.
             EventKind::TurnContext { .. } => {}
-            // Which project instructions the model is given (the TUI has
-            // no /status to list them on); their text is the model's.
-            EventKind::InstructionsLoaded { files, cut, .. } => {
-                let files = if files.is_empty() {
-                    "none".to_owned()
-                } else {
-                    clean_line(&files.join(", "))
+            // Which project instructions the model is given (again on
+            // `/status`); their text is the model's.
+            EventKind::InstructionsLoaded {
+                files, bytes, cut, ..
+            } => {
+                let seen = super::InstructionsSeen {
+                    files: files.iter().map(|f| clean_line(f)).collect(),
+                    bytes: *bytes,
+                    cut: *cut,
                 };
-                let cut = if *cut { " (cut at the cap)" } else { "" };
-                self.notice(Level::Info, format!("instructions: {files}{cut}"));
+                self.notice(Level::Info, format!("instructions: {}", seen.line()));
+                self.instructions = Some(seen);
+            }
+            // A rewind will not bring back what a checkpoint leaves out:
+            // said when the folders left out change.
+            EventKind::CheckpointTaken { excluded, .. } => {
+                let excluded: Vec<String> = excluded.iter().map(|f| clean_line(f)).collect();
+                if excluded != self.checkpoint_excluded && !excluded.is_empty() {
+                    self.notice(
+                        Level::Info,
+                        format!(
+                            "checkpoints leave out (regenerable, not rewound): {}",
+                            excluded.join(", ")
+                        ),
+                    );
+                }
+                self.checkpoint_excluded = excluded;
             }
             EventKind::CheckpointFailed { reason } => self.notice(
                 Level::Warning,

@@ -1,7 +1,8 @@
 //! The whole screen: the transcript on top, the status line, the composer
 //! at the bottom; a waiting approval's panel at the transcript's bottom,
 //! the completion list just above the status line, the overlay over
-//! everything.
+//! everything; before the first turn, a row naming the project
+//! instructions found, above the status line.
 //!
 //! At any size the composer (with its border) keeps its rows first, then
 //! the status line, and the transcript takes what is left, following its
@@ -82,6 +83,7 @@ pub fn render(app: &mut App, area: Rect, buf: &mut Buffer) -> Option<(u16, u16)>
     let areas = areas(area, composer.height(area.width, (area.height / 2).max(3)));
     let cursor = composer.render(areas.composer, buf);
     let (transcript_area, panel_area) = approval_split(app, areas.transcript);
+    let (transcript_area, hint_area) = instructions_split(app, transcript_area);
     let ctx = Ctx::new(
         theme,
         usize::from(transcript_area.width),
@@ -91,6 +93,15 @@ pub fn render(app: &mut App, area: Rect, buf: &mut Buffer) -> Option<(u16, u16)>
     );
     app.transcript
         .render(&app.state.cells, &ctx, transcript_area, buf);
+    if let (Some(line), Some(row)) = (app.instructions_hint(), hint_area) {
+        let line = text::truncate(&line, usize::from(row.width));
+        buf.set_line(
+            row.x,
+            row.y,
+            &Line::from(Span::styled(line, theme.dim())),
+            row.width,
+        );
+    }
     if let (Some(pending), Some(panel)) = (&app.state.approval, panel_area) {
         let uncovered = app.overlay.is_none() && app.completion_shown().is_none();
         app.approval_panel
@@ -140,6 +151,27 @@ fn approval_split(app: &mut App, area: Rect) -> (Rect, Option<Rect>) {
             ..area
         },
         Some(panel),
+    )
+}
+
+/// Before the first turn, the transcript's last row names the project
+/// instructions found (`App::instructions_hint`): the first screen says
+/// what the model will be given.
+fn instructions_split(app: &App, area: Rect) -> (Rect, Option<Rect>) {
+    if area.height < 2 || app.instructions_hint().is_none() {
+        return (area, None);
+    }
+    let row = Rect {
+        y: area.bottom() - 1,
+        height: 1,
+        ..area
+    };
+    (
+        Rect {
+            height: area.height - 1,
+            ..area
+        },
+        Some(row),
     )
 }
 
