@@ -62,10 +62,10 @@ const ASSETS: &[Asset] = &[
 const INDEX: &[u8] = include_bytes!("../web/index.html");
 
 /// The page's policy: this origin only, no inline script or style, no
-/// framing, no plugins, no form posts; images also from `blob:` (a drawn
+/// framing, no plugins, no form posts; images also from `data:` (a drawn
 /// diagram is an SVG image made in the page, which cannot run script).
 pub(crate) const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; \
-    img-src 'self' blob: data:; connect-src 'self'; font-src 'self'; base-uri 'none'; \
+    img-src 'self' data:; connect-src 'self'; font-src 'self'; base-uri 'none'; \
     form-action 'none'; frame-ancestors 'none'";
 
 /// `/` and `/assets/{path}` (unauthenticated: the files hold no data).

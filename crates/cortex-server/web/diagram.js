@@ -1,6 +1,6 @@
 // Mermaid diagrams, drawn only when one shows: the vendored mermaid file is
 // loaded from this server the first time a diagram scrolls into view. The
-// SVG it makes is shown as an <img> from a blob: URL, where no script in it
+// SVG it makes is shown as an <img> from a data: URL, where no script in it
 // could run and no style in it reaches the page.
 
 let loading = null;
@@ -56,11 +56,10 @@ async function draw(holder) {
   try {
     const mermaid = await load();
     const { svg } = await mermaid.render(`cortex-diagram-${++counter}`, source);
-    const url = URL.createObjectURL(new Blob([svg], { type: "image/svg+xml" }));
     const img = document.createElement("img");
     img.className = "diagram-svg";
     img.alt = "diagram";
-    img.src = url;
+    img.src = `data:image/svg+xml;charset=utf-8,${encodeURIComponent(svg)}`;
     holder.classList.remove("pending");
     holder.replaceChildren(img);
   } catch (error) {

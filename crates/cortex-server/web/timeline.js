@@ -22,6 +22,7 @@ export class Timeline {
     this.mode = null;
     this.goal = null;
     this.lastSeq = 0;
+    this.applied = 0;
   }
 
   row(kind, ...children) {
@@ -37,13 +38,18 @@ export class Timeline {
   /** Apply one event (in seq order). */
   apply(event) {
     if (typeof event?.seq === "number") this.lastSeq = event.seq;
+    this.applied++;
+    // For tests and tools: how many events were applied, up to which seq.
+    this.root.dataset.applied = String(this.applied);
+    this.root.dataset.last = String(this.lastSeq);
     const p = event.payload ?? {};
     const handler = HANDLERS[event.type];
     if (handler) handler.call(this, p, event);
-    if (!event.type?.startsWith("message.") && !event.type?.startsWith("thinking.") && event.type !== "tool.output.delta") {
-      this.message = null;
-      if (event.type !== "usage") this.thinking = null;
-    }
+    // A message ends with its `message.done` (usage or progress events may
+    // come between its deltas and that); thinking ends where anything else
+    // shows.
+    if (event.type === "turn.started" || event.type?.startsWith("turn.")) this.message = null;
+    if (event.type === "message.delta" || event.type === "tool.call" || event.type?.startsWith("turn.")) this.thinking = null;
     this.onChange(event);
   }
 
