@@ -242,6 +242,11 @@ fn a_diff_renders_and_allow_resumes_a_waiting_turn() {
     assert!(text_of(&browser, ".row.approval .outcome").contains("allow"));
     assert_eq!(text_of(&browser, "pre.diff .d-del"), "-alpha");
     assert_eq!(text_of(&browser, "pre.diff .d-add"), "+beta");
+    browser.run(
+        "document.querySelectorAll('pre.diff').forEach(d => d.scrollIntoView())",
+        json!([]),
+    );
+    browser.screenshots("diff");
     // Tool output is folded until opened.
     assert_eq!(count(&browser, ".row.tool details[open]"), 0);
     browser.click(".row.tool summary");
@@ -379,6 +384,8 @@ fn a_share_link_shows_the_timeline_and_cannot_act() {
         "the token leaves the address bar: {href}"
     );
     assert_eq!(count(&browser, "form.composer"), 0, "no composer");
+    browser.print_timings("a shared timeline, loaded cold");
+    browser.screenshots("share");
     assert_eq!(
         count(&browser, "button"),
         1,
@@ -481,5 +488,112 @@ fn payloads_in_titles_model_text_tool_output_and_file_names_stay_text() {
         ),
         0
     );
+    browser.assert_no_script_ran();
+}
+
+#[test]
+fn a_goal_shows_its_steps_a_reject_sends_feedback_and_the_mode_switches() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    if !browser_or_skip() {
+        return;
+    }
+    let fx = Fixture::new();
+    let steps = |done: [bool; 2]| json!([{"title": "read a.txt", "done": done[0]}, {"title": "plan the rewrite", "done": done[1]}]);
+    let plan = |v: &str| {
+        format!(
+            "# Plan {v}\n1. Read a.txt\n\n```mermaid\nflowchart LR\n  R[Read] --> W[Write]\n```\n"
+        )
+    };
+    let id = fx.session(
+        "goal",
+        json!({}),
+        json!([
+            {"tool_calls": [{"name": "goal", "arguments": {"steps": steps([true, false])}}]},
+            {"text": "Two steps."},
+            {"tool_calls": [{"name": "plan", "arguments": {"title": "First", "markdown": plan("v1")}}]},
+            {"text": "Proposed v1."},
+            {"tool_calls": [{"name": "plan", "arguments": {"title": "Second", "markdown": plan("v2")}}]},
+            {"text": "Proposed v2."}
+        ]),
+    );
+    let browser = Browser::launch(1280, 900);
+    fx.open(&browser, &id);
+    // A budget of one turn: the goal pauses after it, so no continuation
+    // takes the plan's responses.
+    let (status, body) = fx.api(
+        "PUT",
+        &format!("/v1/sessions/{id}/goal"),
+        Some(json!({"objective": "rewrite a.txt", "budget": {"turns": 1}})),
+    );
+    assert_eq!(status, 200, "{body}");
+    browser.wait_for(
+        "the goal's steps",
+        "return document.querySelectorAll('.goal li.step').length === 2",
+    );
+    assert_eq!(text_of(&browser, ".goal li.step.done"), "read a.txt");
+    assert!(text_of(&browser, ".goal .goal-head").contains("rewrite a.txt"));
+    browser.wait_for(
+        "the goal's pause",
+        "return document.querySelector('.goal .chip.paused') !== null",
+    );
+    browser.wait_for(
+        "the end of the turn",
+        "return document.querySelector('.row.mark.end') !== null",
+    );
+
+    // The mode switch, then a turn from the composer.
+    browser.click("select[name=mode] option[value=plan]");
+    browser.wait_for(
+        "the mode change",
+        "return document.querySelector('.row.mark.mode')?.textContent.includes('agent → plan')",
+    );
+    let (_, view) = fx.api("GET", &format!("/v1/sessions/{id}"), None);
+    assert_eq!(view["mode"], "plan");
+    browser.type_into("textarea[name=message]", "plan the rewrite");
+    browser.click("button.send");
+    browser.wait_for(
+        "the plan",
+        "return document.querySelector('.row.plan button.reject') !== null",
+    );
+    browser.wait_for(
+        "the turn's end",
+        "return document.querySelectorAll('.row.mark.end').length === 2",
+    );
+
+    // Reject without feedback asks for it; with it, the next turn answers.
+    browser.click(".row.plan button.reject");
+    assert_eq!(count(&browser, ".feedback.needed"), 1);
+    browser.type_into(".row.plan .feedback", "also check the result");
+    browser.click(".row.plan button.reject");
+    browser.wait_for(
+        "plan v2",
+        "return document.querySelectorAll('.row.plan').length === 2",
+    );
+    assert!(text_of(&browser, ".row.plan .outcome").contains("Rejected: also check the result"));
+    assert!(text_of(&browser, ".row.user .text").contains("also check the result"));
+    browser.wait_for(
+        "the second diagram",
+        "return document.querySelectorAll('.row.plan img.diagram-svg').length === 2",
+    );
+    browser.screenshots("plan");
+
+    browser.wait_for(
+        "the third turn's end",
+        "return document.querySelectorAll('.row.mark.end').length === 3",
+    );
+
+    browser.goto(&format!("{}/?#", fx.backend.base()));
+    browser.wait_for(
+        "the list",
+        "return document.querySelector('a.session .chip.goal') !== null",
+    );
+    assert!(text_of(&browser, "a.session .chip.goal").contains("rewrite a.txt"));
+    browser.type_into("input.search", "no-such-session");
+    browser.wait_for(
+        "the search",
+        "return document.querySelectorAll('a.session').length === 0",
+    );
+    browser.run("const s = document.querySelector('input.search'); s.value = ''; s.dispatchEvent(new Event('input'))", json!([]));
+    browser.screenshots("sessions");
     browser.assert_no_script_ran();
 }

@@ -141,12 +141,12 @@ function drawGoal(box, goal) {
   clear(box);
   box.hidden = !goal;
   if (!goal) return;
-  const done = goal.steps.filter((s) => s.status === "done" || s.done === true).length;
+  const done = goal.steps.filter((s) => s.done === true).length;
   box.append(el("div", { class: "goal-head" }, el("strong", {}, "Goal "), goal.objective,
     el("span", { class: `chip goal ${goal.status}` }, `${done}/${goal.steps.length} · ${goal.status}`)));
   const list = el("ol", { class: "steps" });
   for (const step of goal.steps) {
-    list.append(el("li", { class: `step ${step.status ?? ""}` }, step.title ?? step.text ?? step.description ?? JSON.stringify(step)));
+    list.append(el("li", { class: step.done ? "step done" : "step" }, step.title ?? ""));
   }
   box.append(list);
 }

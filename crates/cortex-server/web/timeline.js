@@ -253,7 +253,7 @@ const HANDLERS = {
   "todo.updated"(p) {
     const list = el("ul", { class: "todos" });
     for (const todo of p.todos ?? []) {
-      list.append(el("li", { class: `todo ${todo.status ?? ""}` }, todo.content ?? todo.text ?? JSON.stringify(todo)));
+      list.append(el("li", { class: `todo ${todo.status ?? ""}` }, todo.content ?? ""));
     }
     this.row("todo", el("div", { class: "who" }, "Todo"), list);
   },

@@ -360,6 +360,51 @@ impl Browser {
         );
     }
 
+    /// The window's size.
+    pub fn resize(&self, width: u32, height: u32) {
+        self.command(
+            "POST",
+            "/window/rect",
+            Some(json!({"width": width, "height": height})),
+        );
+    }
+
+    /// With `CORTEX_SCREENSHOTS=DIR`, `DIR/NAME-desktop.png` (1280×900)
+    /// and `DIR/NAME-phone.png` (390×844) of the page as it is.
+    pub fn screenshots(&self, name: &str) {
+        let Some(dir) = std::env::var_os("CORTEX_SCREENSHOTS") else {
+            return;
+        };
+        let dir = PathBuf::from(dir);
+        std::fs::create_dir_all(&dir).expect("screenshot folder");
+        for (width, height, kind) in [(390, 844, "phone"), (1280, 900, "desktop")] {
+            self.resize(width, height);
+            self.run("window.scrollTo(0, document.body.scrollHeight)", json!([]));
+            std::thread::sleep(Duration::from_millis(300));
+            self.screenshot(&dir.join(format!("{name}-{kind}.png")));
+        }
+    }
+
+    /// With `CORTEX_WEB_TIMINGS=1`, print the page's first contentful
+    /// paint and the bytes it fetched (what docs/BENCHMARKS.md reports;
+    /// never asserted: tests assert no time).
+    pub fn print_timings(&self, what: &str) {
+        if std::env::var_os("CORTEX_WEB_TIMINGS").is_none() {
+            return;
+        }
+        let timings = self.run(
+            "const paint = performance.getEntriesByName('first-contentful-paint')[0];
+             const nav = performance.getEntriesByType('navigation')[0];
+             const res = performance.getEntriesByType('resource');
+             return {fcp_ms: paint ? paint.startTime : null,
+                     dom_content_loaded_ms: nav.domContentLoadedEventEnd,
+                     resources: res.length,
+                     bytes: nav.encodedBodySize + res.reduce((n, r) => n + r.encodedBodySize, 0)};",
+            json!([]),
+        );
+        println!("TIMINGS {what}: {timings}");
+    }
+
     /// A PNG of the viewport, written to `path`.
     pub fn screenshot(&self, path: &Path) {
         use base64::Engine;
