@@ -7,7 +7,7 @@
 //!   timeline over Server-Sent Events), [`plan`] (the verdict on a proposed
 //!   plan), [`goals`] (the session's long-horizon goal), [`approvals`] (the
 //!   approval policy, answers, rules), [`commands`] (custom commands),
-//!   [`processes`] (background commands),
+//!   [`processes`] (background commands), [`shares`] (read-only share links),
 //!   [`meta`] (health);
 //! - [`error`]: the body of every error answer;
 //! - every body derives `utoipa::ToSchema` and the protocol types it holds
@@ -33,6 +33,7 @@ pub mod plan;
 pub mod processes;
 pub mod rewind;
 pub mod sessions;
+pub mod shares;
 pub mod turns;
 
 pub use approvals::{AnswerApproval, ApprovalAnswered, ApprovalState, RuleList, SetApproval};
@@ -50,4 +51,5 @@ pub use sessions::{
     AddMcpServers, CreateSession, ListQuery, McpServerRequest, McpServersAdded, SandboxRequest,
     SessionPage, SessionView,
 };
+pub use shares::{CreateShare, ShareCreated, ShareList, ShareView};
 pub use turns::{CreateTurn, StopAnswer, TurnAttachment, TurnCreated};

@@ -26,8 +26,10 @@ mod listen;
 mod openapi;
 mod routes;
 mod serve;
+mod shares;
 mod state;
 pub mod tokens;
+mod web;
 
 pub use auth::Principal;
 pub use error::ApiError;

@@ -6,7 +6,7 @@
 
 use crate::routes::{
     approvals, commands, control, events, goal, hooks, mcp, meta, plan, processes, rewind, rules,
-    sessions, spec, turns,
+    sessions, shares, spec, turns,
 };
 use crate::state::AppState;
 use axum::Router;
@@ -30,6 +30,7 @@ use utoipa::{Modify, OpenApi};
         plan::accept, plan::reject, spec::accept, spec::reject,
         goal::set, goal::show, goal::clear, goal::pause, goal::resume,
         approvals::set_policy, approvals::answer, rules::list, rules::remove,
+        shares::create, shares::list, shares::revoke,
         events::stream,
     ),
     components(schemas(cortex_api::ErrorBody)),

@@ -2,20 +2,21 @@
 
 use crate::error::ApiError;
 use crate::state::AppState;
-use crate::{listen, openapi, routes};
+use crate::{listen, openapi, routes, web};
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::http::StatusCode;
 use std::future::Future;
 use std::sync::Arc;
 
-/// The whole API for `state`.
+/// The whole API for `state`, and the web client at `/`.
 pub fn router(state: Arc<AppState>) -> Router {
     let limit = state.config.body_limit;
     Router::new()
         .nest("/v1", routes::v1(limit))
         .merge(routes::meta::routes())
         .merge(openapi::routes())
+        .merge(web::routes())
         .fallback(|| async {
             ApiError::new(StatusCode::NOT_FOUND, "not_found", "no such endpoint")
         })
@@ -27,6 +28,7 @@ pub fn router(state: Arc<AppState>) -> Router {
             )
         })
         .layer(DefaultBodyLimit::max(limit))
+        .layer(axum::middleware::map_response(web::security_headers))
         .with_state(state)
 }
 

@@ -97,6 +97,8 @@ pub struct AppState {
     pub(crate) factory: Arc<dyn ProviderFactory>,
     pub(crate) config: ServerConfig,
     pub(crate) registry: Registry,
+    /// Read-only share links (in memory: a restart revokes them).
+    pub(crate) shares: crate::shares::Shares,
 }
 
 #[derive(Default)]
@@ -125,6 +127,7 @@ impl AppState {
             factory,
             config,
             registry: Registry::default(),
+            shares: Default::default(),
         })
     }
 

@@ -250,6 +250,27 @@ const ROUTES: &[Route] = &[
         response: Some(name::<GoalAnswer>),
     },
     Route {
+        method: "post",
+        path: "/v1/sessions/{id}/shares",
+        request: Some(name::<cortex_api::CreateShare>),
+        success: "201",
+        response: Some(name::<cortex_api::ShareCreated>),
+    },
+    Route {
+        method: "get",
+        path: "/v1/sessions/{id}/shares",
+        request: None,
+        success: "200",
+        response: Some(name::<cortex_api::ShareList>),
+    },
+    Route {
+        method: "delete",
+        path: "/v1/sessions/{id}/shares/{share}",
+        request: None,
+        success: "204",
+        response: None,
+    },
+    Route {
         method: "get",
         path: "/v1/sessions/{id}/events",
         request: None,
@@ -742,7 +763,8 @@ async fn every_documented_route_is_served() {
         let path = route
             .path
             .replace("{id}", "s-unknown")
-            .replace("{call_id}", "c-unknown");
+            .replace("{call_id}", "c-unknown")
+            .replace("{share}", "sh-unknown");
         let body = route.request.map(|_| json!({}));
         let (status, answer) = server.send(method, &path, None, body).await;
         let expected = if route.path == "/healthz" { 200 } else { 401 };

@@ -9,7 +9,7 @@
 //! clients. Events are persisted before they are broadcast, so the store
 //! always has whatever the broadcast shows.
 
-use crate::auth::Principal;
+use crate::auth::Reader;
 use crate::error::ApiError;
 use crate::extract::{Path, Query};
 use crate::state::AppState;
@@ -34,7 +34,8 @@ pub(crate) fn routes() -> Router<Arc<AppState>> {
     Router::new().route("/sessions/{id}/events", get(stream))
 }
 
-/// The session's events after `after` (or `Last-Event-ID`), then live ones.
+/// The session's events after `after` (or `Last-Event-ID`), then live ones;
+/// for its owner or a share link of this session.
 #[utoipa::path(get, path = "/v1/sessions/{id}/events",
     params(("id" = String, Path, description = "session id"), EventsQuery,
         ("Last-Event-ID" = Option<String>, Header, description = "seq of the last event received; wins over `after`")),
@@ -46,12 +47,12 @@ pub(crate) fn routes() -> Router<Arc<AppState>> {
     security(("bearer" = [])))]
 pub(crate) async fn stream(
     State(state): State<Arc<AppState>>,
-    principal: Principal,
+    reader: Reader,
     Path(id): Path<SessionId>,
     Query(query): Query<EventsQuery>,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
-    state.check_owner(&principal, &id).await?;
+    reader.check(&state, &id).await?;
     let after = match headers.get(events::LAST_EVENT_ID) {
         Some(value) => value
             .to_str()
@@ -63,7 +64,22 @@ pub(crate) async fn stream(
         None => query.after.unwrap_or(0),
     };
     let heartbeat = state.config.heartbeat;
-    let body = Body::from_stream(with_heartbeats(batches(state, id, after), heartbeat));
+    // A share link's stream ends once the share is revoked or expires,
+    // checked at each batch and heartbeat.
+    let share = match reader {
+        Reader::Share(session, share) => Some((state.clone(), session, share)),
+        Reader::Owner(_) => None,
+    };
+    let allowed = move || {
+        share
+            .as_ref()
+            .is_none_or(|(state, session, id)| state.shares.is_live(session, id))
+    };
+    let body = Body::from_stream(with_heartbeats(
+        batches(state, id, after),
+        heartbeat,
+        allowed,
+    ));
     Ok((
         [
             (header::CONTENT_TYPE, events::CONTENT_TYPE),
@@ -179,19 +195,26 @@ const BATCH_BYTES: usize = 64 * 1024;
 fn with_heartbeats(
     batches: impl Stream<Item = Bytes> + Send + 'static,
     every: Duration,
+    allowed: impl Fn() -> bool + Send + 'static,
 ) -> impl Stream<Item = Result<Bytes, Infallible>> {
     async_stream::stream! {
         let mut batches = std::pin::pin!(batches);
         let mut beat = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
         beat.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
-            tokio::select! {
+            let next = tokio::select! {
                 batch = batches.next() => match batch {
-                    Some(batch) => yield Ok(batch),
+                    Some(batch) => batch,
                     None => break,
                 },
-                _ = beat.tick() => yield Ok(Bytes::from_static(events::HEARTBEAT)),
+                _ = beat.tick() => Bytes::from_static(events::HEARTBEAT),
+            };
+            // Checked before anything goes out, so a revoked share reads
+            // nothing more.
+            if !allowed() {
+                break;
             }
+            yield Ok(next);
         }
     }
 }

@@ -14,6 +14,7 @@ pub(crate) mod processes;
 pub(crate) mod rewind;
 pub(crate) mod rules;
 pub(crate) mod sessions;
+pub(crate) mod shares;
 pub(crate) mod spec;
 pub(crate) mod turns;
 
@@ -39,5 +40,6 @@ pub(crate) fn v1(body_limit: usize) -> Router<Arc<AppState>> {
         .merge(goal::routes())
         .merge(approvals::routes())
         .merge(rules::routes())
+        .merge(shares::routes())
         .merge(events::routes())
 }

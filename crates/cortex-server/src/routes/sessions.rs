@@ -1,6 +1,6 @@
 //! `/v1/sessions`: create, list (the caller's, paged), show, close.
 
-use crate::auth::Principal;
+use crate::auth::{Principal, Reader};
 use crate::error::ApiError;
 use crate::extract::{Json, Path, Query};
 use crate::state::AppState;
@@ -107,6 +107,7 @@ pub(crate) async fn list(
     }))
 }
 
+/// The session: its owner's, or a share link's of this session.
 #[utoipa::path(get, path = "/v1/sessions/{id}",
     params(("id" = String, Path, description = "session id")),
     responses((status = 200, body = SessionView),
@@ -114,10 +115,20 @@ pub(crate) async fn list(
     security(("bearer" = [])))]
 pub(crate) async fn show(
     State(state): State<Arc<AppState>>,
-    principal: Principal,
+    reader: Reader,
     Path(id): Path<SessionId>,
 ) -> Result<axum::Json<SessionView>, ApiError> {
-    let record = state.authorize(&principal, &id).await?;
+    let record = match &reader {
+        Reader::Owner(principal) => state.authorize(principal, &id).await?,
+        Reader::Share(..) => {
+            reader.check(&state, &id).await?;
+            state
+                .store
+                .get_session(&id)
+                .await?
+                .ok_or_else(|| ApiError::no_session(id.as_str()))?
+        }
+    };
     let mut view = state.view(record);
     if view.goal.is_none() {
         view.goal = state.goal(&id).await?.as_ref().map(GoalSummary::from);
