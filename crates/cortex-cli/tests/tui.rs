@@ -439,8 +439,8 @@ fn ctrl_r_rejects_with_feedback_and_ctrl_y_accepts_the_plan() {
 
 /// A custom command typed in the UI (issue 40, item 1): `/review a.txt the
 /// style` runs the repository's `.cortex/commands/review.md` with its
-/// arguments substituted and `@$1` replaced by the file's text, in the
-/// session's mode whatever the front matter says.
+/// arguments substituted and the file `@$1` names given with it (read in
+/// the guest), in the session's mode whatever the front matter says.
 #[test]
 fn a_custom_command_runs_with_its_arguments_and_an_included_file() {
     let env = Env::new(&[("a.txt", "alpha line\n")]);
@@ -467,12 +467,13 @@ fn a_custom_command_runs_with_its_arguments_and_an_included_file() {
         .rev()
         .find(|m| m["role"] == "user")
         .expect("a user message");
-    // The turn's context (the repository's files) comes first.
+    // The turn's context (the repository's files) comes first, then the
+    // included file, read in the guest, then the command's text.
     assert!(
-        user["content"]
-            .as_str()
-            .unwrap_or_default()
-            .ends_with("\n\nReview `a.txt`:\n```\nalpha line\n``` for the style."),
+        user["content"].as_str().unwrap_or_default().ends_with(
+            "\n\nThe files the command includes (`@path`), read from the workspace:\n\n\
+             `a.txt`:\n```\nalpha line\n```\n\nReview @a.txt for the style."
+        ),
         "{user}"
     );
     // The front matter's `mode: agent` was not applied.
