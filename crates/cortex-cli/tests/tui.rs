@@ -490,8 +490,9 @@ fn a_custom_command_runs_with_its_arguments_and_an_included_file() {
 }
 
 /// A repository's hook file trusted from the UI (issue 40, item 4): before
-/// the trust its hook does not run; `/hooks` lists it, `/hooks trust`
-/// trusts it as listed, and from the next turn it runs (in the guest), its
+/// the trust its hook does not run; the session's `hooks.untrusted` opens a
+/// prompt naming the file and its hook, `y` trusts that content (the call
+/// `/hooks trust` makes), and from the next turn it runs (in the guest), its
 /// context reaching the model.
 #[test]
 fn hooks_trust_in_the_ui_runs_the_repositorys_hook_from_the_next_turn() {
@@ -511,15 +512,15 @@ fn hooks_trust_in_the_ui_runs_the_repositorys_hook_from_the_next_turn() {
     };
     pane.type_text("one");
     pane.press(&["Enter"]);
-    pane.wait_text("First.");
-    pane.type_text("/hooks");
-    pane.press(&["Enter"]);
-    // The listing names the hook (the notice of the untrusted file does not).
-    pane.wait_text("UserPromptSubmit");
-    pane.type_text("/hooks trust");
-    pane.press(&["Enter"]);
+    // The first turn finds the file untrusted: the prompt names it and its
+    // hook, over the transcript.
+    let screen = pane.wait_text("Trust the repository's hooks?");
+    assert!(screen.contains(".cortex/hooks.json has 1 hook"), "{screen}");
+    assert!(screen.contains("UserPromptSubmit"), "{screen}");
+    pane.type_text("y");
     let trust = env.home.path().join("data/cortex/trusted-hooks.json");
     pane.wait_for("the trust recorded", |_| trust.exists());
+    pane.wait_text("First.");
     pane.type_text("two");
     pane.press(&["Enter"]);
     pane.wait_text("Second.");
