@@ -677,14 +677,15 @@ async fn the_sessions_commands_are_advertised_and_a_slash_prompt_runs_one() {
             "Reviewed."
         );
         // What the turn's message was: the command's text, arguments
-        // substituted and the file included (a load replays it).
+        // substituted (a load replays it); the included file went to the
+        // model as the turn's context, read in the guest.
         cx.send_request(LoadSessionRequest::new(session.session_id, repo.clone()))
             .block_task()
             .await?;
         let replay = drain(&mut updates);
         assert_eq!(
             message(&replay, "user_message_chunk"),
-            "Review `a.txt`:\n```\nalpha\n``` for the style."
+            "Review @a.txt for the style."
         );
         // A load advertises them again, after its answer.
         if !kinds(&replay).contains(&"available_commands_update".to_owned()) {

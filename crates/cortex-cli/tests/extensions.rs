@@ -136,7 +136,14 @@ fn exec_runs_a_command_with_arguments_and_an_included_file() {
         .expect("turn.started");
     assert_eq!(
         started["payload"]["message"],
-        "Review `a.txt`:\n```\nalpha\n``` for the style."
+        "Review @a.txt for the style."
+    );
+    // The file it includes, read in the guest once attached.
+    assert!(
+        events.iter().any(|e| e["type"] == "turn.context"
+            && e["payload"]["text"]
+                == "The files the command includes (`@path`), read from the workspace:\n\n`a.txt`:\n```\nalpha\n```"),
+        "{events:#?}"
     );
     // The command's `mode: agent` is not applied.
     assert_eq!(started["payload"]["mode"], "ask");

@@ -439,8 +439,8 @@ fn ctrl_r_rejects_with_feedback_and_ctrl_y_accepts_the_plan() {
 
 /// A custom command typed in the UI (issue 40, item 1): `/review a.txt the
 /// style` runs the repository's `.cortex/commands/review.md` with its
-/// arguments substituted and `@$1` replaced by the file's text, in the
-/// session's mode whatever the front matter says.
+/// arguments substituted and the file `@$1` names given with it (read in
+/// the guest), in the session's mode whatever the front matter says.
 #[test]
 fn a_custom_command_runs_with_its_arguments_and_an_included_file() {
     let env = Env::new(&[("a.txt", "alpha line\n")]);
@@ -467,12 +467,13 @@ fn a_custom_command_runs_with_its_arguments_and_an_included_file() {
         .rev()
         .find(|m| m["role"] == "user")
         .expect("a user message");
-    // The turn's context (the repository's files) comes first.
+    // The turn's context (the repository's files) comes first, then the
+    // included file, read in the guest, then the command's text.
     assert!(
-        user["content"]
-            .as_str()
-            .unwrap_or_default()
-            .ends_with("\n\nReview `a.txt`:\n```\nalpha line\n``` for the style."),
+        user["content"].as_str().unwrap_or_default().ends_with(
+            "\n\nThe files the command includes (`@path`), read from the workspace:\n\n\
+             `a.txt`:\n```\nalpha line\n```\n\nReview @a.txt for the style."
+        ),
         "{user}"
     );
     // The front matter's `mode: agent` was not applied.
@@ -489,8 +490,9 @@ fn a_custom_command_runs_with_its_arguments_and_an_included_file() {
 }
 
 /// A repository's hook file trusted from the UI (issue 40, item 4): before
-/// the trust its hook does not run; `/hooks` lists it, `/hooks trust`
-/// trusts it as listed, and from the next turn it runs (in the guest), its
+/// the trust its hook does not run; the session's `hooks.untrusted` opens a
+/// prompt naming the file and its hook, `y` trusts that content (the call
+/// `/hooks trust` makes), and from the next turn it runs (in the guest), its
 /// context reaching the model.
 #[test]
 fn hooks_trust_in_the_ui_runs_the_repositorys_hook_from_the_next_turn() {
@@ -510,15 +512,15 @@ fn hooks_trust_in_the_ui_runs_the_repositorys_hook_from_the_next_turn() {
     };
     pane.type_text("one");
     pane.press(&["Enter"]);
-    pane.wait_text("First.");
-    pane.type_text("/hooks");
-    pane.press(&["Enter"]);
-    // The listing names the hook (the notice of the untrusted file does not).
-    pane.wait_text("UserPromptSubmit");
-    pane.type_text("/hooks trust");
-    pane.press(&["Enter"]);
+    // The first turn finds the file untrusted: the prompt names it and its
+    // hook, over the transcript.
+    let screen = pane.wait_text("Trust the repository's hooks?");
+    assert!(screen.contains(".cortex/hooks.json has 1 hook"), "{screen}");
+    assert!(screen.contains("UserPromptSubmit"), "{screen}");
+    pane.type_text("y");
     let trust = env.home.path().join("data/cortex/trusted-hooks.json");
     pane.wait_for("the trust recorded", |_| trust.exists());
+    pane.wait_text("First.");
     pane.type_text("two");
     pane.press(&["Enter"]);
     pane.wait_text("Second.");

@@ -17,17 +17,18 @@
 //! switched to would outlive it. `$ARGUMENTS` is the whole argument text,
 //! `$1`, `$2`… its words (quotes group them); a body that uses neither gets
 //! the arguments after it. `@path` (a word with a `.` or `/` after an `@`
-//! at a word's start) includes that workspace file, read below the
-//! workspace root without following any link (`extensions.rs`), capped.
+//! at a word's start) includes that workspace file: the message keeps the
+//! word, and the session reads the file in its guest once attached, like
+//! any workspace file, and gives it with the message (`includes.rs`).
 //!
 //! Repository files are untrusted: sizes and counts are capped, names are
 //! validated, and every file that cannot be used is listed as rejected with
 //! the reason. Nothing here sanitises text: clients do, before a terminal.
 
+use crate::UserTurn;
 use crate::extensions::{self, Kind, Roots, front_matter, one_line};
 use cortex_protocol::{CommandInfo, ExtensionScope, RejectedFile};
 use rustix::fd::{AsFd, BorrowedFd};
-use std::path::Path;
 
 /// A command file's largest size.
 pub const MAX_COMMAND_BYTES: u64 = 64 * 1024;
@@ -42,7 +43,7 @@ const MAX_FIELD: usize = 1024;
 /// An included file's bytes shown, at most; its cut is stated.
 pub const MAX_INCLUDE_BYTES: u64 = 64 * 1024;
 /// Files one command includes, at most.
-const MAX_INCLUDES: usize = 16;
+pub const MAX_INCLUDES: usize = 16;
 /// The prompt's largest size before its includes: a body that repeats
 /// `$ARGUMENTS` thousands of times must not multiply a long argument text
 /// into gigabytes.
@@ -253,25 +254,33 @@ fn load(
     })
 }
 
-/// The prompt `command` runs with `arguments`: arguments substituted, then
-/// `@path` includes read from `workspace` (blocking).
-pub fn expand(command: &Command, arguments: &str, workspace: Option<&Path>) -> String {
-    let substituted = substitute(&command.body, arguments);
-    include_files(&substituted, workspace)
+/// The turn `command` runs with `arguments`: its message with the
+/// arguments substituted, and the `@path` words of that message as the
+/// files to include. Nothing is read here: the session reads them in its
+/// guest once attached (`includes.rs`), so a remote guest's workspace is the
+/// one read and the guest's own confinement applies.
+pub fn expand(command: &Command, arguments: &str) -> UserTurn {
+    let message = substitute(&command.body, arguments);
+    let includes = include_paths(&message);
+    UserTurn {
+        message,
+        images: Vec::new(),
+        includes,
+    }
 }
 
 /// [`discover_commands`], [`CommandCatalog::find`] and [`expand`] off the
-/// async threads: the message a command named `name` runs as.
+/// async threads: the turn a command named `name` runs as.
 pub async fn prompt_for(
     roots: Roots,
     name: String,
     arguments: String,
-) -> Result<String, CommandError> {
+) -> Result<UserTurn, CommandError> {
     tokio::task::spawn_blocking(move || {
         let catalog = discover_commands(&roots);
         let name = name.strip_prefix('/').unwrap_or(&name);
         match catalog.find(name) {
-            Some(command) => Ok(expand(command, &arguments, roots.tree().as_deref())),
+            Some(command) => Ok(expand(command, &arguments)),
             None => Err(CommandError::Unknown {
                 name: name.to_owned(),
                 rejected: rejected_reason(&catalog, name),
@@ -380,101 +389,33 @@ fn substitute(body: &str, arguments: &str) -> String {
     out
 }
 
-/// Each `@path` word replaced by the file's text (fenced, with its path),
-/// or by a note saying why it was not included.
-fn include_files(text: &str, workspace: Option<&Path>) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut included = 0;
+/// The `@path` words of `text`, in order, each once: an `@` at a word's
+/// start (or after an opening bracket or quote) followed by a path holding a
+/// `.` or `/`; a trailing full stop ends the sentence, not the path.
+pub fn include_paths(text: &str) -> Vec<String> {
+    let mut paths: Vec<String> = Vec::new();
     let mut rest = text;
     while let Some(at) = rest.find('@') {
-        let starts_word = at == 0 || rest[..at].ends_with(char::is_whitespace) || {
-            // After an opening bracket or quote too: `(@a.py)`.
-            rest[..at].ends_with(['(', '[', '"', '\'', '`'])
-        };
+        let starts_word = at == 0
+            || rest[..at].ends_with(char::is_whitespace)
+            || rest[..at].ends_with(['(', '[', '"', '\'', '`']);
         let after = &rest[at + 1..];
         let len = after
             .find(|c: char| c.is_whitespace() || matches!(c, ')' | ']' | '"' | '\'' | '`' | ','))
             .unwrap_or(after.len());
-        // A trailing full stop ends the sentence, not the path.
         let path = after[..len].trim_end_matches(['.', ':', ';', '!', '?']);
-        out.push_str(&rest[..at]);
-        if !starts_word || path.is_empty() || !path.contains(['.', '/']) {
-            out.push('@');
-            rest = after;
-            continue;
+        rest = after;
+        if starts_word && path.contains(['.', '/']) && !paths.iter().any(|p| p == path) {
+            paths.push(path.to_owned());
         }
-        if included == MAX_INCLUDES {
-            out.push_str(&format!(
-                "@{path} [not included: a command includes at most {MAX_INCLUDES} files]"
-            ));
-        } else {
-            included += 1;
-            out.push_str(&include(path, workspace));
-        }
-        rest = &after[path.len()..];
     }
-    out.push_str(rest);
-    out
-}
-
-/// One included file as the prompt shows it.
-fn include(path: &str, workspace: Option<&Path>) -> String {
-    match read_include(path, workspace) {
-        Ok((text, size)) => {
-            let fence = if text.contains("```") { "````" } else { "```" };
-            let cut = if size > text.len() as u64 {
-                format!(
-                    "\n[cut: {} of its {size} bytes shown; read the rest with read_file]",
-                    text.len()
-                )
-            } else {
-                String::new()
-            };
-            format!(
-                "`{path}`:\n{fence}\n{}\n{fence}{cut}",
-                text.trim_end_matches('\n')
-            )
-        }
-        Err(reason) => format!("@{path} [not included: {reason}]"),
-    }
-}
-
-/// An included file's text (valid UTF-8 cut at [`MAX_INCLUDE_BYTES`]) and
-/// its whole size.
-fn read_include(path: &str, workspace: Option<&Path>) -> Result<(String, u64), String> {
-    let workspace = workspace.ok_or("no workspace on this host")?;
-    let parts = crate::copy::plain_components(Path::new(path))
-        .ok_or("only a path inside the workspace, without `..`, can be included")?;
-    let parts: Vec<&str> = parts
-        .iter()
-        .map(|p| p.to_str())
-        .collect::<Option<_>>()
-        .ok_or("the path is not UTF-8")?;
-    let (file, folders) = parts.split_last().ok_or("an empty path")?;
-    let dir = extensions::open_folder(workspace, false, folders)
-        .ok_or("no such folder (or a link on the way: not followed)")?;
-    let (bytes, size) = extensions::read_prefix(dir.as_fd(), file, MAX_INCLUDE_BYTES)?;
-    if bytes.contains(&0) {
-        return Err("a binary file".to_owned());
-    }
-    let text = match String::from_utf8(bytes) {
-        Ok(text) => text,
-        // Cut inside a character, or not text at all.
-        Err(e) => {
-            let valid = e.utf8_error().valid_up_to();
-            let bytes = e.into_bytes();
-            if bytes.len() - valid > 3 {
-                return Err("not UTF-8 text".to_owned());
-            }
-            String::from_utf8_lossy(&bytes[..valid]).into_owned()
-        }
-    };
-    Ok((text, size))
+    paths
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::Path;
 
     #[test]
     fn arguments_are_substituted_or_appended() {
@@ -505,24 +446,29 @@ mod tests {
     }
 
     #[test]
-    fn includes_read_inside_the_workspace_only() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let root = dir.path();
-        std::fs::create_dir(root.join("src")).expect("mkdir");
-        std::fs::write(root.join("src/a.py"), "print(1)\n").expect("write");
-        std::os::unix::fs::symlink("/etc/passwd", root.join("pw.txt")).expect("link");
-        std::os::unix::fs::symlink("/etc", root.join("etc")).expect("link");
-        let text = include_files(
-            "See @src/a.py. Not me@x.y, not @decorator; @pw.txt @etc/passwd @../x.txt",
-            Some(root),
-        );
+    fn include_paths_are_the_at_words_with_a_dot_or_slash() {
         assert_eq!(
-            text,
-            "See `src/a.py`:\n```\nprint(1)\n```. Not me@x.y, not @decorator; \
-             @pw.txt [not included: a symbolic link: not followed] \
-             @etc/passwd [not included: no such folder (or a link on the way: not followed)] \
-             @../x.txt [not included: only a path inside the workspace, without `..`, can be included]"
+            include_paths(
+                "See @src/a.py. Not me@x.y, not @decorator; (@b.txt) @pw.txt, \
+                 @../x.txt @src/a.py @"
+            ),
+            ["src/a.py", "b.txt", "pw.txt", "../x.txt"]
         );
+        let command = Command {
+            info: CommandInfo {
+                name: "review".into(),
+                description: "Review".into(),
+                argument_hint: None,
+                mode: None,
+                model: None,
+                scope: ExtensionScope::User,
+                path: "review.md".into(),
+            },
+            body: "Review @$1 for $2.".into(),
+        };
+        let turn = expand(&command, "a.txt style");
+        assert_eq!(turn.message, "Review @a.txt for style.");
+        assert_eq!(turn.includes, ["a.txt"]);
     }
 
     #[test]
@@ -610,9 +556,6 @@ mod tests {
                 "{expected}: {rejected:#?}"
             );
         }
-        assert_eq!(
-            expand(review, "src/a.py", Some(ws.path())),
-            "Review src/a.py"
-        );
+        assert_eq!(expand(review, "src/a.py").message, "Review src/a.py");
     }
 }

@@ -34,6 +34,9 @@ pub struct UserTurn {
     pub message: String,
     /// Each image's bytes, in order.
     pub images: Vec<Vec<u8>>,
+    /// The workspace files a custom command includes (`@path`), read in the
+    /// guest once attached and given with the message (`includes.rs`).
+    pub includes: Vec<String>,
 }
 
 impl UserTurn {
@@ -42,6 +45,7 @@ impl UserTurn {
         UserTurn {
             message: message.into(),
             images: Vec::new(),
+            includes: Vec::new(),
         }
     }
 }

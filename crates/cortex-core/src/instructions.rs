@@ -227,7 +227,7 @@ fn floor_boundary(text: &str, at: usize) -> usize {
 /// A file's text from `read_file`'s output: the numbered lines without
 /// their numbers; its notes (an empty file, lines past the output cap) are
 /// dropped.
-fn unnumbered(output: &str) -> String {
+pub(crate) fn unnumbered(output: &str) -> String {
     let mut text = String::with_capacity(output.len());
     for line in output.lines() {
         if let Some(body) = cortex_tools::shown_line(line) {
@@ -240,7 +240,7 @@ fn unnumbered(output: &str) -> String {
 
 /// The last line `read_file` showed and the file's line count, from its
 /// note `(showing lines A-B of N…)`; `None` when it showed the whole file.
-fn shown_up_to(output: &str) -> Option<(u64, u64)> {
+pub(crate) fn shown_up_to(output: &str) -> Option<(u64, u64)> {
     let note = output
         .lines()
         .rev()

@@ -41,6 +41,7 @@ mod harness_dirs;
 mod history;
 pub mod hooks;
 pub mod images;
+mod includes;
 mod instructions;
 mod judge;
 mod lsp;

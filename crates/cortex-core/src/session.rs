@@ -91,6 +91,9 @@ pub struct Session {
     pub(crate) drive: crate::continuation::GoalDrive,
     /// What the running turn changed and ran, for the answer checks.
     pub(crate) turn_work: crate::coach::TurnWork,
+    /// The running turn's `@path` includes, read once the guest is
+    /// attached (`includes.rs`).
+    pub(crate) turn_includes: Vec<String>,
     /// What the model last saw of each file (read before write).
     pub(crate) seen: crate::read_first::Seen,
     /// The approval policy and the calls waiting for the user's answer.
@@ -237,6 +240,7 @@ impl Session {
             goal_watch: watch::Sender::new(None),
             drive: Default::default(),
             turn_work: Default::default(),
+            turn_includes: Vec::new(),
             seen: Default::default(),
             approvals: crate::approvals::Approvals::new(timeline, Default::default()),
             mcp: Default::default(),
@@ -321,6 +325,7 @@ impl Session {
             compaction: config.compaction,
             drive: Default::default(),
             turn_work: Default::default(),
+            turn_includes: Vec::new(),
             seen: Default::default(),
             approvals,
             mcp: Default::default(),

@@ -67,8 +67,13 @@ impl Session {
         cancel: CancellationToken,
     ) -> Result<TurnOutcome, CoreError> {
         self.drive.user_turn();
-        self.run_turn_with(turn, &input.message, input.images, None, cancel)
-            .await
+        self.turn_includes = input.includes;
+        let outcome = self
+            .run_turn_with(turn, &input.message, input.images, None, cancel)
+            .await;
+        // A turn that ended before reading them leaves none to the next.
+        self.turn_includes.clear();
+        outcome
     }
 
     /// A turn whose message is `message`; `continuation` marks one the
@@ -248,6 +253,10 @@ impl Session {
         // Before the first request, and before the turn's context: what
         // the model is told about the repository starts with its rules.
         self.load_instructions(turn).await?;
+        // A command's `@path` files, then the listing: the history puts
+        // each `turn.context` before what it has, so the files sit next to
+        // the message.
+        self.add_includes(turn, cancel).await?;
         self.add_turn_context(turn, cancel).await?;
         if !hooked.is_empty() {
             let text = format!("Context from hooks:\n{}", hooked.join("\n\n"));

@@ -51,6 +51,7 @@ fn turn_with_image(message: &str, image: &[u8]) -> UserTurn {
     UserTurn {
         message: message.to_owned(),
         images: vec![image.to_vec()],
+        includes: Vec::new(),
     }
 }
 

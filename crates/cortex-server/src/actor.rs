@@ -276,13 +276,9 @@ impl ActorHandle {
             .clone()
     }
 
-    pub(crate) async fn start_turn(&self, message: String) -> Result<TurnId, ApiError> {
-        self.start_user_turn(UserTurn::text(message)).await
-    }
-
-    /// [`ActorHandle::start_turn`] with images: a 422 before the turn
-    /// starts when the model takes none or one is not an image within the
-    /// limits.
+    /// Start a turn of `input` (its message, images and a command's
+    /// includes): a 422 before the turn starts when the model takes no
+    /// images or one is not an image within the limits.
     pub(crate) async fn start_user_turn(&self, input: UserTurn) -> Result<TurnId, ApiError> {
         self.ask(|reply| Command::StartTurn { input, reply })
             .await?

@@ -125,7 +125,14 @@ async fn commands_are_listed_and_run_with_arguments_and_includes() {
             _ => None,
         })
         .expect("turn.started");
-    assert_eq!(started.0, "Review `a.txt`:\n```\nalpha\n``` for the style.");
+    // The message is the command's text; the file it includes was read in
+    // the session's guest once attached, and given as the turn's context.
+    assert_eq!(started.0, "Review @a.txt for the style.");
+    assert!(
+        kinds.iter().any(|k| matches!(k, EventKind::TurnContext { text }
+            if text == "The files the command includes (`@path`), read from the workspace:\n\n`a.txt`:\n```\nalpha\n```")),
+        "{kinds:#?}"
+    );
     // The front matter's `mode: agent` is not honoured: Plan stays Plan.
     assert_eq!(started.1, Mode::Plan);
     assert!(

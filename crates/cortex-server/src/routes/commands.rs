@@ -1,9 +1,9 @@
 //! `/v1/sessions/{id}/commands`: the session's custom commands
 //! (`cortex_core::commands`), and running one as a turn.
 //!
-//! The files are read where the session's workspace is, below its root
-//! without following links, and the user's own in the server's config
-//! folder. A command's text becomes the turn's message: it runs with the
+//! The command files are read where the session's workspace is, below its
+//! root without following links, and the user's own in the server's config
+//! folder; the files a command includes are read later, in the guest. A command's text becomes the turn's message: it runs with the
 //! session's mode, sandbox, approvals and model, nothing more.
 
 use crate::auth::Principal;
@@ -43,8 +43,9 @@ pub(crate) async fn list(
     }))
 }
 
-/// Run a custom command: its text, arguments substituted and `@path` files
-/// included, is the new turn's message. Follow it on `…/events`.
+/// Run a custom command: its text, arguments substituted, is the new turn's
+/// message; its `@path` files are read in the session's guest once attached
+/// and given as the turn's context. Follow it on `…/events`.
 #[utoipa::path(post, path = "/v1/sessions/{id}/commands", request_body = RunCommand,
     params(("id" = String, Path, description = "session id")),
     responses((status = 202, body = TurnCreated),
@@ -63,7 +64,7 @@ pub(crate) async fn run(
 ) -> Result<(StatusCode, axum::Json<TurnCreated>), ApiError> {
     let actor = state.owned_actor(&principal, &id).await?;
     let roots = actor.extension_roots().clone();
-    let message = prompt_for(roots, body.name, body.arguments)
+    let input = prompt_for(roots, body.name, body.arguments)
         .await
         .map_err(|e| {
             ApiError::new(
@@ -72,6 +73,6 @@ pub(crate) async fn run(
                 e.to_string(),
             )
         })?;
-    let turn_id = actor.start_turn(message).await?;
+    let turn_id = actor.start_user_turn(input).await?;
     Ok((StatusCode::ACCEPTED, axum::Json(TurnCreated { turn_id })))
 }

@@ -67,6 +67,7 @@ pub(crate) async fn create(
         .start_user_turn(UserTurn {
             message: body.message,
             images,
+            includes: Vec::new(),
         })
         .await?;
     Ok((StatusCode::ACCEPTED, axum::Json(TurnCreated { turn_id })))

@@ -88,6 +88,13 @@ pub struct App {
     /// The repository's hook files as `/hooks` last showed them: what
     /// `/hooks trust` trusts.
     hooks_shown: Option<Vec<command::HookFileView>>,
+    /// Hook files a `hooks.untrusted` event named, waiting for the listing
+    /// that shows their hooks in the trust prompt (`hooks.rs`).
+    trust_wanted: Vec<String>,
+    /// The listing the trust prompt waits for was asked.
+    trust_listing: bool,
+    /// Each `(file, sha256)` the trust prompt asked about: asked once.
+    trust_asked: std::collections::HashSet<(String, String)>,
     custom_requested: bool,
     /// Messages sent while a turn ran, sent when it ends.
     queued: VecDeque<String>,
@@ -124,6 +131,9 @@ impl App {
             files_requested: false,
             custom: None,
             hooks_shown: None,
+            trust_wanted: Vec::new(),
+            trust_listing: false,
+            trust_asked: Default::default(),
             custom_requested: false,
             queued: VecDeque::new(),
             rejecting: None,
@@ -170,6 +180,8 @@ impl App {
         self.custom = None;
         self.custom_requested = false;
         self.rejecting = None;
+        self.trust_wanted.clear();
+        self.trust_listing = false;
     }
 
     /// A timeline event; returns what to do next (a queued message when a
@@ -182,7 +194,7 @@ impl App {
         if self.mode_choice == Some(self.state.mode) {
             self.mode_choice = None;
         }
-        let mut commands = Vec::new();
+        let mut commands: Vec<Command> = self.untrusted_hooks(&event.kind).into_iter().collect();
         if was_running && !self.state.running() {
             match self.queued.pop_front() {
                 Some(message) => commands.push(self.start_turn(message)),
@@ -229,6 +241,7 @@ impl App {
             Outcome::Failed(error) => self.flash(&error),
             Outcome::Note(note) => self.flash(&note),
             Outcome::RewindPreview(preview) => self.rewind_previewed(preview),
+            Outcome::Hooks(files) if self.trust_listing => self.ask_trust(files),
             Outcome::Hooks(files) => self.hooks_listed(files),
             Outcome::Doctor(lines) => {
                 self.flash = None;

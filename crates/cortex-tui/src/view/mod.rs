@@ -18,4 +18,5 @@ pub mod streaming;
 pub mod theme;
 pub mod tool_row;
 pub mod transcript;
+pub mod trust;
 pub mod wrap;
