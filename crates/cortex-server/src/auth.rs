@@ -40,14 +40,10 @@ impl FromRequestParts<Arc<AppState>> for Principal {
         parts: &mut Parts,
         state: &Arc<AppState>,
     ) -> Result<Self, Self::Rejection> {
-        let token = bearer(parts).ok_or_else(ApiError::unauthorized)?;
-        if let Some(principal) = state.tokens.principal(token) {
-            return Ok(principal);
+        match holder(parts, state)? {
+            Reader::Owner(principal) => Ok(principal),
+            Reader::Share(..) => Err(read_only()),
         }
-        if state.shares.find(token).is_some() {
-            return Err(read_only());
-        }
-        Err(ApiError::unauthorized())
     }
 }
 
@@ -79,13 +75,19 @@ impl FromRequestParts<Arc<AppState>> for Reader {
         parts: &mut Parts,
         state: &Arc<AppState>,
     ) -> Result<Self, Self::Rejection> {
-        let token = bearer(parts).ok_or_else(ApiError::unauthorized)?;
-        if let Some(principal) = state.tokens.principal(token) {
-            return Ok(Reader::Owner(principal));
-        }
-        match state.shares.find(token) {
-            Some(share) => Ok(Reader::Share(share.session, share.id)),
-            None => Err(ApiError::unauthorized()),
-        }
+        holder(parts, state)
+    }
+}
+
+/// Who holds the request's bearer token: a principal, or a live share
+/// link; 401 for no token or one that is neither.
+fn holder(parts: &Parts, state: &AppState) -> Result<Reader, ApiError> {
+    let token = bearer(parts).ok_or_else(ApiError::unauthorized)?;
+    if let Some(principal) = state.tokens.principal(token) {
+        return Ok(Reader::Owner(principal));
+    }
+    match state.shares.find(token) {
+        Some(share) => Ok(Reader::Share(share.session, share.id)),
+        None => Err(ApiError::unauthorized()),
     }
 }
